@@ -1,0 +1,48 @@
+# The two commands a fresh machine needs: `make bench` (the main job) and
+# `make test`. Both do all the set-up: virtual environment, a Docker engine
+# with Compose v2 (installed and started only when none answers), images.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: setup venv engine images bench test unit integration lint compose clean
+
+venv: $(STAMP)
+$(STAMP): pyproject.toml
+	rm -f $(VENV)/.installed-*
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	touch $@
+
+engine:
+	scripts/ensure-docker
+
+images: venv engine
+	$(BIN)/vnetbench images build
+
+setup: venv engine images
+
+bench: setup
+	$(BIN)/vnetbench run throughput
+
+lint: venv
+	$(BIN)/ruff check vnetbench tests
+	$(BIN)/mypy vnetbench
+
+unit: venv
+	$(BIN)/pytest tests/unit
+
+integration: setup
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest tests/integration
+
+test: setup lint
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest
+
+# Re-render the committed example compose files after a template change.
+compose: venv
+	$(BIN)/python -m vnetbench.examples
+
+clean: venv
+	$(BIN)/vnetbench clean

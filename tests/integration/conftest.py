@@ -1,0 +1,23 @@
+"""Integration tests run on a real Docker engine (`make test` starts one)."""
+
+import pytest
+from python_on_whales import docker
+
+from vnetbench.engine import require_engine
+from vnetbench.images import build_project_images
+from vnetbench.stack import label_filter
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engine_and_images() -> None:
+    require_engine()  # fails loudly: `make test` must have started the engine
+    build_project_images()
+
+
+def leftovers(run_id: str) -> list[str]:
+    """Names of anything still present that carries the run's label."""
+    label = label_filter(run_id)
+    names = [c.name for c in docker.container.list(all=True, filters=label)]
+    names += [n.name for n in docker.network.list(filters=label)]
+    names += [v.name for v in docker.volume.list(filters=label)]
+    return names

@@ -1,0 +1,46 @@
+"""The whole chain on real containers: render, up, iperf3 and ping in the
+agents' namespaces, tidy results, teardown."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.conftest import leftovers
+from vnetbench.results import load_results
+from vnetbench.scenarios import get_scenario
+from vnetbench.session import run_scenarios
+from vnetbench.topology import parse_topology
+
+pytestmark = pytest.mark.integration
+
+
+def test_two_switch_baseline_throughput(tmp_path: Path) -> None:
+    topology = parse_topology(
+        {"name": "it-baseline", "switches": 2, "agents": 2,
+         "settings": {"seconds": 2, "passes": 1, "pings": 200, "ping_interval_ms": 10}},
+        "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+
+    frame = load_results(run_dir)
+    value = frame.set_index("metric")["value"]
+    assert (frame["status"] == "ok").all()
+    assert value["tcp_mbit"] > 1000, "the plain container path should clear 1 Gbit/s"
+    assert value["ping_sent"] == 200
+    assert value["ping_received"] == 200
+    assert 0 < value["rtt_mean_ms"] < 5
+
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "completed"
+    assert record["machine"]["cores"] >= 1
+    assert record["images"]["tools"]["id"].startswith("sha256:")
+    raw = json.loads((run_dir / "raw" / "throughput" / "iperf3-pass1.json").read_text())
+    assert raw["end"]["sum_received"]["bits_per_second"] / 1e6 == pytest.approx(
+        value["tcp_mbit"])
+    assert (run_dir / "results.csv").is_file()
+    assert (run_dir / "results.txt").read_text().startswith("RESULT scenario=throughput")
+    assert any(p.name.endswith("agent1.log") for p in (run_dir / "logs").iterdir())
+    assert pd.notna(value["tcp_retransmits"])
+
+    assert leftovers(record["run_id"]) == []

@@ -1,0 +1,33 @@
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.results import RESULT_COLUMNS, ResultSet, load_results, result_line
+
+
+def test_result_line_format() -> None:
+    line = result_line("throughput", "baseline", 2,
+                       {"tcp_mbit": 16704.83, "rtt_ms": 0.0421, "pings": "200/200", "x": None})
+    assert line == ("RESULT scenario=throughput overlay=baseline pass=2 tcp_mbit=16704.8 "
+                    "rtt_ms=0.042 pings=200/200 x=none")
+
+
+def test_tidy_frame_written_and_read_back(tmp_path: Path) -> None:
+    results = ResultSet("run-1", tmp_path)
+    results.add("throughput", "baseline", 1,
+                {"tcp_mbit": (1000.0, "Mbit/s"), "rtt_mean_ms": (None, "ms")},
+                {"seconds": 2.0})
+    results.lines.append("RESULT x")
+    results.write()
+    frame = load_results(tmp_path)
+    assert list(frame.columns[: len(RESULT_COLUMNS)]) == RESULT_COLUMNS
+    assert "set_seconds" in frame.columns
+    assert frame["value"].dtype == "float64"
+    assert frame.loc[frame.metric == "tcp_mbit", "value"].item() == 1000.0
+    assert pd.isna(frame.loc[frame.metric == "rtt_mean_ms", "value"].item())
+    assert (tmp_path / "results.csv").read_text().startswith("run_id,scenario")
+    assert (tmp_path / "results.txt").read_text() == "RESULT x\n"
+
+
+def test_empty_frame_has_schema(tmp_path: Path) -> None:
+    assert list(ResultSet("r", tmp_path).frame().columns) == RESULT_COLUMNS

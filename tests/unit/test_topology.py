@@ -1,0 +1,98 @@
+from pathlib import Path
+
+import pytest
+
+from vnetbench.errors import UserError
+from vnetbench.topology import load_topology, parse_topology, settings_from_environment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_examples_are_valid() -> None:
+    for path in (ROOT / "topologies").glob("*.yml"):
+        topology = load_topology(path, overrides={})
+        assert topology.agents
+
+
+def test_round_robin_placement() -> None:
+    topology = parse_topology({"name": "t", "switches": 3, "agents": 7}, "t.yml")
+    assert topology.switches == ["switch1", "switch2", "switch3"]
+    assert [a.switch for a in topology.agents] == [
+        "switch1", "switch2", "switch3", "switch1", "switch2", "switch3", "switch1"]
+    assert len(topology.agents_on("switch1")) == 3
+
+
+def test_explicit_agents_and_link_units() -> None:
+    topology = parse_topology({
+        "name": "t", "switches": ["a", "b"],
+        "agents": [{"name": "x", "switch": "b"}],
+        "links": {"backbone": {"rate": "100mbit", "delay": "10ms", "loss": "1%"}},
+    }, "t.yml")
+    assert topology.agent("x").switch == "b"
+    assert topology.links.backbone.rate == 100_000_000
+    assert topology.links.backbone.delay == 10.0
+    assert topology.links.backbone.loss == 1.0
+    assert topology.links.backbone.is_shaped
+    assert not topology.links.site.is_shaped
+
+
+def test_every_problem_reported_at_once_with_location() -> None:
+    with pytest.raises(UserError) as caught:
+        parse_topology({
+            "name": "t", "overlay": "nope", "switches": ["a"],
+            "agents": [{"name": "x", "switch": "a"}],
+            "settings": {"seconds": -2, "passes": 0},
+            "links": {"site": {"rate": "fast"}},
+        }, "bad.yml")
+    text = str(caught.value)
+    assert "bad.yml" in text
+    assert "overlay: unknown overlay 'nope'" in text
+    assert "settings.seconds" in text
+    assert "settings.passes" in text
+    assert "links.site.rate" in text
+    assert "(4 problem(s))" in text
+
+
+def test_agent_on_unknown_switch() -> None:
+    with pytest.raises(UserError, match=r"agents\.0\.switch: unknown switch 'c'"):
+        parse_topology({"name": "t", "switches": ["a", "b"],
+                        "agents": [{"name": "x", "switch": "c"}]}, "t.yml")
+
+
+@pytest.mark.parametrize("agents", [0, []])
+def test_zero_agents(agents: object) -> None:
+    with pytest.raises(UserError, match="agents"):
+        parse_topology({"name": "t", "switches": 1, "agents": agents}, "t.yml")
+
+
+def test_unknown_key_is_an_error() -> None:
+    with pytest.raises(UserError, match="swiches"):
+        parse_topology({"name": "t", "swiches": 1, "switches": 1, "agents": 1}, "t.yml")
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yml"
+    path.write_text("name: t\nswitches: [a, b\nagents: 2\n")
+    with pytest.raises(UserError, match=r"not valid YAML at line \d+"):
+        load_topology(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no topology file"):
+        load_topology(tmp_path / "nope.yml")
+
+
+def test_environment_overrides_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "t.yml"
+    path.write_text("name: t\nswitches: 2\nagents: 2\nsettings: {seconds: 10}\n")
+    monkeypatch.setenv("BENCH_SECONDS", "3")
+    monkeypatch.setenv("BENCH_TLS", "off")
+    topology = load_topology(path)
+    assert topology.settings.seconds == 3
+    assert topology.settings.tls is False
+
+
+def test_bad_environment_value_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert settings_from_environment({"BENCH_SECONDS": "-1"}) == {"seconds": "-1"}
+    with pytest.raises(UserError, match=r"settings\.seconds"):
+        parse_topology({"name": "t", "switches": 1, "agents": 1}, "t.yml", {"seconds": "-1"})

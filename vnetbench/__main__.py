@@ -1,0 +1,3 @@
+from vnetbench.cli import app
+
+app(prog_name="vnetbench")

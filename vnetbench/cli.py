@@ -1,0 +1,221 @@
+"""The vnetbench command line (Typer). Each command is thin: it parses options
+and calls the module that does the work."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from vnetbench import __version__
+from vnetbench.errors import UserError
+from vnetbench.paths import PROJECT_ROOT
+from vnetbench.ui import err_console, note, out_console
+
+DEFAULT_TOPOLOGY = PROJECT_ROOT / "topologies" / "two-sites.yml"
+DEFAULT_BLOCK = "10.191.0.0/16"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
+    """User errors print one paragraph and exit 2; Ctrl-C/SIGTERM exit 130."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except UserError as error:
+            err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: everything of the run was torn down; "
+                              "results measured so far are kept")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+app = typer.Typer(
+    help="Containerised benchmark testbed for overlay networks (vNet first).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+images_app = typer.Typer(help="Build the project's images.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+TopologyOption = Annotated[
+    Path, typer.Option("--topology", "-t", help="Topology YAML file.")
+]
+
+
+def out_directory(out: Path | None) -> Path:
+    import os
+
+    return out or Path(os.environ.get("BENCH_OUT") or "out")
+
+
+@app.command()
+@guarded
+def validate(files: Annotated[list[Path], typer.Argument(help="Topology files.")]) -> None:
+    """Check topology files and report every problem with its location."""
+    from vnetbench.topology import load_topology
+
+    failed = []
+    for path in files:
+        try:
+            topology = load_topology(path)
+        except UserError as error:
+            failed.append(str(error))
+            continue
+        out_console.print(
+            f"{path}: ok ({topology.overlay}, {len(topology.switches)} switch(es), "
+            f"{len(topology.agents)} agent(s))"
+        )
+    if failed:
+        raise UserError("\n\n".join(failed))
+
+
+@app.command()
+@guarded
+def render(
+    file: Annotated[Path, typer.Argument(help="Topology file.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write.")],
+    run_id: Annotated[str | None, typer.Option(help="Run id (default: the topology's name).")]
+    = None,
+    block: Annotated[str, typer.Option(help="The run's /16 address block.")] = DEFAULT_BLOCK,
+) -> None:
+    """Render a topology into compose.yml (and its files) without starting anything."""
+    from vnetbench.render import render_run
+    from vnetbench.topology import load_topology
+
+    topology = load_topology(file)
+    try:
+        network = IPv4Network(block)
+    except ValueError as error:
+        raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
+    rendered = render_run(topology, run_id or topology.name, network, output)
+    out_console.print(str(rendered.compose_file))
+
+
+@app.command()
+@guarded
+def run(
+    scenarios: Annotated[list[str], typer.Argument(help="Scenarios to run, e.g. throughput.")],
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    overlay: Annotated[str | None, typer.Option(help="Overlay (overrides the topology's).")]
+    = None,
+    seconds: Annotated[float | None, typer.Option(help="TCP stream length (BENCH_SECONDS).")]
+    = None,
+    passes: Annotated[int | None, typer.Option(help="Passes per scenario.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+) -> None:
+    """Bring the topology up, run the scenarios' passes, tear everything down."""
+    from vnetbench.scenarios import get_scenario
+    from vnetbench.session import run_scenarios
+    from vnetbench.topology import load_topology
+
+    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
+                 if v is not None}
+    topology = load_topology(topology_file, overrides)
+    if overlay:
+        topology = load_topology(topology_file, overrides).model_copy(update={"overlay": overlay})
+        from vnetbench.overlays import get_overlay
+
+        get_overlay(overlay)
+    chosen = [get_scenario(name) for name in scenarios]
+    directory = run_scenarios(topology, chosen, out_directory(out))
+    note(f"results: {directory}")
+
+
+@app.command()
+@guarded
+def up(
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
+) -> None:
+    """Bring a topology up and leave it running (stop it with `vnetbench down RUN`)."""
+    from vnetbench.engine import require_engine
+    from vnetbench.images import build_project_images
+    from vnetbench.session import prepare_run
+    from vnetbench.stack import Stack
+    from vnetbench.topology import load_topology
+
+    topology = load_topology(topology_file)
+    require_engine()
+    rendered = prepare_run(topology, out_directory(out), build_project_images())
+    stack = Stack(rendered)
+    try:
+        stack.up()
+    except BaseException:
+        stack.down()
+        raise
+    out_console.print(rendered.run_id)
+
+
+@app.command()
+@guarded
+def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")]) -> None:
+    """Tear down one run: every container, network and volume with its label."""
+    from vnetbench.engine import require_engine
+    from vnetbench.stack import remove_run_objects
+
+    require_engine()
+    removed = remove_run_objects(run_id)
+    out_console.print(f"removed {removed}")
+
+
+@app.command()
+@guarded
+def clean() -> None:
+    """Remove everything that carries vnetbench's run label, and nothing else."""
+    from vnetbench.engine import require_engine
+    from vnetbench.stack import remove_run_objects, run_ids_present
+
+    require_engine()
+    runs = run_ids_present()
+    removed = remove_run_objects(None)
+    out_console.print(f"removed {removed} of {len(runs)} run(s)")
+
+
+@app.command()
+@guarded
+def doctor() -> None:
+    """Check the engine, Compose v2, /dev/net/tun, kernel features and images."""
+    from vnetbench.doctor import diagnose
+
+    checks, verdict_ok = diagnose()
+    table = Table("check", "state", "detail")
+    for name, ok, detail in checks:
+        table.add_row(name, "[green]ok[/]" if ok else "[red]missing[/]", detail)
+    out_console.print(table)
+    out_console.print("verdict: ready" if verdict_ok else "verdict: NOT ready (see above)")
+    if not verdict_ok:
+        raise typer.Exit(1)
+
+
+@images_app.command("build")
+@guarded
+def images_build() -> None:
+    """Build the project's images (offline base with debootstrap if no registry)."""
+    from vnetbench.engine import require_engine
+    from vnetbench.images import build_project_images
+
+    require_engine()
+    images = build_project_images(force=True)
+    out_console.print(f"images ready: {images.tools}")
+
+
+@app.command()
+@guarded
+def version() -> None:
+    """Print vnetbench's version."""
+    out_console.print(__version__)

@@ -1,0 +1,36 @@
+"""`vnetbench doctor`: is this machine ready, and what is missing?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vnetbench.engine import compose_version, engine_version
+from vnetbench.images import TOOLS_IMAGE, image_id
+
+Check = tuple[str, bool, str]
+
+
+def diagnose() -> tuple[list[Check], bool]:
+    engine = engine_version()
+    compose = compose_version()
+    checks: list[Check] = [
+        ("docker engine", engine is not None, engine or "does not answer: run 'make setup'"),
+        ("compose v2", compose is not None, compose or "missing: install the Compose v2 plugin"),
+        ("/dev/net/tun", Path("/dev/net/tun").exists(), "needed by overlays with TUN devices"),
+    ]
+    if engine is None:
+        return checks, False
+    tools = image_id(TOOLS_IMAGE)
+    checks.append(("tools image", tools is not None,
+                   tools[:19] if tools else "missing: run 'vnetbench images build'"))
+    if tools:
+        from vnetbench.shaping.capabilities import detect_capabilities
+
+        for capability in detect_capabilities():
+            detail = capability.purpose
+            if not capability.available:
+                detail += f" — kernel says: {capability.answer}"
+            checks.append((f"kernel: {capability.name}", capability.available, detail))
+    required = {"docker engine", "compose v2", "tools image"}
+    ready = all(ok for name, ok, _ in checks if name in required)
+    return checks, ready

@@ -1,0 +1,15 @@
+"""The one exception type for problems a user can fix.
+
+Its message is a complete paragraph: what is wrong and what to do about it.
+The CLI prints it as is (no traceback) and exits with status 2.
+"""
+
+
+class UserError(Exception):
+    """A problem with the user's input or machine, explained in one paragraph."""
+
+    exit_code = 2
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM turned into the same path as Ctrl-C, so teardown runs."""

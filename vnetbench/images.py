@@ -1,0 +1,88 @@
+"""The project's own images: an offline-capable Debian 13 base and `tools`.
+
+Online users build FROM debian:trixie-slim as usual. Where no registry answers,
+the base is made with debootstrap + docker import (images/base/bootstrap).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+from python_on_whales import docker
+from python_on_whales.exceptions import DockerException
+
+from vnetbench.errors import UserError
+from vnetbench.paths import IMAGES
+from vnetbench.ui import waiting
+
+OFFICIAL_BASE = "debian:trixie-slim"
+BOOTSTRAPPED_BASE = "vnetbench/base:trixie"
+TOOLS_IMAGE = "vnetbench/tools:trixie"
+
+
+@dataclass(frozen=True)
+class ImageSet:
+    """Image names a rendered topology refers to."""
+
+    tools: str = TOOLS_IMAGE
+
+
+def image_id(name: str) -> str | None:
+    try:
+        return str(docker.image.inspect(name).id)
+    except DockerException:
+        return None
+
+
+def ensure_base_image() -> str:
+    """The base image to build on: local, pulled, or bootstrapped offline."""
+    for name in (OFFICIAL_BASE, BOOTSTRAPPED_BASE):
+        if image_id(name):
+            return name
+    try:
+        with waiting(f"pulling {OFFICIAL_BASE}"):
+            docker.pull(OFFICIAL_BASE, quiet=True)
+        return OFFICIAL_BASE
+    except DockerException:
+        pass
+    with waiting(f"no registry answers: bootstrapping {BOOTSTRAPPED_BASE} with debootstrap"):
+        result = subprocess.run(
+            [str(IMAGES / "base" / "bootstrap"), BOOTSTRAPPED_BASE],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if result.returncode != 0:
+        raise UserError(
+            f"The base image could not be pulled ({OFFICIAL_BASE}) nor bootstrapped offline: "
+            f"{result.stderr.strip()[-600:]} Make {OFFICIAL_BASE} available "
+            "(docker load or a reachable registry) or fix debootstrap, then run again."
+        )
+    return BOOTSTRAPPED_BASE
+
+
+def build_image(context: str, tag: str, base: str) -> None:
+    """Build one image from images/<context> on the given base."""
+    path = IMAGES / context
+    try:
+        with waiting(f"building {tag}"):
+            docker.legacy_build(
+                path,
+                tags=[tag],
+                build_args={"BASE_IMAGE": base},
+                labels={"vnetbench.image": context},
+            )
+    except DockerException as error:
+        raise UserError(
+            f"Building the {tag} image from {path} failed: {error.stderr or error}. "
+            "The build installs Debian packages, so the Debian archive must be reachable."
+        ) from None
+
+
+def build_project_images(force: bool = False) -> ImageSet:
+    """Make sure every image the project's own containers use exists."""
+    images = ImageSet()
+    if force or not image_id(images.tools):
+        build_image("tools", images.tools, ensure_base_image())
+    return images

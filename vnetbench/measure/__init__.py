@@ -1,0 +1,1 @@
+"""Measurement: running tools inside agents' namespaces and parsing their output."""

@@ -1,0 +1,69 @@
+"""Running a tool in a container that shares an agent's network namespace.
+
+The probe is our own `tools` image joined to the target container's network
+(`--network container:<name>`), so the system under test's image is never
+modified. Every probe carries the run's label, so teardown removes it too.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from dataclasses import dataclass
+
+from python_on_whales import Container, docker
+from python_on_whales.exceptions import DockerException
+
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.stack import RUN_LABEL
+
+
+@dataclass(frozen=True)
+class ProbeOutput:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def _labels(run_id: str, target: str, tool: str) -> dict[str, str]:
+    return {RUN_LABEL: run_id, "vnetbench.role": "probe", "vnetbench.node": target,
+            "vnetbench.tool": tool}
+
+
+def run_probe(
+    run_id: str, target: str, argv: list[str], timeout_seconds: float
+) -> ProbeOutput:
+    """Run argv to completion in target's namespace, bounded by timeout_seconds."""
+    bounded = ["timeout", "-k", "2", f"{timeout_seconds:.0f}", *argv]
+    try:
+        stdout = docker.run(
+            TOOLS_IMAGE,
+            bounded,
+            networks=[f"container:{target}"],
+            labels=_labels(run_id, target, argv[0]),
+            remove=True,
+            pull="never",
+        )
+        return ProbeOutput(0, str(stdout), "")
+    except DockerException as error:
+        return ProbeOutput(error.return_code, error.stdout or "", error.stderr or "")
+
+
+def start_probe(run_id: str, target: str, argv: list[str], name: str) -> Container:
+    """Start a long-running tool (e.g. an iperf3 server) in target's namespace."""
+    container = docker.run(
+        TOOLS_IMAGE,
+        argv,
+        name=name,
+        networks=[f"container:{target}"],
+        labels=_labels(run_id, target, argv[0]),
+        detach=True,
+        remove=True,
+        pull="never",
+    )
+    assert isinstance(container, Container)
+    return container
+
+
+def stop_probe(container: Container) -> None:
+    with suppress(DockerException):  # already gone: a one-off server that exited
+        docker.container.remove(container, force=True)

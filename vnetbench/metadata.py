@@ -1,0 +1,69 @@
+"""Facts about the machine and engine, for a results file that explains itself."""
+
+from __future__ import annotations
+
+import os
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from python_on_whales import docker
+from python_on_whales.exceptions import DockerException
+
+from vnetbench import __version__
+
+FORMAT_VERSION = 1
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
+
+def engine_facts() -> dict[str, Any]:
+    try:
+        info = docker.system.info()
+        compose = docker.compose.version()
+    except DockerException as error:
+        return {"error": str(error)}
+    return {
+        "server_version": info.server_version,
+        "storage_driver": getattr(info, "driver", None),
+        "cgroup_driver": getattr(info, "cgroup_driver", None),
+        "kernel": getattr(info, "kernel_version", None),
+        "compose_version": str(compose).strip(),
+    }
+
+
+def machine_facts() -> dict[str, Any]:
+    return {
+        "hostname": platform.node(),
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gib": memory_gib(),
+        "kernel": platform.release(),
+        "os": platform.freedesktop_os_release().get("PRETTY_NAME", "")
+        if hasattr(platform, "freedesktop_os_release") else "",
+        "python": platform.python_version(),
+        "vnetbench_version": __version__,
+    }

@@ -1,0 +1,21 @@
+"""The overlay registry: name -> adapter."""
+
+from vnetbench.errors import UserError
+from vnetbench.overlays.base import Overlay
+from vnetbench.overlays.baseline import Baseline
+
+OVERLAYS: dict[str, Overlay] = {overlay.name: overlay for overlay in (Baseline(),)}
+
+
+def get_overlay(name: str) -> Overlay:
+    try:
+        return OVERLAYS[name]
+    except KeyError:
+        raise UserError(
+            f"There is no overlay called '{name}'. The overlays vnetbench knows are: "
+            f"{', '.join(sorted(OVERLAYS))}. Set 'overlay:' in the topology or --overlay "
+            "to one of them."
+        ) from None
+
+
+__all__ = ["OVERLAYS", "Overlay", "get_overlay"]

@@ -1,0 +1,22 @@
+"""baseline: the overlay replaced by plain kernel routing (the seed's
+"same path without vNet"). Routers stand where the switches would."""
+
+from __future__ import annotations
+
+from vnetbench.addressing import AddressPlan
+from vnetbench.overlays.base import Overlay
+from vnetbench.topology import Topology
+
+
+class Baseline(Overlay):
+    name = "baseline"
+    summary = "kernel routing through one router per switch position, no overlay"
+    data_path = "agent → router → backbone → router → agent (kernel forwarding)"
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(plan.agent_site[agent])
+
+    def supports(self, scenario: str) -> str | None:
+        if scenario in ("join", "config"):
+            return "not applicable: kernel routing has no joins or configuration to change"
+        return None

@@ -1,0 +1,76 @@
+"""Rendering: a topology becomes a run directory with compose.yml and its files."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from ipaddress import IPv4Network
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from vnetbench import __version__
+from vnetbench.addressing import AddressPlan, plan_addresses
+from vnetbench.images import ImageSet
+from vnetbench.overlays import get_overlay
+from vnetbench.paths import TEMPLATES
+from vnetbench.topology import Topology
+
+COMPOSE_FILE = "compose.yml"
+
+
+@dataclass(frozen=True)
+class RenderedRun:
+    run_id: str
+    project: str
+    directory: Path
+    compose_file: Path
+    plan: AddressPlan
+
+
+def project_name(run_id: str) -> str:
+    """Compose project names allow lower-case letters, digits, '-' and '_'."""
+    return re.sub(r"[^a-z0-9_-]", "-", run_id.lower())
+
+
+def template_environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+    )
+
+
+def render_compose(
+    topology: Topology, run_id: str, plan: AddressPlan, images: ImageSet
+) -> str:
+    overlay = get_overlay(topology.overlay)
+    context = {
+        "version": __version__,
+        "topology": topology,
+        "overlay": overlay,
+        "run_id": run_id,
+        "project": project_name(run_id),
+        "plan": plan,
+        "images": images,
+        **overlay.template_context(topology, plan),
+    }
+    text = template_environment().get_template("compose.yml.j2").render(context)
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def render_run(
+    topology: Topology,
+    run_id: str,
+    block: IPv4Network,
+    directory: Path,
+    images: ImageSet | None = None,
+) -> RenderedRun:
+    """Write compose.yml and the overlay's files into directory."""
+    plan = plan_addresses(topology, run_id, block)
+    directory.mkdir(parents=True, exist_ok=True)
+    compose_file = directory / COMPOSE_FILE
+    compose_file.write_text(render_compose(topology, run_id, plan, images or ImageSet()))
+    get_overlay(topology.overlay).write_files(topology, plan, directory)
+    return RenderedRun(run_id, project_name(run_id), directory, compose_file, plan)

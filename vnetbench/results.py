@@ -1,0 +1,77 @@
+"""Results: one tidy row per measured value, written after every pass.
+
+Columns: run_id, scenario, overlay, pass, metric, value, unit, status, plus
+one column per setting (prefixed `set_`). status is "ok" for a measurement,
+or says why a value is missing ("path dead", "not applicable: ...").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+RESULT_COLUMNS = ["run_id", "scenario", "overlay", "pass", "metric", "value", "unit", "status"]
+PARQUET = "results.parquet"
+CSV = "results.csv"
+RESULT_LINES = "results.txt"
+
+
+@dataclass
+class ResultSet:
+    run_id: str
+    directory: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        scenario: str,
+        overlay: str,
+        pass_no: int,
+        metrics: dict[str, tuple[float | None, str]],
+        settings: dict[str, Any],
+        status: str = "ok",
+    ) -> None:
+        """Record one pass: metrics maps name -> (value, unit)."""
+        for metric, (value, unit) in metrics.items():
+            self.rows.append({
+                "run_id": self.run_id, "scenario": scenario, "overlay": overlay,
+                "pass": pass_no, "metric": metric, "value": value, "unit": unit,
+                "status": status, **{f"set_{k}": v for k, v in settings.items()},
+            })
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.rows)
+        if frame.empty:
+            return pd.DataFrame(columns=RESULT_COLUMNS)
+        frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
+        return frame
+
+    def write(self) -> None:
+        """Write parquet, CSV and the RESULT lines; called after every pass."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        frame = self.frame()
+        frame.to_parquet(self.directory / PARQUET, index=False)
+        frame.to_csv(self.directory / CSV, index=False)
+        (self.directory / RESULT_LINES).write_text("".join(f"{line}\n" for line in self.lines))
+
+
+def result_line(
+    scenario: str, overlay: str, pass_no: int, fields: dict[str, float | int | str | None]
+) -> str:
+    """The seed's one-line summary: `RESULT scenario=... overlay=... pass=N key=value ...`."""
+    parts = [f"RESULT scenario={scenario}", f"overlay={overlay}", f"pass={pass_no}"]
+    for key, value in fields.items():
+        if isinstance(value, float):
+            text = f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+        else:
+            text = "none" if value is None else str(value).replace(" ", "_")
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def load_results(directory: Path) -> pd.DataFrame:
+    return pd.read_parquet(directory / PARQUET)

@@ -1,0 +1,19 @@
+"""The scenario registry: name -> scenario."""
+
+from vnetbench.errors import UserError
+from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.throughput import Throughput
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (Throughput(),)}
+
+
+def get_scenario(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise UserError(
+            f"There is no scenario called '{name}'. Available: {', '.join(sorted(SCENARIOS))}."
+        ) from None
+
+
+__all__ = ["SCENARIOS", "PassResult", "Scenario", "ScenarioContext", "get_scenario"]

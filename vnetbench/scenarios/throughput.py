@@ -1,0 +1,148 @@
+"""throughput: one TCP stream between two agents on different switches, then pings.
+
+As the seed: BENCH_SECONDS of TCP with iperf3, then 200 pings at 10 ms. A
+path that delivers nothing is reported as "path dead", within bounded time.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from vnetbench.errors import UserError
+from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
+from vnetbench.measure.ping import PingParseError, PingResult, parse_ping
+from vnetbench.measure.probe import run_probe, start_probe, stop_probe
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.topology import AgentSpec, Topology
+from vnetbench.ui import waiting
+
+CONNECT_TIMEOUT_MS = 5000
+CONNECT_ATTEMPTS = 5
+
+
+def pick_pair(topology: Topology) -> tuple[AgentSpec, AgentSpec]:
+    """Client and server: the first agents of the first and last switch that have one."""
+    occupied = [s for s in topology.switches if topology.agents_on(s)]
+    if len(occupied) >= 2:
+        return topology.agents_on(occupied[0])[0], topology.agents_on(occupied[-1])[0]
+    if len(topology.agents) >= 2:
+        return topology.agents[0], topology.agents[1]
+    raise UserError(
+        f"The throughput scenario needs two agents, and topology '{topology.name}' has "
+        f"{len(topology.agents)}. Set 'agents: 2' (or more) in the topology."
+    )
+
+
+class Throughput(Scenario):
+    name = "throughput"
+    description = "TCP rate and ping RTT between two agents on different switches"
+
+    def check(self, topology: Topology) -> None:
+        pick_pair(topology)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        client, server = pick_pair(context.topology)
+        target = context.overlay.target_address(context.topology, context.plan, server.name)
+        tcp, tcp_error = self._tcp(context, client.name, server.name, target, pass_no)
+        ping, ping_error = self._ping(context, client.name, target, pass_no)
+        metrics = tcp_metrics(tcp) | ping_metrics(ping)
+        summary: dict[str, float | int | str | None] = {
+            "tcp_mbit": tcp.receiver_mbit if tcp else None,
+            "retransmits": tcp.retransmits if tcp else None,
+            "rtt_ms": ping.rtt_mean_ms if ping else None,
+            "pings": f"{ping.received}/{ping.transmitted}" if ping else None,
+        }
+        status = path_status(tcp, tcp_error, ping, ping_error)
+        return PassResult(metrics, summary, status)
+
+    def _tcp(
+        self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
+    ) -> tuple[IperfResult | None, str | None]:
+        stack, seconds = context.stack, context.topology.settings.seconds
+        server_probe = start_probe(
+            stack.run_id, stack.container(server), ["iperf3", "-s", "-1"],
+            name=f"{stack.rendered.project}-iperf-server-{pass_no}",
+        )
+        argv = ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
+                "--connect-timeout", str(CONNECT_TIMEOUT_MS)]
+        try:
+            with waiting(f"pass {pass_no}: TCP {client} → {server} ({target})", seconds):
+                output = ""
+                for _ in range(CONNECT_ATTEMPTS):  # the server may not listen yet
+                    output = run_probe(stack.run_id, stack.container(client), argv,
+                                       timeout_seconds=seconds + 30).stdout
+                    if "Connection refused" not in output:
+                        break
+                    time.sleep(0.3)
+            save(context.raw_dir / f"iperf3-pass{pass_no}.json", output)
+            return parse_iperf_json(output), None
+        except IperfError as error:
+            return None, str(error)
+        finally:
+            stop_probe(server_probe)
+
+    def _ping(
+        self, context: ScenarioContext, client: str, target: str, pass_no: int
+    ) -> tuple[PingResult | None, str | None]:
+        settings = context.topology.settings
+        interval = settings.ping_interval_ms / 1000
+        expected = settings.pings * interval
+        argv = ["ping", "-c", str(settings.pings), "-i", f"{interval:g}", "-W", "1", target]
+        with waiting(f"pass {pass_no}: {settings.pings} pings every "
+                     f"{settings.ping_interval_ms:g} ms", expected):
+            output = run_probe(context.stack.run_id, context.stack.container(client), argv,
+                               timeout_seconds=expected + 10).stdout
+        save(context.raw_dir / f"ping-pass{pass_no}.txt", output)
+        try:
+            return parse_ping(output), None
+        except PingParseError as error:
+            return None, str(error)
+
+
+def tcp_metrics(tcp: IperfResult | None) -> Metrics:
+    return {
+        "tcp_mbit": (tcp.receiver_mbit if tcp else None, "Mbit/s"),
+        "tcp_retransmits": (tcp.retransmits if tcp else None, "count"),
+        "tcp_bytes": (tcp.bytes_received if tcp else None, "bytes"),
+        "tcp_sender_cpu": (tcp.sender_cpu_percent if tcp else None, "%"),
+    }
+
+
+def ping_metrics(ping: PingResult | None) -> Metrics:
+    return {
+        "rtt_min_ms": (ping.rtt_min_ms if ping else None, "ms"),
+        "rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
+        "rtt_max_ms": (ping.rtt_max_ms if ping else None, "ms"),
+        "rtt_mdev_ms": (ping.rtt_mdev_ms if ping else None, "ms"),
+        "ping_sent": (ping.transmitted if ping else None, "count"),
+        "ping_received": (ping.received if ping else None, "count"),
+        "ping_loss": (ping.loss_percent if ping else None, "%"),
+    }
+
+
+def path_status(
+    tcp: IperfResult | None, tcp_error: str | None, ping: PingResult | None,
+    ping_error: str | None,
+) -> str:
+    """'ok', or a plain sentence of what failed ("path dead: 0 of 200 pings ...")."""
+    answered = ping.received if ping else 0
+    sent = ping.transmitted if ping else 0
+    if tcp is None and answered == 0:
+        return (f"path dead: {answered} of {sent} pings answered, 0 bytes delivered "
+                f"({tcp_error or ping_error})")
+    problems = []
+    if tcp is None:
+        problems.append(f"TCP failed: {tcp_error}")
+    if ping is None:
+        problems.append(f"ping failed: {ping_error}")
+    return "; ".join(problems) or "ok"
+
+
+def save(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -1,0 +1,1 @@
+"""Link shaping: what the kernel offers, and (later) applying link profiles."""

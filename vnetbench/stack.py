@@ -1,0 +1,155 @@
+"""The running stack: bring a rendered run up, find its containers, tear it down.
+
+Everything a run creates carries the label vnetbench.run=<run id>; teardown
+and `vnetbench clean` remove by that label, so they can neither miss a
+container of the run nor touch anything that is not vnetbench's.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Literal
+
+from python_on_whales import DockerClient, docker
+from python_on_whales.exceptions import DockerException
+
+from vnetbench.errors import Interrupted, UserError
+from vnetbench.render import RenderedRun
+from vnetbench.ui import note, waiting
+
+RUN_LABEL = "vnetbench.run"
+
+
+@dataclass
+class Removed:
+    containers: int = 0
+    networks: int = 0
+    volumes: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.containers} container(s), {self.networks} network(s), "
+            f"{self.volumes} volume(s)"
+        )
+
+
+def label_filter(run_id: str | None) -> list[tuple[Literal["label"], str]]:
+    return [("label", f"{RUN_LABEL}={run_id}" if run_id else RUN_LABEL)]
+
+
+def remove_run_objects(run_id: str | None) -> Removed:
+    """Remove every container, network and volume labelled for the run (or all runs)."""
+    removed = Removed()
+    containers = docker.container.list(all=True, filters=label_filter(run_id))
+    if containers:
+        docker.container.remove(containers, force=True, volumes=True)
+        removed.containers = len(containers)
+    networks = docker.network.list(filters=label_filter(run_id))
+    if networks:
+        docker.network.remove([n.id for n in networks])
+        removed.networks = len(networks)
+    volumes = docker.volume.list(filters=label_filter(run_id))
+    if volumes:
+        docker.volume.remove([v.name for v in volumes])
+        removed.volumes = len(volumes)
+    return removed
+
+
+def run_ids_present() -> list[str]:
+    """Runs that still have containers or networks on this engine."""
+    ids = {(c.config.labels or {}).get(RUN_LABEL, "")
+           for c in docker.container.list(all=True, filters=label_filter(None))}
+    ids |= {(n.labels or {}).get(RUN_LABEL, "")
+            for n in docker.network.list(filters=label_filter(None))}
+    return sorted(i for i in ids if i)
+
+
+class Stack:
+    """One rendered run on the Docker engine."""
+
+    def __init__(self, rendered: RenderedRun) -> None:
+        self.rendered = rendered
+        self.compose = DockerClient(
+            compose_files=[rendered.compose_file],
+            compose_project_name=rendered.project,
+        ).compose
+
+    @property
+    def run_id(self) -> str:
+        return self.rendered.run_id
+
+    def container(self, service: str) -> str:
+        return f"{self.rendered.project}-{service}"
+
+    def up(self, timeout_seconds: int = 180) -> None:
+        try:
+            with waiting(f"bringing up {self.rendered.project} (health checks)"):
+                self.compose.up(detach=True, wait=True, wait_timeout=timeout_seconds, quiet=True)
+        except DockerException as error:
+            raise UserError(
+                f"The topology did not come up within {timeout_seconds} s: "
+                f"{(error.stderr or str(error)).strip()[-800:]} "
+                f"Container logs are kept in {self.rendered.directory / 'logs'}."
+            ) from None
+
+    def save_logs(self, directory: Path) -> None:
+        """Keep every container's log (with Docker's timestamps) in the run directory."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for container in docker.container.list(all=True, filters=label_filter(self.run_id)):
+            try:
+                text = docker.container.logs(container, timestamps=True)
+            except DockerException:
+                continue
+            (directory / f"{container.name}.log").write_text(str(text))
+
+    def down(self) -> Removed:
+        try:
+            self.compose.down(remove_orphans=True, volumes=True, timeout=5, quiet=True)
+        except DockerException as error:
+            note(f"[yellow]compose down failed ({error}); removing by label[/]")
+        return remove_run_objects(self.run_id)
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(f"signal {signal.Signals(signum).name}")
+
+
+@contextmanager
+def teardown_guard() -> Iterator[None]:
+    """Turn SIGTERM into the Ctrl-C path, so `finally` blocks always run."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Ignore further Ctrl-C and SIGTERM while tearing down."""
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+
+
+@contextmanager
+def running(rendered: RenderedRun) -> Iterator[Stack]:
+    """Bring the stack up; whatever happens, keep its logs and tear it all down."""
+    stack = Stack(rendered)
+    with teardown_guard():
+        try:
+            stack.up()
+            yield stack
+        finally:
+            with shielded(), waiting(f"tearing down {rendered.project}"):
+                stack.save_logs(rendered.directory / "logs")
+                stack.down()
