@@ -1,4 +1,8 @@
-"""Console output: progress on stderr, results on stdout."""
+"""Console output: progress on stderr, results on stdout.
+
+One Rich progress display at a time: a long job (the matrix) opens it with
+`job_progress`, and every `waiting()` inside shows as a line of it.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ from rich.progress import (
     ProgressColumn,
     SpinnerColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.progress_bar import ProgressBar
 from rich.text import Text
@@ -22,33 +28,78 @@ from rich.text import Text
 err_console = Console(stderr=True)
 out_console = Console(highlight=False, soft_wrap=True)
 
+_job: tuple[Progress, TaskID] | None = None
 
-class ElapsedBarColumn(BarColumn):
-    """A bar that fills with wall-clock time, for waits of known length."""
+
+class TimeBarColumn(BarColumn):
+    """A bar that fills with wall-clock time for waits of known length, or with
+    completed steps for jobs counted in steps."""
 
     def render(self, task: Task) -> ProgressBar:
-        done = min(task.elapsed or 0.0, task.total or 0.0)
-        return ProgressBar(total=task.total, completed=done, width=self.bar_width)
+        if task.fields.get("timed"):
+            done = min(task.elapsed or 0.0, task.total or 0.0)
+            return ProgressBar(total=task.total, completed=done, width=self.bar_width)
+        return super().render(task)
 
 
-class ExpectedColumn(ProgressColumn):
+class RemainingColumn(ProgressColumn):
+    """'of ~N s' for timed waits; Rich's estimate for counted jobs."""
+
+    estimate = TimeRemainingColumn()
+
     def render(self, task: Task) -> Text:
-        return Text(f"of ~{task.total:.0f} s" if task.total else "")
+        if task.fields.get("timed"):
+            return Text(f"of ~{task.total:.0f} s" if task.total else "")
+        if task.total:
+            return Text("remaining ") + self.estimate.render(task)
+        return Text("")
+
+
+def _progress(transient: bool) -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeBarColumn(),
+                    TimeElapsedColumn(), RemainingColumn(), console=err_console,
+                    transient=transient)
 
 
 @contextmanager
 def waiting(description: str, expected_seconds: float | None = None) -> Iterator[None]:
     """Show a spinner (and a time bar when the length is known) while a wait lasts."""
-    columns: list[ProgressColumn] = [SpinnerColumn(), TextColumn("{task.description}")]
-    if expected_seconds:
-        columns.append(ElapsedBarColumn())
-    columns += [TimeElapsedColumn(), ExpectedColumn()]
     started = time.monotonic()
-    with Progress(*columns, console=err_console, transient=True) as progress:
-        progress.add_task(description, total=expected_seconds)
-        yield
-    err_console.print(f"[green]✓[/] {description} ({time.monotonic() - started:.1f} s)")
+    if _job is not None:
+        progress, _ = _job
+        task = progress.add_task(description, total=expected_seconds, timed=True)
+        try:
+            yield
+        finally:
+            progress.remove_task(task)
+    else:
+        with _progress(transient=True) as progress:
+            progress.add_task(description, total=expected_seconds, timed=True)
+            yield
+    err_console.print(f"[green]✓[/] {description} ({time.monotonic() - started:.1f} s)",
+                      highlight=False)
+
+
+@contextmanager
+def job_progress(description: str, steps: int) -> Iterator[None]:
+    """One display for a whole job of `steps` steps (e.g. every pass of a matrix)."""
+    global _job
+    with _progress(transient=False) as progress:
+        _job = (progress, progress.add_task(description, total=steps))
+        try:
+            yield
+        finally:
+            _job = None
+
+
+def step_done(description: str | None = None) -> None:
+    """Advance the job's bar by one step (a no-op outside a job)."""
+    if _job is not None:
+        progress, task = _job
+        progress.advance(task)
+        if description:
+            progress.update(task, description=description)
 
 
 def note(message: str) -> None:
-    err_console.print(message)
+    err_console.print(message, highlight=False)
