@@ -2,6 +2,8 @@
 # `make test`. Both do all the set-up: virtual environment, a Docker engine
 # with Compose v2 (installed and started only when none answers), images.
 
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -25,7 +27,9 @@ images: venv engine
 setup: venv engine images
 
 bench: setup
-	$(BIN)/vnetbench run throughput
+	$(BIN)/vnetbench matrix --out results | tee .bench-dir
+	$(BIN)/vnetbench report "$$(tail -n 1 .bench-dir)"
+	@echo "report: $$(tail -n 1 .bench-dir)/report.md"
 
 lint: venv
 	$(BIN)/ruff check vnetbench tests

@@ -33,7 +33,8 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except UserError as error:
-            err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                              soft_wrap=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("interrupted: everything of the run was torn down; "
@@ -134,6 +135,73 @@ def run(
     chosen = [get_scenario(name) for name in scenarios]
     directory = run_scenarios(topology, chosen, out_directory(out))
     note(f"results: {directory}")
+
+
+@app.command()
+@guarded
+def matrix(
+    quick: Annotated[bool, typer.Option(help="Short passes: a few minutes, for CI.")] = False,
+    resume: Annotated[bool, typer.Option(help="Continue today's directory, skip done cells.")]
+    = False,
+    overlay: Annotated[list[str] | None, typer.Option(help="Only these overlays.")] = None,
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
+    = Path("results"),
+) -> None:
+    """Every available scenario on every available overlay, three passes each."""
+    from vnetbench.matrix import run_matrix
+    from vnetbench.overlays import get_overlay
+    from vnetbench.topology import load_topology
+
+    for name in overlay or []:
+        get_overlay(name)
+    directory = run_matrix(load_topology(topology_file), out, quick=quick, resume=resume,
+                           overlay_names=overlay)
+    out_console.print(str(directory))
+
+
+@app.command()
+@guarded
+def report(directory: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """Write report.md (machine header, ranges, n, CV, ratios) and PNG plots."""
+    from vnetbench.report.markdown import build_report
+
+    path, headline = build_report(directory)
+    out_console.print(headline)
+    out_console.print(f"report: {path}")
+
+
+@app.command()
+@guarded
+def compare(
+    old: Annotated[Path, typer.Argument(help="The reference results directory.")],
+    new: Annotated[Path, typer.Argument(help="The results directory to judge.")],
+    fail_over: Annotated[str, typer.Option(help="Exit 1 on a regression beyond this.")]
+    = "5%",
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write JSON here.")]
+    = None,
+) -> None:
+    """NEW/OLD per metric with a bootstrap interval over passes, and a verdict."""
+    from vnetbench.report.compare import compare_directories, regressions
+    from vnetbench.report.tables import markdown
+    from vnetbench.units import parse_percent
+
+    try:
+        threshold = parse_percent(fail_over) / 100
+    except ValueError as error:
+        raise UserError(f"--fail-over {fail_over}: {error}.") from None
+    table = compare_directories(old, new, threshold)
+    if json_out:
+        json_out.write_text(table.to_json(orient="records", indent=2))
+    shown = table.assign(**{c: table[c].map(lambda v: f"{v:.3f}")
+                            for c in ("ratio", "ci_low", "ci_high")})
+    out_console.print(markdown(shown))
+    worse = regressions(table)
+    if not worse.empty:
+        err_console.print(f"{len(worse)} regression(s) beyond {fail_over}: "
+                          + ", ".join(f"{r.scenario}/{r.overlay}/{r.metric}"
+                                      for r in worse.itertuples()))
+        raise typer.Exit(1)
 
 
 @app.command()

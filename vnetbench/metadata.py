@@ -41,9 +41,10 @@ def memory_gib() -> float | None:
 
 
 def engine_facts() -> dict[str, Any]:
+    from vnetbench.engine import compose_version
+
     try:
         info = docker.system.info()
-        compose = docker.compose.version()
     except DockerException as error:
         return {"error": str(error)}
     return {
@@ -51,7 +52,7 @@ def engine_facts() -> dict[str, Any]:
         "storage_driver": getattr(info, "driver", None),
         "cgroup_driver": getattr(info, "cgroup_driver", None),
         "kernel": getattr(info, "kernel_version", None),
-        "compose_version": str(compose).strip(),
+        "compose_version": compose_version(),
     }
 
 

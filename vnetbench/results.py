@@ -1,6 +1,6 @@
 """Results: one tidy row per measured value, written after every pass.
 
-Columns: run_id, scenario, overlay, pass, metric, value, unit, status, plus
+Columns: run_id, scenario, overlay, variant, pass, metric, value, unit, status, plus
 one column per setting (prefixed `set_`). status is "ok" for a measurement,
 or says why a value is missing ("path dead", "not applicable: ...").
 """
@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-RESULT_COLUMNS = ["run_id", "scenario", "overlay", "pass", "metric", "value", "unit", "status"]
+RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "pass", "metric", "value", "unit",
+                  "status"]
 PARQUET = "results.parquet"
 CSV = "results.csv"
 RESULT_LINES = "results.txt"
@@ -25,6 +26,18 @@ class ResultSet:
     directory: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    variant: str = "default"  # the matrix cell's settings variant
+
+    @classmethod
+    def resume(cls, directory: Path) -> ResultSet:
+        """Continue a results directory: keep its rows and RESULT lines."""
+        results = cls("resumed", directory)
+        if (directory / PARQUET).exists():
+            records = pd.read_parquet(directory / PARQUET).to_dict("records")
+            results.rows = [{str(k): v for k, v in row.items()} for row in records]
+        if (directory / RESULT_LINES).exists():
+            results.lines = (directory / RESULT_LINES).read_text().splitlines()
+        return results
 
     def add(
         self,
@@ -39,8 +52,8 @@ class ResultSet:
         for metric, (value, unit) in metrics.items():
             self.rows.append({
                 "run_id": self.run_id, "scenario": scenario, "overlay": overlay,
-                "pass": pass_no, "metric": metric, "value": value, "unit": unit,
-                "status": status, **{f"set_{k}": v for k, v in settings.items()},
+                "variant": self.variant, "pass": pass_no, "metric": metric, "value": value,
+                "unit": unit, "status": status, **{f"set_{k}": v for k, v in settings.items()},
             })
 
     def frame(self) -> pd.DataFrame:

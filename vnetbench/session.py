@@ -26,7 +26,7 @@ from vnetbench.results import ResultSet, result_line
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.stack import running
 from vnetbench.topology import Topology
-from vnetbench.ui import note, out_console
+from vnetbench.ui import note, out_console, step_done
 
 RUN_FILE = "run.json"
 
@@ -86,8 +86,13 @@ def start_record(rendered: RenderedRun, topology: Topology, images: ImageSet,
     return record
 
 
-def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path) -> Path:
-    """Run each scenario's passes on one stack; return the run directory."""
+def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
+                  results: ResultSet | None = None) -> Path:
+    """Run each scenario's passes on one stack; return the run directory.
+
+    Rows go to `results` when given (the matrix's shared set), else to a
+    result set in the run directory.
+    """
     for scenario in scenarios:
         scenario.check(topology)
     require_engine()
@@ -95,7 +100,9 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path) 
     overlay = get_overlay(topology.overlay)
     rendered = prepare_run(topology, out_dir, images)
     record = start_record(rendered, topology, images, scenarios)
-    results = ResultSet(rendered.run_id, rendered.directory)
+    if results is None:
+        results = ResultSet(rendered.run_id, rendered.directory)
+    results.run_id = rendered.run_id
     note(f"run {rendered.run_id}: results in {rendered.directory}")
     try:
         with running(rendered) as stack:
@@ -138,3 +145,4 @@ def run_passes(scenario: Scenario, context: ScenarioContext, results: ResultSet)
         results.lines.append(line)
         results.write()
         out_console.print(line)
+        step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")

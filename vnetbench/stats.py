@@ -1,6 +1,6 @@
 """Summaries over passes and the regression verdict (pure functions).
 
-Ranges are lowest–highest, as the seed reports them; the coefficient of
+Ranges are lowest to highest, as the seed reports them; the coefficient of
 variation says how far a figure can be trusted; the bootstrap gives a
 confidence interval for NEW/OLD without assuming a distribution.
 """
@@ -8,7 +8,7 @@ confidence interval for NEW/OLD without assuming a distribution.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -50,6 +50,8 @@ def format_range(summary: Summary, unit: str = "") -> str:
 
 
 def _number(value: float) -> str:
+    if value == 0:
+        return "0"
     if abs(value) >= 100:
         return f"{value:.0f}"
     if abs(value) >= 1:
@@ -57,7 +59,7 @@ def _number(value: float) -> str:
     return f"{value:.3f}"
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     BETTER = "better"
     WORSE = "worse"
     NO_CHANGE = "no change"
@@ -80,15 +82,20 @@ def bootstrap_ratio(
     a = np.asarray(old, dtype=float)
     b = np.asarray(new, dtype=float)
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
-    if a.size == 0 or b.size == 0 or a.mean() == 0:
+    if a.size == 0 or b.size == 0:
         return float("nan"), float("nan"), float("nan")
+    if a.mean() == 0:  # all zero before: unchanged if still zero, else no ratio
+        return (1.0, 1.0, 1.0) if b.mean() == 0 else (float("nan"),) * 3
     rng = np.random.default_rng(seed)
     old_means = rng.choice(a, size=(iterations, a.size)).mean(axis=1)
     new_means = rng.choice(b, size=(iterations, b.size)).mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = new_means / old_means
+        ratios = ratios[np.isfinite(ratios)]
+    if ratios.size == 0:
+        return float(b.mean() / a.mean()), float("nan"), float("nan")
     tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
+    low, high = np.percentile(ratios, [tail, 100 - tail])
     return float(b.mean() / a.mean()), float(low), float(high)
 
 

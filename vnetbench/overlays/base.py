@@ -35,3 +35,15 @@ class Overlay(ABC):
     def supports(self, scenario: str) -> str | None:
         """None if the scenario applies, else the reason it does not."""
         return None
+
+    def unavailable_reason(self) -> str | None:
+        """None if this overlay can run here, else what is missing (e.g. images)."""
+        return None
+
+    def version(self) -> str:
+        """The overlay's version, for the results header."""
+        return "unknown"
+
+    def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
+        """Settings variants of this overlay the matrix runs for a scenario."""
+        return {"default": {}}

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import platform
+
 from vnetbench.addressing import AddressPlan
 from vnetbench.overlays.base import Overlay
 from vnetbench.topology import Topology
@@ -15,6 +17,9 @@ class Baseline(Overlay):
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(plan.agent_site[agent])
+
+    def version(self) -> str:
+        return f"Linux {platform.release()} kernel forwarding"
 
     def supports(self, scenario: str) -> str | None:
         if scenario in ("join", "config"):

@@ -42,6 +42,10 @@ class Scenario(ABC):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         """Measure once; never hang (every wait is bounded)."""
 
+    def matrix_variants(self) -> dict[str, dict[str, object]]:
+        """Settings variants the matrix runs (the seed's settings)."""
+        return {"default": {}}
+
     def settings(self, topology: Topology) -> dict[str, object]:
         """The settings that shaped this scenario's numbers (result columns)."""
         return {}

@@ -1,0 +1,44 @@
+"""`vnetbench matrix --quick` on baseline: a results directory that report and
+compare (against itself: no change) accept."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.integration.conftest import leftovers
+from vnetbench.cli import app
+from vnetbench.results import load_results
+
+pytestmark = pytest.mark.integration
+runner = CliRunner()
+
+
+def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["matrix", "--quick", "--overlay", "baseline",
+                                 "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    directory = Path(result.stdout.strip().splitlines()[-1])
+    assert directory.parent == tmp_path
+    frame = load_results(directory)
+    assert sorted(frame["pass"].unique()) == [1, 2, 3]
+    assert (frame[frame.metric == "tcp_mbit"]["value"] > 1000).all()
+    header = json.loads((directory / "run.json").read_text())
+    assert header["cells"]["throughput/baseline/default"].startswith("completed")
+    assert header["ended"]
+    for run_id in frame["run_id"].unique():
+        assert leftovers(run_id) == []
+
+    again = runner.invoke(app, ["matrix", "--quick", "--resume", "--overlay", "baseline",
+                                "--out", str(tmp_path)])
+    assert again.exit_code == 0, again.output
+    assert "0 cell(s) to run, 1 already done" in again.output
+    assert len(load_results(directory)) == len(frame)
+
+    report = runner.invoke(app, ["report", str(directory)])
+    assert report.exit_code == 0, report.output
+    assert (directory / "report.md").is_file()
+    compare = runner.invoke(app, ["compare", str(directory), str(directory)])
+    assert compare.exit_code == 0
+    assert "worse" not in compare.output

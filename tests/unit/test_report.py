@@ -1,0 +1,96 @@
+"""Report and compare on a small checked-in results directory (a real quick
+matrix of the baseline overlay, 3 passes)."""
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from vnetbench.cli import app
+from vnetbench.matrix import plan_cells
+from vnetbench.overlays import OVERLAYS
+from vnetbench.report.compare import compare_frames
+from vnetbench.report.markdown import build_report
+from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
+from vnetbench.results import load_results
+from vnetbench.scenarios import SCENARIOS
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, data_dir: Path) -> Path:
+    target = tmp_path / "results"
+    shutil.copytree(data_dir / "results-quick", target)
+    return target
+
+
+def test_summary_table_ranges(results_dir: Path) -> None:
+    frame = load_results(results_dir)
+    summary = summary_table(frame).set_index("metric")
+    tcp = summary.loc["tcp_mbit"]
+    assert tcp["n"] == 3
+    values = frame[frame.metric == "tcp_mbit"]["value"]
+    assert (tcp["low"], tcp["high"]) == (values.min(), values.max())
+    headline = headline_table(summary_table(frame))
+    assert headline["Measurement"].iloc[0] == "TCP between two agents (baseline)"
+
+
+def test_report_written_with_plots(results_dir: Path) -> None:
+    path, headline = build_report(results_dir)
+    text = path.read_text()
+    assert "| Measurement" in headline
+    assert "AMD EPYC" in text or "Machine:" in text
+    assert "Mbit/s" in text
+    for plot in ("throughput.png", "rtt.png"):
+        assert (results_dir / plot).stat().st_size > 5000
+        assert f"({plot})" in text
+
+
+def test_ratios_against_baseline() -> None:
+    summary = pd.DataFrame([
+        {"scenario": "throughput", "overlay": "baseline", "variant": "default",
+         "metric": "tcp_mbit", "mean": 16000.0},
+        {"scenario": "throughput", "overlay": "wireguard", "variant": "default",
+         "metric": "tcp_mbit", "mean": 1000.0},
+    ])
+    ratios = baseline_ratios(summary)
+    assert ratios["ratio"].tolist() == [pytest.approx(1000 / 16000)]
+
+
+def test_compare_against_itself_and_against_a_regression(results_dir: Path) -> None:
+    frame = load_results(results_dir)
+    same = compare_frames(frame, frame, threshold=0.05)
+    assert set(same["verdict"]) <= {"no change", "no verdict"}
+    slower = frame.copy()
+    slower.loc[slower.metric == "tcp_mbit", "value"] *= 0.8
+    verdicts = compare_frames(frame, slower, 0.05).set_index("metric")["verdict"]
+    assert verdicts["tcp_mbit"] == "worse"
+
+
+def test_compare_cli_exit_status(results_dir: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["compare", str(results_dir), str(results_dir),
+                                 "--json", str(tmp_path / "c.json")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "c.json").read_text().startswith("[")
+    slower = tmp_path / "slower"
+    shutil.copytree(results_dir, slower)
+    frame = load_results(slower)
+    frame.loc[frame.metric == "tcp_mbit", "value"] *= 0.8
+    frame.to_parquet(slower / "results.parquet", index=False)
+    result = runner.invoke(app, ["compare", str(results_dir), str(slower)])
+    assert result.exit_code == 1
+    assert "regression" in result.output
+
+
+def test_report_on_a_directory_without_results(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "holds no results.parquet" in result.output
+
+
+def test_matrix_plans_every_applicable_cell() -> None:
+    cells = plan_cells(list(OVERLAYS.values()), list(SCENARIOS.values()))
+    assert [c.key for c in cells] == ["throughput/baseline/default"]

@@ -1,0 +1,1 @@
+"""Reports: summary tables, ratios, plots and the regression comparison."""

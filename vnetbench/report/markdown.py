@@ -1,0 +1,78 @@
+"""report.md: machine header, the seed-style table, ratios, problems, plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.errors import UserError
+from vnetbench.report.plots import write_plots
+from vnetbench.report.tables import (
+    baseline_ratios,
+    headline_table,
+    markdown,
+    problems,
+    summary_table,
+)
+from vnetbench.results import PARQUET
+
+REPORT = "report.md"
+
+
+def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    if not (directory / PARQUET).exists():
+        raise UserError(
+            f"{directory} holds no {PARQUET}: give a results directory written by "
+            "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
+        )
+    header_path = directory / "run.json"
+    header = json.loads(header_path.read_text()) if header_path.exists() else {}
+    return header, pd.read_parquet(directory / PARQUET)
+
+
+def machine_header(header: dict[str, Any]) -> str:
+    machine = header.get("machine", {})
+    engine = header.get("engine", {})
+    overlays = header.get("overlays") or {}
+    lines = [
+        f"- Machine: {machine.get('cpu_model', '?')}, {machine.get('cores', '?')} cores, "
+        f"{machine.get('memory_gib', '?')} GiB, Linux {machine.get('kernel', '?')}, "
+        f"{machine.get('os', '')}",
+        f"- Docker {engine.get('server_version', '?')}, "
+        f"Compose {engine.get('compose_version', '?')}",
+        f"- vnetbench {machine.get('vnetbench_version', '?')}; "
+        f"{header.get('started', '?')} to {header.get('ended', '?')}"
+        + (" (quick)" if header.get("quick") else ""),
+    ]
+    for name, facts in overlays.items():
+        lines.append(f"- {name}: {facts.get('version', '?')}; path {facts.get('data_path', '?')}")
+    return "\n".join(lines)
+
+
+def build_report(directory: Path) -> tuple[Path, str]:
+    """Write report.md and the plots; return the path and the summary table text."""
+    header, frame = load_directory(directory)
+    summary = summary_table(frame)
+    headline = markdown(headline_table(summary))
+    ratios = baseline_ratios(summary)
+    ratios["ratio"] = ratios["ratio"].map(lambda r: f"{r:.3f}")
+    plots = write_plots(summary, directory)
+    full = summary.drop(columns=["mean", "low", "high"]).assign(
+        cv=summary["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
+    text = "\n".join([
+        f"# vnetbench results: {directory.name}", "",
+        machine_header(header), "",
+        "Ranges are the lowest and highest pass; n is the number of passes; CV is the "
+        "coefficient of variation over passes.", "",
+        "## Results", "", headline,
+        "## Overlay / baseline", "", markdown(ratios),
+        "## Passes without numbers", "", markdown(problems(frame)),
+        "## Every metric", "", markdown(full),
+        "## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), "",
+    ])
+    path = directory / REPORT
+    path.write_text(text)
+    return path, headline
