@@ -29,7 +29,6 @@ setup: venv engine images
 bench: setup
 	$(BIN)/vnetbench matrix --out results | tee .bench-dir
 	$(BIN)/vnetbench report "$$(tail -n 1 .bench-dir)"
-	@echo "report: $$(tail -n 1 .bench-dir)/report.md"
 
 lint: venv
 	$(BIN)/ruff check vnetbench tests

@@ -234,11 +234,13 @@ def up(
 def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")]) -> None:
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engine import require_engine
+    from vnetbench.fabric import remove_fabric_rules
     from vnetbench.stack import remove_run_objects
 
     require_engine()
     removed = remove_run_objects(run_id)
-    out_console.print(f"removed {removed}")
+    rules = remove_fabric_rules(run_id)
+    out_console.print(f"removed {removed} and {rules} leftover iptables rule(s)")
 
 
 @app.command()
@@ -246,12 +248,15 @@ def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")])
 def clean() -> None:
     """Remove everything that carries vnetbench's run label, and nothing else."""
     from vnetbench.engine import require_engine
+    from vnetbench.fabric import remove_fabric_rules
     from vnetbench.stack import remove_run_objects, run_ids_present
 
     require_engine()
     runs = run_ids_present()
     removed = remove_run_objects(None)
-    out_console.print(f"removed {removed} of {len(runs)} run(s)")
+    rules = remove_fabric_rules(None)
+    out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) "
+                      f"of {len(runs)} run(s)")
 
 
 @app.command()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -47,6 +47,9 @@ def remove_run_objects(run_id: str | None) -> Removed:
     removed = Removed()
     containers = docker.container.list(all=True, filters=label_filter(run_id))
     if containers:
+        # Stop first: the fabric helper removes its iptables rule on SIGTERM.
+        with suppress(DockerException):
+            docker.container.stop(containers, time=5)
         docker.container.remove(containers, force=True, volumes=True)
         removed.containers = len(containers)
     networks = docker.network.list(filters=label_filter(run_id))

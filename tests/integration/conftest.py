@@ -4,6 +4,7 @@ import pytest
 from python_on_whales import docker
 
 from vnetbench.engine import require_engine
+from vnetbench.fabric import fabric_rules
 from vnetbench.images import build_project_images
 from vnetbench.stack import label_filter
 
@@ -20,4 +21,5 @@ def leftovers(run_id: str) -> list[str]:
     names = [c.name for c in docker.container.list(all=True, filters=label)]
     names += [n.name for n in docker.network.list(filters=label)]
     names += [v.name for v in docker.volume.list(filters=label)]
+    names += [f"iptables: {rule}" for _, rule in fabric_rules(run_id)]
     return names
