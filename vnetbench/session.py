@@ -57,6 +57,18 @@ class RunRecord:
         self.path.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
 
 
+def link_record(topology: Topology) -> dict[str, Any]:
+    """What run.json says of link shaping: declared profiles are not applied yet."""
+    declared = {name: profile.model_dump(mode="json")
+                for name, profile in (("site", topology.links.site),
+                                      ("backbone", topology.links.backbone))
+                if profile.is_shaped}
+    if declared:
+        note("[yellow]warning: this topology declares shaped links, but this version of "
+             "vnetbench does not apply link shaping yet: links run unshaped[/]")
+    return {"declared": declared, "applied": {}}
+
+
 def prepare_run(topology: Topology, out_dir: Path, images: ImageSet) -> RenderedRun:
     run_id = new_run_id(topology)
     block = free_block(used_subnets())
@@ -81,6 +93,7 @@ def start_record(rendered: RenderedRun, topology: Topology, images: ImageSet,
         "networks": {n.key: {"subnet": str(n.subnet), "bridge": n.bridge}
                      for n in rendered.plan.networks},
         "topology": topology.model_dump(mode="json"),
+        "links": link_record(topology),
     })
     record.save()
     return record

@@ -96,3 +96,14 @@ def test_bad_environment_value_names_the_setting(monkeypatch: pytest.MonkeyPatch
     assert settings_from_environment({"BENCH_SECONDS": "-1"}) == {"seconds": "-1"}
     with pytest.raises(UserError, match=r"settings\.seconds"):
         parse_topology({"name": "t", "switches": 1, "agents": 1}, "t.yml", {"seconds": "-1"})
+
+
+def test_run_record_says_declared_shaping_is_not_applied() -> None:
+    from vnetbench.session import link_record
+
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
+                               "links": {"backbone": {"delay": "10ms"}}}, "t.yml")
+    record = link_record(topology)
+    assert list(record["declared"]) == ["backbone"]
+    assert record["declared"]["backbone"]["delay"] == 10.0
+    assert record["applied"] == {}
