@@ -120,6 +120,7 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Bring the topology up, run the scenarios' passes, tear everything down."""
+    from vnetbench.overlays import get_overlay
     from vnetbench.scenarios import get_scenario
     from vnetbench.session import run_scenarios
     from vnetbench.topology import load_topology
@@ -128,10 +129,8 @@ def run(
                  if v is not None}
     topology = load_topology(topology_file, overrides)
     if overlay:
-        topology = load_topology(topology_file, overrides).model_copy(update={"overlay": overlay})
-        from vnetbench.overlays import get_overlay
-
-        get_overlay(overlay)
+        get_overlay(overlay)  # a clear error for an unknown name
+        topology = topology.model_copy(update={"overlay": overlay})
     chosen = [get_scenario(name) for name in scenarios]
     directory = run_scenarios(topology, chosen, out_directory(out))
     note(f"results: {directory}")
