@@ -19,10 +19,10 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.engine import require_engine
-from vnetbench.images import build_project_images, image_id
-from vnetbench.metadata import FORMAT_VERSION, engine_facts, machine_facts, now_iso
+from vnetbench.images import build_project_images
+from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
 from vnetbench.overlays import OVERLAYS, Overlay
-from vnetbench.results import PARQUET, RESULT_LINES, ResultSet
+from vnetbench.results import PARQUET, ResultSet
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.session import run_scenarios
 from vnetbench.topology import Topology
@@ -112,8 +112,7 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     header.update({
         "format_version": FORMAT_VERSION, "kind": "matrix", "quick": quick,
         "started": header.get("started") or now_iso(), "ended": None,
-        "machine": machine_facts(), "engine": engine_facts(),
-        "images": {"tools": {"name": images.tools, "id": image_id(images.tools)}},
+        **host_facts(images.tools),
         "overlays": {o.name: {"data_path": o.data_path, "version": o.version()}
                      for o in overlays},
         "cells": header.get("cells", {}),
@@ -150,5 +149,3 @@ def load_header(directory: Path) -> dict[str, Any]:
 def save_header(directory: Path, header: dict[str, Any]) -> None:
     (directory / MATRIX_FILE).write_text(json.dumps(header, indent=2, default=str) + "\n")
 
-
-__all__ = ["RESULT_LINES", "Cell", "plan_cells", "run_matrix"]

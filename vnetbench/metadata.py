@@ -68,3 +68,11 @@ def machine_facts() -> dict[str, Any]:
         "python": platform.python_version(),
         "vnetbench_version": __version__,
     }
+
+
+def host_facts(tools_image: str) -> dict[str, Any]:
+    """The machine, engine and image facts every results header carries."""
+    from vnetbench.images import image_id
+
+    return {"machine": machine_facts(), "engine": engine_facts(),
+            "images": {"tools": {"name": tools_image, "id": image_id(tools_image)}}}

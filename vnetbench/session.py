@@ -18,8 +18,8 @@ from python_on_whales import docker
 
 from vnetbench.addressing import free_block
 from vnetbench.engine import require_engine
-from vnetbench.images import ImageSet, build_project_images, image_id
-from vnetbench.metadata import FORMAT_VERSION, engine_facts, machine_facts, now_iso
+from vnetbench.images import ImageSet, build_project_images
+from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
 from vnetbench.overlays import get_overlay
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
@@ -83,9 +83,7 @@ def start_record(rendered: RenderedRun, topology: Topology, images: ImageSet,
         "started": now_iso(),
         "ended": None,
         "status": "running",
-        "machine": machine_facts(),
-        "engine": engine_facts(),
-        "images": {"tools": {"name": images.tools, "id": image_id(images.tools)}},
+        **host_facts(images.tools),
         "overlay": {"name": topology.overlay,
                     "data_path": get_overlay(topology.overlay).data_path},
         "scenarios": [s.name for s in scenarios],
