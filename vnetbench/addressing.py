@@ -36,7 +36,8 @@ class AddressPlan:
     sites: dict[str, Network]  # by switch name
     switch_backbone: dict[str, IPv4Address]
     switch_site: dict[str, IPv4Address]
-    agent_site: dict[str, IPv4Address]
+    agent_site: dict[str, IPv4Address]  # by agent; pooled agents share their container's
+    container_site: dict[str, IPv4Address]  # by agent container
     conductor: IPv4Address
 
     @property
@@ -60,13 +61,17 @@ def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> Addre
     switch_site: dict[str, IPv4Address] = {}
     switch_backbone: dict[str, IPv4Address] = {}
     agent_site: dict[str, IPv4Address] = {}
+    container_site: dict[str, IPv4Address] = {}
     for index, switch in enumerate(topology.switches):
         subnet = subnets[index + 1]
         sites[switch] = Network(f"site_{switch}", subnet, f"{prefix}-s{index + 1}", "site")
         switch_site[switch] = subnet.network_address + ROUTER_HOST
         switch_backbone[switch] = backbone_subnet.network_address + FIRST_AGENT_HOST + index
-        for slot, agent in enumerate(topology.agents_on(switch)):
-            agent_site[agent.name] = subnet.network_address + FIRST_AGENT_HOST + slot
+        on_site = [c for c in topology.agent_containers() if c.switch == switch]
+        for slot, container in enumerate(on_site):
+            address = subnet.network_address + FIRST_AGENT_HOST + slot
+            container_site[container.name] = address
+            agent_site.update(dict.fromkeys(container.agents, address))
     return AddressPlan(
         block=block,
         backbone=backbone,
@@ -74,6 +79,7 @@ def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> Addre
         switch_backbone=switch_backbone,
         switch_site=switch_site,
         agent_site=agent_site,
+        container_site=container_site,
         conductor=backbone_subnet.network_address + ROUTER_HOST,
     )
 

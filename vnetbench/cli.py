@@ -286,6 +286,24 @@ def images_build() -> None:
     out_console.print(f"images ready: {images.tools}")
 
 
+@images_app.command("vnet")
+@guarded
+def images_vnet(
+    programs: Annotated[Path, typer.Option(help="Directory with the built conductor, switch "
+                                                "and agent programs.")],
+    vnet_profile: Annotated[Path | None, typer.Option(help="vNet profile overrides.")] = None,
+) -> None:
+    """Wrap user-built vNet programs into a runtime image (base + the libraries they need)."""
+    from vnetbench.engine import require_engine
+    from vnetbench.overlays.vnet.artifacts import build_runtime_image
+    from vnetbench.overlays.vnet.profile import load_profile
+
+    require_engine()
+    image = build_runtime_image(programs, load_profile(vnet_profile))
+    out_console.print(f"vNet runtime image ready: {image} (used for every role when the "
+                      "named vNet images are absent)")
+
+
 @app.command()
 @guarded
 def version() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
@@ -64,14 +65,18 @@ def ensure_base_image() -> str:
 
 def build_image(context: str, tag: str, base: str) -> None:
     """Build one image from images/<context> on the given base."""
-    path = IMAGES / context
+    build_image_from(IMAGES / context, tag, base, label=context)
+
+
+def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
+    """Build a context directory on the given base image."""
     try:
         with waiting(f"building {tag}"):
             docker.legacy_build(
                 path,
                 tags=[tag],
                 build_args={"BASE_IMAGE": base},
-                labels={"vnetbench.image": context},
+                labels={"vnetbench.image": label},
             )
     except DockerException as error:
         raise UserError(

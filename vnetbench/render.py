@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from ipaddress import IPv4Network
@@ -34,12 +35,19 @@ def project_name(run_id: str) -> str:
 
 
 def template_environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=FileSystemLoader(TEMPLATES),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=False,
     )
+    environment.filters["flow"] = flow
+    return environment
+
+
+def flow(value: object) -> str:
+    """A value as YAML flow (JSON), with '$' doubled so Compose takes it literally."""
+    return json.dumps(value, ensure_ascii=False).replace("$", "$$")
 
 
 def render_compose(

@@ -16,15 +16,16 @@ from typing import Any
 
 from python_on_whales import docker
 
-from vnetbench.addressing import free_block
+from vnetbench.addressing import AddressPlan, free_block, plan_addresses
 from vnetbench.engine import require_engine
 from vnetbench.images import ImageSet, build_project_images
+from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
 from vnetbench.overlays import get_overlay
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
 from vnetbench.scenarios import Scenario, ScenarioContext
-from vnetbench.stack import running
+from vnetbench.stack import Stack, running
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
 
@@ -69,27 +70,35 @@ def link_record(topology: Topology) -> dict[str, Any]:
     return {"declared": declared, "applied": {}}
 
 
-def prepare_run(topology: Topology, out_dir: Path, images: ImageSet) -> RenderedRun:
+def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, Path]:
     run_id = new_run_id(topology)
-    block = free_block(used_subnets())
-    return render_run(topology, run_id, block, out_dir / run_id, images)
+    directory = out_dir / run_id
+    directory.mkdir(parents=True, exist_ok=True)
+    return run_id, free_block(used_subnets()), directory
 
 
-def start_record(rendered: RenderedRun, topology: Topology, images: ImageSet,
-                 scenarios: list[Scenario]) -> RunRecord:
-    record = RunRecord(rendered.directory / RUN_FILE, {
+def prepare_run(topology: Topology, out_dir: Path, images: ImageSet) -> RenderedRun:
+    """Render a topology into a new run directory (for `vnetbench up`)."""
+    run_id, block, directory = allocate_run(topology, out_dir)
+    return render_run(topology, run_id, block, directory, images)
+
+
+def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,
+                 images: ImageSet, scenarios: list[Scenario]) -> RunRecord:
+    overlay = get_overlay(topology.overlay)
+    record = RunRecord(directory / RUN_FILE, {
         "format_version": FORMAT_VERSION,
-        "run_id": rendered.run_id,
+        "run_id": run_id,
         "started": now_iso(),
         "ended": None,
         "status": "running",
         **host_facts(images.tools),
-        "overlay": {"name": topology.overlay,
-                    "data_path": get_overlay(topology.overlay).data_path},
+        "overlay": {"name": overlay.name, "data_path": overlay.data_path,
+                    "version": overlay.version()},
         "scenarios": [s.name for s in scenarios],
-        "address_block": str(rendered.plan.block),
+        "address_block": str(plan.block),
         "networks": {n.key: {"subnet": str(n.subnet), "bridge": n.bridge}
-                     for n in rendered.plan.networks},
+                     for n in plan.networks},
         "topology": topology.model_dump(mode="json"),
         "links": link_record(topology),
     })
@@ -99,28 +108,41 @@ def start_record(rendered: RenderedRun, topology: Topology, images: ImageSet,
 
 def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
                   results: ResultSet | None = None) -> Path:
-    """Run each scenario's passes on one stack; return the run directory.
+    """Run each scenario's passes on its own stack; return the run directory.
 
     Rows go to `results` when given (the matrix's shared set), else to a
-    result set in the run directory.
+    result set in the run directory. A scenario the overlay does not support
+    gives one row per pass saying why, without starting anything.
     """
     for scenario in scenarios:
         scenario.check(topology)
     require_engine()
     images = build_project_images()
     overlay = get_overlay(topology.overlay)
-    rendered = prepare_run(topology, out_dir, images)
-    record = start_record(rendered, topology, images, scenarios)
+    run_id, block, directory = allocate_run(topology, out_dir)
+    plan = plan_addresses(topology, run_id, block)
+    record = start_record(directory, run_id, plan, topology, images, scenarios)
     if results is None:
-        results = ResultSet(rendered.run_id, rendered.directory)
-    results.run_id = rendered.run_id
-    note(f"run {rendered.run_id}: results in {rendered.directory}")
+        results = ResultSet(run_id, directory)
+    results.run_id = run_id
+    note(f"run {run_id}: results in {directory}")
     try:
-        with running(rendered) as stack:
-            for scenario in scenarios:
-                context = ScenarioContext(stack, topology, overlay, rendered.plan,
-                                          rendered.directory / "raw" / scenario.name)
-                run_passes(scenario, context, results)
+        for scenario in scenarios:
+            unsupported = overlay.supports(scenario.name, topology)
+            if unsupported:
+                record_unsupported(scenario, topology, unsupported, results)
+                continue
+            stack_topology = scenario.stack_topology(topology)
+            stack_dir = directory / scenario.name
+            if scenario.fresh_stack_per_pass:
+                for pass_no in range(1, topology.settings.passes + 1):
+                    rendered = render_run(stack_topology, run_id, block, stack_dir, images)
+                    run_on_stack(scenario, rendered, stack_topology, results, [pass_no],
+                                 stack_dir / "logs" / f"pass{pass_no}")
+            else:
+                rendered = render_run(stack_topology, run_id, block, stack_dir, images)
+                run_on_stack(scenario, rendered, stack_topology, results,
+                             list(range(1, topology.settings.passes + 1)), stack_dir / "logs")
         record.data["status"] = "completed"
     except KeyboardInterrupt as interrupt:
         record.data["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
@@ -132,28 +154,52 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
         record.data["ended"] = now_iso()
         record.save()
         results.write()
-    return rendered.directory
+    return directory
 
 
-def run_passes(scenario: Scenario, context: ScenarioContext, results: ResultSet) -> None:
-    topology = context.topology
+def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
+                 results: ResultSet, passes: list[int], logs_dir: Path) -> None:
+    """Bring one stack up, run the passes, tear down; keep its logs and events."""
+    overlay = get_overlay(topology.overlay)
+    stack: Stack | None = None
+    try:
+        with running(rendered, logs_dir) as stack:
+            context = ScenarioContext(stack, topology, overlay, rendered.plan,
+                                      rendered.directory / "raw")
+            for pass_no in passes:
+                run_pass(scenario, context, pass_no, results)
+    finally:
+        patterns = overlay.event_patterns()
+        if stack is not None and stack.saved_logs and patterns:
+            write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
+
+
+def record_unsupported(scenario: Scenario, topology: Topology, reason: str,
+                       results: ResultSet) -> None:
     settings = scenario.settings(topology)
-    unsupported = context.overlay.supports(scenario.name)
     for pass_no in range(1, topology.settings.passes + 1):
-        if unsupported:
-            outcome_metrics: dict[str, tuple[float | None, str]] = {"skipped": (None, "")}
-            results.add(scenario.name, topology.overlay, pass_no, outcome_metrics, settings,
-                        status=unsupported)
-            line = result_line(scenario.name, topology.overlay, pass_no, {"status": unsupported})
-        else:
-            outcome = scenario.run_pass(context, pass_no)
-            results.add(scenario.name, topology.overlay, pass_no, outcome.metrics, settings,
-                        status=outcome.status)
-            fields = dict(outcome.summary)
-            if outcome.status != "ok":
-                fields["status"] = outcome.status
-            line = result_line(scenario.name, topology.overlay, pass_no, fields)
-        results.lines.append(line)
-        results.write()
-        out_console.print(line)
-        step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
+        results.add(scenario.name, topology.overlay, pass_no, {"skipped": (None, "")},
+                    settings, status=reason)
+        emit(results, result_line(scenario.name, topology.overlay, pass_no, {"status": reason}))
+        step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} not run")
+
+
+def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
+             results: ResultSet) -> None:
+    topology = context.topology
+    outcome = scenario.run_pass(context, pass_no)
+    results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
+                scenario.settings(topology), status=outcome.status)
+    fields = dict(outcome.summary)
+    if outcome.status != "ok":
+        fields["status"] = outcome.status
+    emit(results, result_line(scenario.name, topology.overlay, pass_no, fields))
+    for text in outcome.notes:
+        note(text)
+    step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
+
+
+def emit(results: ResultSet, line: str) -> None:
+    results.lines.append(line)
+    results.write()
+    out_console.print(line)

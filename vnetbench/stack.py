@@ -11,6 +11,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Literal
@@ -19,6 +20,7 @@ from python_on_whales import DockerClient, docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.errors import Interrupted, UserError
+from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
 from vnetbench.ui import note, waiting
 
@@ -77,6 +79,7 @@ class Stack:
 
     def __init__(self, rendered: RenderedRun) -> None:
         self.rendered = rendered
+        self.saved_logs: list[Source] = []
         self.compose = DockerClient(
             compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -100,15 +103,28 @@ class Stack:
                 f"Container logs are kept in {self.rendered.directory / 'logs'}."
             ) from None
 
-    def save_logs(self, directory: Path) -> None:
-        """Keep every container's log (with Docker's timestamps) in the run directory."""
-        directory.mkdir(parents=True, exist_ok=True)
-        for container in docker.container.list(all=True, filters=label_filter(self.run_id)):
+    def logs(self, role: str | None = None, since: datetime | None = None) -> list[Source]:
+        """Every container's log (with Docker's timestamps), optionally of one role."""
+        filters = label_filter(self.run_id)
+        if role:
+            filters.append(("label", f"vnetbench.role={role}"))
+        sources = []
+        for container in docker.container.list(all=True, filters=filters):
+            labels = container.config.labels or {}
             try:
-                text = docker.container.logs(container, timestamps=True)
+                text = docker.container.logs(container, timestamps=True, since=since)
             except DockerException:
                 continue
-            (directory / f"{container.name}.log").write_text(str(text))
+            sources.append(Source(container.name, labels.get("vnetbench.role", ""),
+                                  labels.get("vnetbench.node", container.name), str(text)))
+        return sources
+
+    def save_logs(self, directory: Path) -> None:
+        """Keep every container's log in the run directory (and on the stack, for events)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.saved_logs = self.logs()
+        for source in self.saved_logs:
+            (directory / f"{source.container}.log").write_text(source.text)
 
     def down(self) -> Removed:
         try:
@@ -145,7 +161,7 @@ def shielded() -> Iterator[None]:
 
 
 @contextmanager
-def running(rendered: RenderedRun) -> Iterator[Stack]:
+def running(rendered: RenderedRun, logs_dir: Path | None = None) -> Iterator[Stack]:
     """Bring the stack up; whatever happens, keep its logs and tear it all down."""
     stack = Stack(rendered)
     with teardown_guard():
@@ -154,5 +170,5 @@ def running(rendered: RenderedRun) -> Iterator[Stack]:
             yield stack
         finally:
             with shielded(), waiting(f"tearing down {rendered.project}"):
-                stack.save_logs(rendered.directory / "logs")
+                stack.save_logs(logs_dir or rendered.directory / "logs")
                 stack.down()

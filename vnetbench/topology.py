@@ -72,6 +72,16 @@ class Settings(Model):
     limits: bool = Field(False, description="overlay's default per-agent limits (BENCH_LIMITS)")
     machines: int = Field(200, ge=1, le=10_000, description="join/config size (BENCH_MACHINES)")
     flood_mbit: float = Field(300.0, gt=0, description="flood offered load (BENCH_FLOOD_MBIT)")
+    limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
+    limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
+
+
+class AgentContainer(Model):
+    """One container holding one agent, or a pool of agents sharing a namespace."""
+
+    name: str
+    switch: str
+    agents: tuple[str, ...]
 
 
 class Topology(Model):
@@ -80,8 +90,12 @@ class Topology(Model):
     conductor: bool = True
     switches: list[str] = Field(min_length=1, max_length=15)
     agents: list[AgentSpec] = Field(min_length=1)
+    agent_pool: int = Field(1, ge=1, le=100, description="agent processes per container")
+    start_gate: bool = Field(False, description="agents wait at the start gate")
     links: Links = Links()
     settings: Settings = Settings()
+    overlay_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
 
     @field_validator("overlay")
     @classmethod
@@ -140,10 +154,12 @@ class Topology(Model):
         if len(set(names)) != len(names):
             problems.append("agents: agent names must be unique")
         for switch in self.switches:
-            if len(self.agents_on(switch)) > MAX_AGENTS_PER_SITE:
+            containers = len([c for c in self.agent_containers() if c.switch == switch])
+            if containers > MAX_AGENTS_PER_SITE:
                 problems.append(
-                    f"agents: more than {MAX_AGENTS_PER_SITE} agents on {switch} "
-                    "(a Linux bridge takes at most 1023 ports); add switches"
+                    f"agents: more than {MAX_AGENTS_PER_SITE} agent containers on {switch} "
+                    "(a Linux bridge takes at most 1023 ports); add switches or set "
+                    "agent_pool to run several agents per container"
                 )
         if problems:
             raise ValueError("; ".join(problems))
@@ -151,6 +167,27 @@ class Topology(Model):
 
     def agents_on(self, switch: str) -> list[AgentSpec]:
         return [a for a in self.agents if a.switch == switch]
+
+    def agent_containers(self) -> list[AgentContainer]:
+        """Agents grouped into containers: one each, or pools of `agent_pool` per switch."""
+        if self.agent_pool == 1:
+            return [AgentContainer(name=a.name, switch=a.switch, agents=(a.name,))
+                    for a in self.agents]
+        containers = []
+        for switch in self.switches:
+            names = [a.name for a in self.agents_on(switch)]
+            for index in range(0, len(names), self.agent_pool):
+                containers.append(AgentContainer(
+                    name=f"pool-{switch}-{index // self.agent_pool + 1}", switch=switch,
+                    agents=tuple(names[index:index + self.agent_pool])))
+        return containers
+
+    def container_of(self, agent: str) -> str:
+        """The container (service) an agent runs in."""
+        for container in self.agent_containers():
+            if agent in container.agents:
+                return container.name
+        raise UserError(f"The topology '{self.name}' has no agent named '{agent}'.")
 
     def agent(self, name: str) -> AgentSpec:
         for candidate in self.agents:

@@ -3,8 +3,9 @@
 from vnetbench.errors import UserError
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
+from vnetbench.overlays.vnet import Vnet
 
-OVERLAYS: dict[str, Overlay] = {overlay.name: overlay for overlay in (Baseline(),)}
+OVERLAYS: dict[str, Overlay] = {overlay.name: overlay for overlay in (Baseline(), Vnet())}
 
 
 def get_overlay(name: str) -> Overlay:

@@ -8,17 +8,45 @@ its templates knows an overlay by name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.topology import Topology
+
+if TYPE_CHECKING:
+    from vnetbench.stack import Stack
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """Per-agent limits an overlay enforces, as a token bucket with a burst."""
+
+    packets_per_second: float
+    bits_per_second: float
+    burst_seconds: float
+
+
+@dataclass(frozen=True)
+class Reconfiguration:
+    """What a config change took: its size and the time until every switch confirmed."""
+
+    lines: int
+    bytes: int
+    seconds: float | None
+    confirmed: int
+    expected: int
+    status: str = "ok"
 
 
 class Overlay(ABC):
     name: str
     summary: str
     data_path: str  # the hops a packet between two sites takes
+    # (role, event) of event_patterns() that marks one agent joined; its fields
+    # name the agent ("agent") and where it attached ("switch").
+    join_event: tuple[str, str] | None = None
 
     @abstractmethod
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
@@ -32,9 +60,30 @@ class Overlay(ABC):
         """Config, keys and certificates the containers mount; none by default."""
         return []
 
-    def supports(self, scenario: str) -> str | None:
-        """None if the scenario applies, else the reason it does not."""
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+        """None if the scenario applies (with this topology's settings), else why not."""
         return None
+
+    def event_patterns(self) -> dict[str, dict[str, str]]:
+        """Per role, event name -> regular expression over its log lines."""
+        return {}
+
+    def agent_limits(self, topology: Topology) -> AgentLimits | None:
+        """The per-agent limits this topology runs with, if the overlay has any."""
+        return None
+
+    def limiter_event(self) -> tuple[str, str] | None:
+        """(role, event) whose 'packets' field counts the limiter's drops, if logged."""
+        return None
+
+    def reconfigure(self, stack: Stack, topology: Topology, machines: int) -> Reconfiguration:
+        """Load a config for `machines`, change one line, time until every switch confirms."""
+        raise NotImplementedError(f"{self.name} has no configuration to change")
+
+    def describe(self) -> list[tuple[str, bool, str]]:
+        """Doctor lines: (check, ok, detail)."""
+        reason = self.unavailable_reason()
+        return [(f"overlay {self.name}", reason is None, reason or self.version())]
 
     def unavailable_reason(self) -> str | None:
         """None if this overlay can run here, else what is missing (e.g. images)."""

@@ -21,7 +21,7 @@ class Baseline(Overlay):
     def version(self) -> str:
         return f"Linux {platform.release()} kernel forwarding"
 
-    def supports(self, scenario: str) -> str | None:
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
         if scenario in ("join", "config"):
             return "not applicable: kernel routing has no joins or configuration to change"
         return None

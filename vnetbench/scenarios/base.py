@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.measure.events import events_frame, last_lines
 from vnetbench.overlays import Overlay
 from vnetbench.stack import Stack
 from vnetbench.topology import Topology
@@ -22,6 +23,29 @@ class ScenarioContext:
     plan: AddressPlan
     raw_dir: Path  # raw tool output of this scenario goes here
 
+    def container(self, agent: str) -> str:
+        """The container an agent runs in (its own, or its pool's)."""
+        return self.stack.container(self.topology.container_of(agent))
+
+    def placement(self) -> dict[str, str]:
+        """Agent -> the switch it is attached to: as the overlay's join events say
+        (vNet's conductor picks the switch itself), else as the topology places it."""
+        placed = {a.name: a.switch for a in self.topology.agents}
+        if self.overlay.join_event is None:
+            return placed
+        role, event = self.overlay.join_event
+        frame = events_frame(self.stack.logs(role),
+                             {role: {event: self.overlay.event_patterns()[role][event]}})
+        for fields in frame["fields"]:
+            if fields.get("agent") in placed and fields.get("switch"):
+                placed[str(fields["agent"])] = str(fields["switch"])
+        return placed
+
+    def last_log_lines(self, count: int = 2) -> dict[str, list[str]]:
+        """The last lines of every agent's and switch's log, to explain a failure."""
+        sources = self.stack.logs("agent") + self.stack.logs("switch")
+        return {source.node: last_lines(source, count) for source in sources}
+
 
 @dataclass
 class PassResult:
@@ -34,6 +58,11 @@ class PassResult:
 class Scenario(ABC):
     name: str
     description: str
+    fresh_stack_per_pass = False  # e.g. join: every pass starts from nothing
+
+    def stack_topology(self, topology: Topology) -> Topology:
+        """The topology this scenario's stack runs (e.g. join: N gated agents)."""
+        return topology
 
     def check(self, topology: Topology) -> None:  # noqa: B027 (optional hook)
         """Raise UserError before anything starts if the topology cannot host this."""

@@ -21,13 +21,20 @@ CONNECT_TIMEOUT_MS = 5000
 CONNECT_ATTEMPTS = 5
 
 
-def pick_pair(topology: Topology) -> tuple[AgentSpec, AgentSpec]:
-    """Client and server: the first agents of the first and last switch that have one."""
-    occupied = [s for s in topology.switches if topology.agents_on(s)]
+def pick_pair(topology: Topology,
+              placement: dict[str, str] | None = None) -> tuple[AgentSpec, AgentSpec]:
+    """Client and server: the first agents of the first and last switch that have one,
+    by the actual placement when given (an overlay may choose the switch itself)."""
+    placement = placement or {a.name: a.switch for a in topology.agents}
+    agents = [a.model_copy(update={"switch": placement.get(a.name, a.switch)})
+              for a in topology.agents]
+    occupied = [s for s in topology.switches if any(a.switch == s for a in agents)]
     if len(occupied) >= 2:
-        return topology.agents_on(occupied[0])[0], topology.agents_on(occupied[-1])[0]
-    if len(topology.agents) >= 2:
-        return topology.agents[0], topology.agents[1]
+        first = next(a for a in agents if a.switch == occupied[0])
+        last = next(a for a in agents if a.switch == occupied[-1])
+        return first, last
+    if len(agents) >= 2:
+        return agents[0], agents[1]
     raise UserError(
         f"The throughput scenario needs two agents, and topology '{topology.name}' has "
         f"{len(topology.agents)}. Set 'agents: 2' (or more) in the topology."
@@ -46,7 +53,7 @@ class Throughput(Scenario):
         return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
-        client, server = pick_pair(context.topology)
+        client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
         tcp, tcp_error = self._tcp(context, client.name, server.name, target, pass_no)
         ping, ping_error = self._ping(context, client.name, target, pass_no)
@@ -58,14 +65,23 @@ class Throughput(Scenario):
             "pings": f"{ping.received}/{ping.transmitted}" if ping else None,
         }
         status = path_status(tcp, tcp_error, ping, ping_error)
-        return PassResult(metrics, summary, status)
+        notes = []
+        if status.startswith("path dead"):
+            logs = context.last_log_lines()
+            save(context.raw_dir / f"path-dead-pass{pass_no}.txt",
+                 "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
+            wanted = {client.name, server.name, client.switch, server.switch}
+            status += "; last log lines: " + " | ".join(
+                f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
+            notes.append(f"[yellow]{status}[/]")
+        return PassResult(metrics, summary, status, notes)
 
     def _tcp(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
     ) -> tuple[IperfResult | None, str | None]:
         stack, seconds = context.stack, context.topology.settings.seconds
         server_probe = start_probe(
-            stack.run_id, stack.container(server), ["iperf3", "-s", "-1"],
+            stack.run_id, context.container(server), ["iperf3", "-s", "-1"],
             name=f"{stack.rendered.project}-iperf-server-{pass_no}",
         )
         argv = ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
@@ -74,7 +90,7 @@ class Throughput(Scenario):
             with waiting(f"pass {pass_no}: TCP {client} → {server} ({target})", seconds):
                 output = ""
                 for _ in range(CONNECT_ATTEMPTS):  # the server may not listen yet
-                    output = run_probe(stack.run_id, stack.container(client), argv,
+                    output = run_probe(stack.run_id, context.container(client), argv,
                                        timeout_seconds=seconds + 30).stdout
                     if "Connection refused" not in output:
                         break
@@ -95,7 +111,7 @@ class Throughput(Scenario):
         argv = ["ping", "-c", str(settings.pings), "-i", f"{interval:g}", "-W", "1", target]
         with waiting(f"pass {pass_no}: {settings.pings} pings every "
                      f"{settings.ping_interval_ms:g} ms", expected):
-            output = run_probe(context.stack.run_id, context.stack.container(client), argv,
+            output = run_probe(context.stack.run_id, context.container(client), argv,
                                timeout_seconds=expected + 10).stdout
         save(context.raw_dir / f"ping-pass{pass_no}.txt", output)
         try:

@@ -1,0 +1,80 @@
+"""Events from logs: `docker logs --timestamps` lines matched against patterns.
+
+The patterns come from the overlay (for vNet: its profile), per role; named
+groups become the event's fields. Pool containers run several agent
+processes and prefix each line with `<process>| `, so an event still names
+the process that wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+TIMESTAMPED = re.compile(r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(?P<text>.*)$")
+POOL_PREFIX = re.compile(r"^(?P<process>[A-Za-z0-9_.-]+)\| (?P<text>.*)$")
+COLUMNS = ["time", "container", "role", "process", "event", "fields", "line"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One container's log and what it is."""
+
+    container: str
+    role: str
+    node: str  # the node name (agent, switch...) for lines without a pool prefix
+    text: str
+
+
+def compile_patterns(patterns: Mapping[str, str]) -> list[tuple[str, re.Pattern[str]]]:
+    return [(event, re.compile(pattern)) for event, pattern in patterns.items()]
+
+
+def parse_lines(source: Source, patterns: Mapping[str, str]) -> list[dict[str, object]]:
+    """Every line of one log that matches one of its role's patterns."""
+    compiled = compile_patterns(patterns)
+    rows: list[dict[str, object]] = []
+    for raw in source.text.splitlines():
+        stamped = TIMESTAMPED.match(raw)
+        time, text = (stamped["time"], stamped["text"]) if stamped else (None, raw)
+        pooled = POOL_PREFIX.match(text)
+        process, text = (pooled["process"], pooled["text"]) if pooled else (source.node, text)
+        for event, pattern in compiled:
+            found = pattern.search(text)
+            if found:
+                rows.append({"time": time, "container": source.container, "role": source.role,
+                             "process": process, "event": event,
+                             "fields": found.groupdict(), "line": text})
+                break
+    return rows
+
+
+def events_frame(sources: Iterable[Source],
+                 patterns: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """One frame of events from many logs, in time order (untimed lines last)."""
+    rows = [row for source in sources
+            for row in parse_lines(source, patterns.get(source.role, {}))]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
+    return frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
+
+
+def last_lines(source: Source, count: int = 3) -> list[str]:
+    """A log's last lines without Docker's timestamps, to explain a failure."""
+    lines = []
+    for raw in source.text.splitlines()[-count:]:
+        stamped = TIMESTAMPED.match(raw)
+        lines.append(stamped["text"] if stamped else raw)
+    return lines
+
+
+def write_events(frame: pd.DataFrame, path: Path) -> None:
+    """Parquet with the fields as JSON text (their keys differ per event)."""
+    out = frame.assign(fields=frame["fields"].map(json.dumps))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out.to_parquet(path, index=False)

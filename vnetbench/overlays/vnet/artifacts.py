@@ -1,0 +1,187 @@
+"""Getting vNet in: user-built images by name, or a directory of user-built programs.
+
+vNet is in no registry, and none of its code or build recipe may enter this
+project. A user either builds vNet's own images (named in the profile, the
+topology's `overlay_options.vnet.images`, --vnet-image or VNETBENCH_VNET_IMAGES),
+or builds the three programs with vNet's CMake instructions and runs
+`vnetbench images vnet --programs DIR`, which wraps them into a runtime image.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from python_on_whales import docker
+from python_on_whales.exceptions import DockerException
+
+from vnetbench.errors import UserError
+from vnetbench.images import build_image_from, ensure_base_image, image_id
+from vnetbench.overlays.vnet.profile import ROLES, VnetProfile
+from vnetbench.paths import IMAGES
+
+IMAGES_VARIABLE = "VNETBENCH_VNET_IMAGES"
+HOW_TO_PROVIDE = (
+    "Provide vNet in one of two ways: (a) build vNet's own images (its "
+    "docker/Dockerfile.{conductor,switch,agent}) and tag them vnet-conductor, vnet-switch "
+    "and vnet-agent, or name yours with --vnet-image ROLE=IMAGE or "
+    f"{IMAGES_VARIABLE}=conductor=...,switch=...,agent=...; or (b) build the three programs "
+    "with vNet's CMake instructions and run 'vnetbench images vnet --programs BUILD_DIR'."
+)
+NOT_FOUND = re.compile(r"^\s*(\S+) => not found", re.MULTILINE)
+RESOLVED = re.compile(r"^\s*(\S+) => (/\S+) \(", re.MULTILINE)
+VERSION_MISSING = re.compile(r"version `([^']+)' not found", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class VnetImages:
+    images: dict[str, str]  # role -> image
+    source: str  # how they were found, for doctor and run.json
+
+
+def parse_image_list(text: str) -> dict[str, str]:
+    """'IMAGE' for all roles, or 'conductor=A,switch=B,agent=C'."""
+    if "=" not in text:
+        return dict.fromkeys(ROLES, text.strip())
+    chosen = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        role, _, image = part.partition("=")
+        if role not in ROLES or not image:
+            raise UserError(
+                f"'{part}' in the vNet image list is not ROLE=IMAGE with ROLE one of "
+                f"{', '.join(ROLES)}. Write e.g. conductor=my-conductor,agent=my-agent."
+            )
+        chosen[role] = image
+    return chosen
+
+
+def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetImages | None, str]:
+    """The images to run, or None and what is missing."""
+    requested = dict(profile.images)
+    source = "the profile's image names"
+    if os.environ.get(IMAGES_VARIABLE):
+        requested |= parse_image_list(os.environ[IMAGES_VARIABLE])
+        source = IMAGES_VARIABLE
+    if options.get("images"):
+        requested |= dict(options["images"])
+        source = "the topology/command line"
+    missing = [f"{role} ({image})" for role, image in requested.items() if not image_id(image)]
+    if not missing:
+        return VnetImages(requested, f"images named by {source}"), ""
+    if source == "the profile's image names" and image_id(profile.runtime_image):
+        return (VnetImages(dict.fromkeys(ROLES, profile.runtime_image),
+                           f"runtime image {profile.runtime_image} built from programs"), "")
+    return None, (f"no vNet images: {', '.join(missing)} not found on this engine, and no "
+                  f"runtime image {profile.runtime_image}. {HOW_TO_PROVIDE}")
+
+
+@cache
+def program_contains(image: str, program: str, needle: str) -> bool:
+    """Does the program inside the image contain the string (a feature marker)?"""
+    try:
+        docker.run(image, ["-a", "-q", needle, program], entrypoint="grep",
+                   remove=True, pull="never")
+        return True
+    except DockerException:
+        return False
+
+
+def feature_state(profile: VnetProfile, images: VnetImages, feature: str,
+                  role: str = "switch") -> str | None:
+    """None when this build has the feature, else why it is reported as absent."""
+    spec = profile.feature(feature)
+    if spec.available is not None:
+        return None if spec.available else f"the vNet profile marks '{feature}' as absent"
+    role = str((spec.model_extra or {}).get("role", role))
+    if program_contains(images.images[role], profile.programs[role], spec.detect):
+        return None
+    return (f"not supported by this vNet build: its {role} program has no '{spec.detect}' "
+            f"(feature '{feature}'; set features.{feature}.available in a --vnet-profile if "
+            "your build names it differently)")
+
+
+def libraries(program: Path) -> tuple[dict[str, str], list[str]]:
+    """Host ldd of a program: resolved name -> path, and names not found."""
+    result = subprocess.run(["ldd", str(program)], capture_output=True, text=True, timeout=30)
+    output = result.stdout + result.stderr
+    return dict(RESOLVED.findall(output)), NOT_FOUND.findall(output)
+
+
+def check_programs(directory: Path, profile: VnetProfile) -> dict[str, Path]:
+    programs = {role: directory / Path(profile.programs[role]).name for role in ROLES}
+    absent = [str(p) for p in programs.values() if not (p.is_file() and os.access(p, os.X_OK))]
+    if absent:
+        raise UserError(
+            f"The programs directory {directory} lacks {', '.join(absent)} (executable). "
+            "Build them with vNet's CMake instructions (cmake --build BUILD --target conductor "
+            "switch agent) and give the build directory."
+        )
+    return programs
+
+
+def missing_in_base(base: str, directory: Path) -> list[str]:
+    """Libraries the programs need that the base image does not have."""
+    script = "for p in /programs/*; do ldd \"$p\"; done"
+    try:
+        output = docker.run(base, ["sh", "-c", script], volumes=[(directory, "/programs", "ro")],
+                            remove=True, pull="never")
+    except DockerException as error:
+        output = (error.stdout or "") + (error.stderr or "")
+    return sorted(set(NOT_FOUND.findall(str(output))))
+
+
+def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
+    """Wrap user-built programs into one runtime image (base + the libraries they need)."""
+    programs = check_programs(directory.resolve(), profile)
+    base = ensure_base_image()
+    with tempfile.TemporaryDirectory(prefix="vnet-runtime-") as scratch:
+        context = Path(scratch)
+        shutil.copytree(IMAGES / "vnet-runtime", context, dirs_exist_ok=True)
+        (context / "bin").mkdir()
+        (context / "lib").mkdir()
+        for role, program in programs.items():
+            shutil.copy2(program, context / "bin" / Path(profile.programs[role]).name)
+        needed = missing_in_base(base, context / "bin")
+        host_paths: dict[str, str] = {}
+        host_missing: set[str] = set()
+        for program in programs.values():
+            resolved, absent = libraries(program)
+            host_paths |= resolved
+            host_missing |= set(absent)
+        unavailable = [lib for lib in needed if lib not in host_paths]
+        if unavailable:
+            raise UserError(
+                f"The vNet programs need {', '.join(unavailable)}, which neither the base "
+                f"image ({base}) nor this machine has"
+                f"{' (ldd: not found)' if host_missing else ''}. Install the package that "
+                "provides it here (e.g. libprotobuf for libprotobuf.so.*) and run again."
+            )
+        for lib in needed:
+            shutil.copy2(Path(host_paths[lib]).resolve(), context / "lib" / lib)
+        build_image_from(context, profile.runtime_image, base, label="vnet-runtime")
+    verify_runtime_image(profile)
+    return profile.runtime_image
+
+
+def verify_runtime_image(profile: VnetProfile) -> None:
+    script = "; ".join(f"ldd {p}" for p in profile.programs.values())
+    try:
+        output = str(docker.run(profile.runtime_image, ["sh", "-c", script], entrypoint="",
+                                remove=True, pull="never"))
+    except DockerException as error:
+        output = (error.stdout or "") + (error.stderr or "")
+    problems = NOT_FOUND.findall(output) + VERSION_MISSING.findall(output)
+    if problems:
+        docker.image.remove(profile.runtime_image, force=True)
+        raise UserError(
+            f"The vNet runtime image cannot run the programs: {', '.join(sorted(set(problems)))} "
+            "missing inside it. Build the programs on a system no newer than Debian 13 "
+            "(glibc 2.41), or build vNet's own images instead."
+        )

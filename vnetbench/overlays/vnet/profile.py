@@ -1,0 +1,150 @@
+"""The vNet profile: every vNet fact the adapter and its templates use.
+
+The shipped `profile.yml` describes the public snapshot; a user's file
+(--vnet-profile / VNETBENCH_VNET_PROFILE) is merged over it key by key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from ipaddress import IPv4Address, IPv4Network
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from vnetbench.errors import UserError
+
+SHIPPED_PROFILE = Path(__file__).with_name("profile.yml")
+PROFILE_VARIABLE = "VNETBENCH_VNET_PROFILE"
+ROLES = ("conductor", "switch", "agent")
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Feature(Part):
+    """A feature only some vNet builds have; `detect` must occur in the program."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    detect: str
+    available: bool | None = None  # force on/off instead of detecting
+
+    def get(self, key: str) -> Any:
+        return (self.model_extra or {})[key]
+
+
+class ConfigFormat(Part):
+    holder: str = Field(pattern="^(switch|conductor)$")
+    path: str
+    comment: str
+    address_line: str
+    rule_line: str
+
+
+class Environment(Part):
+    conductor_address: str
+    conductor_port: str
+    config_path: str
+    dump_path: str
+
+
+class VnetProfile(Part):
+    name: str
+    images: dict[str, str]
+    runtime_image: str
+    programs: dict[str, str]
+    arguments: dict[str, list[str]]
+    ports: dict[str, int]
+    environment: Environment
+    tun_roles: list[str]
+    forwarding_roles: list[str]
+    tun_interface: str
+    virtual_network: IPv4Network
+    virtual_first: IPv4Address
+    config: ConfigFormat
+    features: dict[str, Feature]
+    events: dict[str, dict[str, str]]
+
+    @field_validator("images", "programs", "arguments")
+    @classmethod
+    def _every_role(cls, value: dict[str, Any]) -> dict[str, Any]:
+        missing = [role for role in ROLES if role not in value]
+        if missing:
+            raise ValueError(f"missing role(s) {', '.join(missing)}")
+        return value
+
+    @field_validator("events")
+    @classmethod
+    def _patterns_compile(cls, value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for role, patterns in value.items():
+            for event, pattern in patterns.items():
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise ValueError(f"{role}.{event}: bad regular expression ({error})") from None
+        return value
+
+    def feature(self, name: str) -> Feature:
+        return self.features[name]
+
+    def virtual_address(self, index: int) -> IPv4Address:
+        address = self.virtual_first + index
+        if address not in self.virtual_network:
+            raise UserError(
+                f"{index + 1} agents do not fit vNet's virtual network {self.virtual_network} "
+                f"from {self.virtual_first}. Use fewer agents or widen 'virtual_network' in "
+                "the vNet profile."
+            )
+        return address
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Nested dictionaries merge key by key; anything else is replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise UserError(
+            f"There is no vNet profile at {path}. Give the path of a YAML file holding the "
+            f"keys that differ from the shipped profile ({SHIPPED_PROFILE}), or unset "
+            f"{PROFILE_VARIABLE}."
+        )
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise UserError(f"The vNet profile {path} is not valid YAML: {error}. Fix it.") from None
+    if not isinstance(data, dict):
+        raise UserError(f"The vNet profile {path} must be a YAML mapping of profile keys.")
+    return data
+
+
+@cache
+def load_profile(override: Path | None = None) -> VnetProfile:
+    """The shipped profile, with a user's file (argument or environment) over it."""
+    if override is None and os.environ.get(PROFILE_VARIABLE):
+        override = Path(os.environ[PROFILE_VARIABLE])
+    data = read_yaml(SHIPPED_PROFILE)
+    source = str(SHIPPED_PROFILE)
+    if override is not None:
+        data = merge(data, read_yaml(override))
+        source = f"{override} (over the shipped profile)"
+    try:
+        return VnetProfile.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise UserError(f"The vNet profile {source} is not valid: {problems}. Fix these keys.")\
+            from None
