@@ -72,6 +72,9 @@ class Settings(Model):
     limits: bool = Field(False, description="overlay's default per-agent limits (BENCH_LIMITS)")
     machines: int = Field(200, ge=1, le=10_000, description="join/config size (BENCH_MACHINES)")
     flood_mbit: float = Field(300.0, gt=0, description="flood offered load (BENCH_FLOOD_MBIT)")
+    join_pool: int | None = Field(None, ge=1, le=100,
+                                  description="agents per container in join (none: auto)")
+    join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
     limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
     limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
 

@@ -2,9 +2,14 @@
 
 from vnetbench.errors import UserError
 from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.config import ConfigChange
+from vnetbench.scenarios.flood import Flood
+from vnetbench.scenarios.join import Join
 from vnetbench.scenarios.throughput import Throughput
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (Throughput(),)}
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood())
+}
 
 
 def get_scenario(name: str) -> Scenario:

@@ -80,10 +80,10 @@ class Vnet(Overlay):
         return feature_state(profile_for(topology), images, feature)
 
     def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
-        needed = {"config": ["reload"], "flood": ["limits"]}.get(scenario, [])
+        needed = {"config": ["reload"]}.get(scenario, [])
         if topology is not None:
             needed += ["tls"] if topology.settings.tls else []
-            needed += ["limits"] if topology.settings.limits and scenario != "flood" else []
+            needed += ["limits"] if topology.settings.limits and scenario == "throughput" else []
         for feature in needed:
             reason = self.feature_missing(feature, topology)
             if reason:
@@ -124,7 +124,7 @@ class Vnet(Overlay):
         return ("switch", "limiter_drops")
 
     def agent_limits(self, topology: Topology) -> AgentLimits | None:
-        if not topology.settings.limits:
+        if not topology.settings.limits or self.feature_missing("limits", topology):
             return None
         spec = profile_for(topology).feature("limits")
         pps = topology.settings.limit_pps or spec.get("default_packets_per_second")
@@ -167,7 +167,7 @@ class Vnet(Overlay):
             auth = profile.feature("auth_file")
             per_role["conductor"][str(auth.get("variable"))] = str(auth.get("path"))
         limits = self.agent_limits(topology)
-        if limits and not self.feature_missing("limits", topology):
+        if limits:
             spec = profile.feature("limits")
             role = str(spec.get("role"))
             per_role[role] |= {

@@ -1,0 +1,197 @@
+"""flood: does a machine that floods its switch hurt the others?
+
+As the seed: per-agent limits 5000 packets/s and 50 Mbit/s; one agent sends
+UDP at BENCH_FLOOD_MBIT for 5 s to an agent on the same switch while an agent
+on the other switch pings the target 15 times. Drops are measured from
+outside (iperf3's receiver count), valid for any overlay; the limiter's own
+count is added when the overlay logs it, beside a token bucket's prediction.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from vnetbench.errors import UserError
+from vnetbench.measure.events import events_frame
+from vnetbench.measure.iperf import IperfError, UdpResult, parse_iperf_udp
+from vnetbench.measure.ping import PingParseError, PingResult, parse_ping
+from vnetbench.measure.probe import run_probe, start_probe, stop_probe
+from vnetbench.overlays.base import AgentLimits
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.throughput import save
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+
+FLOOD_SECONDS = 5.0
+PINGS = 15
+PAYLOAD_BYTES = 1400
+IP_UDP_HEADER_BYTES = 28  # a limiter counts IP packets: payload + UDP (8) + IPv4 (20)
+SEED_LIMIT_PPS = 5000
+SEED_LIMIT_MBIT = 50.0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    offered_pps: float
+    allowed_pps: float
+    dropped: float
+
+
+def token_bucket_drops(packets_sent: int, seconds: float, payload_bytes: int,
+                       limits: AgentLimits) -> Prediction:
+    """Drops a token bucket with `burst_seconds` of burst predicts for a steady flood.
+
+    The packet and byte buckets both apply; the tighter one binds. Seed check:
+    300 Mbit/s of 1400-byte payloads is 26786 packets/s; 50 Mbit/s of 1428-byte
+    IP packets allows 4377/s; over 5 s with 1 s of burst about 107670 drop.
+    """
+    wire_bits = (payload_bytes + IP_UDP_HEADER_BYTES) * 8
+    allowed_pps = min(limits.packets_per_second, limits.bits_per_second / wire_bits)
+    allowed = allowed_pps * (seconds + limits.burst_seconds)
+    return Prediction(offered_pps=packets_sent / seconds, allowed_pps=allowed_pps,
+                      dropped=max(0.0, packets_sent - allowed))
+
+
+@dataclass(frozen=True)
+class Roles:
+    sender: str
+    target: str
+    pinger: str
+
+
+def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
+    """Sender and target on one switch, the pinger on another."""
+    for switch in topology.switches:
+        local = [a.name for a in topology.agents if placement.get(a.name) == switch]
+        remote = [a.name for a in topology.agents if placement.get(a.name) not in (switch, None)]
+        if len(local) >= 2 and remote:
+            return Roles(sender=local[1], target=local[0], pinger=remote[0])
+    raise UserError(
+        f"The flood scenario needs two agents on one switch and one on another; topology "
+        f"'{topology.name}' has no such placement. Give it two switches and four agents."
+    )
+
+
+class Flood(Scenario):
+    name = "flood"
+    description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
+
+    def stack_topology(self, topology: Topology) -> Topology:
+        """At least two agents per switch, and the seed's limits unless set otherwise."""
+        agents = max(len(topology.agents), 2 * len(topology.switches))
+        settings = topology.settings.model_copy(update={
+            "limits": True,
+            "limit_pps": topology.settings.limit_pps or SEED_LIMIT_PPS,
+            "limit_mbit": topology.settings.limit_mbit or SEED_LIMIT_MBIT})
+        data = topology.model_dump()
+        if agents > len(topology.agents):
+            data["agents"] = agents
+        data["settings"] = settings.model_dump()
+        return Topology.model_validate(data)
+
+    def check(self, topology: Topology) -> None:
+        if len(topology.switches) < 2:
+            raise UserError(f"The flood scenario needs two switches; topology "
+                            f"'{topology.name}' has {len(topology.switches)}.")
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {"flood_mbit": s.flood_mbit, "seconds": FLOOD_SECONDS, "pings": PINGS}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        roles = pick_roles(context.topology, context.placement())
+        target = context.overlay.target_address(context.topology, context.plan, roles.target)
+        flood, ping, errors = self._flood_and_ping(context, roles, target, pass_no)
+        limits = context.overlay.agent_limits(context.topology)
+        limiter = limiter_count(context)
+        metrics = flood_metrics(flood, ping, limits, limiter)
+        summary: dict[str, float | int | str | None] = {
+            "pings": f"{ping.received}/{ping.transmitted}" if ping else None,
+            "sent": flood.packets_sent if flood else None,
+            "received": flood.packets_received if flood else None,
+            "limiter_drops": limiter,
+            "predicted_drops": round(metrics["predicted_drops"][0] or 0) if limits else None,
+            "limits": (f"{limits.packets_per_second:.0f}pps/{limits.bits_per_second / 1e6:g}Mbit"
+                       if limits else "none on this overlay or build"),
+        }
+        status = "; ".join(errors) or "ok"
+        if flood is None and (ping is None or ping.received == 0):
+            status = (f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
+                      f"0 flood packets delivered ({status})")
+        return PassResult(metrics, summary, status)
+
+    def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
+                        pass_no: int) -> tuple[UdpResult | None, PingResult | None, list[str]]:
+        stack, run_id = context.stack, context.stack.run_id
+        mbit = context.topology.settings.flood_mbit
+        server = start_probe(run_id, context.container(roles.target), ["iperf3", "-s", "-1"],
+                             name=f"{stack.rendered.project}-flood-server-{pass_no}")
+        flood_argv = ["iperf3", "-c", target, "-u", "-b", f"{mbit:g}M", "-l", str(PAYLOAD_BYTES),
+                      "-t", f"{FLOOD_SECONDS:g}", "-J", "--connect-timeout", "5000"]
+        interval = FLOOD_SECONDS / PINGS
+        ping_argv = ["ping", "-c", str(PINGS), "-i", f"{interval:.3f}", "-W", "1", target]
+        try:
+            with waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
+                         f"Mbit/s; {roles.pinger} pings it", FLOOD_SECONDS + 1), \
+                    ThreadPoolExecutor(2) as pool:
+                flood_job = pool.submit(run_probe, run_id, context.container(roles.sender),
+                                        flood_argv, FLOOD_SECONDS + 30)
+                ping_job = pool.submit(run_probe, run_id, context.container(roles.pinger),
+                                       ping_argv, FLOOD_SECONDS + 15)
+                flood_out, ping_out = flood_job.result().stdout, ping_job.result().stdout
+        finally:
+            stop_probe(server)
+        save(context.raw_dir / f"flood-pass{pass_no}.json", flood_out)
+        save(context.raw_dir / f"flood-ping-pass{pass_no}.txt", ping_out)
+        errors, flood, ping = [], None, None
+        try:
+            flood = parse_iperf_udp(flood_out)
+        except IperfError as error:
+            errors.append(f"flood failed: {error}")
+        try:
+            ping = parse_ping(ping_out)
+        except PingParseError as error:
+            errors.append(f"ping failed: {error}")
+        return flood, ping, errors
+
+
+def limiter_count(context: ScenarioContext) -> int | None:
+    """The limiter's own drop count, summed over switches, when the overlay logs it."""
+    event = context.overlay.limiter_event()
+    if event is None:
+        return None
+    role, name = event
+    pattern = context.overlay.event_patterns().get(role, {}).get(name)
+    if not pattern:
+        return None
+    frame = events_frame(context.stack.logs(role), {role: {name: pattern}})
+    if frame.empty:
+        return None
+    return sum(int(fields.get("packets") or 0) for fields in frame["fields"])
+
+
+def flood_metrics(flood: UdpResult | None, ping: PingResult | None,
+                  limits: AgentLimits | None, limiter: int | None) -> Metrics:
+    metrics: Metrics = {
+        "pings_answered": (ping.received if ping else None, "count"),
+        "pings_sent": (ping.transmitted if ping else None, "count"),
+        "ping_rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
+        "flood_packets_sent": (flood.packets_sent if flood else None, "count"),
+        "flood_packets_received": (flood.packets_received if flood else None, "count"),
+        "flood_packets_dropped": (flood.packets_lost if flood else None, "count"),
+        "flood_received_mbit": (flood.receiver_mbit if flood else None, "Mbit/s"),
+        "limiter_drops": (limiter, "count"),
+    }
+    if limits and flood:
+        prediction = token_bucket_drops(flood.packets_sent, flood.seconds,
+                                        flood.payload_bytes or PAYLOAD_BYTES, limits)
+        measured = limiter if limiter is not None else flood.packets_lost
+        difference = ((measured - prediction.dropped) / prediction.dropped * 100
+                      if prediction.dropped else None)
+        metrics |= {"predicted_drops": (prediction.dropped, "count"),
+                    "prediction_difference": (difference, "%"),
+                    "limit_allowed_pps": (prediction.allowed_pps, "packets/s")}
+    else:
+        metrics |= {"predicted_drops": (None, "count"), "prediction_difference": (None, "%")}
+    return metrics

@@ -1,0 +1,170 @@
+"""join: how long until a room of machines that start at once is attached?
+
+The conductor and the switches are up; BENCH_MACHINES agents wait at the
+start gate (created, their programs not started) and are released together.
+The time runs from the first release to the join event (the overlay's
+`join_event`, e.g. vNet's conductor registering the agent) of the last agent
+that joined within the bounded wait. Beside it: the gate's own spread, how
+agents split across switches, and for every agent that did not join, the
+reason its own log gives. Every pass starts a fresh stack.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import pandas as pd
+
+from vnetbench.gate import gate_spread, release, release_stamp
+from vnetbench.measure.events import Source, events_frame, last_lines
+from vnetbench.overlays import Overlay
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+
+CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers started in ~4 s
+POLL_SECONDS = 0.5
+
+
+def pool_size(machines: int, requested: int | None) -> int:
+    """Agents per container: as requested, else one each up to 40, then pools."""
+    if requested:
+        return requested
+    return max(1, math.ceil(machines / CONTAINERS_TARGET))
+
+
+def join_wait(topology: Topology) -> float:
+    """The bounded wait: the setting, growing with the room (the seed's 30 s for hundreds)."""
+    return topology.settings.join_wait_s + topology.settings.machines * 0.02
+
+
+@dataclass(frozen=True)
+class JoinOutcome:
+    total: int
+    joined: dict[str, pd.Timestamp]  # agent -> join time
+    switches: Counter[str]
+    released_first: float | None
+    released_last: float | None
+    gate_waiting: int
+    reasons: Counter[str]
+
+    @property
+    def seconds(self) -> float | None:
+        if not self.joined or self.released_first is None:
+            return None
+        return max(t.timestamp() for t in self.joined.values()) - self.released_first
+
+
+def joined_agents(overlay: Overlay, conductor_logs: list[Source]) -> pd.DataFrame:
+    assert overlay.join_event is not None
+    role, event = overlay.join_event
+    frame = events_frame(conductor_logs, {role: {event: overlay.event_patterns()[role][event]}})
+    frame["agent"] = [f.get("agent") for f in frame["fields"]]
+    frame["switch"] = [f.get("switch") for f in frame["fields"]]
+    return frame.drop_duplicates("agent")
+
+
+def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]:
+    """Why agents did not join, from the last line each one wrote."""
+    last: dict[str, str] = {}
+    for source in agent_logs:
+        for raw in source.text.splitlines():
+            text = last_lines(Source(source.container, source.role, source.node, raw), 1)[0]
+            name, sep, rest = text.partition("| ")
+            if sep and name in missing:
+                last[name] = rest
+            elif source.node in missing and not text.startswith("vnetbench-gate"):
+                last[source.node] = text
+    reasons: Counter[str] = Counter()
+    for agent in missing:
+        line = last.get(agent)
+        reasons[f"log ends: {line}" if line else "no output at all"] += 1
+    return reasons
+
+
+class Join(Scenario):
+    name = "join"
+    description = "time for N agents released at once by a start gate to join"
+    fresh_stack_per_pass = True
+
+    def stack_topology(self, topology: Topology) -> Topology:
+        machines = topology.settings.machines
+        data = topology.model_dump()
+        data.update(agents=machines, start_gate=True,
+                    agent_pool=pool_size(machines, topology.settings.join_pool))
+        return Topology.model_validate(data)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {"machines": s.machines, "pool": pool_size(s.machines, s.join_pool)}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        if context.overlay.join_event is None:
+            reason = f"not applicable: {context.overlay.name} has no join event"
+            return PassResult({"skipped": (None, "")}, {}, reason)
+        outcome = self.measure(context, pass_no)
+        return result_of(outcome, join_wait(context.topology))
+
+    def measure(self, context: ScenarioContext, pass_no: int) -> JoinOutcome:
+        total = len(context.topology.agents)
+        gate_dir = context.stack.rendered.directory / "gate"
+        deadline_seconds = join_wait(context.topology)
+        with waiting(f"pass {pass_no}: {total} agents released at once, waiting for joins",
+                     min(deadline_seconds, 1 + total * 0.01)):
+            released = release(gate_dir)
+            joined = self.wait_for_joins(context, total, released + deadline_seconds)
+        agents = context.stack.logs("agent")
+        spread = gate_spread({s.container: release_stamp(s.text) for s in agents})
+        missing = {a.name for a in context.topology.agents} - set(joined["agent"])
+        return JoinOutcome(
+            total=total,
+            joined=dict(zip(joined["agent"], joined["time"], strict=True)),
+            switches=Counter(joined["switch"]),
+            released_first=spread.first, released_last=spread.last,
+            gate_waiting=spread.waiting,
+            reasons=failure_reasons(agents, missing))
+
+    def wait_for_joins(self, context: ScenarioContext, total: int,
+                       deadline: float) -> pd.DataFrame:
+        assert context.overlay.join_event is not None
+        role = context.overlay.join_event[0]
+        while True:
+            joined = joined_agents(context.overlay, context.stack.logs(role))
+            if len(joined) >= total or time.time() > deadline:
+                return joined
+            time.sleep(POLL_SECONDS)
+
+
+def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
+    spread_ms = ((outcome.released_last - outcome.released_first) * 1000
+                 if outcome.released_first is not None and outcome.released_last is not None
+                 else None)
+    joined = len(outcome.joined)
+    metrics: Metrics = {
+        "join_seconds": (outcome.seconds, "s"),
+        "joined": (joined, "count"),
+        "machines": (outcome.total, "count"),
+        "not_joined": (outcome.total - joined, "count"),
+        "gate_spread_ms": (spread_ms, "ms"),
+        "gate_never_released": (outcome.gate_waiting, "count"),
+    }
+    for switch, count in sorted(outcome.switches.items()):
+        metrics[f"joined_on_{switch}"] = (count, "count")
+    summary: dict[str, float | int | str | None] = {
+        "join_s": round(outcome.seconds, 3) if outcome.seconds is not None else None,
+        "joined": f"{joined}/{outcome.total}",
+        "gate_spread_ms": round(spread_ms, 1) if spread_ms is not None else None,
+        "split": ",".join(f"{s}:{c}" for s, c in sorted(outcome.switches.items())),
+    }
+    status = "ok"
+    if joined < outcome.total:
+        reasons = "; ".join(f"{count} x {reason}" for reason, count
+                            in outcome.reasons.most_common(4))
+        status = (f"partial: {joined} of {outcome.total} joined within {wait_seconds:.0f} s "
+                  f"(time is for those that joined); not joined: {reasons}")
+    if outcome.gate_waiting:
+        status += f"; {outcome.gate_waiting} container(s) never left the gate"
+    return PassResult(metrics, summary, status)
