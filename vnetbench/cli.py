@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.markup import escape
@@ -17,6 +17,11 @@ from vnetbench import __version__
 from vnetbench.errors import UserError
 from vnetbench.paths import PROJECT_ROOT
 from vnetbench.ui import err_console, note, out_console
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from vnetbench.topology import Topology
 
 DEFAULT_TOPOLOGY = PROJECT_ROOT / "topologies" / "two-sites.yml"
 DEFAULT_BLOCK = "10.191.0.0/16"
@@ -110,30 +115,65 @@ def render(
 @app.command()
 @guarded
 def run(
-    scenarios: Annotated[list[str], typer.Argument(help="Scenarios to run, e.g. throughput.")],
+    scenarios: Annotated[list[str], typer.Argument(help="Scenarios: throughput, join, "
+                                                        "config, flood.")],
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
-    overlay: Annotated[str | None, typer.Option(help="Overlay (overrides the topology's).")]
-    = None,
+    overlay: Annotated[str | None, typer.Option(
+        help="Overlay, or several separated by commas, run one after another "
+             "(overrides the topology's).")] = None,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length (BENCH_SECONDS).")]
     = None,
     passes: Annotated[int | None, typer.Option(help="Passes per scenario.")] = None,
+    machines: Annotated[int | None, typer.Option(help="join/config size (BENCH_MACHINES).")]
+    = None,
+    baseline: Annotated[bool, typer.Option(
+        help="As the seed, measure throughput's path without the overlay first.")] = True,
+    vnet_image: Annotated[list[str] | None, typer.Option(
+        help="vNet image per role, ROLE=IMAGE (or one IMAGE for all roles).")] = None,
+    vnet_profile: Annotated[Path | None, typer.Option(
+        help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Bring the topology up, run the scenarios' passes, tear everything down."""
-    from vnetbench.overlays import get_overlay
+    from vnetbench.comparison import comparison_table, parse_overlays, run_overlays
+    from vnetbench.results import load_results
     from vnetbench.scenarios import get_scenario
-    from vnetbench.session import run_scenarios
     from vnetbench.topology import load_topology
 
-    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
-                 if v is not None}
-    topology = load_topology(topology_file, overrides)
-    if overlay:
-        get_overlay(overlay)  # a clear error for an unknown name
-        topology = topology.model_copy(update={"overlay": overlay})
+    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes,
+                                   "machines": machines}.items() if v is not None}
+    topology = with_vnet_options(load_topology(topology_file, overrides), vnet_image,
+                                 vnet_profile)
     chosen = [get_scenario(name) for name in scenarios]
-    directory = run_scenarios(topology, chosen, out_directory(out))
+    overlays = parse_overlays(overlay, topology.overlay)
+    directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
+    table = comparison_table(load_results(directory))
+    if not table.empty:
+        out_console.print(rich_table(table))
     note(f"results: {directory}")
+
+
+def with_vnet_options(topology: Topology, images: list[str] | None,
+                      profile: Path | None) -> Topology:
+    """The topology with --vnet-image/--vnet-profile in its vnet overlay options."""
+    if not images and profile is None:
+        return topology
+    from vnetbench.overlays.vnet.artifacts import parse_image_list
+
+    vnet = dict(topology.overlay_options.get("vnet", {}))
+    for item in images or []:
+        vnet["images"] = {**vnet.get("images", {}), **parse_image_list(item)}
+    if profile is not None:
+        vnet["profile"] = str(profile)
+    return topology.model_copy(update={"overlay_options": {**topology.overlay_options,
+                                                           "vnet": vnet}})
+
+
+def rich_table(frame: pd.DataFrame) -> Table:
+    table = Table(*[str(c) for c in frame.columns])
+    for row in frame.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
+    return table
 
 
 @app.command()

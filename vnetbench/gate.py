@@ -50,8 +50,8 @@ def prepare_gate(run_dir: Path) -> Path:
 
 def release(gate_dir: Path, hold_seconds: float = HOLD_SECONDS) -> float:
     """Release every container waiting at the gate; return the release time (epoch s)."""
+    released = time.time()  # before open(): the waiting side wakes during the call
     fd = os.open(gate_dir / FIFO_NAME, os.O_RDWR | os.O_NONBLOCK)
-    released = time.time()
     try:
         time.sleep(hold_seconds)
     finally:

@@ -35,12 +35,32 @@ def test_two_switch_baseline_throughput(tmp_path: Path) -> None:
     assert record["status"] == "completed"
     assert record["machine"]["cores"] >= 1
     assert record["images"]["tools"]["id"].startswith("sha256:")
-    raw = json.loads((run_dir / "raw" / "throughput" / "iperf3-pass1.json").read_text())
+    raw = json.loads((run_dir / "throughput" / "raw" / "iperf3-pass1.json").read_text())
     assert raw["end"]["sum_received"]["bits_per_second"] / 1e6 == pytest.approx(
         value["tcp_mbit"])
     assert (run_dir / "results.csv").is_file()
     assert (run_dir / "results.txt").read_text().startswith("RESULT scenario=throughput")
-    assert any(p.name.endswith("agent1.log") for p in (run_dir / "logs").iterdir())
+    assert any(p.name.endswith("agent1.log") for p in (run_dir / "throughput" / "logs").iterdir())
     assert pd.notna(value["tcp_retransmits"])
 
+    assert leftovers(record["run_id"]) == []
+
+
+def test_flood_on_baseline_measures_from_outside(tmp_path: Path) -> None:
+    """The seed's flood on plain routing: 300 Mbit/s of UDP to a neighbour for 5 s while
+    another switch's agent pings the target; no limiter, so no prediction."""
+    topology = parse_topology(
+        {"name": "it-flood", "switches": 2, "agents": 2, "settings": {"passes": 1}},
+        "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("flood")], tmp_path)
+
+    frame = load_results(run_dir)
+    value = frame.set_index("metric")["value"]
+    assert (frame["status"] == "ok").all(), frame["status"].iloc[0]
+    assert value["pings_answered"] == 15
+    offered = 300e6 * 5 / (1400 * 8)  # 133929 packets
+    assert abs(value["flood_packets_sent"] - offered) / offered < 0.10
+    assert value["flood_packets_received"] >= 0.9 * value["flood_packets_sent"]
+    assert pd.isna(value["predicted_drops"])
+    record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []

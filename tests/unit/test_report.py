@@ -93,4 +93,4 @@ def test_report_on_a_directory_without_results(tmp_path: Path) -> None:
 
 def test_matrix_plans_every_applicable_cell() -> None:
     cells = plan_cells([OVERLAYS["baseline"]], list(SCENARIOS.values()))
-    assert [c.key for c in cells] == ["throughput/baseline/default"]
+    assert [c.key for c in cells] == ["throughput/baseline/default", "flood/baseline/default"]

@@ -13,16 +13,21 @@ HEADLINE_METRICS = {
     "ping_loss": "Ping loss",
     "tcp_retransmits": "TCP retransmits",
     "join_seconds": "Machines joining at once",
-    "config_ms": "Config change",
+    "joined": "Machines joined",
+    "gate_spread_ms": "Start gate spread",
+    "config_seconds": "Config change",
     "pings_answered": "Pings answered under flood",
-    "limiter_dropped": "Packets dropped by the rate limit",
+    "flood_packets_dropped": "Flood packets lost (receiver count)",
+    "limiter_drops": "Packets dropped by the rate limit",
+    "predicted_drops": "Token-bucket prediction of those drops",
 }
 GROUP = ["scenario", "overlay", "variant", "metric", "unit"]
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (scenario, overlay, variant, metric): n, mean, range, CV."""
-    measured = frame[frame["status"] == "ok"].dropna(subset=["value"])
+    usable = frame["status"].eq("ok") | frame["status"].str.startswith("partial")
+    measured = frame[usable].dropna(subset=["value"])
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):
         scenario, overlay, variant, metric, unit = key

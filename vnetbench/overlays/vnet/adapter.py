@@ -21,6 +21,7 @@ from vnetbench.overlays.base import AgentLimits, Overlay, Reconfiguration
 from vnetbench.overlays.vnet.artifacts import VnetImages, feature_state, resolve_images
 from vnetbench.overlays.vnet.files import (
     auth_text,
+    machine_name,
     machines_config,
     node_key,
     topology_config,
@@ -235,7 +236,8 @@ class Vnet(Overlay):
         text = machines_config(profile, machines)
         rewrite_in_place(config, text)  # the bind mount follows the inode
         self.signal_and_wait(stack, holder, str(reload.get("signal")), topology)  # load it
-        extra = profile.config.rule_line.format(source="machine1", destination="machine2")
+        extra = profile.config.rule_line.format(source=machine_name(0),
+                                                destination=machine_name(machines // 2))
         with config.open("a") as handle:
             handle.write(extra + "\n")
         seconds, confirmed = self.signal_and_wait(stack, holder, str(reload.get("signal")),

@@ -51,13 +51,18 @@ def topology_config(topology: Topology, profile: VnetProfile, run_id: str) -> st
 
 def machines_config(profile: VnetProfile, machines: int, rules_per_machine: int = 4) -> str:
     """The seed's config scenario: one address and four rules per machine, 4 header lines."""
-    names = [f"machine{i + 1}" for i in range(machines)]
+    names = [machine_name(i) for i in range(machines)]
     addresses = {name: profile.virtual_address(i) for i, name in enumerate(names)}
     rules = [(names[i], names[(i + step) % machines]) for i in range(machines)
              for step in range(1, rules_per_machine + 1)]
     header = ["vnetbench config scenario", f"{machines} machines",
               f"one address and {rules_per_machine} rules per machine", "generated, do not edit"]
     return render_config(profile, addresses, rules, header)
+
+
+def machine_name(index: int) -> str:
+    """Short contest-room names (pc0001...), so line sizes resemble the seed's config."""
+    return f"pc{index + 1:04d}"
 
 
 def auth_text(profile: VnetProfile, topology: Topology, run_id: str) -> str:

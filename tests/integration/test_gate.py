@@ -1,0 +1,61 @@
+"""The start gate on real containers: 50 waiting containers released at one instant."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from python_on_whales import docker
+
+from tests.integration.conftest import leftovers
+from vnetbench.gate import (
+    ENTRY,
+    FIFO_IN_CONTAINER,
+    MOUNT_POINT,
+    gate_spread,
+    prepare_gate,
+    release_stamp,
+)
+from vnetbench.gate import release as release_gate
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.stack import RUN_LABEL, label_filter, remove_run_objects
+
+pytestmark = pytest.mark.integration
+CONTAINERS = 50
+SPREAD_BOUND_MS = 500  # measured here: ~20 ms for 50-100 containers
+
+
+def logs_of(run_id: str) -> dict[str, str]:
+    return {c.name: str(docker.container.logs(c))
+            for c in docker.container.list(all=True, filters=label_filter(run_id))}
+
+
+def test_fifty_containers_leave_the_gate_together(tmp_path: Path) -> None:
+    run_id = f"it-gate-{int(time.time())}"
+    gate = prepare_gate(tmp_path)
+    try:
+        for index in range(CONTAINERS):
+            docker.run(TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, detach=True,
+                       name=f"{run_id}-{index}", labels={RUN_LABEL: run_id},
+                       volumes=[(gate, MOUNT_POINT, "ro")], networks=["none"],
+                       envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True, pull="never")
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            logs = logs_of(run_id)
+            if sum("vnetbench-gate waiting" in text for text in logs.values()) == CONTAINERS:
+                break
+            time.sleep(0.5)
+        assert not any(release_stamp(text) for text in logs.values()), "released too early"
+
+        released_at = release_gate(gate)
+        time.sleep(0.5)
+        stamps = {name: release_stamp(text) for name, text in logs_of(run_id).items()}
+        spread = gate_spread(stamps)
+        assert spread.released == CONTAINERS and spread.waiting == 0
+        assert spread.spread_ms is not None and spread.spread_ms < SPREAD_BOUND_MS
+        assert spread.first is not None and 0 <= spread.first - released_at < 1.0
+        print(f"gate spread for {CONTAINERS} containers: {spread.spread_ms:.1f} ms")
+    finally:
+        remove_run_objects(run_id)
+    assert leftovers(run_id) == []

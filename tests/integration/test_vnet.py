@@ -1,0 +1,108 @@
+"""vNet for real: run when vNet images (or a runtime image from a programs
+directory) are present, skipped with the reason otherwise.
+
+The public snapshot registers agents but delivers no packets, and loses a
+few of hundreds of simultaneous joins: these tests pass when the testbed
+reports exactly that (path dead, partial joins with reasons, unsupported
+features) as well as when a complete vNet measures numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.conftest import leftovers
+from vnetbench.overlays import get_overlay
+from vnetbench.overlays.vnet import Vnet
+from vnetbench.results import load_results
+
+VNET = get_overlay("vnet")
+UNAVAILABLE = VNET.unavailable_reason()
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(UNAVAILABLE is not None, reason=f"vNet not provided: "
+                                                                 f"{UNAVAILABLE}")]
+TOPOLOGY = """name: it-vnet
+overlay: vnet
+switches: 2
+agents: 4
+"""
+
+
+def vnetbench(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vnetbench", *args], capture_output=True,
+                          text=True, env={**os.environ, **env}, cwd=cwd, timeout=900)
+
+
+def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None:
+    (tmp_path / "t.yml").write_text(TOPOLOGY)
+    started = time.time()
+    done = vnetbench("run", "throughput", "join", "config", "flood", "--overlay", "vnet",
+                     "--no-baseline", "-t", str(tmp_path / "t.yml"), "--passes", "1",
+                     "--seconds", "2", "--out", str(tmp_path / "out"),
+                     env={"BENCH_TLS": "off", "BENCH_MACHINES": "20"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert [line.split()[1] for line in lines] == [
+        "scenario=throughput", "scenario=join", "scenario=config", "scenario=flood"]
+    assert time.time() - started < 600, "a dead path must not make the run hang"
+
+    run_dir = next((tmp_path / "out").iterdir())
+    frame = load_results(run_dir)
+    status = frame.groupby("scenario")["status"].first()
+    value = frame.set_index(["scenario", "metric"])["value"]
+    if status["throughput"] == "ok":
+        assert value["throughput", "tcp_mbit"] > 1
+    else:
+        assert status["throughput"].startswith("path dead: 0 of 200 pings answered")
+        assert "last log lines: " in status["throughput"]
+    joined = value["join", "joined"]
+    assert joined + value["join", "not_joined"] == 20
+    assert joined >= 1 and 0 < value["join", "join_seconds"] < 60
+    split = frame[(frame["scenario"] == "join") & frame["metric"].str.startswith("joined_on_")]
+    assert split["value"].sum() == joined
+    assert value["join", "gate_spread_ms"] < 1000
+    assert status["join"] == "ok" or status["join"].startswith(f"partial: {joined:.0f} of 20")
+    assert status["config"] == "ok" or status["config"].startswith("not supported by this vNet")
+    assert status["flood"] == "ok" or status["flood"].startswith("path dead")
+
+    events = pd.read_parquet(run_dir / "join" / "logs" / "pass1" / "events.parquet")
+    assert (events["event"] == "agent_joined").sum() == joined
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "completed"
+    assert leftovers(record["run_id"]) == []
+
+
+def test_tls_on_a_build_without_it_is_a_result_row_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "t.yml").write_text(TOPOLOGY)
+    done = vnetbench("run", "throughput", "--overlay", "vnet", "--no-baseline", "-t",
+                     str(tmp_path / "t.yml"), "--passes", "2", "--out", str(tmp_path / "out"),
+                     env={"BENCH_TLS": "on"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frame = load_results(next((tmp_path / "out").iterdir()))
+    assert sorted(frame["pass"].unique()) == [1, 2]
+    if Vnet().feature_missing("tls", None):
+        assert frame["status"].str.startswith("not supported by this vNet build").all()
+
+
+def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
+    (tmp_path / "t.yml").write_text(TOPOLOGY)
+    done = vnetbench("run", "join", "--overlay", "vnet", "-t", str(tmp_path / "t.yml"),
+                     "--passes", "1", "--machines", "100", "--out", str(tmp_path / "out"),
+                     env={"BENCH_TLS": "off"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frame = load_results(next((tmp_path / "out").iterdir()))
+    value = frame.set_index("metric")["value"]
+    assert frame["set_pool"].iloc[0] == 3  # 100 machines in pools of 3: 34 containers
+    assert value["joined"] + value["not_joined"] == 100
+    assert value["joined"] >= 90  # the snapshot loses a few of a room; not most of it
+    status = frame["status"].iloc[0]
+    if value["not_joined"]:
+        assert "not joined: " in status and "log ends: " in status

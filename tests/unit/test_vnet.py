@@ -1,0 +1,206 @@
+"""vNet adapter pieces on recorded real output: profile, files, events, gate, flood maths."""
+
+from __future__ import annotations
+
+import re
+import stat
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from cryptography import x509
+
+from vnetbench.errors import UserError
+from vnetbench.gate import gate_spread, prepare_gate, release_stamp
+from vnetbench.measure.events import Source, events_frame, last_lines
+from vnetbench.measure.iperf import parse_iperf_udp
+from vnetbench.overlays.base import AgentLimits
+from vnetbench.overlays.vnet.artifacts import parse_image_list
+from vnetbench.overlays.vnet.files import auth_text, machines_config, topology_config
+from vnetbench.overlays.vnet.profile import SHIPPED_PROFILE, load_profile
+from vnetbench.pki import make_pki
+from vnetbench.scenarios.flood import token_bucket_drops
+from vnetbench.scenarios.join import JoinOutcome, failure_reasons, pool_size, result_of
+from vnetbench.topology import parse_topology
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+LOGS = DATA / "vnet-logs"
+
+
+def sources() -> list[Source]:
+    roles = {"conductor": "conductor", "switch1": "switch", "switch2": "switch",
+             "agent1": "agent", "agent2": "agent", "agent3": "agent"}
+    return [Source(name, role, name, (LOGS / f"{name}.log").read_text())
+            for name, role in roles.items()]
+
+
+def test_shipped_profile_loads_and_a_user_file_overrides_only_its_keys(tmp_path: Path) -> None:
+    shipped = load_profile()
+    assert shipped.ports["conductor"] == 5000
+    override = tmp_path / "mine.yml"
+    override.write_text("ports: {switch: 7000}\nfeatures: {reload: {available: true}}\n")
+    mine = load_profile(override)
+    assert mine.ports == {"conductor": 5000, "switch": 7000}
+    assert mine.feature("reload").available is True
+    assert mine.feature("reload").detect == shipped.feature("reload").detect
+    assert mine.events == shipped.events
+
+
+def test_a_broken_profile_names_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("events: {switch: {ready: '[unclosed'}}\n")
+    with pytest.raises(UserError, match=r"events.*switch.ready"):
+        load_profile(bad)
+    with pytest.raises(UserError, match="no vNet profile"):
+        load_profile(tmp_path / "absent.yml")
+
+
+def test_no_vnet_string_outside_the_profile_and_its_templates() -> None:
+    root = SHIPPED_PROFILE.parents[3] / "vnetbench"
+    offenders = [p for p in root.rglob("*.py")
+                 if "overlays/vnet" not in str(p)
+                 and re.search(r"\[Conductor\]|\bCONDUCTOR_IP\b|\bVNET_[A-Z]", p.read_text())]
+    assert offenders == []
+
+
+def test_events_from_the_real_logs() -> None:
+    frame = events_frame(sources(), load_profile().events)
+    counts = Counter(frame["event"])
+    assert counts["ready"] == 3  # conductor and two switches
+    assert counts["switch_registered"] == 2
+    assert counts["agent_joined"] == 4
+    assert counts["agent_authenticated"] == 4
+    assert counts["route_learned"] == 4
+    assert counts["tun_up"] == 3
+    joined = frame[frame["event"] == "agent_joined"]
+    assert [f["switch"] for f in joined["fields"]] == ["switch2", "switch1", "switch2", "switch1"]
+    assert joined["fields"].iloc[0] == {"agent": "agent1", "address": "10.0.1.1",
+                                        "switch": "switch2"}
+    assert frame["time"].is_monotonic_increasing
+    assert frame["time"].iloc[0] == pd.Timestamp("2026-11-29T18:03:42.795300758Z")
+
+
+def test_failed_agents_give_their_reason() -> None:
+    logs = [Source(f"c-{n}", "agent", n, (LOGS / f"agent-failed-{n}.log").read_text())
+            for n in ("no-assignment", "after-assignment")]
+    reasons = failure_reasons(logs, {"no-assignment", "after-assignment"})
+    assert reasons == Counter({
+        "log ends: [Agent] Did not receive switch assignment": 1,
+        "log ends: [Agent] Assigned to switch switch1 @ 172.19.0.3:6000": 1})
+    frame = events_frame(logs, load_profile().events)
+    assert list(frame["event"]) == ["connecting", "gave_up", "connecting", "assigned"]
+
+
+def test_pool_lines_name_their_process() -> None:
+    text = ("2026-11-29T18:03:46.1Z agent7| [Agent] Did not receive switch assignment\n"
+            "2026-11-29T18:03:46.2Z agent8| [TUN] Interface vnet-agent8 up with IP 10.0.1.8/24\n")
+    source = Source("pool-switch1-1", "agent", "pool-switch1-1", text)
+    frame = events_frame([source], load_profile().events)
+    assert list(zip(frame["process"], frame["event"], strict=True)) == [
+        ("agent7", "gave_up"), ("agent8", "tun_up")]
+    assert failure_reasons([source], {"agent7"}) == Counter(
+        {"log ends: [Agent] Did not receive switch assignment": 1})
+    assert last_lines(source, 1) == ["agent8| [TUN] Interface vnet-agent8 up with IP 10.0.1.8/24"]
+
+
+def two_sites(agents: int = 4) -> object:
+    return parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": agents},
+                          "test")
+
+
+def test_config_for_the_topology_and_for_the_seed_sizes() -> None:
+    profile = load_profile()
+    topology = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 6}, "t")
+    text = topology_config(topology, profile, "run1")
+    assert "agent1 10.0.1.1" in text and "agent6 10.0.1.6" in text
+    # rules between the measured agents: the first two of each switch (4 agents, 6 pairs)
+    assert len([line for line in text.splitlines() if line.count(" ") == 1
+                and not line.split()[1][0].isdigit() and not line.startswith("#")]) == 6
+    for machines, lines, kbytes in ((300, 1504, 23), (5000, 25004, 391)):
+        config = machines_config(profile, machines)
+        assert len(config.splitlines()) == lines  # the seed's 1504 and 25004 lines
+        assert abs(len(config.encode()) / 1000 - kbytes) / kbytes < 0.15
+
+
+def test_auth_file_and_keys_are_per_run() -> None:
+    profile = load_profile()
+    topology = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 2}, "t")
+    one, two = auth_text(profile, topology, "run1"), auth_text(profile, topology, "run2")
+    assert one.splitlines()[0].startswith("switch switch1 ")
+    assert len(one.splitlines()) == 4 and one != two
+
+
+def test_pki_one_ca_and_a_certificate_per_role_keys_owner_only(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki", "run1", ["conductor", "switch", "agent"])
+    ca = x509.load_pem_x509_certificate(pki.ca.read_bytes())
+    for role, issued in pki.roles.items():
+        cert = x509.load_pem_x509_certificate(issued.cert.read_bytes())
+        assert cert.issuer == ca.subject
+        assert role in cert.subject.rfc4514_string()
+        cert.verify_directly_issued_by(ca)
+        assert stat.S_IMODE(issued.key.stat().st_mode) == 0o600
+
+
+def test_token_bucket_matches_the_seed() -> None:
+    """26786 packets/s offered, 4377 allowed, 1 s of burst: about 107670 dropped in 5 s."""
+    limits = AgentLimits(packets_per_second=5000, bits_per_second=50e6, burst_seconds=1.0)
+    prediction = token_bucket_drops(packets_sent=133930, seconds=5.0, payload_bytes=1400,
+                                    limits=limits)
+    assert round(prediction.offered_pps) == 26786
+    assert round(prediction.allowed_pps) == 4377
+    assert abs(prediction.dropped - 107670) < 10
+    assert abs(prediction.dropped - 107655) / 107655 < 0.0005  # the seed measured 107653-8
+    generous = AgentLimits(packets_per_second=1e9, bits_per_second=1e12, burst_seconds=1.0)
+    assert token_bucket_drops(1000, 5.0, 1400, generous).dropped == 0
+
+
+def test_udp_report_of_a_real_flood() -> None:
+    udp = parse_iperf_udp((DATA / "iperf3-udp-300m.json").read_text())
+    assert udp.payload_bytes == 1400
+    assert udp.packets_sent == 53576 and udp.packets_lost == 0
+    assert abs(udp.packets_sent / udp.seconds - 26786) < 50  # 300 Mbit/s of 1400 bytes
+
+
+def test_gate_maths_and_stamps(tmp_path: Path) -> None:
+    assert release_stamp("x\nvnetbench-gate released 1764439426.123456\n") == 1764439426.123456
+    assert release_stamp("vnetbench-gate released 1764439426,5\n") == 1764439426.5
+    assert release_stamp("[Agent] Connecting\n") is None
+    spread = gate_spread({"a": 100.000, "b": 100.022, "c": 100.010, "d": None})
+    assert spread.released == 3 and spread.waiting == 1
+    assert spread.spread_ms == pytest.approx(22.0)
+    assert gate_spread({}).spread_ms is None
+    gate = prepare_gate(tmp_path)
+    assert stat.S_ISFIFO((gate / "release").stat().st_mode)
+    assert (gate / "vnetbench-entry").stat().st_mode & 0o777 == 0o555
+
+
+def test_join_result_reports_partial_joins_with_reasons() -> None:
+    joined = {f"agent{i}": pd.Timestamp(100.0 + i / 100, unit="s", tz="UTC") for i in range(8)}
+    outcome = JoinOutcome(total=10, joined=joined, switches=Counter(switch1=4, switch2=4),
+                          released_first=100.0, released_last=100.05, gate_waiting=0,
+                          reasons=Counter({"log ends: [Agent] Did not receive switch "
+                                           "assignment": 2}))
+    result = result_of(outcome, 30)
+    assert result.metrics["join_seconds"][0] == pytest.approx(0.07)
+    assert result.metrics["joined"][0] == 8 and result.metrics["not_joined"][0] == 2
+    assert result.metrics["gate_spread_ms"][0] == pytest.approx(50.0)
+    assert result.status.startswith("partial: 8 of 10 joined within 30 s")
+    assert "2 x log ends: [Agent] Did not receive switch assignment" in result.status
+    assert result.summary["split"] == "switch1:4,switch2:4"
+
+
+def test_pools_fit_big_rooms() -> None:
+    assert pool_size(20, None) == 1 and pool_size(800, None) == 20 and pool_size(800, 1) == 1
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 800, "agent_pool": 20}, "t")
+    containers = topology.agent_containers()
+    assert len(containers) == 40 and all(len(c.agents) == 20 for c in containers)
+    assert topology.container_of("agent3") == "pool-switch1-1"
+
+
+def test_image_list_forms() -> None:
+    assert parse_image_list("vnet:dev") == {"conductor": "vnet:dev", "switch": "vnet:dev",
+                                            "agent": "vnet:dev"}
+    assert parse_image_list("agent=a, switch=s") == {"agent": "a", "switch": "s"}
+    with pytest.raises(UserError, match="ROLE=IMAGE"):
+        parse_image_list("router=x")

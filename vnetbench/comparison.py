@@ -1,0 +1,88 @@
+"""Several overlays, one after another, on the same topology: one results frame
+and one comparison table (ranges over passes, overlay/baseline ratios)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.errors import UserError
+from vnetbench.overlays import get_overlay
+from vnetbench.report.tables import HEADLINE_METRICS, baseline_ratios, summary_table
+from vnetbench.results import ResultSet
+from vnetbench.scenarios import Scenario
+from vnetbench.session import run_scenarios
+from vnetbench.topology import Topology
+
+SEED_BASELINE_SECONDS = 3.0  # the seed measures the path without the overlay for 3 s
+
+
+def parse_overlays(text: str | None, default: str) -> list[str]:
+    names = [n.strip() for n in (text or default).split(",") if n.strip()]
+    for name in names:
+        get_overlay(name)  # a clear error for an unknown name
+    if len(set(names)) != len(names):
+        raise UserError(f"--overlay {text} names an overlay twice; list each once.")
+    return names
+
+
+def plan_runs(overlays: list[str], scenarios: list[Scenario],
+              with_baseline: bool) -> list[tuple[str, list[Scenario], dict[str, float]]]:
+    """(overlay, scenarios, setting overrides) in order; as the seed, the baseline
+    path of throughput first (3 s of TCP) when an overlay is measured without it."""
+    runs: list[tuple[str, list[Scenario], dict[str, float]]] = []
+    wants_throughput = [s for s in scenarios if s.name == "throughput"]
+    if with_baseline and wants_throughput and "baseline" not in overlays:
+        runs.append(("baseline", wants_throughput, {"seconds": SEED_BASELINE_SECONDS}))
+    runs += [(name, scenarios, {}) for name in overlays]
+    return runs
+
+
+def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenario],
+                 out_dir: Path, with_baseline: bool = True) -> Path:
+    """Run the scenarios once per overlay; a single overlay gets a plain run directory."""
+    runs = plan_runs(overlays, scenarios, with_baseline)
+    if len(runs) == 1:
+        return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
+                             scenarios, out_dir)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    directory = out_dir / f"{topology.name}-{stamp}-compare"
+    directory.mkdir(parents=True, exist_ok=True)
+    results = ResultSet("compare", directory)
+    for overlay, chosen, overrides in runs:
+        settings = topology.settings.model_copy(update=overrides)
+        run_topology = topology.model_copy(update={"overlay": overlay, "settings": settings})
+        run_scenarios(run_topology, chosen, directory / "runs", results=results)
+    return directory
+
+
+def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Headline metrics by overlay: range over passes, and the ratio to baseline."""
+    summary = summary_table(frame)
+    picked = summary[summary["metric"].isin(HEADLINE_METRICS)]
+    if picked.empty and frame.empty:
+        return pd.DataFrame()
+    table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",
+                               values="result", aggfunc="first").reset_index()
+    table = pd.concat([table, status_rows(frame)], ignore_index=True)
+    ratios = baseline_ratios(summary)
+    for row in ratios.itertuples():
+        column = f"{row.overlay}/baseline"
+        mask = (table["scenario"] == row.scenario) & (table["metric"] == row.metric)
+        table.loc[mask, column] = f"{row.ratio:.3g}"
+    return table.fillna("-")
+
+
+def status_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario, each overlay's state: ok, or the reason's first words
+    (path dead, partial, not supported...), so a missing number is explained."""
+    rows = []
+    for scenario, of_scenario in frame.groupby("scenario", sort=False):
+        row = {"scenario": scenario, "metric": "status"}
+        for overlay, group in of_scenario.groupby("overlay", sort=False):
+            states = sorted({str(s).split(":")[0] for s in group["status"]})
+            row[str(overlay)] = ", ".join(states)
+        rows.append(row)
+    return pd.DataFrame(rows)
