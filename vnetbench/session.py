@@ -25,6 +25,7 @@ from vnetbench.overlays import get_overlay
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
 from vnetbench.scenarios import Scenario, ScenarioContext
+from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
@@ -59,14 +60,14 @@ class RunRecord:
 
 
 def link_record(topology: Topology) -> dict[str, Any]:
-    """What run.json says of link shaping: declared profiles are not applied yet."""
+    """run.json's links: the declared profiles; `applied` is filled per stack from
+    what the kernel reports back (shaping.apply.read_back)."""
     declared = {name: profile.model_dump(mode="json")
                 for name, profile in (("site", topology.links.site),
                                       ("backbone", topology.links.backbone))
-                if profile.is_shaped}
-    if declared:
-        note("[yellow]warning: this topology declares shaped links, but this version of "
-             "vnetbench does not apply link shaping yet: links run unshaped[/]")
+                if profile.is_shaped or not profile.offloads}
+    declared |= {f"agent {a.name}": a.link.model_dump(mode="json")
+                 for a in topology.agents if a.link}
     return {"declared": declared, "applied": {}}
 
 
@@ -117,6 +118,7 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
     for scenario in scenarios:
         scenario.check(topology)
     require_engine()
+    check_shaping(topology)
     images = build_project_images()
     overlay = get_overlay(topology.overlay)
     run_id, block, directory = allocate_run(topology, out_dir)
@@ -138,11 +140,12 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
                 for pass_no in range(1, topology.settings.passes + 1):
                     rendered = render_run(stack_topology, run_id, block, stack_dir, images)
                     run_on_stack(scenario, rendered, stack_topology, results, [pass_no],
-                                 stack_dir / "logs" / f"pass{pass_no}")
+                                 stack_dir / "logs" / f"pass{pass_no}", record)
             else:
                 rendered = render_run(stack_topology, run_id, block, stack_dir, images)
                 run_on_stack(scenario, rendered, stack_topology, results,
-                             list(range(1, topology.settings.passes + 1)), stack_dir / "logs")
+                             list(range(1, topology.settings.passes + 1)), stack_dir / "logs",
+                             record)
         record.data["status"] = "completed"
     except KeyboardInterrupt as interrupt:
         record.data["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
@@ -158,16 +161,22 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
 
 
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
-                 results: ResultSet, passes: list[int], logs_dir: Path) -> None:
+                 results: ResultSet, passes: list[int], logs_dir: Path,
+                 record: RunRecord | None = None) -> None:
     """Bring one stack up, run the passes, tear down; keep its logs and events."""
     overlay = get_overlay(topology.overlay)
     stack: Stack | None = None
     try:
         with running(rendered, logs_dir) as stack:
+            applied = shape_run(stack.run_id, topology)
+            if applied and record is not None:
+                record.data["links"]["applied"][scenario.name] = applied
+                record.save()
             context = ScenarioContext(stack, topology, overlay, rendered.plan,
                                       rendered.directory / "raw")
-            for pass_no in passes:
-                run_pass(scenario, context, pass_no, results)
+            with ShapingKeeper(stack.run_id, topology):
+                for pass_no in passes:
+                    run_pass(scenario, context, pass_no, results)
     finally:
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:

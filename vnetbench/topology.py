@@ -45,6 +45,7 @@ class LinkProfile(Model):
     jitter: Milliseconds = 0.0
     loss: Percent = 0.0
     jitter_reorder: bool = False
+    offloads: bool = Field(True, description="False: TSO/GSO/GRO off for per-packet loss")
 
     @property
     def is_shaped(self) -> bool:
@@ -59,6 +60,7 @@ class Links(Model):
 class AgentSpec(Model):
     name: str = Field(pattern=NAME_PATTERN)
     switch: str
+    link: LinkProfile | None = None  # overrides the site profile on this agent's interface
 
 
 class Settings(Model):

@@ -112,7 +112,7 @@ class Throughput(Scenario):
         with waiting(f"pass {pass_no}: {settings.pings} pings every "
                      f"{settings.ping_interval_ms:g} ms", expected):
             output = run_probe(context.stack.run_id, context.container(client), argv,
-                               timeout_seconds=expected + 10).stdout
+                               timeout_seconds=3 * expected + 10).stdout
         save(context.raw_dir / f"ping-pass{pass_no}.txt", output)
         try:
             return parse_ping(output), None

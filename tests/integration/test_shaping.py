@@ -1,0 +1,99 @@
+"""Shaped links on this kernel (no netem: tbf, iptables statistic, NFQUEUE delay
+line), measured against what was configured."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from python_on_whales import docker
+
+from tests.integration.conftest import leftovers
+from vnetbench.results import load_results
+from vnetbench.scenarios import get_scenario
+from vnetbench.session import prepare_run, run_scenarios
+from vnetbench.shaping.apply import ShapingKeeper, available_mechanisms, read_back, shape_run
+from vnetbench.stack import running
+from vnetbench.topology import Topology, parse_topology
+
+pytestmark = pytest.mark.integration
+TCP_OVERHEAD = 1448 / 1514  # TCP payload per Ethernet frame (MSS 1448 with timestamps)
+
+
+def shaped(name: str, backbone: dict[str, Any], **settings: Any) -> Topology:
+    return parse_topology({"name": name, "switches": 2, "agents": 2,
+                           "links": {"backbone": backbone},
+                           "settings": {"passes": 1, **settings}}, "test", overrides={})
+
+
+def measure(topology: Topology, tmp_path: Path) -> tuple[dict[str, float], dict[str, Any]]:
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    frame = load_results(run_dir)
+    assert (frame["status"] == "ok").all(), frame["status"].iloc[0]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers(record["run_id"]) == []
+    return frame.set_index("metric")["value"].to_dict(), record
+
+
+@pytest.mark.parametrize("rate_mbit", [10, 100])
+def test_rate_within_five_percent(rate_mbit: int, tmp_path: Path) -> None:
+    value, record = measure(shaped(f"it-rate{rate_mbit}", {"rate": f"{rate_mbit}mbit"},
+                                   seconds=5, pings=20), tmp_path)
+    expected = rate_mbit * TCP_OVERHEAD
+    assert abs(value["tcp_mbit"] / expected - 1) < 0.05, (value["tcp_mbit"], expected)
+    applied = record["links"]["applied"]["throughput"]
+    tbf = [q for node in applied.values() if isinstance(node, dict) for q in node["qdiscs"]
+           if q["kind"] == "tbf"]
+    assert {q["options"]["rate"] for q in tbf} == {rate_mbit * 1_000_000 // 8}
+
+
+def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: Path) -> None:
+    """A correct loss falls outside its 95 % interval one time in twenty, so a miss is
+    measured once more: two misses in a row (1 in 400 for a correct link) fail."""
+    if "netem" not in available_mechanisms():
+        assert {"nfqueue", "statistic"} <= set(available_mechanisms())
+    unshaped, _ = measure(shaped("it-plain", {}, seconds=1, pings=50), tmp_path)
+    expected = 1 - (1 - 0.05) ** 2  # 5 % each way: a ping and its answer cross the backbone
+    misses = []
+    for attempt in (1, 2):
+        value, record = measure(shaped(f"it-delay{attempt}", {"delay": "10ms", "loss": "5%"},
+                                       seconds=1, pings=2000), tmp_path)
+        added = value["rtt_mean_ms"] - unshaped["rtt_mean_ms"]
+        assert 19 <= added <= 21, f"10 ms each way across the backbone added {added:.2f} ms"
+        rules = [r for node in record["links"]["applied"]["throughput"].values()
+                 if isinstance(node, dict) for r in node["iptables"]]
+        probabilities = [float(r.split("--probability ")[1].split()[0]) for r in rules
+                         if "--probability" in r]
+        assert probabilities and all(abs(p - 0.05) < 1e-6 for p in probabilities)
+        assert any("NFQUEUE" in r for r in rules) or "netem" in available_mechanisms()
+        n = value["ping_sent"]
+        assert n >= 2000
+        margin = 1.96 * math.sqrt(expected * (1 - expected) / n)
+        lost = 1 - value["ping_received"] / n
+        if abs(lost - expected) <= margin:
+            return
+        misses.append(f"lost {lost:.4f}, expected {expected:.4f} ± {margin:.4f}")
+    pytest.fail("loss outside its 95 % interval twice: " + "; ".join(misses))
+
+
+def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
+    topology = shaped("it-restart", {"rate": "20mbit"})
+    rendered = prepare_run(topology, tmp_path, images=__import__(
+        "vnetbench.images", fromlist=["ImageSet"]).ImageSet())
+    with running(rendered) as stack:
+        shape_run(stack.run_id, topology)
+        with ShapingKeeper(stack.run_id, topology) as keeper:
+            router = stack.container("router-switch1")
+            docker.container.restart(router)
+            deadline = time.time() + 30
+            while time.time() < deadline and "switch1" not in keeper.reapplied:
+                time.sleep(0.5)
+        state = read_back(f"{router}-shaper")
+        assert keeper.reapplied == ["switch1"]
+        assert [q["options"]["rate"] for q in state["qdiscs"] if q["kind"] == "tbf"] == [
+            20_000_000 // 8]
+    assert leftovers(rendered.run_id) == []
