@@ -178,6 +178,77 @@ def rich_table(frame: pd.DataFrame) -> Table:
 
 @app.command()
 @guarded
+def sweep(
+    scenario: Annotated[str, typer.Argument(help="The scenario, e.g. throughput.")],
+    setting: Annotated[str, typer.Option("--set", help="SEGMENT.KEY=V1,V2,... e.g. "
+                                         "backbone.loss=0,0.5,1,2,5%")],
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    overlay: Annotated[str | None, typer.Option(help="Overlays, separated by commas.")] = None,
+    passes: Annotated[int | None, typer.Option(help="Passes per value.")] = None,
+    seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+) -> None:
+    """Run a scenario over a list of values of one link parameter; plot it."""
+    from vnetbench.comparison import parse_overlays
+    from vnetbench.engine import require_engine
+    from vnetbench.scenarios import get_scenario
+    from vnetbench.shaping.assign import parse_assignment
+    from vnetbench.sweep import run_sweep
+    from vnetbench.topology import load_topology
+
+    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
+                 if v is not None}
+    topology = load_topology(topology_file, overrides)
+    assignment = parse_assignment(setting)
+    overlays = parse_overlays(overlay, topology.overlay)
+    require_engine()
+    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays,
+                          out_directory(out))
+    for plot in sorted(directory.glob("sweep-*.png")):
+        note(f"plot: {plot}")
+    note(f"results: {directory}")
+
+
+@app.command()
+@guarded
+def shape(
+    run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")],
+    setting: Annotated[list[str] | None, typer.Option(
+        "--set", help="SEGMENT.KEY=VALUE, e.g. backbone.delay=20ms (repeatable); "
+                      "none: apply the run's profiles again")] = None,
+    out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
+) -> None:
+    """Change the link profiles of a running topology (from `vnetbench up`)."""
+    import json
+
+    from vnetbench.engine import require_engine
+    from vnetbench.shaping.apply import check_shaping, shape_run
+    from vnetbench.shaping.assign import parse_assignment, with_link_setting
+    from vnetbench.topology import parse_topology
+
+    record_path = out_directory(out) / run_id / "run.json"
+    if not record_path.is_file():
+        raise UserError(f"There is no run.json for run {run_id} under {record_path.parent.parent}"
+                        ". Give the id `vnetbench up` printed, and --out if it used one.")
+    record = json.loads(record_path.read_text())
+    topology = parse_topology(record["topology"], str(record_path))
+    for item in setting or []:
+        assignment = parse_assignment(item)
+        if len(assignment.values) != 1:
+            raise UserError(f"--set {item}: give one value here (lists are for sweep).")
+        topology = with_link_setting(topology, assignment, assignment.values[0])
+    check_shaping(topology)
+    require_engine()
+    applied = shape_run(run_id, topology)
+    record["topology"] = topology.model_dump(mode="json")
+    record.setdefault("links", {})["applied"] = {"shape": applied}
+    record_path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    out_console.print(f"{run_id}: shaping applied to {len(applied) - 1 if applied else 0} "
+                      f"container(s); run.json holds what the kernel reports")
+
+
+@app.command()
+@guarded
 def matrix(
     quick: Annotated[bool, typer.Option(help="Short passes: a few minutes, for CI.")] = False,
     resume: Annotated[bool, typer.Option(help="Continue today's directory, skip done cells.")]
@@ -249,19 +320,25 @@ def up(
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
 ) -> None:
-    """Bring a topology up and leave it running (stop it with `vnetbench down RUN`)."""
+    """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
     from vnetbench.engine import require_engine
     from vnetbench.images import build_project_images
-    from vnetbench.session import prepare_run
+    from vnetbench.session import prepare_run, up_record
+    from vnetbench.shaping.apply import check_shaping, shape_run
     from vnetbench.stack import Stack
     from vnetbench.topology import load_topology
 
     topology = load_topology(topology_file)
     require_engine()
-    rendered = prepare_run(topology, out_directory(out), build_project_images())
+    check_shaping(topology)
+    images = build_project_images()
+    rendered = prepare_run(topology, out_directory(out), images)
+    record = up_record(rendered, topology, images)
     stack = Stack(rendered)
     try:
         stack.up()
+        record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
+        record.save()
     except BaseException:
         stack.down()
         raise

@@ -27,8 +27,9 @@ from vnetbench.results import ResultSet, result_line
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
-from vnetbench.topology import Topology
+from vnetbench.topology import LinkProfile, Topology
 from vnetbench.ui import note, out_console, step_done
+from vnetbench.units import format_rate
 
 RUN_FILE = "run.json"
 
@@ -71,6 +72,25 @@ def link_record(topology: Topology) -> dict[str, Any]:
     return {"declared": declared, "applied": {}}
 
 
+def describe_profile(profile: LinkProfile) -> str:
+    """'rate=100mbit delay=10ms loss=1% offloads=on', or 'unshaped'."""
+    if not profile.is_shaped and profile.offloads:
+        return "unshaped"
+    parts = [f"rate={format_rate(profile.rate)}"] if profile.rate else []
+    parts += [f"delay={profile.delay:g}ms"] if profile.delay else []
+    parts += [f"jitter={profile.jitter:g}ms"] if profile.jitter else []
+    parts += [f"loss={profile.loss:g}%"] if profile.loss else []
+    parts += ["reorder"] if profile.jitter_reorder else []
+    parts.append(f"offloads={'on' if profile.offloads else 'off'}")
+    return " ".join(parts)
+
+
+def link_settings(topology: Topology) -> dict[str, object]:
+    """Result columns for the links a measurement ran on (set_site, set_backbone)."""
+    return {"site": describe_profile(topology.links.site),
+            "backbone": describe_profile(topology.links.backbone)}
+
+
 def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, Path]:
     run_id = new_run_id(topology)
     directory = out_dir / run_id
@@ -82,6 +102,15 @@ def prepare_run(topology: Topology, out_dir: Path, images: ImageSet) -> Rendered
     """Render a topology into a new run directory (for `vnetbench up`)."""
     run_id, block, directory = allocate_run(topology, out_dir)
     return render_run(topology, run_id, block, directory, images)
+
+
+def up_record(rendered: RenderedRun, topology: Topology, images: ImageSet) -> RunRecord:
+    """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
+    record = start_record(rendered.directory, rendered.run_id, rendered.plan, topology,
+                          images, [])
+    record.data["status"] = "up"
+    record.save()
+    return record
 
 
 def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,
@@ -185,7 +214,7 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
 
 def record_unsupported(scenario: Scenario, topology: Topology, reason: str,
                        results: ResultSet) -> None:
-    settings = scenario.settings(topology)
+    settings = scenario.settings(topology) | link_settings(topology)
     for pass_no in range(1, topology.settings.passes + 1):
         results.add(scenario.name, topology.overlay, pass_no, {"skipped": (None, "")},
                     settings, status=reason)
@@ -198,7 +227,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     topology = context.topology
     outcome = scenario.run_pass(context, pass_no)
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
-                scenario.settings(topology), status=outcome.status)
+                scenario.settings(topology) | link_settings(topology), status=outcome.status)
     fields = dict(outcome.summary)
     if outcome.status != "ok":
         fields["status"] = outcome.status

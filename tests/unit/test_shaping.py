@@ -61,7 +61,7 @@ def test_set_parses_lists_with_a_shared_unit_and_checks_the_target() -> None:
     assert parse_assignment("site.delay=0,5,20,50ms").values == ["0ms", "5ms", "20ms", "50ms"]
     assert parse_assignment("agent:agent1.rate=10mbit").segment == "agent:agent1"
     for bad in ("backbone.speed=1", "core.loss=1%", "backbone.loss"):
-        with pytest.raises(UserError, match="SEGMENT.KEY=VALUE"):
+        with pytest.raises(UserError, match=r"SEGMENT\.KEY=VALUE"):
             parse_assignment(bad)
 
 
@@ -71,5 +71,5 @@ def test_a_setting_is_validated_like_the_topology_file() -> None:
     assert shaped.links.backbone.delay == 20.0
     agent = with_link_setting(topology, parse_assignment("agent:agent2.loss=5%"), "5%")
     assert agent.agents[1].link is not None and agent.agents[1].link.loss == 5.0
-    with pytest.raises(UserError, match="backbone.loss=150%"):
+    with pytest.raises(UserError, match=r"backbone\.loss=150%"):
         with_link_setting(topology, parse_assignment("backbone.loss=150%"), "150%")

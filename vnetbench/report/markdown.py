@@ -70,9 +70,20 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "## Results", "", headline,
         "## Overlay / baseline", "", markdown(ratios),
         "## Passes without numbers", "", markdown(problems(frame)),
+        "## Links", "", "Each profile applies to each direction across a segment; "
+        "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
+        "fidelity.", "", markdown(links_table(frame)),
         "## Every metric", "", markdown(full),
         "## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), "",
     ])
     path = directory / REPORT
     path.write_text(text)
     return path, headline
+
+
+def links_table(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = [c for c in ("set_site", "set_backbone") if c in frame.columns]
+    if not columns:
+        return pd.DataFrame({"links": ["not recorded"]})
+    return (frame[["scenario", "overlay", "variant", *columns]].drop_duplicates()
+            .rename(columns={"set_site": "site", "set_backbone": "backbone"}))

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from vnetbench.units import parse_milliseconds, parse_percent, parse_rate
+
 BAR_PLOTS = {
     "tcp_mbit": ("throughput.png", "TCP throughput per overlay", "Mbit/s"),
     "rtt_mean_ms": ("rtt.png", "Mean ping round trip per overlay", "ms"),
@@ -46,12 +48,16 @@ def line_against(summary: pd.DataFrame, metric: str, x_metric_label: str, path: 
     if rows.empty:
         return None
     figure, axes = plt.subplots(figsize=(5, 3.5))
+    axes.set_title(f"{metric}: mean over passes, band lowest to highest", fontsize=9)
     for overlay, group in rows.groupby("overlay"):
         group = group.assign(x=group["variant"].map(x_of_variant)).sort_values("x")
         axes.plot(group["x"], group["mean"], marker="o", label=str(overlay))
         axes.fill_between(group["x"], group["low"], group["high"], alpha=0.2)
     axes.set_xlabel(x_metric_label)
     axes.set_ylabel(str(rows["unit"].iloc[0]))
+    positive = rows["low"][rows["low"] > 0]
+    if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
+        axes.set_yscale("log")
     axes.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -71,4 +77,39 @@ def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
                         directory / "join.png", join_sizes)
     if path:
         written.append(path)
+    return written + sweep_plots(summary, directory)
+
+
+SWEEP_METRICS = ("tcp_mbit", "rtt_mean_ms", "ping_loss", "tcp_retransmits", "join_seconds",
+                 "pings_answered")
+
+
+def sweep_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
+    """For variants 'segment.key=value' (vnetbench sweep): each metric against the value."""
+    by_parameter: dict[str, dict[str, float]] = {}
+    for variant in summary["variant"].unique():
+        parameter, sep, value = str(variant).partition("=")
+        if sep:
+            by_parameter.setdefault(parameter, {})[str(variant)] = numeric(parameter, value)
+    written = []
+    for parameter, x_of_variant in by_parameter.items():
+        for metric in SWEEP_METRICS:
+            path = line_against(summary, metric, axis_label(parameter),
+                                directory / f"sweep-{parameter}-{metric}.png", x_of_variant)
+            if path:
+                written.append(path)
     return written
+
+
+def numeric(parameter: str, value: str) -> float:
+    key = parameter.rsplit(".", 1)[-1]
+    if key == "rate":
+        return parse_rate(value) / 1e6
+    if key in ("delay", "jitter"):
+        return parse_milliseconds(value)
+    return parse_percent(value) if key == "loss" else float(value)
+
+
+def axis_label(parameter: str) -> str:
+    unit = {"rate": "Mbit/s", "delay": "ms each way", "jitter": "ms", "loss": "% each way"}
+    return f"{parameter} ({unit.get(parameter.rsplit('.', 1)[-1], '')})"

@@ -1,0 +1,35 @@
+"""vnetbench sweep on real containers: one frame, one plot, the parameter's effect seen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.conftest import leftovers
+from vnetbench.scenarios import get_scenario
+from vnetbench.shaping.assign import parse_assignment
+from vnetbench.sweep import run_sweep
+from vnetbench.topology import parse_topology
+
+pytestmark = pytest.mark.integration
+
+
+def test_delay_sweep_one_frame_one_plot(tmp_path: Path) -> None:
+    topology = parse_topology({"name": "it-sweep", "switches": 2, "agents": 2,
+                               "settings": {"passes": 1, "seconds": 1, "pings": 30}},
+                              "test", overrides={})
+    directory = run_sweep(topology, get_scenario("throughput"),
+                          parse_assignment("backbone.delay=0,5ms"), ["baseline"], tmp_path)
+    frame = pd.read_parquet(directory / "results.parquet")
+    rtt = frame[frame["metric"] == "rtt_mean_ms"].set_index("variant")["value"]
+    assert sorted(rtt.index) == ["backbone.delay=0ms", "backbone.delay=5ms"]
+    assert 9 <= rtt["backbone.delay=5ms"] - rtt["backbone.delay=0ms"] <= 11
+    assert set(frame["set_backbone"]) == {"unshaped", "delay=5ms offloads=on"}
+    assert (directory / "sweep-backbone.delay-rtt_mean_ms.png").stat().st_size > 5000
+    header = json.loads((directory / "run.json").read_text())
+    assert header["parameter"] == "backbone.delay" and header["ended"]
+    for run_id in frame["run_id"].unique():
+        assert leftovers(run_id) == []

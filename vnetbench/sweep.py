@@ -1,0 +1,57 @@
+"""`vnetbench sweep`: one scenario over a list of values of one link parameter,
+for one or more overlays, into one results frame and one plot per metric
+(metric against the parameter, one line per overlay, range over passes)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
+from vnetbench.overlays import get_overlay
+from vnetbench.report.plots import write_plots
+from vnetbench.report.tables import summary_table
+from vnetbench.results import ResultSet
+from vnetbench.scenarios import Scenario
+from vnetbench.session import run_scenarios
+from vnetbench.shaping.apply import check_shaping
+from vnetbench.shaping.assign import Assignment, with_link_setting
+from vnetbench.topology import Topology
+from vnetbench.ui import job_progress
+
+
+def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
+              overlays: list[str], out_dir: Path) -> Path:
+    variants = [with_link_setting(topology, assignment, value) for value in assignment.values]
+    for variant in variants:  # every value is checked before anything starts
+        check_shaping(variant)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    directory = out_dir / f"{topology.name}-{stamp}-sweep-{assignment.key}"
+    directory.mkdir(parents=True, exist_ok=True)
+    header = {"format_version": FORMAT_VERSION, "kind": "sweep", "started": now_iso(),
+              "ended": None, "scenario": scenario.name, "parameter": assignment.parameter,
+              "values": assignment.values, **host_facts(TOOLS_IMAGE),
+              "overlays": {n: {"data_path": get_overlay(n).data_path,
+                               "version": get_overlay(n).version()} for n in overlays}}
+    save_header(directory, header)
+    results = ResultSet("sweep", directory)
+    try:
+        with job_progress("sweep", steps=len(variants) * len(overlays)
+                          * topology.settings.passes):
+            for value, variant in zip(assignment.values, variants, strict=True):
+                for overlay in overlays:
+                    results.variant = f"{assignment.parameter}={value}"
+                    run_scenarios(variant.model_copy(update={"overlay": overlay}), [scenario],
+                                  directory / "runs", results=results)
+    finally:
+        header["ended"] = now_iso()
+        save_header(directory, header)
+        results.write()
+        write_plots(summary_table(results.frame()), directory)
+    return directory
+
+
+def save_header(directory: Path, header: dict[str, object]) -> None:
+    (directory / "run.json").write_text(json.dumps(header, indent=2, default=str) + "\n")
