@@ -94,3 +94,19 @@ def free_block(used: list[IPv4Network], pool: IPv4Network = BLOCK_POOL) -> IPv4N
         "this run has no address space. Remove finished runs with 'vnetbench clean' "
         "(or unused networks with 'docker network prune') and run again."
     )
+
+
+TUNNEL_NETWORK = IPv4Network("100.64.0.0/16")  # inside tunnels; never on a Docker network
+
+
+def tunnel_addresses(topology: Topology) -> dict[str, IPv4Address]:
+    """Addresses inside a comparison overlay's tunnels: hub of switch k at 100.64.k.1,
+    its agents from 100.64.k.10 (one /24 per site, the whole /16 on each tunnel)."""
+    addresses: dict[str, IPv4Address] = {}
+    base = TUNNEL_NETWORK.network_address
+    for index, switch in enumerate(topology.switches):
+        site = base + (index + 1) * 256
+        addresses[switch] = site + 1
+        for slot, agent in enumerate(topology.agents_on(switch)):
+            addresses[agent.name] = site + FIRST_AGENT_HOST + slot
+    return addresses

@@ -20,6 +20,7 @@ from vnetbench.ui import waiting
 OFFICIAL_BASE = "debian:trixie-slim"
 BOOTSTRAPPED_BASE = "vnetbench/base:trixie"
 TOOLS_IMAGE = "vnetbench/tools:trixie"
+OVERLAYS_IMAGE = "vnetbench/overlays:trixie"
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class ImageSet:
     """Image names a rendered topology refers to."""
 
     tools: str = TOOLS_IMAGE
+    overlays: str = OVERLAYS_IMAGE  # WireGuard, OpenVPN from Debian packages
 
 
 def image_id(name: str) -> str | None:
@@ -88,6 +90,7 @@ def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
 def build_project_images(force: bool = False) -> ImageSet:
     """Make sure every image the project's own containers use exists."""
     images = ImageSet()
-    if force or not image_id(images.tools):
-        build_image("tools", images.tools, ensure_base_image())
+    for context, tag in (("tools", images.tools), ("overlays", images.overlays)):
+        if force or not image_id(tag):
+            build_image(context, tag, ensure_base_image())
     return images

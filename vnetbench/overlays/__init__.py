@@ -4,8 +4,11 @@ from vnetbench.errors import UserError
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.vnet import Vnet
+from vnetbench.overlays.wireguard import WireGuard
 
-OVERLAYS: dict[str, Overlay] = {overlay.name: overlay for overlay in (Baseline(), Vnet())}
+OVERLAYS: dict[str, Overlay] = {
+    overlay.name: overlay for overlay in (Baseline(), Vnet(), WireGuard())
+}
 
 
 def get_overlay(name: str) -> Overlay:

@@ -47,6 +47,9 @@ class Overlay(ABC):
     # (role, event) of event_patterns() that marks one agent joined; its fields
     # name the agent ("agent") and where it attached ("switch").
     join_event: tuple[str, str] | None = None
+    # The tunnel device in agents' namespaces whose counters prove traffic used the
+    # overlay (None: no such device, e.g. plain routing).
+    tunnel_interface: str | None = None
 
     @abstractmethod
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:

@@ -36,9 +36,10 @@ class ScenarioContext:
         role, event = self.overlay.join_event
         frame = events_frame(self.stack.logs(role),
                              {role: {event: self.overlay.event_patterns()[role][event]}})
-        for fields in frame["fields"]:
-            if fields.get("agent") in placed and fields.get("switch"):
-                placed[str(fields["agent"])] = str(fields["switch"])
+        for fields, process in zip(frame["fields"], frame["process"], strict=True):
+            agent = fields.get("agent") or process
+            if agent in placed and fields.get("switch"):
+                placed[str(agent)] = str(fields["switch"])
         return placed
 
     def last_log_lines(self, count: int = 2) -> dict[str, list[str]]:

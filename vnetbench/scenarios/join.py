@@ -58,12 +58,19 @@ class JoinOutcome:
         return max(t.timestamp() for t in self.joined.values()) - self.released_first
 
 
-def joined_agents(overlay: Overlay, conductor_logs: list[Source]) -> pd.DataFrame:
+def joined_agents(overlay: Overlay, logs: list[Source], topology: Topology) -> pd.DataFrame:
+    """One row per agent that joined (first join event), with the switch it joined.
+    Events logged by the agent itself name it by process; the switch is then the
+    topology's placement."""
     assert overlay.join_event is not None
     role, event = overlay.join_event
-    frame = events_frame(conductor_logs, {role: {event: overlay.event_patterns()[role][event]}})
-    frame["agent"] = [f.get("agent") for f in frame["fields"]]
-    frame["switch"] = [f.get("switch") for f in frame["fields"]]
+    frame = events_frame(logs, {role: {event: overlay.event_patterns()[role][event]}})
+    placed = {a.name: a.switch for a in topology.agents}
+    frame["agent"] = [f.get("agent") or p for f, p in zip(frame["fields"], frame["process"],
+                                                           strict=True)]
+    frame["switch"] = [f.get("switch") or placed.get(a) for f, a in zip(frame["fields"],
+                                                                       frame["agent"],
+                                                                       strict=True)]
     return frame.drop_duplicates("agent")
 
 
@@ -132,7 +139,7 @@ class Join(Scenario):
         assert context.overlay.join_event is not None
         role = context.overlay.join_event[0]
         while True:
-            joined = joined_agents(context.overlay, context.stack.logs(role))
+            joined = joined_agents(context.overlay, context.stack.logs(role), context.topology)
             if len(joined) >= total or time.time() > deadline:
                 return joined
             time.sleep(POLL_SECONDS)

@@ -7,9 +7,11 @@ path that delivers nothing is reported as "path dead", within bounded time.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from vnetbench.errors import UserError
+from vnetbench.measure.cpu import cpu_by_role, cpu_percent
 from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
 from vnetbench.measure.ping import PingParseError, PingResult, parse_ping
 from vnetbench.measure.probe import run_probe, start_probe, stop_probe
@@ -50,14 +52,21 @@ class Throughput(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms}
+        return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms,
+                "streams": s.streams, "reverse": s.reverse, "udp_mbit": s.udp_mbit or 0,
+                "ping_size": s.ping_size, "tls": s.tls, "limits": s.limits}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
-        tcp, tcp_error = self._tcp(context, client.name, server.name, target, pass_no)
+        stream = self._tcp(context, client.name, server.name, target, pass_no)
+        tcp, tcp_error = stream.result, stream.error
         ping, ping_error = self._ping(context, client.name, target, pass_no)
-        metrics = tcp_metrics(tcp) | ping_metrics(ping)
+        metrics = tcp_metrics(tcp) | ping_metrics(ping) | {
+            f"cpu_{role}_percent": (value, "% of a core") for role, value in stream.cpu.items()
+            if role in ("agent", "switch", "conductor")}
+        if context.overlay.tunnel_interface:
+            metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
         summary: dict[str, float | int | str | None] = {
             "tcp_mbit": tcp.receiver_mbit if tcp else None,
             "retransmits": tcp.retransmits if tcp else None,
@@ -78,27 +87,33 @@ class Throughput(Scenario):
 
     def _tcp(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
-    ) -> tuple[IperfResult | None, str | None]:
+    ) -> Stream:
         stack, seconds = context.stack, context.topology.settings.seconds
         server_probe = start_probe(
             stack.run_id, context.container(server), ["iperf3", "-s", "-1"],
             name=f"{stack.rendered.project}-iperf-server-{pass_no}",
         )
         argv = ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
-                "--connect-timeout", str(CONNECT_TIMEOUT_MS)]
+                "--connect-timeout", str(CONNECT_TIMEOUT_MS), *stream_options(context.topology)]
+        tunnel = TunnelCounter(context, server)
         try:
-            with waiting(f"pass {pass_no}: TCP {client} → {server} ({target})", seconds):
+            kind = " ".join(stream_options(context.topology)) or "TCP"
+            with waiting(f"pass {pass_no}: {kind} {client} → {server} ({target})", seconds):
                 output = ""
                 for _ in range(CONNECT_ATTEMPTS):  # the server may not listen yet
+                    cpu_before, started = cpu_by_role(stack.run_id), time.monotonic()
                     output = run_probe(stack.run_id, context.container(client), argv,
                                        timeout_seconds=seconds + 30).stdout
                     if "Connection refused" not in output:
                         break
                     time.sleep(0.3)
+                cpu = cpu_percent(cpu_before, cpu_by_role(stack.run_id),
+                                  time.monotonic() - started)
+                tunnel_bytes = tunnel.delta()
             save(context.raw_dir / f"iperf3-pass{pass_no}.json", output)
-            return parse_iperf_json(output), None
+            return Stream(parse_iperf_json(output), None, cpu, tunnel_bytes)
         except IperfError as error:
-            return None, str(error)
+            return Stream(None, str(error), cpu, tunnel_bytes)
         finally:
             stop_probe(server_probe)
 
@@ -108,7 +123,8 @@ class Throughput(Scenario):
         settings = context.topology.settings
         interval = settings.ping_interval_ms / 1000
         expected = settings.pings * interval
-        argv = ["ping", "-c", str(settings.pings), "-i", f"{interval:g}", "-W", "1", target]
+        argv = ["ping", "-c", str(settings.pings), "-i", f"{interval:g}", "-W", "1",
+                "-s", str(settings.ping_size), target]
         with waiting(f"pass {pass_no}: {settings.pings} pings every "
                      f"{settings.ping_interval_ms:g} ms", expected):
             output = run_probe(context.stack.run_id, context.container(client), argv,
@@ -118,6 +134,43 @@ class Throughput(Scenario):
             return parse_ping(output), None
         except PingParseError as error:
             return None, str(error)
+
+
+@dataclass(frozen=True)
+class Stream:
+    result: IperfResult | None
+    error: str | None
+    cpu: dict[str, float]  # percent of a core per role during the stream
+    tunnel_bytes: int | None  # received on the server's tunnel device
+
+
+def stream_options(topology: Topology) -> list[str]:
+    """iperf3 options the reference benchmarks vary: streams, reverse, UDP at a rate."""
+    s = topology.settings
+    options = ["-P", str(s.streams)] if s.streams > 1 else []
+    options += ["-R"] if s.reverse else []
+    options += ["-u", "-b", f"{s.udp_mbit:g}M"] if s.udp_mbit else []
+    return options
+
+
+class TunnelCounter:
+    """Bytes received on the server's tunnel device: proof the stream used the overlay."""
+
+    def __init__(self, context: ScenarioContext, agent: str) -> None:
+        self.context, self.agent = context, agent
+        self.interface = context.overlay.tunnel_interface
+        self.before = self.read()
+
+    def read(self) -> int | None:
+        if not self.interface:
+            return None
+        out = run_probe(self.context.stack.run_id, self.context.container(self.agent),
+                        ["cat", f"/sys/class/net/{self.interface}/statistics/rx_bytes"], 10)
+        return int(out.stdout) if out.stdout.strip().isdigit() else None
+
+    def delta(self) -> int | None:
+        after = self.read()
+        return after - self.before if after is not None and self.before is not None else None
 
 
 def tcp_metrics(tcp: IperfResult | None) -> Metrics:

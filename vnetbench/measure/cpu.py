@@ -1,0 +1,49 @@
+"""CPU time per role, from the containers' cgroup counters (as VpnCloud's report
+gives CPU per side). Read on the host: cgroup v1 (cpuacct) or v2 (cpu.stat)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from python_on_whales import docker
+
+from vnetbench.stack import label_filter
+
+CGROUP = Path("/sys/fs/cgroup")
+
+
+def cpu_seconds(container_id: str) -> float | None:
+    """Total CPU time the container has used, or None where no counter is readable."""
+    v1 = [CGROUP / part / "docker" / container_id / "cpuacct.usage"
+          for part in ("cpuacct", "cpu,cpuacct")]
+    for path in v1:
+        if path.exists():
+            return int(path.read_text()) / 1e9
+    v2 = [CGROUP / "system.slice" / f"docker-{container_id}.scope" / "cpu.stat",
+          CGROUP / "docker" / container_id / "cpu.stat"]
+    for path in v2:
+        if path.exists():
+            for line in path.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+    return None
+
+
+def cpu_by_role(run_id: str) -> dict[str, float]:
+    """CPU seconds used so far, summed per role label, over the run's containers."""
+    totals: dict[str, float] = defaultdict(float)
+    for container in docker.container.list(filters=label_filter(run_id)):
+        used = cpu_seconds(container.id)
+        if used is not None:
+            totals[(container.config.labels or {}).get("vnetbench.role", "other")] += used
+    return dict(totals)
+
+
+def cpu_percent(before: dict[str, float], after: dict[str, float],
+                seconds: float) -> dict[str, float]:
+    """Percent of one core per role over an interval (probes started inside it count
+    from zero: their whole use fell in the interval)."""
+    return {role: 100 * (after[role] - before.get(role, 0.0)) / seconds
+            for role in after if seconds > 0}

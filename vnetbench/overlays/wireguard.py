@@ -1,0 +1,93 @@
+"""wireguard: hub and spoke with wireguard-go (userspace; this kernel has no module).
+
+Each switch position is a hub on its site network and the backbone; agents
+are spokes of their site's hub; hubs peer with each other over the backbone,
+so a packet between sites goes agent → hub → hub → agent, like vNet's.
+Keys are generated per run (owner-readable files in the run directory).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
+from vnetbench.overlays.base import Overlay
+from vnetbench.overlays.keys import wireguard_keypair
+from vnetbench.topology import Topology
+
+PORT = 51820
+MTU = 1420
+FILES = "wireguard"
+
+
+def peer(public: str, allowed: str, endpoint: str | None = None,
+         keepalive: bool = False) -> list[str]:
+    lines = ["", "[Peer]", f"PublicKey = {public}", f"AllowedIPs = {allowed}"]
+    lines += [f"Endpoint = {endpoint}:{PORT}"] if endpoint else []
+    lines += ["PersistentKeepalive = 25"] if keepalive else []
+    return lines
+
+
+class WireGuard(Overlay):
+    name = "wireguard"
+    summary = "WireGuard (wireguard-go 0.0.2023, Debian 13), a hub per switch position"
+    data_path = "agent → hub → hub → agent (WireGuard over UDP; hubs peer over the backbone)"
+    join_event = ("agent", "handshake")
+    tunnel_interface = "wg0"
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(tunnel_addresses(topology)[agent])
+
+    def version(self) -> str:
+        return "wireguard-go 0.0.20231211 + wireguard-tools (Debian 13 packages)"
+
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+        if scenario == "config":
+            return "not applicable: WireGuard has no central config to change"
+        if topology is not None and topology.agent_pool > 1:
+            return "not applicable: one WireGuard spoke per container"
+        return None
+
+    def event_patterns(self) -> dict[str, dict[str, str]]:
+        return {"agent": {"handshake": r"Received handshake response"},
+                "switch": {"handshake": r"Received handshake initiation"}}
+
+    def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
+        addresses = tunnel_addresses(topology)
+        return {"wg": {
+            "addresses": {k: str(v) for k, v in addresses.items()},
+            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": MTU, "files": "/vnetbench-files",
+            "entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
+            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
+        }}
+
+    def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        directory = run_dir / FILES
+        directory.mkdir(parents=True, exist_ok=True)
+        keys = {node: wireguard_keypair() for node in
+                [*topology.switches, *(a.name for a in topology.agents)]}
+        addresses = tunnel_addresses(topology)
+        written = [prepare_gate(run_dir)]
+        for switch in topology.switches:
+            lines = ["[Interface]", f"PrivateKey = {keys[switch][0]}", f"ListenPort = {PORT}"]
+            for other in topology.switches:
+                if other != switch:
+                    subnet = f"{addresses[other]}".rsplit(".", 1)[0] + ".0/24"
+                    lines += peer(keys[other][1], subnet, str(plan.switch_backbone[other]))
+            for agent in topology.agents_on(switch):
+                lines += peer(keys[agent.name][1], f"{addresses[agent.name]}/32")
+            written.append(self._write(directory / f"{switch}.conf", lines))
+        for agent in topology.agents:
+            lines = ["[Interface]", f"PrivateKey = {keys[agent.name][0]}"]
+            lines += peer(keys[agent.switch][1], str(TUNNEL_NETWORK),
+                          str(plan.switch_site[agent.switch]), keepalive=True)
+            written.append(self._write(directory / f"{agent.name}.conf", lines))
+        return written
+
+    @staticmethod
+    def _write(path: Path, lines: list[str]) -> Path:
+        path.write_text("\n".join(lines) + "\n")
+        path.chmod(0o600)
+        return path
