@@ -68,6 +68,10 @@ def make_pki(directory: Path, run_id: str, roles: list[str]) -> Pki:
                 .not_valid_before(now).not_valid_after(now + VALIDITY)
                 .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
                 .add_extension(x509.SubjectAlternativeName([x509.DNSName(role)]), critical=False)
+                .add_extension(x509.KeyUsage(  # OpenVPN's remote-cert-tls checks it
+                    digital_signature=True, key_agreement=True, content_commitment=False,
+                    key_encipherment=False, data_encipherment=False, key_cert_sign=False,
+                    crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
                 .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
                                                       ExtendedKeyUsageOID.CLIENT_AUTH]),
                                critical=False)

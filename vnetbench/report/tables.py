@@ -12,6 +12,8 @@ HEADLINE_METRICS = {
     "rtt_mean_ms": "Mean ping round trip",
     "ping_loss": "Ping loss",
     "tcp_retransmits": "TCP retransmits",
+    "cpu_agent_percent": "CPU of the agents during the stream (% of a core)",
+    "cpu_switch_percent": "CPU of the switches/hubs during the stream (% of a core)",
     "join_seconds": "Machines joining at once",
     "joined": "Machines joined",
     "gate_spread_ms": "Start gate spread",

@@ -1,0 +1,142 @@
+"""openvpn: OpenVPN 2.6, TLS over TCP by default (UDP as a setting), the design
+closest to vNet's (packets in TLS over TCP via a hub).
+
+Each switch position is a hub: an OpenVPN server for its site's agents. The
+hubs are joined by site links: the first hub also serves the others over the
+backbone, with `iroute` per site, so a packet between sites goes
+agent → hub → hub → agent. Stable addresses come from ccd `ifconfig-push`;
+ECDSA certificates need `dh none`. A CA and a certificate per node are made
+per run. Option: overlay_options.openvpn.proto = udp.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv4Network
+from pathlib import Path
+from typing import Any
+
+from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
+from vnetbench.overlays.base import Overlay
+from vnetbench.pki import make_pki
+from vnetbench.topology import Topology
+
+CLIENT_PORT = 1194
+SITE_PORT = 1195
+SITE_LINKS = IPv4Network("100.64.250.0/24")
+FILES = "openvpn"
+MOUNT = "/vnetbench-files"
+
+
+def proto(topology: Topology) -> str:
+    return str(topology.overlay_options.get("openvpn", {}).get("proto", "tcp"))
+
+
+def site_of(address: IPv4Address) -> IPv4Network:
+    return IPv4Network(f"{address}/24", strict=False)
+
+
+def common(node: str) -> list[str]:
+    return [f"ca {MOUNT}/pki/ca.pem", f"cert {MOUNT}/pki/{node}.pem",
+            f"key {MOUNT}/pki/{node}.key", "verb 3", "persist-tun"]
+
+
+class OpenVpn(Overlay):
+    name = "openvpn"
+    summary = "OpenVPN 2.6 (Debian 13), TLS over TCP, a hub per switch position"
+    data_path = ("agent → hub → hub → agent (TLS over TCP; the first hub serves the "
+                 "others' site links over the backbone)")
+    join_event = ("agent", "joined")
+    tunnel_interface = "tun0"
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(tunnel_addresses(topology)[agent])
+
+    def version(self) -> str:
+        return "OpenVPN 2.6 (Debian 13 package)"
+
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+        if scenario == "config":
+            return "not applicable: OpenVPN has no central config to change"
+        if topology is not None and topology.agent_pool > 1:
+            return "not applicable: one OpenVPN client per container"
+        return None
+
+    def event_patterns(self) -> dict[str, dict[str, str]]:
+        return {"agent": {"joined": r"Initialization Sequence Completed"},
+                "switch": {"client": r"(?P<agent>[a-z][a-z0-9-]*)/\S+ MULTI_sva: pool returned"}}
+
+    def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
+        return {"ovpn": {
+            "files": MOUNT, "entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
+            "core": topology.switches[0],
+            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
+        }}
+
+    def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        directory = run_dir / FILES
+        (directory / "ccd").mkdir(parents=True, exist_ok=True)
+        nodes = [f"hub-{s}" for s in topology.switches] + [a.name for a in topology.agents]
+        make_pki(directory / "pki", plan.backbone.bridge, nodes)
+        addresses = tunnel_addresses(topology)
+        written = [prepare_gate(run_dir)]
+        for switch in topology.switches:
+            written.append(self._write(directory / f"hub-{switch}-clients.conf",
+                                       self.client_server(topology, plan, switch)))
+            for agent in topology.agents_on(switch):
+                written.append(self._write(directory / "ccd" / agent.name, [
+                    f"ifconfig-push {addresses[agent.name]} 255.255.255.0"]))
+                written.append(self._write(directory / f"{agent.name}.conf", [
+                    "client", "dev tun0", f"proto {proto(topology)}-client"
+                    if proto(topology) == "tcp" else "proto udp",
+                    f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
+                    "remote-cert-tls server", "connect-retry 1", *common(agent.name)]))
+        written += self.site_links(topology, plan, directory)
+        return written
+
+    def client_server(self, topology: Topology, plan: AddressPlan, switch: str) -> list[str]:
+        site = site_of(tunnel_addresses(topology)[switch])
+        return ["dev tun0", "mode server", "tls-server", "topology subnet",
+                f"proto {proto(topology)}-server" if proto(topology) == "tcp" else "proto udp",
+                f"local {plan.switch_site[switch]}", f"port {CLIENT_PORT}",
+                f"ifconfig {site.network_address + 1} {site.netmask}",
+                f"push \"route-gateway {site.network_address + 1}\"",
+                f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
+                "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
+                "dh none", "keepalive 10 60", *common(f"hub-{switch}")]
+
+    def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
+        """The first hub serves the others; each other hub is its client, with iroute."""
+        core, others = topology.switches[0], topology.switches[1:]
+        if not others:
+            return []
+        addresses = tunnel_addresses(topology)
+        links = SITE_LINKS.network_address
+        server = ["dev tun1", "mode server", "tls-server", "topology subnet", "proto tcp-server",
+                  f"local {plan.switch_backbone[core]}", f"port {SITE_PORT}",
+                  f"ifconfig {links + 1} {SITE_LINKS.netmask}", "client-to-client",
+                  f"route-gateway {links + 1}", f"push \"route-gateway {links + 1}\"",
+                  "push \"topology subnet\"",
+                  f"client-config-dir {MOUNT}/ccd-site", "dh none", "keepalive 10 60",
+                  f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
+                  *common(f"hub-{core}")]
+        (directory / "ccd-site").mkdir(exist_ok=True)
+        written = []
+        for index, switch in enumerate(others, start=2):
+            site = site_of(addresses[switch])
+            server.append(f"route {site.network_address} {site.netmask}")
+            written.append(self._write(directory / "ccd-site" / f"hub-{switch}", [
+                f"ifconfig-push {links + index} {SITE_LINKS.netmask}",
+                f"iroute {site.network_address} {site.netmask}"]))
+            written.append(self._write(directory / f"hub-{switch}-site.conf", [
+                "client", "dev tun1", "proto tcp-client",
+                f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
+                "remote-cert-tls server", "connect-retry 1", *common(f"hub-{switch}")]))
+        written.append(self._write(directory / f"hub-{core}-site.conf", server))
+        return written
+
+    @staticmethod
+    def _write(path: Path, lines: list[str]) -> Path:
+        path.write_text("\n".join(lines) + "\n")
+        path.chmod(0o600)
+        return path
