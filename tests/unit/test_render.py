@@ -1,7 +1,9 @@
 """Golden files: compose/ must equal what the templates render, and every
 rendered object carries the run's label."""
 
+import os
 from ipaddress import IPv4Network
+from pathlib import Path
 
 import pytest
 import yaml
@@ -60,3 +62,28 @@ def test_agents_route_through_their_own_router() -> None:
 def test_free_block_skips_used_subnets() -> None:
     used = [IPv4Network(s) for s in ("10.160.5.0/24", "10.161.0.0/16", "172.17.0.0/16")]
     assert free_block(used) == IPv4Network("10.162.0.0/16")
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+GOLDEN_OPTIONS = {"vnet": {"images": {"conductor": "golden/vnet-conductor",
+                                      "switch": "golden/vnet-switch",
+                                      "agent": "golden/vnet-agent"}}}
+
+
+@pytest.mark.parametrize("overlay", ["baseline", "vnet", "wireguard", "openvpn"])
+def test_each_overlay_renders_its_golden_file(overlay: str) -> None:
+    """The two-sites topology per overlay; VNETBENCH_UPDATE_GOLDEN=1 rewrites them."""
+    topology = parse_topology({"name": "two-sites", "overlay": overlay, "switches": 2,
+                               "agents": 4, "overlay_options": GOLDEN_OPTIONS}, "golden")
+    plan = plan_addresses(topology, "golden", IPv4Network("10.189.0.0/16"))
+    text = render_compose(topology, "golden", plan, ImageSet())
+    path = GOLDEN / f"{overlay}.yml"
+    if os.environ.get("VNETBENCH_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{path} differs: check, then VNETBENCH_UPDATE_GOLDEN=1"
+    compose = yaml.safe_load(text)
+    for service in compose["services"].values():
+        assert service["labels"]["vnetbench.run"] == "golden"
+        assert service.get("privileged") is not True
+        if "devices" in service:  # TUN only with NET_ADMIN, never privileged
+            assert service["cap_add"] == ["NET_ADMIN"]

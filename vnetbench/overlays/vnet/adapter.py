@@ -18,7 +18,12 @@ from vnetbench.addressing import AddressPlan
 from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
 from vnetbench.measure.events import Source, events_frame
 from vnetbench.overlays.base import AgentLimits, Overlay, Reconfiguration
-from vnetbench.overlays.vnet.artifacts import VnetImages, feature_state, resolve_images
+from vnetbench.overlays.vnet.artifacts import (
+    VnetImages,
+    feature_state,
+    requested_images,
+    resolve_images,
+)
 from vnetbench.overlays.vnet.files import (
     auth_text,
     machine_name,
@@ -138,7 +143,8 @@ class Vnet(Overlay):
         images = self.images(topology)
         return {"vnet": {
             "profile": profile,
-            "images": images.images if images else dict(profile.images),
+            "images": images.images if images else requested_images(profile,
+                                                                     options(topology))[0],
             "files": CONTAINER_FILES,
             "entry": ENTRY,
             "fifo": FIFO_IN_CONTAINER,

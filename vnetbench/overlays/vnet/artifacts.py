@@ -62,8 +62,8 @@ def parse_image_list(text: str) -> dict[str, str]:
     return chosen
 
 
-def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetImages | None, str]:
-    """The images to run, or None and what is missing."""
+def requested_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[dict[str, str], str]:
+    """The image names asked for (options over environment over profile), and by whom."""
     requested = dict(profile.images)
     source = "the profile's image names"
     if os.environ.get(IMAGES_VARIABLE):
@@ -72,6 +72,12 @@ def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetI
     if options.get("images"):
         requested |= dict(options["images"])
         source = "the topology/command line"
+    return requested, source
+
+
+def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetImages | None, str]:
+    """The images to run, or None and what is missing."""
+    requested, source = requested_images(profile, options)
     missing = [f"{role} ({image})" for role, image in requested.items() if not image_id(image)]
     if not missing:
         return VnetImages(requested, f"images named by {source}"), ""
