@@ -126,6 +126,12 @@ def run(
     passes: Annotated[int | None, typer.Option(help="Passes per scenario.")] = None,
     machines: Annotated[int | None, typer.Option(help="join/config size (BENCH_MACHINES).")]
     = None,
+    streams: Annotated[int | None, typer.Option(help="Parallel TCP streams (iperf3 -P).")]
+    = None,
+    reverse: Annotated[bool | None, typer.Option(help="Server sends (iperf3 -R).")] = None,
+    udp_mbit: Annotated[float | None, typer.Option(help="UDP at this rate instead of TCP.")]
+    = None,
+    ping_size: Annotated[int | None, typer.Option(help="Ping payload bytes.")] = None,
     baseline: Annotated[bool, typer.Option(
         help="As the seed, measure throughput's path without the overlay first.")] = True,
     vnet_image: Annotated[list[str] | None, typer.Option(
@@ -140,8 +146,10 @@ def run(
     from vnetbench.scenarios import get_scenario
     from vnetbench.topology import load_topology
 
-    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes,
-                                   "machines": machines}.items() if v is not None}
+    overrides = {k: v for k, v in {"seconds": seconds, "passes": passes, "machines": machines,
+                                   "streams": streams, "reverse": reverse,
+                                   "udp_mbit": udp_mbit, "ping_size": ping_size}.items()
+                 if v is not None}
     topology = with_vnet_options(load_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
     chosen = [get_scenario(name) for name in scenarios]

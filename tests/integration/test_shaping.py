@@ -97,3 +97,19 @@ def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
         assert [q["options"]["rate"] for q in state["qdiscs"] if q["kind"] == "tbf"] == [
             20_000_000 // 8]
     assert leftovers(rendered.run_id) == []
+
+
+def test_netem_path_where_the_kernel_has_it(tmp_path: Path) -> None:
+    """Runs where sch_netem exists; skipped here with the kernel's own answer."""
+    from vnetbench.shaping.capabilities import detect_capabilities
+
+    netem = next(c for c in detect_capabilities() if c.name == "netem")
+    if not netem.available:
+        pytest.skip(f"this kernel has no netem: {netem.answer}")
+    unshaped, _ = measure(shaped("it-netem0", {}, seconds=1, pings=50), tmp_path)
+    value, record = measure(shaped("it-netem", {"delay": "10ms", "rate": "100mbit"},
+                                   seconds=3, pings=100), tmp_path)
+    assert 19 <= value["rtt_mean_ms"] - unshaped["rtt_mean_ms"] <= 21
+    kinds = {q["kind"] for node in record["links"]["applied"]["throughput"].values()
+             if isinstance(node, dict) for q in node["qdiscs"]}
+    assert {"netem", "tbf"} <= kinds

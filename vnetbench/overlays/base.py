@@ -97,5 +97,12 @@ class Overlay(ABC):
         return "unknown"
 
     def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
-        """Settings variants of this overlay the matrix runs for a scenario."""
+        """Settings variants of this overlay the matrix runs for a scenario; joins of
+        one container per client run at 20 and 100 clients."""
+        if scenario == "join":
+            return {f"n{n}": {"machines": n} for n in (20, 100)}
         return {"default": {}}
+
+    def option(self, topology: Topology, key: str, default: Any) -> Any:
+        """overlay_options.<this overlay>.<key> from the topology."""
+        return topology.overlay_options.get(self.name, {}).get(key, default)

@@ -6,7 +6,7 @@ hubs are joined by site links: the first hub also serves the others over the
 backbone, with `iroute` per site, so a packet between sites goes
 agent → hub → hub → agent. Stable addresses come from ccd `ifconfig-push`;
 ECDSA certificates need `dh none`. A CA and a certificate per node are made
-per run. Option: overlay_options.openvpn.proto = udp.
+per run. Options: overlay_options.openvpn.proto = udp, .mtu (tun-mtu).
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ def proto(topology: Topology) -> str:
     return str(topology.overlay_options.get("openvpn", {}).get("proto", "tcp"))
 
 
+
 def site_of(address: IPv4Address) -> IPv4Network:
     return IPv4Network(f"{address}/24", strict=False)
 
 
-def common(node: str) -> list[str]:
+def common(node: str, mtu: int | None = None) -> list[str]:
     return [f"ca {MOUNT}/pki/ca.pem", f"cert {MOUNT}/pki/{node}.pem",
-            f"key {MOUNT}/pki/{node}.key", "verb 3", "persist-tun"]
+            f"key {MOUNT}/pki/{node}.key", "verb 3", "persist-tun",
+            *([f"tun-mtu {mtu}"] if mtu else [])]
 
 
 class OpenVpn(Overlay):
@@ -90,7 +92,8 @@ class OpenVpn(Overlay):
                     "client", "dev tun0", f"proto {proto(topology)}-client"
                     if proto(topology) == "tcp" else "proto udp",
                     f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
-                    "remote-cert-tls server", "connect-retry 1", *common(agent.name)]))
+                    "remote-cert-tls server", "connect-retry 1",
+                    *common(agent.name, self.option(topology, "mtu", None))]))
         written += self.site_links(topology, plan, directory)
         return written
 
@@ -103,7 +106,8 @@ class OpenVpn(Overlay):
                 f"push \"route-gateway {site.network_address + 1}\"",
                 f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
                 "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
-                "dh none", "keepalive 10 60", *common(f"hub-{switch}")]
+                "dh none", "keepalive 10 60",
+                *common(f"hub-{switch}", self.option(topology, "mtu", None))]
 
     def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
         """The first hub serves the others; each other hub is its client, with iroute."""

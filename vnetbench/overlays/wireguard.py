@@ -4,6 +4,7 @@ Each switch position is a hub on its site network and the backbone; agents
 are spokes of their site's hub; hubs peer with each other over the backbone,
 so a packet between sites goes agent → hub → hub → agent, like vNet's.
 Keys are generated per run (owner-readable files in the run directory).
+Option: overlay_options.wireguard.mtu (default 1420).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class WireGuard(Overlay):
         addresses = tunnel_addresses(topology)
         return {"wg": {
             "addresses": {k: str(v) for k, v in addresses.items()},
-            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": MTU, "files": "/vnetbench-files",
+            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.option(topology, "mtu", MTU),
+            "files": "/vnetbench-files",
             "entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
             "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
         }}
