@@ -6,6 +6,7 @@ the base is made with debootstrap + docker import (images/base/bootstrap).
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,22 @@ def build_image(context: str, tag: str, base: str) -> None:
     build_image_from(IMAGES / context, tag, base, label=context)
 
 
+def context_digest(path: Path) -> str:
+    """A digest of a build context's files: an image built from other files is stale."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def is_current(tag: str, context: str) -> bool:
+    try:
+        labels = docker.image.inspect(tag).config.labels or {}
+    except DockerException:
+        return False
+    return labels.get("vnetbench.context") == context_digest(IMAGES / context)
+
+
 def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
     """Build a context directory on the given base image."""
     try:
@@ -78,7 +95,7 @@ def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
                 path,
                 tags=[tag],
                 build_args={"BASE_IMAGE": base},
-                labels={"vnetbench.image": label},
+                labels={"vnetbench.image": label, "vnetbench.context": context_digest(path)},
             )
     except DockerException as error:
         raise UserError(
@@ -91,6 +108,6 @@ def build_project_images(force: bool = False) -> ImageSet:
     """Make sure every image the project's own containers use exists."""
     images = ImageSet()
     for context, tag in (("tools", images.tools), ("overlays", images.overlays)):
-        if force or not image_id(tag):
+        if force or not is_current(tag, context):
             build_image(context, tag, ensure_base_image())
     return images

@@ -8,6 +8,7 @@ container of the run nor touch anything that is not vnetbench's.
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ class Stack:
     def __init__(self, rendered: RenderedRun) -> None:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
+        self.unready_agents: list[str] = []
         self.compose = DockerClient(
             compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -93,15 +95,44 @@ class Stack:
         return f"{self.rendered.project}-{service}"
 
     def up(self, timeout_seconds: int = 180) -> None:
+        """Bring the stack up and wait for the health checks. Agents that never become
+        ready (an overlay that loses joins) do not stop the run when everything else
+        is up: they are named, and the scenarios report what they cannot measure."""
         try:
             with waiting(f"bringing up {self.rendered.project} (health checks)"):
                 self.compose.up(detach=True, wait=True, wait_timeout=timeout_seconds, quiet=True)
         except DockerException as error:
-            raise UserError(
-                f"The topology did not come up within {timeout_seconds} s: "
-                f"{(error.stderr or str(error)).strip()[-800:]} "
-                f"Container logs are kept in {self.rendered.directory / 'logs'}."
-            ) from None
+            failed = self.settle(deadline=time.time() + timeout_seconds)
+            if failed is None:
+                raise UserError(
+                    f"The topology did not come up within {timeout_seconds} s: "
+                    f"{(error.stderr or str(error)).strip()[-800:]} "
+                    f"Container logs are kept in {self.rendered.directory / 'logs'}."
+                ) from None
+            self.unready_agents = failed
+            note(f"[yellow]{len(failed)} agent container(s) did not become ready "
+                 f"({', '.join(failed)}); the run goes on and the scenarios report what "
+                 "they cannot measure[/]")
+
+    def settle(self, deadline: float) -> list[str] | None:
+        """After a failed wait: the agents that are not ready, once every container has
+        settled, or None if anything but an agent failed."""
+        while True:
+            states = {}
+            for container in docker.container.list(all=True, filters=label_filter(self.run_id)):
+                labels = container.config.labels or {}
+                health = container.state.health.status if container.state.health else None
+                ready = container.state.running and health in (None, "healthy")
+                settled = ready or not container.state.running or health == "unhealthy"
+                states[container.name] = (labels.get("vnetbench.role"), ready, settled)
+            if all(settled for _, _, settled in states.values()) or time.time() > deadline:
+                break
+            time.sleep(1)
+        failed = [name for name, (role, ready, _) in states.items() if not ready]
+        if any(states[name][0] != "agent" for name in failed) or len(failed) == len(
+                [s for s in states.values() if s[0] == "agent"]):
+            return None
+        return sorted(failed)
 
     def logs(self, role: str | None = None, since: datetime | None = None) -> list[Source]:
         """Every container's log (with Docker's timestamps), optionally of one role."""

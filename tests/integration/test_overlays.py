@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 FLOOR_MBIT = 50  # measured here: WireGuard ~470-780, OpenVPN ~180-230 Mbit/s
 
 
-@pytest.mark.parametrize("overlay", ["wireguard", "openvpn"])
+@pytest.mark.parametrize("overlay", ["wireguard", "openvpn", "tinc"])
 def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     topology = parse_topology(
         {"name": f"it-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,
@@ -37,7 +37,7 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     assert leftovers(record["run_id"]) == []
 
 
-@pytest.mark.parametrize("overlay", ["wireguard", "openvpn"])
+@pytest.mark.parametrize("overlay", ["wireguard", "openvpn", "tinc"])
 def test_twenty_clients_join_at_once(overlay: str, tmp_path: Path) -> None:
     topology = parse_topology(
         {"name": f"it-join-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,

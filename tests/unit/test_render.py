@@ -70,7 +70,7 @@ GOLDEN_OPTIONS = {"vnet": {"images": {"conductor": "golden/vnet-conductor",
                                       "agent": "golden/vnet-agent"}}}
 
 
-@pytest.mark.parametrize("overlay", ["baseline", "vnet", "wireguard", "openvpn"])
+@pytest.mark.parametrize("overlay", ["baseline", "vnet", "wireguard", "openvpn", "tinc"])
 def test_each_overlay_renders_its_golden_file(overlay: str) -> None:
     """The two-sites topology per overlay; VNETBENCH_UPDATE_GOLDEN=1 rewrites them."""
     topology = parse_topology({"name": "two-sites", "overlay": overlay, "switches": 2,

@@ -4,11 +4,12 @@ from vnetbench.errors import UserError
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.openvpn import OpenVpn
+from vnetbench.overlays.tinc import Tinc
 from vnetbench.overlays.vnet import Vnet
 from vnetbench.overlays.wireguard import WireGuard
 
 OVERLAYS: dict[str, Overlay] = {
-    overlay.name: overlay for overlay in (Baseline(), Vnet(), WireGuard(), OpenVpn())
+    overlay.name: overlay for overlay in (Baseline(), Vnet(), WireGuard(), OpenVpn(), Tinc())
 }
 
 

@@ -29,18 +29,20 @@ class ScenarioContext:
 
     def placement(self) -> dict[str, str]:
         """Agent -> the switch it is attached to: as the overlay's join events say
-        (vNet's conductor picks the switch itself), else as the topology places it."""
+        (vNet's conductor picks the switch itself), else as the topology places it.
+        With join events, agents that did not join are left out (if two or more did)."""
         placed = {a.name: a.switch for a in self.topology.agents}
         if self.overlay.join_event is None:
             return placed
         role, event = self.overlay.join_event
         frame = events_frame(self.stack.logs(role),
                              {role: {event: self.overlay.event_patterns()[role][event]}})
+        joined = {}
         for fields, process in zip(frame["fields"], frame["process"], strict=True):
-            agent = fields.get("agent") or process
-            if agent in placed and fields.get("switch"):
-                placed[str(agent)] = str(fields["switch"])
-        return placed
+            agent = str(fields.get("agent") or process)
+            if agent in placed:
+                joined[agent] = str(fields.get("switch") or placed[agent])
+        return joined if len(joined) >= 2 else placed
 
     def last_log_lines(self, count: int = 2) -> dict[str, list[str]]:
         """The last lines of every agent's and switch's log, to explain a failure."""

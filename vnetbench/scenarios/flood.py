@@ -64,7 +64,8 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
     """Sender and target on one switch, the pinger on another."""
     for switch in topology.switches:
         local = [a.name for a in topology.agents if placement.get(a.name) == switch]
-        remote = [a.name for a in topology.agents if placement.get(a.name) not in (switch, None)]
+        remote = [a.name for a in topology.agents
+                  if placement.get(a.name) not in (switch, None)]
         if len(local) >= 2 and remote:
             return Roles(sender=local[1], target=local[0], pinger=remote[0])
     raise UserError(

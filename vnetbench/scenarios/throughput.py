@@ -28,8 +28,8 @@ def pick_pair(topology: Topology,
     """Client and server: the first agents of the first and last switch that have one,
     by the actual placement when given (an overlay may choose the switch itself)."""
     placement = placement or {a.name: a.switch for a in topology.agents}
-    agents = [a.model_copy(update={"switch": placement.get(a.name, a.switch)})
-              for a in topology.agents]
+    agents = [a.model_copy(update={"switch": placement[a.name]})
+              for a in topology.agents if a.name in placement]
     occupied = [s for s in topology.switches if any(a.switch == s for a in agents)]
     if len(occupied) >= 2:
         first = next(a for a in agents if a.switch == occupied[0])

@@ -1,0 +1,116 @@
+"""tinc: tinc 1.0 in router mode over TCP only, a hub per switch position.
+
+Agents connect to their site's hub and mark themselves IndirectData, so no
+other node talks to them directly; hubs connect to the first hub over the
+backbone. With TCPOnly every packet rides the meta connections (TCP), so a
+packet between sites goes agent → hub → hub → agent, as in vNet. RSA keys
+are generated per run; the config directory is mounted read-only (tinc's own
+`-K` would fail silently there, so it is never used).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
+from vnetbench.overlays.base import Overlay
+from vnetbench.overlays.keys import tinc_keypair
+from vnetbench.topology import Topology
+
+NETWORK = "vnetbench"
+FILES = "tinc"
+PORT = 655
+
+
+def tinc_name(node: str) -> str:
+    """tinc node names allow letters, digits and '_' only."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", node)
+
+
+class Tinc(Overlay):
+    name = "tinc"
+    summary = "tinc 1.0 (Debian 13), router mode, TCP only, a hub per switch position"
+    data_path = "agent → hub → hub → agent (tinc meta connections over TCP; IndirectData)"
+    join_event = ("agent", "joined")
+    tunnel_interface = "tun0"
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(tunnel_addresses(topology)[agent])
+
+    def version(self) -> str:
+        return "tinc 1.0.36 (Debian 13 package)"
+
+    def hub_address(self, topology: Topology, switch: str) -> str:
+        """An agent is ready when its hub answers through the tunnel."""
+        return str(tunnel_addresses(topology)[switch])
+
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+        if scenario == "config":
+            return "not applicable: tinc has no central config to change"
+        if topology is not None and topology.agent_pool > 1:
+            return "not applicable: one tinc node per container"
+        return None
+
+    def event_patterns(self) -> dict[str, dict[str, str]]:
+        return {"agent": {"joined": r"Connection with hub_\S+ \(\S+ port \d+\) activated"}}
+
+    def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
+        return {"tinc": {
+            "files": f"/etc/tinc/{NETWORK}", "network": NETWORK, "entry": ENTRY,
+            "fifo": FIFO_IN_CONTAINER,
+            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
+        }}
+
+    def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        """One config directory per node: tinc.conf, tinc-up, rsa_key.priv, hosts/."""
+        addresses = tunnel_addresses(topology)
+        keys = {node: tinc_keypair() for node in
+                [*topology.switches, *(a.name for a in topology.agents)]}
+        agents = {tinc_name(a.name): ["IndirectData = yes", f"Subnet = {addresses[a.name]}/32",
+                                      keys[a.name][1]] for a in topology.agents}
+
+        def hubs(via: dict[str, object]) -> dict[str, list[str]]:
+            """Hub host files with the address a node reaches them at: hubs over the
+            backbone, agents on their site."""
+            return {f"hub_{tinc_name(s)}": [f"Address = {via[s]} {PORT}",
+                                            f"Subnet = {addresses[s]}/32", keys[s][1]]
+                    for s in topology.switches}
+
+        core = f"hub_{tinc_name(topology.switches[0])}"
+        written = [prepare_gate(run_dir)]
+        for switch in topology.switches:
+            me = f"hub_{tinc_name(switch)}"
+            connect = [] if me == core else [core]
+            written.append(self.node_dir(run_dir, switch, me, connect, keys[switch][0],
+                                         str(addresses[switch]),
+                                         hubs(dict(plan.switch_backbone)) | agents))
+        for agent in topology.agents:
+            written.append(self.node_dir(run_dir, agent.name, tinc_name(agent.name),
+                                         [f"hub_{tinc_name(agent.switch)}"],
+                                         keys[agent.name][0], str(addresses[agent.name]),
+                                         hubs(dict(plan.switch_site)) | agents))
+        return written
+
+    @staticmethod
+    def node_dir(run_dir: Path, node: str, name: str, connect: list[str], private: str,
+                 address: str, hosts: dict[str, list[str]]) -> Path:
+        directory = run_dir / FILES / node
+        (directory / "hosts").mkdir(parents=True, exist_ok=True)
+        (directory / "tinc.conf").write_text("\n".join(
+            [f"Name = {name}", "Mode = router", "TCPOnly = yes", "AddressFamily = ipv4",
+             "DeviceType = tun", "Interface = tun0", "ProcessPriority = normal",
+             *(f"ConnectTo = {c}" for c in connect)]) + "\n")
+        up = directory / "tinc-up"
+        up.write_text("#!/bin/sh\nip address add "
+                      f"{address}/{TUNNEL_NETWORK.prefixlen} dev $INTERFACE\n"
+                      "ip link set $INTERFACE up\n")
+        up.chmod(0o755)
+        key = directory / "rsa_key.priv"
+        key.write_text(private)
+        key.chmod(0o600)
+        for host, lines in hosts.items():
+            (directory / "hosts" / host).write_text("\n".join(lines) + "\n")
+        return directory
