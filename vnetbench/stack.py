@@ -53,7 +53,9 @@ def remove_run_objects(run_id: str | None) -> Removed:
         # Stop first: the fabric helper removes its iptables rule on SIGTERM.
         with suppress(DockerException):
             docker.container.stop(containers, time=5)
-        docker.container.remove(containers, force=True, volumes=True)
+        for container in containers:
+            with suppress(DockerException):  # gone already (--rm probes)
+                docker.container.remove(container, force=True, volumes=True)
         removed.containers = len(containers)
     networks = docker.network.list(filters=label_filter(run_id))
     if networks:
@@ -68,8 +70,10 @@ def remove_run_objects(run_id: str | None) -> Removed:
 
 def run_ids_present() -> list[str]:
     """Runs that still have containers or networks on this engine."""
-    ids = {(c.config.labels or {}).get(RUN_LABEL, "")
-           for c in docker.container.list(all=True, filters=label_filter(None))}
+    ids: set[str] = set()  # skipping containers that vanish meanwhile
+    for container in docker.container.list(all=True, filters=label_filter(None)):
+        with suppress(DockerException):
+            ids.add((container.config.labels or {}).get(RUN_LABEL, ""))
     ids |= {(n.labels or {}).get(RUN_LABEL, "")
             for n in docker.network.list(filters=label_filter(None))}
     return sorted(i for i in ids if i)
@@ -120,10 +124,14 @@ class Stack:
         while True:
             states = {}
             for container in docker.container.list(all=True, filters=label_filter(self.run_id)):
-                labels = container.config.labels or {}
-                health = container.state.health.status if container.state.health else None
-                ready = container.state.running and health in (None, "healthy")
-                settled = ready or not container.state.running or health == "unhealthy"
+                try:
+                    labels = container.config.labels or {}
+                    state = container.state
+                except DockerException:
+                    continue
+                health = state.health.status if state.health else None
+                ready = bool(state.running) and health in (None, "healthy")
+                settled = ready or not state.running or health == "unhealthy"
                 states[container.name] = (labels.get("vnetbench.role"), ready, settled)
             if all(settled for _, _, settled in states.values()) or time.time() > deadline:
                 break
@@ -141,8 +149,8 @@ class Stack:
             filters.append(("label", f"vnetbench.role={role}"))
         sources = []
         for container in docker.container.list(all=True, filters=filters):
-            labels = container.config.labels or {}
-            try:
+            try:  # a probe started with --rm may be gone already
+                labels = container.config.labels or {}
                 text = docker.container.logs(container, timestamps=True, since=since)
             except DockerException:
                 continue

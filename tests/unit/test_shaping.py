@@ -73,3 +73,20 @@ def test_a_setting_is_validated_like_the_topology_file() -> None:
     assert agent.agents[1].link is not None and agent.agents[1].link.loss == 5.0
     with pytest.raises(UserError, match=r"backbone\.loss=150%"):
         with_link_setting(topology, parse_assignment("backbone.loss=150%"), "150%")
+
+
+def test_stream_options_follow_the_settings() -> None:
+    from vnetbench.scenarios.throughput import stream_options
+
+    plain = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t")
+    assert stream_options(plain) == []
+    varied = parse_topology({"name": "t", "switches": 2, "agents": 2,
+                             "settings": {"streams": 5, "reverse": True, "udp_mbit": 200}}, "t")
+    assert stream_options(varied) == ["-P", "5", "-R", "-u", "-b", "200M"]
+
+
+def test_cpu_percent_per_role() -> None:
+    from vnetbench.measure.cpu import cpu_percent
+
+    assert cpu_percent({"agent": 1.0, "switch": 2.0}, {"agent": 1.5, "switch": 3.0, "probe": 0.2},
+                       seconds=2.0) == {"agent": 25.0, "switch": 50.0, "probe": 10.0}

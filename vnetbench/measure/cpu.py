@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from python_on_whales import docker
+from python_on_whales.exceptions import DockerException
 
 from vnetbench.stack import label_filter
 
@@ -35,9 +36,13 @@ def cpu_by_role(run_id: str) -> dict[str, float]:
     """CPU seconds used so far, summed per role label, over the run's containers."""
     totals: dict[str, float] = defaultdict(float)
     for container in docker.container.list(filters=label_filter(run_id)):
+        try:  # a probe started with --rm may be gone already
+            role = (container.config.labels or {}).get("vnetbench.role", "other")
+        except DockerException:
+            continue
         used = cpu_seconds(container.id)
         if used is not None:
-            totals[(container.config.labels or {}).get("vnetbench.role", "other")] += used
+            totals[role] += used
     return dict(totals)
 
 

@@ -24,14 +24,20 @@ class IperfError(Exception):
     """iperf3 ran but reported an error (e.g. it could not connect)."""
 
 
-def parse_iperf_json(text: str) -> IperfResult:
-    """Summarise a TCP test from iperf3's JSON; raise IperfError on its errors."""
+def load_report(text: str) -> dict[str, Any]:
+    """iperf3's JSON report; IperfError if there is none or it reports an error."""
     try:
         report: dict[str, Any] = json.loads(text)
     except json.JSONDecodeError as error:
         raise IperfError(f"iperf3 printed no JSON report ({error}): {text.strip()[:200]}") from None
     if report.get("error"):
         raise IperfError(str(report["error"]))
+    return report
+
+
+def parse_iperf_json(text: str) -> IperfResult:
+    """Summarise a TCP test from iperf3's JSON; raise IperfError on its errors."""
+    report = load_report(text)
     end = report.get("end") or {}
     received = end.get("sum_received")
     sent = end.get("sum_sent")
@@ -70,12 +76,7 @@ class UdpResult:
 
 def parse_iperf_udp(text: str) -> UdpResult:
     """Summarise a UDP test (`iperf3 -u -J`); raise IperfError on its errors."""
-    try:
-        report: dict[str, Any] = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise IperfError(f"iperf3 printed no JSON report ({error}): {text.strip()[:200]}") from None
-    if report.get("error"):
-        raise IperfError(str(report["error"]))
+    report = load_report(text)
     end = report.get("end") or {}
     received = end.get("sum_received") or end.get("sum")
     sent = end.get("sum_sent") or end.get("sum")

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
-from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
-from vnetbench.overlays.base import Overlay
+from vnetbench.gate import prepare_gate
+from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.pki import make_pki
 from vnetbench.topology import Topology
 
@@ -43,7 +43,7 @@ def common(node: str, mtu: int | None = None) -> list[str]:
             *([f"tun-mtu {mtu}"] if mtu else [])]
 
 
-class OpenVpn(Overlay):
+class OpenVpn(TunnelOverlay):
     name = "openvpn"
     summary = "OpenVPN 2.6 (Debian 13), TLS over TCP, a hub per switch position"
     data_path = ("agent → hub → hub → agent (TLS over TCP; the first hub serves the "
@@ -51,29 +51,15 @@ class OpenVpn(Overlay):
     join_event = ("agent", "joined")
     tunnel_interface = "tun0"
 
-    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
-        return str(tunnel_addresses(topology)[agent])
-
     def version(self) -> str:
         return "OpenVPN 2.6 (Debian 13 package)"
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
-        if scenario == "config":
-            return "not applicable: OpenVPN has no central config to change"
-        if topology is not None and topology.agent_pool > 1:
-            return "not applicable: one OpenVPN client per container"
-        return None
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return {"agent": {"joined": r"Initialization Sequence Completed"},
                 "switch": {"client": r"(?P<agent>[a-z][a-z0-9-]*)/\S+ MULTI_sva: pool returned"}}
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
-        return {"ovpn": {
-            "files": MOUNT, "entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
-            "core": topology.switches[0],
-            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
-        }}
+        return {"ovpn": {"files": MOUNT, "core": topology.switches[0], **self.gate_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         directory = run_dir / FILES
@@ -83,12 +69,12 @@ class OpenVpn(Overlay):
         addresses = tunnel_addresses(topology)
         written = [prepare_gate(run_dir)]
         for switch in topology.switches:
-            written.append(self._write(directory / f"hub-{switch}-clients.conf",
+            written.append(self.write_secret(directory / f"hub-{switch}-clients.conf",
                                        self.client_server(topology, plan, switch)))
             for agent in topology.agents_on(switch):
-                written.append(self._write(directory / "ccd" / agent.name, [
+                written.append(self.write_secret(directory / "ccd" / agent.name, [
                     f"ifconfig-push {addresses[agent.name]} 255.255.255.0"]))
-                written.append(self._write(directory / f"{agent.name}.conf", [
+                written.append(self.write_secret(directory / f"{agent.name}.conf", [
                     "client", "dev tun0", f"proto {proto(topology)}-client"
                     if proto(topology) == "tcp" else "proto udp",
                     f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
@@ -129,18 +115,12 @@ class OpenVpn(Overlay):
         for index, switch in enumerate(others, start=2):
             site = site_of(addresses[switch])
             server.append(f"route {site.network_address} {site.netmask}")
-            written.append(self._write(directory / "ccd-site" / f"hub-{switch}", [
+            written.append(self.write_secret(directory / "ccd-site" / f"hub-{switch}", [
                 f"ifconfig-push {links + index} {SITE_LINKS.netmask}",
                 f"iroute {site.network_address} {site.netmask}"]))
-            written.append(self._write(directory / f"hub-{switch}-site.conf", [
+            written.append(self.write_secret(directory / f"hub-{switch}-site.conf", [
                 "client", "dev tun1", "proto tcp-client",
                 f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
                 "remote-cert-tls server", "connect-retry 1", *common(f"hub-{switch}")]))
-        written.append(self._write(directory / f"hub-{core}-site.conf", server))
+        written.append(self.write_secret(directory / f"hub-{core}-site.conf", server))
         return written
-
-    @staticmethod
-    def _write(path: Path, lines: list[str]) -> Path:
-        path.write_text("\n".join(lines) + "\n")
-        path.chmod(0o600)
-        return path

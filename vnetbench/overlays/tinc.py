@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
-from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
-from vnetbench.overlays.base import Overlay
+from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import tinc_keypair
+from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.topology import Topology
 
 NETWORK = "vnetbench"
@@ -30,39 +30,22 @@ def tinc_name(node: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", node)
 
 
-class Tinc(Overlay):
+class Tinc(TunnelOverlay):
     name = "tinc"
     summary = "tinc 1.0 (Debian 13), router mode, TCP only, a hub per switch position"
     data_path = "agent → hub → hub → agent (tinc meta connections over TCP; IndirectData)"
     join_event = ("agent", "joined")
     tunnel_interface = "tun0"
 
-    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
-        return str(tunnel_addresses(topology)[agent])
-
     def version(self) -> str:
         return "tinc 1.0.36 (Debian 13 package)"
-
-    def hub_address(self, topology: Topology, switch: str) -> str:
-        """An agent is ready when its hub answers through the tunnel."""
-        return str(tunnel_addresses(topology)[switch])
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
-        if scenario == "config":
-            return "not applicable: tinc has no central config to change"
-        if topology is not None and topology.agent_pool > 1:
-            return "not applicable: one tinc node per container"
-        return None
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return {"agent": {"joined": r"Connection with hub_\S+ \(\S+ port \d+\) activated"}}
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
-        return {"tinc": {
-            "files": f"/etc/tinc/{NETWORK}", "network": NETWORK, "entry": ENTRY,
-            "fifo": FIFO_IN_CONTAINER,
-            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
-        }}
+        return {"tinc": {"files": f"/etc/tinc/{NETWORK}", "network": NETWORK,
+                         **self.gate_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         """One config directory per node: tinc.conf, tinc-up, rsa_key.priv, hosts/."""

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
-from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
-from vnetbench.overlays.base import Overlay
+from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import wireguard_keypair
+from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.topology import Topology
 
 PORT = 51820
@@ -31,25 +31,15 @@ def peer(public: str, allowed: str, endpoint: str | None = None,
     return lines
 
 
-class WireGuard(Overlay):
+class WireGuard(TunnelOverlay):
     name = "wireguard"
     summary = "WireGuard (wireguard-go 0.0.2023, Debian 13), a hub per switch position"
     data_path = "agent → hub → hub → agent (WireGuard over UDP; hubs peer over the backbone)"
     join_event = ("agent", "handshake")
     tunnel_interface = "wg0"
 
-    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
-        return str(tunnel_addresses(topology)[agent])
-
     def version(self) -> str:
         return "wireguard-go 0.0.20231211 + wireguard-tools (Debian 13 packages)"
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
-        if scenario == "config":
-            return "not applicable: WireGuard has no central config to change"
-        if topology is not None and topology.agent_pool > 1:
-            return "not applicable: one WireGuard spoke per container"
-        return None
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return {"agent": {"handshake": r"Received handshake response"},
@@ -60,9 +50,7 @@ class WireGuard(Overlay):
         return {"wg": {
             "addresses": {k: str(v) for k, v in addresses.items()},
             "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.option(topology, "mtu", MTU),
-            "files": "/vnetbench-files",
-            "entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
-            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
+            "files": "/vnetbench-files", **self.gate_context(),
         }}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
@@ -80,16 +68,10 @@ class WireGuard(Overlay):
                     lines += peer(keys[other][1], subnet, str(plan.switch_backbone[other]))
             for agent in topology.agents_on(switch):
                 lines += peer(keys[agent.name][1], f"{addresses[agent.name]}/32")
-            written.append(self._write(directory / f"{switch}.conf", lines))
+            written.append(self.write_secret(directory / f"{switch}.conf", lines))
         for agent in topology.agents:
             lines = ["[Interface]", f"PrivateKey = {keys[agent.name][0]}"]
             lines += peer(keys[agent.switch][1], str(TUNNEL_NETWORK),
                           str(plan.switch_site[agent.switch]), keepalive=True)
-            written.append(self._write(directory / f"{agent.name}.conf", lines))
+            written.append(self.write_secret(directory / f"{agent.name}.conf", lines))
         return written
-
-    @staticmethod
-    def _write(path: Path, lines: list[str]) -> Path:
-        path.write_text("\n".join(lines) + "\n")
-        path.chmod(0o600)
-        return path

@@ -72,12 +72,16 @@ def members(run_id: str) -> list[Member]:
                 for n in docker.network.list(filters=label_filter(run_id))}
     found = []
     for container in docker.container.list(filters=label_filter(run_id)):
-        labels = container.config.labels or {}
+        try:  # a probe started with --rm may be gone already
+            labels = container.config.labels or {}
+            networks = container.network_settings.networks or {}
+        except DockerException:
+            continue
         if labels.get("vnetbench.role") in UNSHAPED_ROLES:
             continue
         attachments = tuple(
             Attachment(settings.ip_address, segments[name], name)
-            for name, settings in (container.network_settings.networks or {}).items()
+            for name, settings in networks.items()
             if name in segments and settings.ip_address)
         found.append(Member(container.name, labels.get("vnetbench.role", ""),
                             labels.get("vnetbench.node", container.name), attachments))

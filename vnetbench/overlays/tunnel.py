@@ -1,0 +1,44 @@
+"""What the comparison overlays share: hubs at the switch positions, agents as
+clients in their own containers, addresses inside the tunnels from
+addressing.tunnel_addresses, the start gate, and per-run secret files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vnetbench.addressing import AddressPlan, tunnel_addresses
+from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK
+from vnetbench.overlays.base import Overlay
+from vnetbench.topology import Topology
+
+
+class TunnelOverlay(Overlay):
+    """A hub-and-spoke tunnel overlay with one client per agent container."""
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(tunnel_addresses(topology)[agent])
+
+    def hub_address(self, topology: Topology, switch: str) -> str:
+        return str(tunnel_addresses(topology)[switch])
+
+    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+        if scenario == "config":
+            return f"not applicable: {self.name} has no central config to change"
+        if topology is not None and topology.agent_pool > 1:
+            return f"not applicable: one {self.name} client per container"
+        return None
+
+    @staticmethod
+    def gate_context() -> dict[str, Any]:
+        """What the templates need for the start gate."""
+        return {"entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
+                "gate_check": ["CMD", "bash", "-c",
+                               f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"]}
+
+    @staticmethod
+    def write_secret(path: Path, lines: list[str]) -> Path:
+        """A config holding keys: owner-readable only."""
+        path.write_text("\n".join(lines) + "\n")
+        path.chmod(0o600)
+        return path
