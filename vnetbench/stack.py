@@ -114,9 +114,10 @@ class Stack:
                     f"Container logs are kept in {self.rendered.directory / 'logs'}."
                 ) from None
             self.unready_agents = failed
+            reason = (error.stderr or str(error)).strip().splitlines()[-1:]
             note(f"[yellow]{len(failed)} agent container(s) did not become ready "
-                 f"({', '.join(failed)}); the run goes on and the scenarios report what "
-                 "they cannot measure[/]")
+                 f"({', '.join(failed)}; compose said: {' '.join(reason)}); the run goes on "
+                 "and the scenarios report what they cannot measure[/]")
 
     def settle(self, deadline: float) -> list[str] | None:
         """After a failed wait: the agents that are not ready, once every container has
@@ -131,7 +132,9 @@ class Stack:
                     continue
                 health = state.health.status if state.health else None
                 ready = bool(state.running) and health in (None, "healthy")
-                settled = ready or not state.running or health == "unhealthy"
+                starting = state.status in ("created", "restarting") or health == "starting"
+                settled = ready or (not starting and (not state.running
+                                                      or health == "unhealthy"))
                 states[container.name] = (labels.get("vnetbench.role"), ready, settled)
             if all(settled for _, _, settled in states.values()) or time.time() > deadline:
                 break

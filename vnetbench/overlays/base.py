@@ -50,6 +50,8 @@ class Overlay(ABC):
     # The tunnel device in agents' namespaces whose counters prove traffic used the
     # overlay (None: no such device, e.g. plain routing).
     tunnel_interface: str | None = None
+    # Several agent processes per container (one namespace), for big joins.
+    agent_pools = False
 
     @abstractmethod
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:

@@ -71,8 +71,8 @@ def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
         path = bar_with_ranges(summary, metric, directory / name, title, unit)
         if path:
             written.append(path)
-    join_sizes = {v: float(v.removeprefix("n")) for v in summary["variant"].unique()
-                  if str(v).startswith("n") and str(v)[1:].isdigit()}
+    join_sizes = {v: float(str(v)[1:].split("-")[0]) for v in summary["variant"].unique()
+                  if str(v).startswith("n") and str(v)[1:].split("-")[0].isdigit()}
     path = line_against(summary, "join_seconds", "machines joining at once",
                         directory / "join.png", join_sizes)
     if path:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
 from vnetbench.measure.events import Source, events_frame, last_lines
-from vnetbench.overlays import Overlay
+from vnetbench.overlays import Overlay, get_overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -29,8 +29,11 @@ CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers s
 POLL_SECONDS = 0.5
 
 
-def pool_size(machines: int, requested: int | None) -> int:
-    """Agents per container: as requested, else one each up to 40, then pools."""
+def pool_size(machines: int, requested: int | None, pools_allowed: bool = True) -> int:
+    """Agents per container: as requested, else one each up to 40, then pools;
+    always one for overlays whose clients need a namespace each."""
+    if not pools_allowed:
+        return 1
     if requested:
         return requested
     return max(1, math.ceil(machines / CONTAINERS_TARGET))
@@ -100,13 +103,16 @@ class Join(Scenario):
     def stack_topology(self, topology: Topology) -> Topology:
         machines = topology.settings.machines
         data = topology.model_dump()
-        data.update(agents=machines, start_gate=True,
-                    agent_pool=pool_size(machines, topology.settings.join_pool))
+        data.update(agents=machines, start_gate=True, agent_pool=self.pool(topology))
         return Topology.model_validate(data)
 
-    def settings(self, topology: Topology) -> dict[str, object]:
+    @staticmethod
+    def pool(topology: Topology) -> int:
         s = topology.settings
-        return {"machines": s.machines, "pool": pool_size(s.machines, s.join_pool)}
+        return pool_size(s.machines, s.join_pool, get_overlay(topology.overlay).agent_pools)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        return {"machines": topology.settings.machines, "pool": self.pool(topology)}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:
