@@ -39,6 +39,7 @@ class AddressPlan:
     agent_site: dict[str, IPv4Address]  # by agent; pooled agents share their container's
     container_site: dict[str, IPv4Address]  # by agent container
     conductor: IPv4Address
+    tag: str  # short and stable per run (the bridge prefix): names and derived keys
 
     @property
     def networks(self) -> list[Network]:
@@ -81,6 +82,7 @@ def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> Addre
         agent_site=agent_site,
         container_site=container_site,
         conductor=backbone_subnet.network_address + ROUTER_HOST,
+        tag=prefix,
     )
 
 

@@ -65,7 +65,7 @@ class OpenVpn(TunnelOverlay):
         directory = run_dir / FILES
         (directory / "ccd").mkdir(parents=True, exist_ok=True)
         nodes = [f"hub-{s}" for s in topology.switches] + [a.name for a in topology.agents]
-        make_pki(directory / "pki", plan.backbone.bridge, nodes)
+        make_pki(directory / "pki", plan.tag, nodes)
         addresses = tunnel_addresses(topology)
         written = [prepare_gate(run_dir)]
         for switch in topology.switches:

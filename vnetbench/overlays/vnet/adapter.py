@@ -190,7 +190,7 @@ class Vnet(Overlay):
     def arguments(self, topology: Topology, profile: VnetProfile,
                   plan: AddressPlan) -> dict[str, list[str]]:
         """Program and arguments per node; pooled agents get @NAME@/@KEY@ placeholders."""
-        run_id = plan.backbone.bridge  # stable per run; keys derive from it
+        run_id = plan.tag  # stable per run; keys derive from it
         argv: dict[str, list[str]] = {"conductor": [profile.programs["conductor"],
                                                     *profile.arguments["conductor"]]}
         for switch in topology.switches:
@@ -207,7 +207,7 @@ class Vnet(Overlay):
 
     def pool_members(self, topology: Topology, plan: AddressPlan, container: str) -> str:
         """VNETBENCH_POOL for a pool container: 'name:key ...' ('' for a single agent)."""
-        run_id = plan.backbone.bridge
+        run_id = plan.tag
         for group in topology.agent_containers():
             if group.name == container and len(group.agents) > 1:
                 return " ".join(f"{a}:{node_key(run_id, a)}" for a in group.agents)
@@ -227,14 +227,14 @@ class Vnet(Overlay):
         directory = run_dir / FILES_DIR
         directory.mkdir(parents=True, exist_ok=True)
         config = directory / Path(profile.config.path).name
-        config.write_text(topology_config(topology, profile, plan.backbone.bridge))
+        config.write_text(topology_config(topology, profile, plan.tag))
         written = [config, prepare_gate(run_dir)]
         auth = directory / Path(str(profile.feature("auth_file").get("path"))).name
-        auth.write_text(auth_text(profile, topology, plan.backbone.bridge))
+        auth.write_text(auth_text(profile, topology, plan.tag))
         auth.chmod(0o600)
         written.append(auth)
         if topology.settings.tls:
-            written.append(make_pki(directory / "pki", plan.backbone.bridge,
+            written.append(make_pki(directory / "pki", plan.tag,
                                     ["conductor", "switch", "agent"]).ca)
         return written
 
