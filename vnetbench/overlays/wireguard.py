@@ -33,13 +33,13 @@ def peer(public: str, allowed: str, endpoint: str | None = None,
 
 class WireGuard(TunnelOverlay):
     name = "wireguard"
-    summary = "WireGuard (wireguard-go 0.0.2023, Debian 13), a hub per switch position"
+    summary = "WireGuard (wireguard-go, Debian 13), a hub per switch position"
     data_path = "agent → hub → hub → agent (WireGuard over UDP; hubs peer over the backbone)"
     join_event = ("agent", "handshake")
     tunnel_interface = "wg0"
 
     def version(self) -> str:
-        return "wireguard-go 0.0.20231211 + wireguard-tools (Debian 13 packages)"
+        return "wireguard-go 0.0.20230223 (as it reports itself) + wireguard-tools, Debian 13"
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return {"agent": {"handshake": r"Received handshake response"},
