@@ -57,15 +57,30 @@ def remove_run_objects(run_id: str | None) -> Removed:
             with suppress(DockerException):  # gone already (--rm probes)
                 docker.container.remove(container, force=True, volumes=True)
         removed.containers = len(containers)
-    networks = docker.network.list(filters=label_filter(run_id))
-    if networks:
-        docker.network.remove([n.id for n in networks])
-        removed.networks = len(networks)
+    for network in docker.network.list(filters=label_filter(run_id)):
+        removed.networks += remove_network(network.id)
     volumes = docker.volume.list(filters=label_filter(run_id))
     if volumes:
         docker.volume.remove([v.name for v in volumes])
         removed.volumes = len(volumes)
     return removed
+
+
+def remove_network(network_id: str, attempts: int = 5) -> int:
+    """Remove one network, waiting for endpoints of containers still being removed
+    (seen once after a 100-container run); 1 if removed."""
+    for attempt in range(attempts):
+        try:
+            docker.network.remove(network_id)
+            return 1
+        except DockerException as error:
+            if "not found" in str(error).lower() or "no such network" in str(error).lower():
+                return 0  # gone already
+            if attempt == attempts - 1:
+                note(f"[yellow]network {network_id[:12]} could not be removed ({error}); "
+                     "'vnetbench clean' removes it later[/]")
+            time.sleep(1)
+    return 0
 
 
 def run_ids_present() -> list[str]:
