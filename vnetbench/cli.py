@@ -21,7 +21,6 @@ from vnetbench.ui import err_console, note, out_console
 if TYPE_CHECKING:
     import pandas as pd
 
-    from vnetbench.topology import Topology
 
 DEFAULT_TOPOLOGY = PROJECT_ROOT / "topologies" / "two-sites.yml"
 DEFAULT_BLOCK = "10.191.0.0/16"
@@ -142,6 +141,7 @@ def run(
 ) -> None:
     """Bring the topology up, run the scenarios' passes, tear everything down."""
     from vnetbench.comparison import comparison_table, parse_overlays, run_overlays
+    from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.results import load_results
     from vnetbench.scenarios import get_scenario
     from vnetbench.topology import load_topology
@@ -159,22 +159,6 @@ def run(
     if not table.empty:
         out_console.print(rich_table(table))
     note(f"results: {directory}")
-
-
-def with_vnet_options(topology: Topology, images: list[str] | None,
-                      profile: Path | None) -> Topology:
-    """The topology with --vnet-image/--vnet-profile in its vnet overlay options."""
-    if not images and profile is None:
-        return topology
-    from vnetbench.overlays.vnet.artifacts import parse_image_list
-
-    vnet = dict(topology.overlay_options.get("vnet", {}))
-    for item in images or []:
-        vnet["images"] = {**vnet.get("images", {}), **parse_image_list(item)}
-    if profile is not None:
-        vnet["profile"] = str(profile)
-    return topology.model_copy(update={"overlay_options": {**topology.overlay_options,
-                                                           "vnet": vnet}})
 
 
 def rich_table(frame: pd.DataFrame) -> Table:

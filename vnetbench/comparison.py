@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.errors import UserError
+from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.overlays import get_overlay
 from vnetbench.report.tables import HEADLINE_METRICS, baseline_ratios, summary_table
 from vnetbench.results import ResultSet
@@ -50,11 +51,19 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     directory = out_dir / f"{topology.name}-{stamp}-compare"
     directory.mkdir(parents=True, exist_ok=True)
+    header = {**results_header("compare", [get_overlay(name) for name, _, _ in runs]),
+              "scenarios": [s.name for s in scenarios]}
+    save_header(directory, header)
     results = ResultSet("compare", directory)
-    for overlay, chosen, overrides in runs:
-        settings = topology.settings.model_copy(update=overrides)
-        run_topology = topology.model_copy(update={"overlay": overlay, "settings": settings})
-        run_scenarios(run_topology, chosen, directory / "runs", results=results)
+    try:
+        for overlay, chosen, overrides in runs:
+            settings = topology.settings.model_copy(update=overrides)
+            run_topology = topology.model_copy(update={"overlay": overlay,
+                                                       "settings": settings})
+            run_scenarios(run_topology, chosen, directory / "runs", results=results)
+    finally:
+        header["ended"] = now_iso()
+        save_header(directory, header)
     return directory
 
 

@@ -48,6 +48,14 @@ def prepare_gate(run_dir: Path) -> Path:
     return directory
 
 
+def template_context() -> dict[str, object]:
+    """What templates need for gated agents: the entry wrapper, the pipe, and a health
+    check that holds while a container waits at the gate or after it left."""
+    return {"entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
+            "gate_check": ["CMD", "bash", "-c",
+                           f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"]}
+
+
 def release(gate_dir: Path, hold_seconds: float = HOLD_SECONDS) -> float:
     """Release every container waiting at the gate; return the release time (epoch s)."""
     released = time.time()  # before open(): the waiting side wakes during the call

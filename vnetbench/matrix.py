@@ -9,7 +9,6 @@ written pass by pass; --resume skips the cells already complete.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import date
@@ -20,7 +19,7 @@ import pandas as pd
 
 from vnetbench.engine import require_engine
 from vnetbench.images import build_project_images
-from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
+from vnetbench.metadata import load_header, now_iso, results_header, save_header
 from vnetbench.overlays import OVERLAYS, Overlay
 from vnetbench.results import PARQUET, ResultSet
 from vnetbench.scenarios import SCENARIOS, Scenario
@@ -29,7 +28,6 @@ from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
-MATRIX_FILE = "run.json"
 
 
 @dataclass(frozen=True)
@@ -103,22 +101,17 @@ def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
 def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = False,
                overlay_names: list[str] | None = None) -> Path:
     require_engine()
-    images = build_project_images()
+    build_project_images()
     overlays = available_overlays(overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
     directory.mkdir(parents=True, exist_ok=True)
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
     done = finished_cells(directory, passes) if resume else set()
-    header = load_header(directory) if resume else {}
-    header.update({
-        "format_version": FORMAT_VERSION, "kind": "matrix", "quick": quick,
-        "started": header.get("started") or now_iso(), "ended": None,
-        **host_facts(images.tools),
-        "overlays": {o.name: {"data_path": o.data_path, "version": o.version()}
-                     for o in overlays},
-        "cells": header.get("cells", {}),
-    })
+    previous = load_header(directory) if resume else {}
+    header = {**results_header("matrix", overlays), "quick": quick,
+              "cells": previous.get("cells", {})}
+    header["started"] = previous.get("started") or header["started"]
     results = ResultSet.resume(directory) if resume else ResultSet("matrix", directory)
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
@@ -142,12 +135,4 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
         save_header(directory, header)
     return directory
 
-
-def load_header(directory: Path) -> dict[str, Any]:
-    path = directory / MATRIX_FILE
-    return dict(json.loads(path.read_text())) if path.exists() else {}
-
-
-def save_header(directory: Path, header: dict[str, Any]) -> None:
-    (directory / MATRIX_FILE).write_text(json.dumps(header, indent=2, default=str) + "\n")
 

@@ -165,16 +165,13 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
                 continue
             stack_topology = scenario.stack_topology(topology)
             stack_dir = directory / scenario.name
-            if scenario.fresh_stack_per_pass:
-                for pass_no in range(1, topology.settings.passes + 1):
-                    rendered = render_run(stack_topology, run_id, block, stack_dir, images)
-                    run_on_stack(scenario, rendered, stack_topology, results, [pass_no],
-                                 stack_dir / "logs" / f"pass{pass_no}", record)
-            else:
+            passes = list(range(1, topology.settings.passes + 1))
+            stacks = ([([p], stack_dir / "logs" / f"pass{p}") for p in passes]
+                      if scenario.fresh_stack_per_pass else [(passes, stack_dir / "logs")])
+            for stack_passes, logs_dir in stacks:
                 rendered = render_run(stack_topology, run_id, block, stack_dir, images)
-                run_on_stack(scenario, rendered, stack_topology, results,
-                             list(range(1, topology.settings.passes + 1)), stack_dir / "logs",
-                             record)
+                run_on_stack(scenario, rendered, stack_topology, results, stack_passes,
+                             logs_dir, record)
         record.data["status"] = "completed"
     except KeyboardInterrupt as interrupt:
         record.data["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
@@ -191,14 +188,14 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
 
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
                  results: ResultSet, passes: list[int], logs_dir: Path,
-                 record: RunRecord | None = None) -> None:
+                 record: RunRecord) -> None:
     """Bring one stack up, run the passes, tear down; keep its logs and events."""
     overlay = get_overlay(topology.overlay)
     stack: Stack | None = None
     try:
         with running(rendered, logs_dir) as stack:
             applied = shape_run(stack.run_id, topology)
-            if applied and record is not None:
+            if applied:
                 record.data["links"]["applied"][scenario.name] = applied
                 record.save()
             context = ScenarioContext(stack, topology, overlay, rendered.plan,

@@ -100,7 +100,6 @@ class Stack:
     def __init__(self, rendered: RenderedRun) -> None:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
-        self.unready_agents: list[str] = []
         self.compose = DockerClient(
             compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -121,14 +120,14 @@ class Stack:
             with waiting(f"bringing up {self.rendered.project} (health checks)"):
                 self.compose.up(detach=True, wait=True, wait_timeout=timeout_seconds, quiet=True)
         except DockerException as error:
-            failed = self.settle(deadline=time.time() + timeout_seconds)
+            with waiting("some containers are not ready: waiting for the rest to settle"):
+                failed = self.settle(deadline=time.time() + timeout_seconds)
             if failed is None:
                 raise UserError(
                     f"The topology did not come up within {timeout_seconds} s: "
                     f"{(error.stderr or str(error)).strip()[-800:]} "
                     f"Container logs are kept in {self.rendered.directory / 'logs'}."
                 ) from None
-            self.unready_agents = failed
             reason = (error.stderr or str(error)).strip().splitlines()[-1:]
             note(f"[yellow]{len(failed)} agent container(s) did not become ready "
                  f"({', '.join(failed)}; compose said: {' '.join(reason)}); the run goes on "
@@ -147,7 +146,8 @@ class Stack:
                     continue
                 health = state.health.status if state.health else None
                 ready = bool(state.running) and health in (None, "healthy")
-                starting = state.status in ("created", "restarting") or health == "starting"
+                # compose has tried to start them all: "created" means it failed
+                starting = state.status == "restarting" or health == "starting"
                 settled = ready or (not starting and (not state.running
                                                       or health == "unhealthy"))
                 states[container.name] = (labels.get("vnetbench.role"), ready, settled)

@@ -4,12 +4,10 @@ for one or more overlays, into one results frame and one plot per metric
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
+from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.overlays import get_overlay
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
@@ -30,11 +28,9 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     directory = out_dir / f"{topology.name}-{stamp}-sweep-{assignment.key}"
     directory.mkdir(parents=True, exist_ok=True)
-    header = {"format_version": FORMAT_VERSION, "kind": "sweep", "started": now_iso(),
-              "ended": None, "scenario": scenario.name, "parameter": assignment.parameter,
-              "values": assignment.values, **host_facts(TOOLS_IMAGE),
-              "overlays": {n: {"data_path": get_overlay(n).data_path,
-                               "version": get_overlay(n).version()} for n in overlays}}
+    header = {**results_header("sweep", [get_overlay(n) for n in overlays]),
+              "scenario": scenario.name, "parameter": assignment.parameter,
+              "values": assignment.values}
     save_header(directory, header)
     results = ResultSet("sweep", directory)
     try:
@@ -52,6 +48,3 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
         write_plots(summary_table(results.frame()), directory)
     return directory
 
-
-def save_header(directory: Path, header: dict[str, object]) -> None:
-    (directory / "run.json").write_text(json.dumps(header, indent=2, default=str) + "\n")

@@ -204,3 +204,17 @@ def test_image_list_forms() -> None:
     assert parse_image_list("agent=a, switch=s") == {"agent": "a", "switch": "s"}
     with pytest.raises(UserError, match="ROLE=IMAGE"):
         parse_image_list("router=x")
+
+
+def test_log_lines_in_time_order_despite_trimmed_fractions() -> None:
+    """Docker interleaves stdout and stderr and trims trailing zeros of the fraction."""
+    from vnetbench.measure.events import in_time_order, lines_of
+
+    text = ("2026-11-29T21:05:32.3Z agent9| second\n"
+            "2026-11-29T21:05:32.25Z agent9| first\n"
+            "2026-11-29T21:05:32.31Z third\n")
+    ordered = in_time_order(lines_of(Source("c", "agent", "agent9", text)))
+    assert [(line.process, line.text) for line in ordered] == [
+        ("agent9", "first"), ("agent9", "second"), ("agent9", "third")]
+    assert failure_reasons([Source("c", "agent", "agent9", text)], {"agent9"}) == Counter(
+        {"log ends: third": 1})

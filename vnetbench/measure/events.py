@@ -35,15 +35,42 @@ def compile_patterns(patterns: Mapping[str, str]) -> list[tuple[str, re.Pattern[
     return [(event, re.compile(pattern)) for event, pattern in patterns.items()]
 
 
-def parse_lines(source: Source, patterns: Mapping[str, str]) -> list[dict[str, object]]:
-    """Every line of one log that matches one of its role's patterns."""
-    compiled = compile_patterns(patterns)
-    rows: list[dict[str, object]] = []
+@dataclass(frozen=True)
+class Line:
+    time: str | None  # Docker's RFC 3339 timestamp, if the log has them
+    process: str  # the pool member that wrote it, else the container's node
+    text: str
+
+
+def lines_of(source: Source) -> list[Line]:
+    """A log's lines split into Docker's timestamp, the writing process and the text."""
+    lines = []
     for raw in source.text.splitlines():
         stamped = TIMESTAMPED.match(raw)
         time, text = (stamped["time"], stamped["text"]) if stamped else (None, raw)
         pooled = POOL_PREFIX.match(text)
         process, text = (pooled["process"], pooled["text"]) if pooled else (source.node, text)
+        lines.append(Line(time, process, text))
+    return lines
+
+
+def in_time_order(lines: list[Line]) -> list[Line]:
+    """Docker interleaves stdout and stderr out of order; its timestamps trim trailing
+    zeros of the fraction, so pad them before comparing (stable: untimed keep order)."""
+    def key(line: Line) -> str:
+        if line.time is None:
+            return ""
+        seconds, _, fraction = line.time.rstrip("Z").partition(".")
+        return seconds + "." + fraction.ljust(9, "0")
+    return sorted(lines, key=key)
+
+
+def parse_lines(source: Source, patterns: Mapping[str, str]) -> list[dict[str, object]]:
+    """Every line of one log that matches one of its role's patterns."""
+    compiled = compile_patterns(patterns)
+    rows: list[dict[str, object]] = []
+    for line in lines_of(source):
+        time, process, text = line.time, line.process, line.text
         for event, pattern in compiled:
             found = pattern.search(text)
             if found:

@@ -48,3 +48,10 @@ def parse_ping(text: str) -> PingResult:
         rtt_mdev_ms=values[3],
         rtts_ms=tuple(float(m.group(2)) for m in _REPLY.finditer(text)),
     )
+
+
+def ping_argv(count: int, interval_s: float, target: str, size: int | None = None) -> list[str]:
+    """ping for `count` probes `interval_s` apart, each waiting at most 1 s at the end."""
+    argv = ["ping", "-c", str(count), "-i", f"{interval_s:.3f}".rstrip("0").rstrip("."),
+            "-W", "1"]
+    return [*argv, *(["-s", str(size)] if size is not None else []), target]

@@ -7,7 +7,9 @@ modified. Every probe carries the run's label, so teardown removes it too.
 
 from __future__ import annotations
 
-from contextlib import suppress
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from python_on_whales import Container, docker
@@ -67,3 +69,28 @@ def start_probe(run_id: str, target: str, argv: list[str], name: str) -> Contain
 def stop_probe(container: Container) -> None:
     with suppress(DockerException):  # already gone: a one-off server that exited
         docker.container.remove(container, force=True)
+
+
+CONNECT_ATTEMPTS = 5
+
+
+@contextmanager
+def iperf_server(run_id: str, target: str, name: str) -> Iterator[None]:
+    """A one-off iperf3 server in target's namespace, removed afterwards."""
+    server = start_probe(run_id, target, ["iperf3", "-s", "-1"], name=name)
+    try:
+        yield
+    finally:
+        stop_probe(server)
+
+
+def run_iperf_client(run_id: str, client: str, argv: list[str],
+                     timeout_seconds: float) -> str:
+    """iperf3's output, trying again while the new server does not listen yet."""
+    output = ""
+    for _ in range(CONNECT_ATTEMPTS):
+        output = run_probe(run_id, client, argv, timeout_seconds).stdout
+        if "Connection refused" not in output:
+            break
+        time.sleep(0.3)
+    return output

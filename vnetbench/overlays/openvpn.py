@@ -15,6 +15,7 @@ from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 from typing import Any
 
+from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.tunnel import TunnelOverlay
@@ -59,7 +60,7 @@ class OpenVpn(TunnelOverlay):
                 "switch": {"client": r"(?P<agent>[a-z][a-z0-9-]*)/\S+ MULTI_sva: pool returned"}}
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
-        return {"ovpn": {"files": MOUNT, "core": topology.switches[0], **self.gate_context()}}
+        return {"ovpn": {"files": MOUNT, "core": topology.switches[0], **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         directory = run_dir / FILES

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import tinc_keypair
@@ -45,7 +46,7 @@ class Tinc(TunnelOverlay):
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         return {"tinc": {"files": f"/etc/tinc/{NETWORK}", "network": NETWORK,
-                         **self.gate_context()}}
+                         **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         """One config directory per node: tinc.conf, tinc-up, rsa_key.priv, hosts/."""

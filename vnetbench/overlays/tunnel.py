@@ -5,10 +5,8 @@ addressing.tunnel_addresses, the start gate, and per-run secret files."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from vnetbench.addressing import AddressPlan, tunnel_addresses
-from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK
 from vnetbench.overlays.base import Overlay
 from vnetbench.topology import Topology
 
@@ -28,13 +26,6 @@ class TunnelOverlay(Overlay):
         if topology is not None and topology.agent_pool > 1:
             return f"not applicable: one {self.name} client per container"
         return None
-
-    @staticmethod
-    def gate_context() -> dict[str, Any]:
-        """What the templates need for the start gate."""
-        return {"entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
-                "gate_check": ["CMD", "bash", "-c",
-                               f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"]}
 
     @staticmethod
     def write_secret(path: Path, lines: list[str]) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import wireguard_keypair
@@ -50,7 +51,7 @@ class WireGuard(TunnelOverlay):
         return {"wg": {
             "addresses": {k: str(v) for k, v in addresses.items()},
             "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.option(topology, "mtu", MTU),
-            "files": "/vnetbench-files", **self.gate_context(),
+            "files": "/vnetbench-files", **gate.template_context(),
         }}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from vnetbench.errors import UserError
 from vnetbench.measure.events import events_frame
 from vnetbench.measure.iperf import IperfError, UdpResult, parse_iperf_udp
-from vnetbench.measure.ping import PingParseError, PingResult, parse_ping
-from vnetbench.measure.probe import run_probe, start_probe, stop_probe
+from vnetbench.measure.ping import PingParseError, PingResult, parse_ping, ping_argv
+from vnetbench.measure.probe import iperf_server, run_iperf_client, run_probe
 from vnetbench.overlays.base import AgentLimits
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.scenarios.throughput import save
@@ -126,23 +126,19 @@ class Flood(Scenario):
                         pass_no: int) -> tuple[UdpResult | None, PingResult | None, list[str]]:
         stack, run_id = context.stack, context.stack.run_id
         mbit = context.topology.settings.flood_mbit
-        server = start_probe(run_id, context.container(roles.target), ["iperf3", "-s", "-1"],
-                             name=f"{stack.rendered.project}-flood-server-{pass_no}")
         flood_argv = ["iperf3", "-c", target, "-u", "-b", f"{mbit:g}M", "-l", str(PAYLOAD_BYTES),
                       "-t", f"{FLOOD_SECONDS:g}", "-J", "--connect-timeout", "5000"]
-        interval = FLOOD_SECONDS / PINGS
-        ping_argv = ["ping", "-c", str(PINGS), "-i", f"{interval:.3f}", "-W", "1", target]
-        try:
-            with waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
-                         f"Mbit/s; {roles.pinger} pings it", FLOOD_SECONDS + 1), \
-                    ThreadPoolExecutor(2) as pool:
-                flood_job = pool.submit(run_probe, run_id, context.container(roles.sender),
-                                        flood_argv, FLOOD_SECONDS + 30)
-                ping_job = pool.submit(run_probe, run_id, context.container(roles.pinger),
-                                       ping_argv, FLOOD_SECONDS + 15)
-                flood_out, ping_out = flood_job.result().stdout, ping_job.result().stdout
-        finally:
-            stop_probe(server)
+        with iperf_server(run_id, context.container(roles.target),
+                          f"{stack.rendered.project}-flood-server-{pass_no}"), \
+                waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
+                        f"Mbit/s; {roles.pinger} pings it", FLOOD_SECONDS + 1), \
+                ThreadPoolExecutor(2) as pool:
+            flood_job = pool.submit(run_iperf_client, run_id, context.container(roles.sender),
+                                    flood_argv, FLOOD_SECONDS + 30)
+            ping_job = pool.submit(run_probe, run_id, context.container(roles.pinger),
+                                   ping_argv(PINGS, FLOOD_SECONDS / PINGS, target),
+                                   FLOOD_SECONDS + 15)
+            flood_out, ping_out = flood_job.result(), ping_job.result().stdout
         save(context.raw_dir / f"flood-pass{pass_no}.json", flood_out)
         save(context.raw_dir / f"flood-ping-pass{pass_no}.txt", ping_out)
         errors, flood, ping = [], None, None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
-from vnetbench.measure.events import Source, events_frame, last_lines
+from vnetbench.measure.events import Source, events_frame, in_time_order, lines_of
 from vnetbench.overlays import Overlay, get_overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import Topology
@@ -81,17 +81,13 @@ def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]
     """Why agents did not join, from the last line each one wrote."""
     last: dict[str, str] = {}
     for source in agent_logs:
-        for raw in source.text.splitlines():
-            text = last_lines(Source(source.container, source.role, source.node, raw), 1)[0]
-            name, sep, rest = text.partition("| ")
-            if sep and name in missing:
-                last[name] = rest
-            elif source.node in missing and not text.startswith("vnetbench-gate"):
-                last[source.node] = text
+        for line in in_time_order(lines_of(source)):
+            if line.process in missing and not line.text.startswith("vnetbench-gate"):
+                last[line.process] = line.text
     reasons: Counter[str] = Counter()
     for agent in missing:
-        line = last.get(agent)
-        reasons[f"log ends: {line}" if line else "no output at all"] += 1
+        text = last.get(agent)
+        reasons[f"log ends: {text}" if text else "no output at all"] += 1
     return reasons
 
 

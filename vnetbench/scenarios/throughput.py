@@ -13,14 +13,13 @@ from pathlib import Path
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import cpu_by_role, cpu_percent
 from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
-from vnetbench.measure.ping import PingParseError, PingResult, parse_ping
-from vnetbench.measure.probe import run_probe, start_probe, stop_probe
+from vnetbench.measure.ping import PingParseError, PingResult, parse_ping, ping_argv
+from vnetbench.measure.probe import iperf_server, run_iperf_client, run_probe
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import AgentSpec, Topology
 from vnetbench.ui import waiting
 
 CONNECT_TIMEOUT_MS = 5000
-CONNECT_ATTEMPTS = 5
 
 
 def pick_pair(topology: Topology,
@@ -89,33 +88,23 @@ class Throughput(Scenario):
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
     ) -> Stream:
         stack, seconds = context.stack, context.topology.settings.seconds
-        server_probe = start_probe(
-            stack.run_id, context.container(server), ["iperf3", "-s", "-1"],
-            name=f"{stack.rendered.project}-iperf-server-{pass_no}",
-        )
         argv = ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), *stream_options(context.topology)]
         tunnel = TunnelCounter(context, server)
+        kind = " ".join(stream_options(context.topology)) or "TCP"
+        with iperf_server(stack.run_id, context.container(server),
+                          f"{stack.rendered.project}-iperf-server-{pass_no}"), \
+                waiting(f"pass {pass_no}: {kind} {client} → {server} ({target})", seconds):
+            cpu_before, started = cpu_by_role(stack.run_id), time.monotonic()
+            output = run_iperf_client(stack.run_id, context.container(client), argv,
+                                      timeout_seconds=seconds + 30)
+            cpu = cpu_percent(cpu_before, cpu_by_role(stack.run_id), time.monotonic() - started)
+            tunnel_bytes = tunnel.delta()
+        save(context.raw_dir / f"iperf3-pass{pass_no}.json", output)
         try:
-            kind = " ".join(stream_options(context.topology)) or "TCP"
-            with waiting(f"pass {pass_no}: {kind} {client} → {server} ({target})", seconds):
-                output = ""
-                for _ in range(CONNECT_ATTEMPTS):  # the server may not listen yet
-                    cpu_before, started = cpu_by_role(stack.run_id), time.monotonic()
-                    output = run_probe(stack.run_id, context.container(client), argv,
-                                       timeout_seconds=seconds + 30).stdout
-                    if "Connection refused" not in output:
-                        break
-                    time.sleep(0.3)
-                cpu = cpu_percent(cpu_before, cpu_by_role(stack.run_id),
-                                  time.monotonic() - started)
-                tunnel_bytes = tunnel.delta()
-            save(context.raw_dir / f"iperf3-pass{pass_no}.json", output)
             return Stream(parse_iperf_json(output), None, cpu, tunnel_bytes)
         except IperfError as error:
             return Stream(None, str(error), cpu, tunnel_bytes)
-        finally:
-            stop_probe(server_probe)
 
     def _ping(
         self, context: ScenarioContext, client: str, target: str, pass_no: int
@@ -123,8 +112,7 @@ class Throughput(Scenario):
         settings = context.topology.settings
         interval = settings.ping_interval_ms / 1000
         expected = settings.pings * interval
-        argv = ["ping", "-c", str(settings.pings), "-i", f"{interval:g}", "-W", "1",
-                "-s", str(settings.ping_size), target]
+        argv = ping_argv(settings.pings, interval, target, settings.ping_size)
         with waiting(f"pass {pass_no}: {settings.pings} pings every "
                      f"{settings.ping_interval_ms:g} ms", expected):
             output = run_probe(context.stack.run_id, context.container(client), argv,

@@ -34,7 +34,7 @@ from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.stack import RUN_LABEL, label_filter
 from vnetbench.topology import LinkProfile, Topology
-from vnetbench.ui import note
+from vnetbench.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
 UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE}
@@ -181,12 +181,12 @@ def shape_run(run_id: str, topology: Topology) -> dict[str, Any]:
     available = set(available_mechanisms())
     applied: dict[str, Any] = {"mechanism": "netem" if "netem" in available
                                else "tbf + iptables statistic + NFQUEUE delay line"}
-    for member in members(run_id):
-        spec = shaping_spec(topology, member, available)
-        if not spec["interfaces"]:
-            continue
-        shaper = start_shaper(run_id, member, spec)
-        applied[member.node] = read_back(shaper.name)
+    shaped = [(m, spec) for m in members(run_id)
+              if (spec := shaping_spec(topology, m, available))["interfaces"]]
+    with waiting(f"shaping the links of {len(shaped)} container(s)", 0.7 * len(shaped)):
+        for member, spec in shaped:
+            shaper = start_shaper(run_id, member, spec)
+            applied[member.node] = read_back(shaper.name)
     return applied
 
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from python_on_whales import docker
 
+from vnetbench import gate
 from vnetbench.addressing import AddressPlan
-from vnetbench.gate import ENTRY, FIFO_IN_CONTAINER, RELEASED_MARK, WAITING_MARK, prepare_gate
-from vnetbench.measure.events import Source, events_frame
+from vnetbench.gate import prepare_gate
+from vnetbench.measure.events import events_frame
 from vnetbench.overlays.base import AgentLimits, Overlay, Reconfiguration
 from vnetbench.overlays.vnet.artifacts import (
     VnetImages,
@@ -151,9 +152,7 @@ class Vnet(Overlay):
             "images": images.images if images else requested_images(profile,
                                                                      options(topology))[0],
             "files": CONTAINER_FILES,
-            "entry": ENTRY,
-            "fifo": FIFO_IN_CONTAINER,
-            "gate_check": ["CMD", "bash", "-c", f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"],
+            **gate.template_context(),
             "listening": {role: listening_check(port) for role, port in profile.ports.items()},
             "environment": self.environment(topology, plan, profile),
             "arguments": self.arguments(topology, profile, plan),
@@ -190,27 +189,26 @@ class Vnet(Overlay):
     def arguments(self, topology: Topology, profile: VnetProfile,
                   plan: AddressPlan) -> dict[str, list[str]]:
         """Program and arguments per node; pooled agents get @NAME@/@KEY@ placeholders."""
-        run_id = plan.tag  # stable per run; keys derive from it
+        tag = plan.tag  # stable per run; keys derive from it
         argv: dict[str, list[str]] = {"conductor": [profile.programs["conductor"],
                                                     *profile.arguments["conductor"]]}
         for switch in topology.switches:
             argv[switch] = [profile.programs["switch"], *(
-                a.format(name=switch, key=node_key(run_id, switch), port=profile.ports["switch"])
+                a.format(name=switch, key=node_key(tag, switch), port=profile.ports["switch"])
                 for a in profile.arguments["switch"])]
         for container in topology.agent_containers():
             pooled = len(container.agents) > 1
             name = "@NAME@" if pooled else container.agents[0]
-            key = "@KEY@" if pooled else node_key(run_id, name)
+            key = "@KEY@" if pooled else node_key(tag, name)
             argv[container.name] = [profile.programs["agent"], *(
                 a.format(name=name, key=key) for a in profile.arguments["agent"])]
         return argv
 
     def pool_members(self, topology: Topology, plan: AddressPlan, container: str) -> str:
         """VNETBENCH_POOL for a pool container: 'name:key ...' ('' for a single agent)."""
-        run_id = plan.tag
         for group in topology.agent_containers():
             if group.name == container and len(group.agents) > 1:
-                return " ".join(f"{a}:{node_key(run_id, a)}" for a in group.agents)
+                return " ".join(f"{a}:{node_key(plan.tag, a)}" for a in group.agents)
         return ""
 
     def tun_checks(self, topology: Topology, profile: VnetProfile) -> dict[str, list[str]]:
@@ -272,11 +270,7 @@ class Vnet(Overlay):
                                ["config_confirmed"]}}
         confirmed_count = 0
         while time.time() < deadline:
-            sources = [Source(stack.container(s), "switch", s,
-                              str(docker.container.logs(stack.container(s), timestamps=True,
-                                                        since=_utc(since))))
-                       for s in topology.switches]
-            events = events_frame(sources, patterns)
+            events = events_frame(stack.logs("switch", since=_utc(since)), patterns)
             confirmed = events.drop_duplicates("container")
             confirmed_count = len(confirmed)
             if confirmed_count == len(topology.switches):

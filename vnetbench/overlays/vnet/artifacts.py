@@ -26,6 +26,7 @@ from vnetbench.errors import UserError
 from vnetbench.images import build_image_from, ensure_base_image, image_id
 from vnetbench.overlays.vnet.profile import ROLES, VnetProfile
 from vnetbench.paths import IMAGES
+from vnetbench.topology import Topology
 
 IMAGES_VARIABLE = "VNETBENCH_VNET_IMAGES"
 HOW_TO_PROVIDE = (
@@ -73,6 +74,20 @@ def requested_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[dic
         requested |= dict(options["images"])
         source = "the topology/command line"
     return requested, source
+
+
+def with_vnet_options(topology: Topology, images: list[str] | None,
+                      profile: Path | None) -> Topology:
+    """The topology with --vnet-image/--vnet-profile in its vnet overlay options."""
+    if not images and profile is None:
+        return topology
+    vnet = dict(topology.overlay_options.get("vnet", {}))
+    for item in images or []:
+        vnet["images"] = {**vnet.get("images", {}), **parse_image_list(item)}
+    if profile is not None:
+        vnet["profile"] = str(profile)
+    return topology.model_copy(update={"overlay_options": {**topology.overlay_options,
+                                                           "vnet": vnet}})
 
 
 def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetImages | None, str]:
