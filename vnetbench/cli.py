@@ -313,7 +313,7 @@ def up(
     out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
-    from vnetbench.engine import require_engine
+    from vnetbench.comparison import require_overlays
     from vnetbench.images import build_project_images
     from vnetbench.session import prepare_run, up_record
     from vnetbench.shaping.apply import check_shaping, shape_run
@@ -321,7 +321,7 @@ def up(
     from vnetbench.topology import load_topology
 
     topology = load_topology(topology_file)
-    require_engine()
+    require_overlays([topology.overlay])
     check_shaping(topology)
     images = build_project_images()
     rendered = prepare_run(topology, out_directory(out), images)

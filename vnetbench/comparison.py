@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.overlays import get_overlay
@@ -29,6 +30,15 @@ def parse_overlays(text: str | None, default: str) -> list[str]:
     return names
 
 
+def require_overlays(names: list[str]) -> None:
+    """Every overlay asked for can run here, before anything starts."""
+    require_engine()
+    for name in names:
+        missing = get_overlay(name).unavailable_reason()
+        if missing:
+            raise UserError(f"The overlay '{name}' cannot run here: {missing}")
+
+
 def plan_runs(overlays: list[str], scenarios: list[Scenario],
               with_baseline: bool) -> list[tuple[str, list[Scenario], dict[str, float]]]:
     """(overlay, scenarios, setting overrides) in order; as the seed, the baseline
@@ -45,6 +55,7 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
                  out_dir: Path, with_baseline: bool = True) -> Path:
     """Run the scenarios once per overlay; a single overlay gets a plain run directory."""
     runs = plan_runs(overlays, scenarios, with_baseline)
+    require_overlays([name for name, _, _ in runs])
     if len(runs) == 1:
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
                              scenarios, out_dir)

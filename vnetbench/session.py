@@ -18,6 +18,7 @@ from python_on_whales import docker
 
 from vnetbench.addressing import AddressPlan, free_block, plan_addresses
 from vnetbench.engine import require_engine
+from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
@@ -147,9 +148,12 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
     for scenario in scenarios:
         scenario.check(topology)
     require_engine()
+    overlay = get_overlay(topology.overlay)
+    missing = overlay.unavailable_reason()
+    if missing:  # run() and sweep() check every overlay first; this covers direct callers
+        raise UserError(f"The overlay '{overlay.name}' cannot run here: {missing}")
     check_shaping(topology)
     images = build_project_images()
-    overlay = get_overlay(topology.overlay)
     run_id, block, directory = allocate_run(topology, out_dir)
     plan = plan_addresses(topology, run_id, block)
     record = start_record(directory, run_id, plan, topology, images, scenarios)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vnetbench.comparison import require_overlays
 from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.overlays import get_overlay
 from vnetbench.report.plots import write_plots
@@ -23,6 +24,7 @@ from vnetbench.ui import job_progress
 def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
               overlays: list[str], out_dir: Path) -> Path:
     variants = [with_link_setting(topology, assignment, value) for value in assignment.values]
+    require_overlays(overlays)
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")

@@ -99,6 +99,9 @@ def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetI
     if source == "the profile's image names" and image_id(profile.runtime_image):
         return (VnetImages(dict.fromkeys(ROLES, profile.runtime_image),
                            f"runtime image {profile.runtime_image} built from programs"), "")
+    if source != "the profile's image names":
+        return None, (f"the vNet images named by {source} are not on this engine: "
+                      f"{', '.join(missing)}. Build or load them, or correct the names.")
     return None, (f"no vNet images: {', '.join(missing)} not found on this engine, and no "
                   f"runtime image {profile.runtime_image}. {HOW_TO_PROVIDE}")
 
