@@ -40,8 +40,12 @@ unit: venv
 integration: setup
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest tests/integration
 
-test: setup lint
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest
+# Unit tests first, with no engine reachable at all (they must not need one),
+# then the set-up and the integration tests on the real engine.
+test: lint
+	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
+	$(MAKE) --no-print-directory setup
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest tests/integration
 
 # Re-render the committed example compose files after a template change.
 compose: venv

@@ -4,7 +4,7 @@ and calls the module that does the work."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
@@ -15,14 +15,16 @@ from rich.table import Table
 
 from vnetbench import __version__
 from vnetbench.errors import UserError
-from vnetbench.paths import PROJECT_ROOT
+from vnetbench.paths import TOPOLOGIES
 from vnetbench.ui import err_console, note, out_console
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from vnetbench.topology import Topology
 
-DEFAULT_TOPOLOGY = PROJECT_ROOT / "topologies" / "two-sites.yml"
+
+DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
 DEFAULT_BLOCK = "10.191.0.0/16"
 
 P = ParamSpec("P")
@@ -62,6 +64,14 @@ TopologyOption = Annotated[
 ]
 
 
+def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
+    """A topology file, its overlay name checked against the adapters vnetbench has."""
+    from vnetbench.overlays import OVERLAY_NAMES
+    from vnetbench.topology import load_topology
+
+    return load_topology(path, dict(overrides or {}), OVERLAY_NAMES)
+
+
 def out_directory(out: Path | None) -> Path:
     import os
 
@@ -72,12 +82,13 @@ def out_directory(out: Path | None) -> Path:
 @guarded
 def validate(files: Annotated[list[Path], typer.Argument(help="Topology files.")]) -> None:
     """Check topology files and report every problem with its location."""
-    from vnetbench.topology import load_topology
+    from vnetbench.overlays import overlay_for
 
     failed = []
     for path in files:
         try:
-            topology = load_topology(path)
+            topology = read_topology(path)
+            overlay_for(topology)  # its overlay_options are valid
         except UserError as error:
             failed.append(str(error))
             continue
@@ -99,15 +110,18 @@ def render(
     block: Annotated[str, typer.Option(help="The run's /16 address block.")] = DEFAULT_BLOCK,
 ) -> None:
     """Render a topology into compose.yml (and its files) without starting anything."""
+    from vnetbench.overlays import overlay_for
     from vnetbench.render import render_run
-    from vnetbench.topology import load_topology
 
-    topology = load_topology(file)
+    topology = read_topology(file)
     try:
         network = IPv4Network(block)
     except ValueError as error:
         raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
-    rendered = render_run(topology, run_id or topology.name, network, output)
+    overlay = overlay_for(topology)
+    overlay.detect()  # what the images hold, asked once; rendering itself is pure
+    topology = overlay.adjust(topology).topology
+    rendered = render_run(topology, overlay, run_id or topology.name, network, output)
     out_console.print(str(rendered.compose_file))
 
 
@@ -144,13 +158,12 @@ def run(
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.results import load_results
     from vnetbench.scenarios import get_scenario
-    from vnetbench.topology import load_topology
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes, "machines": machines,
                                    "streams": streams, "reverse": reverse,
                                    "udp_mbit": udp_mbit, "ping_size": ping_size}.items()
                  if v is not None}
-    topology = with_vnet_options(load_topology(topology_file, overrides), vnet_image,
+    topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
     chosen = [get_scenario(name) for name in scenarios]
     overlays = parse_overlays(overlay, topology.overlay)
@@ -186,11 +199,10 @@ def sweep(
     from vnetbench.scenarios import get_scenario
     from vnetbench.shaping.assign import parse_assignment
     from vnetbench.sweep import run_sweep
-    from vnetbench.topology import load_topology
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
                  if v is not None}
-    topology = load_topology(topology_file, overrides)
+    topology = read_topology(topology_file, overrides)
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
     require_engine()
@@ -252,12 +264,11 @@ def matrix(
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
     from vnetbench.matrix import run_matrix
-    from vnetbench.overlays import get_overlay
-    from vnetbench.topology import load_topology
+    from vnetbench.overlays import check_overlay_name
 
     for name in overlay or []:
-        get_overlay(name)
-    directory = run_matrix(load_topology(topology_file), out, quick=quick, resume=resume,
+        check_overlay_name(name)
+    directory = run_matrix(read_topology(topology_file), out, quick=quick, resume=resume,
                            overlay_names=overlay)
     out_console.print(str(directory))
 
@@ -318,14 +329,14 @@ def up(
     from vnetbench.session import prepare_run, up_record
     from vnetbench.shaping.apply import check_shaping, shape_run
     from vnetbench.stack import Stack
-    from vnetbench.topology import load_topology
 
-    topology = load_topology(topology_file)
-    require_overlays([topology.overlay])
+    topology = read_topology(topology_file)
+    overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
+    topology = overlay.adjust(topology).topology
     check_shaping(topology)
     images = build_project_images()
-    rendered = prepare_run(topology, out_directory(out), images)
-    record = up_record(rendered, topology, images)
+    rendered = prepare_run(topology, overlay, out_directory(out), images)
+    record = up_record(rendered, topology, overlay, images)
     stack = Stack(rendered)
     try:
         stack.up()

@@ -11,7 +11,7 @@ import pandas as pd
 from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.metadata import now_iso, results_header, save_header
-from vnetbench.overlays import get_overlay
+from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
 from vnetbench.report.tables import HEADLINE_METRICS, baseline_ratios, summary_table
 from vnetbench.results import ResultSet
 from vnetbench.scenarios import Scenario
@@ -24,19 +24,22 @@ SEED_BASELINE_SECONDS = 3.0  # the seed measures the path without the overlay fo
 def parse_overlays(text: str | None, default: str) -> list[str]:
     names = [n.strip() for n in (text or default).split(",") if n.strip()]
     for name in names:
-        get_overlay(name)  # a clear error for an unknown name
+        check_overlay_name(name)
     if len(set(names)) != len(names):
         raise UserError(f"--overlay {text} names an overlay twice; list each once.")
     return names
 
 
-def require_overlays(names: list[str]) -> None:
-    """Every overlay asked for can run here, before anything starts."""
+def require_overlays(topology: Topology, names: list[str]) -> dict[str, Overlay]:
+    """The configured adapter of every overlay asked for, each checked to run here
+    before anything starts (the engine is asked once per overlay)."""
     require_engine()
-    for name in names:
-        missing = get_overlay(name).unavailable_reason()
+    overlays = {name: overlay_for(topology, name) for name in names}
+    for name, overlay in overlays.items():
+        missing = overlay.unavailable_reason()
         if missing:
             raise UserError(f"The overlay '{name}' cannot run here: {missing}")
+    return overlays
 
 
 def plan_runs(overlays: list[str], scenarios: list[Scenario],
@@ -55,14 +58,14 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
                  out_dir: Path, with_baseline: bool = True) -> Path:
     """Run the scenarios once per overlay; a single overlay gets a plain run directory."""
     runs = plan_runs(overlays, scenarios, with_baseline)
-    require_overlays([name for name, _, _ in runs])
+    adapters = require_overlays(topology, [name for name, _, _ in runs])
     if len(runs) == 1:
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
-                             scenarios, out_dir)
+                             scenarios, out_dir, overlay=adapters[runs[0][0]])
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     directory = out_dir / f"{topology.name}-{stamp}-compare"
     directory.mkdir(parents=True, exist_ok=True)
-    header = {**results_header("compare", [get_overlay(name) for name, _, _ in runs]),
+    header = {**results_header("compare", list(adapters.values())),
               "scenarios": [s.name for s in scenarios]}
     save_header(directory, header)
     results = ResultSet("compare", directory)
@@ -71,7 +74,8 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
             settings = topology.settings.model_copy(update=overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,
                                                        "settings": settings})
-            run_scenarios(run_topology, chosen, directory / "runs", results=results)
+            run_scenarios(run_topology, chosen, directory / "runs", results=results,
+                          overlay=adapters[overlay])
     finally:
         header["ended"] = now_iso()
         save_header(directory, header)

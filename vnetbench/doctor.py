@@ -31,10 +31,10 @@ def diagnose() -> tuple[list[Check], bool]:
             if not capability.available:
                 detail += f" — kernel says: {capability.answer}"
             checks.append((f"kernel: {capability.name}", capability.available, detail))
-        from vnetbench.overlays import OVERLAYS
+        from vnetbench.overlays import OVERLAY_TYPES
 
-        for overlay in OVERLAYS.values():
-            checks.extend(overlay.describe())
+        for overlay_type in OVERLAY_TYPES.values():
+            checks.extend(overlay_type().describe())
     required = {"docker engine", "compose v2", "tools image"}
     ready = all(ok for name, ok, _ in checks if name in required)
     return checks, ready

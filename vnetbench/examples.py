@@ -12,6 +12,7 @@ from pathlib import Path
 
 from vnetbench.addressing import plan_addresses
 from vnetbench.images import ImageSet
+from vnetbench.overlays import overlay_for
 from vnetbench.paths import PROJECT_ROOT
 from vnetbench.render import render_compose
 from vnetbench.topology import load_topology
@@ -27,7 +28,7 @@ EXAMPLE_BLOCKS = {
 def render_example(name: str) -> str:
     topology = load_topology(TOPOLOGIES / f"{name}.yml", overrides={})
     plan = plan_addresses(topology, name, EXAMPLE_BLOCKS[name])
-    return render_compose(topology, name, plan, ImageSet())
+    return render_compose(topology, overlay_for(topology), name, plan, ImageSet())
 
 
 def write_examples(directory: Path = COMPOSE_DIR) -> list[Path]:

@@ -52,7 +52,8 @@ def ensure_base_image() -> str:
         pass
     with waiting(f"no registry answers: bootstrapping {BOOTSTRAPPED_BASE} with debootstrap"):
         result = subprocess.run(
-            [str(IMAGES / "base" / "bootstrap"), BOOTSTRAPPED_BASE],
+            # via bash: an installed copy of the script may have lost its mode bits
+            ["bash", str(IMAGES / "base" / "bootstrap"), BOOTSTRAPPED_BASE],
             capture_output=True,
             text=True,
             timeout=900,

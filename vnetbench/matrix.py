@@ -20,7 +20,7 @@ import pandas as pd
 from vnetbench.engine import require_engine
 from vnetbench.images import build_project_images
 from vnetbench.metadata import load_header, now_iso, results_header, save_header
-from vnetbench.overlays import OVERLAYS, Overlay
+from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.session import run_scenarios
@@ -59,8 +59,9 @@ def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]
     return cells
 
 
-def available_overlays(names: list[str] | None = None) -> list[Overlay]:
-    chosen = [OVERLAYS[n] for n in names] if names else list(OVERLAYS.values())
+def available_overlays(base: Topology, names: list[str] | None = None) -> list[Overlay]:
+    """The configured adapters that can run here (each asks the engine once)."""
+    chosen = [overlay_for(base, n) for n in (names or OVERLAY_NAMES)]
     ready = []
     for overlay in chosen:
         reason = overlay.unavailable_reason()
@@ -102,7 +103,7 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
                overlay_names: list[str] | None = None) -> Path:
     require_engine()
     build_project_images()
-    overlays = available_overlays(overlay_names)
+    overlays = available_overlays(base, overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
     directory.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,7 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
                 results.variant = cell.variant
                 topology = cell_topology(base, cell, quick)
                 run_dir = run_scenarios(topology, [cell.scenario], directory / "runs",
-                                        results=results)
+                                        results=results, overlay=cell.overlay)
                 header["cells"][cell.key] = f"completed ({run_dir.name})"
     except BaseException as error:
         running = [k for k, v in header["cells"].items() if v == "running"]

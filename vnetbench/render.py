@@ -1,4 +1,9 @@
-"""Rendering: a topology becomes a run directory with compose.yml and its files."""
+"""Rendering: a topology becomes a run directory with compose.yml and its files.
+
+A pure function of its inputs: the overlay arrives configured and detected
+(what its images hold was asked of the engine before), so a golden test
+renders the same bytes on any machine, engine or not.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from vnetbench import __version__
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.images import ImageSet
-from vnetbench.overlays import get_overlay
+from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
 
@@ -51,9 +56,8 @@ def flow(value: object) -> str:
 
 
 def render_compose(
-    topology: Topology, run_id: str, plan: AddressPlan, images: ImageSet
+    topology: Topology, overlay: Overlay, run_id: str, plan: AddressPlan, images: ImageSet
 ) -> str:
-    overlay = get_overlay(topology.overlay)
     context = {
         "version": __version__,
         "topology": topology,
@@ -70,6 +74,7 @@ def render_compose(
 
 def render_run(
     topology: Topology,
+    overlay: Overlay,
     run_id: str,
     block: IPv4Network,
     directory: Path,
@@ -79,6 +84,7 @@ def render_run(
     plan = plan_addresses(topology, run_id, block)
     directory.mkdir(parents=True, exist_ok=True)
     compose_file = directory / COMPOSE_FILE
-    compose_file.write_text(render_compose(topology, run_id, plan, images or ImageSet()))
-    get_overlay(topology.overlay).write_files(topology, plan, directory)
+    compose_file.write_text(render_compose(topology, overlay, run_id, plan,
+                                           images or ImageSet()))
+    overlay.write_files(topology, plan, directory)
     return RenderedRun(run_id, project_name(run_id), directory, compose_file, plan)

@@ -22,7 +22,7 @@ from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
-from vnetbench.overlays import get_overlay
+from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
 from vnetbench.scenarios import Scenario, ScenarioContext
@@ -99,24 +99,25 @@ def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, P
     return run_id, free_block(used_subnets()), directory
 
 
-def prepare_run(topology: Topology, out_dir: Path, images: ImageSet) -> RenderedRun:
+def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path,
+                images: ImageSet) -> RenderedRun:
     """Render a topology into a new run directory (for `vnetbench up`)."""
     run_id, block, directory = allocate_run(topology, out_dir)
-    return render_run(topology, run_id, block, directory, images)
+    return render_run(topology, overlay, run_id, block, directory, images)
 
 
-def up_record(rendered: RenderedRun, topology: Topology, images: ImageSet) -> RunRecord:
+def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay,
+              images: ImageSet) -> RunRecord:
     """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
     record = start_record(rendered.directory, rendered.run_id, rendered.plan, topology,
-                          images, [])
+                          overlay, images, [])
     record.data["status"] = "up"
     record.save()
     return record
 
 
 def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,
-                 images: ImageSet, scenarios: list[Scenario]) -> RunRecord:
-    overlay = get_overlay(topology.overlay)
+                 overlay: Overlay, images: ImageSet, scenarios: list[Scenario]) -> RunRecord:
     record = RunRecord(directory / RUN_FILE, {
         "format_version": FORMAT_VERSION,
         "run_id": run_id,
@@ -138,25 +139,30 @@ def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topo
 
 
 def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
-                  results: ResultSet | None = None) -> Path:
+                  results: ResultSet | None = None, overlay: Overlay | None = None) -> Path:
     """Run each scenario's passes on its own stack; return the run directory.
 
     Rows go to `results` when given (the matrix's shared set), else to a
     result set in the run directory. A scenario the overlay does not support
-    gives one row per pass saying why, without starting anything.
+    gives one row per pass saying why, without starting anything. `overlay` is the
+    run's configured adapter (made from the topology when not given).
     """
     for scenario in scenarios:
         scenario.check(topology)
     require_engine()
-    overlay = get_overlay(topology.overlay)
-    missing = overlay.unavailable_reason()
+    overlay = overlay or overlay_for(topology)
+    missing = overlay.unavailable_reason()  # asks the engine once (overlay.detect)
     if missing:  # run() and sweep() check every overlay first; this covers direct callers
         raise UserError(f"The overlay '{overlay.name}' cannot run here: {missing}")
+    adjusted = overlay.adjust(topology)
+    topology = adjusted.topology
+    if adjusted.remark:
+        note(f"[yellow]{overlay.name}: {adjusted.remark}[/]")
     check_shaping(topology)
     images = build_project_images()
     run_id, block, directory = allocate_run(topology, out_dir)
     plan = plan_addresses(topology, run_id, block)
-    record = start_record(directory, run_id, plan, topology, images, scenarios)
+    record = start_record(directory, run_id, plan, topology, overlay, images, scenarios)
     if results is None:
         results = ResultSet(run_id, directory)
     results.run_id = run_id
@@ -167,15 +173,16 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
             if unsupported:
                 record_unsupported(scenario, topology, unsupported, results)
                 continue
-            stack_topology = scenario.stack_topology(topology)
+            stack_topology = scenario.stack_topology(topology, overlay)
             stack_dir = directory / scenario.name
             passes = list(range(1, topology.settings.passes + 1))
             stacks = ([([p], stack_dir / "logs" / f"pass{p}") for p in passes]
                       if scenario.fresh_stack_per_pass else [(passes, stack_dir / "logs")])
             for stack_passes, logs_dir in stacks:
-                rendered = render_run(stack_topology, run_id, block, stack_dir, images)
-                run_on_stack(scenario, rendered, stack_topology, results, stack_passes,
-                             logs_dir, record)
+                rendered = render_run(stack_topology, overlay, run_id, block, stack_dir,
+                                      images)
+                run_on_stack(scenario, rendered, stack_topology, overlay, results,
+                             stack_passes, logs_dir, record, adjusted.remark)
         record.data["status"] = "completed"
     except KeyboardInterrupt as interrupt:
         record.data["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
@@ -191,10 +198,9 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
 
 
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
-                 results: ResultSet, passes: list[int], logs_dir: Path,
-                 record: RunRecord) -> None:
+                 overlay: Overlay, results: ResultSet, passes: list[int], logs_dir: Path,
+                 record: RunRecord, remark: str = "") -> None:
     """Bring one stack up, run the passes, tear down; keep its logs and events."""
-    overlay = get_overlay(topology.overlay)
     stack: Stack | None = None
     try:
         with running(rendered, logs_dir) as stack:
@@ -206,7 +212,7 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
                                       rendered.directory / "raw")
             with ShapingKeeper(stack.run_id, topology):
                 for pass_no in passes:
-                    run_pass(scenario, context, pass_no, results)
+                    run_pass(scenario, context, pass_no, results, remark)
     finally:
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
@@ -224,14 +230,16 @@ def record_unsupported(scenario: Scenario, topology: Topology, reason: str,
 
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
-             results: ResultSet) -> None:
+             results: ResultSet, remark: str = "") -> None:
+    """One pass; `remark` (how the overlay adjusted the settings) joins its status."""
     topology = context.topology
     outcome = scenario.run_pass(context, pass_no)
+    status = f"{outcome.status}; {remark}" if remark else outcome.status
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
-                scenario.settings(topology) | link_settings(topology), status=outcome.status)
+                scenario.settings(topology) | link_settings(topology), status=status)
     fields = dict(outcome.summary)
-    if outcome.status != "ok":
-        fields["status"] = outcome.status
+    if status != "ok":
+        fields["status"] = status
     emit(results, result_line(scenario.name, topology.overlay, pass_no, fields))
     for text in outcome.notes:
         note(text)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from vnetbench.comparison import require_overlays
 from vnetbench.metadata import now_iso, results_header, save_header
-from vnetbench.overlays import get_overlay
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
@@ -24,13 +23,13 @@ from vnetbench.ui import job_progress
 def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
               overlays: list[str], out_dir: Path) -> Path:
     variants = [with_link_setting(topology, assignment, value) for value in assignment.values]
-    require_overlays(overlays)
+    adapters = require_overlays(topology, overlays)
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     directory = out_dir / f"{topology.name}-{stamp}-sweep-{assignment.key}"
     directory.mkdir(parents=True, exist_ok=True)
-    header = {**results_header("sweep", [get_overlay(n) for n in overlays]),
+    header = {**results_header("sweep", list(adapters.values())),
               "scenario": scenario.name, "parameter": assignment.parameter,
               "values": assignment.values}
     save_header(directory, header)
@@ -42,7 +41,8 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
                 for overlay in overlays:
                     results.variant = f"{assignment.parameter}={value}"
                     run_scenarios(variant.model_copy(update={"overlay": overlay}), [scenario],
-                                  directory / "runs", results=results)
+                                  directory / "runs", results=results,
+                                  overlay=adapters[overlay])
     finally:
         header["ended"] = now_iso()
         save_header(directory, header)

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.overlays import get_overlay
 from vnetbench.overlays.vnet import Vnet
 from vnetbench.results import load_results
 
-VNET = get_overlay("vnet")
+VNET = Vnet()
 UNAVAILABLE = VNET.unavailable_reason()
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(UNAVAILABLE is not None, reason=f"vNet not provided: "
@@ -88,8 +88,52 @@ def test_tls_on_a_build_without_it_is_a_result_row_not_a_crash(tmp_path: Path) -
     assert done.returncode == 0, done.stderr[-2000:]
     frame = load_results(next((tmp_path / "out").iterdir()))
     assert sorted(frame["pass"].unique()) == [1, 2]
-    if Vnet().feature_missing("tls", None):
+    if VNET.feature_missing("tls"):
         assert frame["status"].str.startswith("not supported by this vNet build").all()
+
+
+def test_tls_unset_measures_plain_on_a_build_without_it_and_says_so(tmp_path: Path) -> None:
+    """The first thing a new user runs: no BENCH_TLS, a build that may lack TLS."""
+    (tmp_path / "t.yml").write_text(TOPOLOGY)
+    done = vnetbench("run", "throughput", "--overlay", "vnet", "--no-baseline", "-t",
+                     str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "1",
+                     "--out", str(tmp_path / "out"), env={}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    frame = load_results(next((tmp_path / "out").iterdir()))
+    status = frame["status"].iloc[0]
+    assert not status.startswith("not supported"), status
+    if VNET.feature_missing("tls"):
+        assert status.endswith("; TLS not in this build: measured plain"), status
+        assert not frame["set_tls"].iloc[0]
+        assert "TLS not in this build: measured plain" in done.stdout + done.stderr
+    else:
+        assert frame["set_tls"].iloc[0]
+
+
+def test_vnet_images_under_other_names_from_the_command_line(tmp_path: Path) -> None:
+    """--vnet-image ROLE=IMAGE for every role: the images are found and run."""
+    assert VNET.facts.images is not None
+    renamed = {role: f"vnetbench-it/renamed-{role}:1"
+               for role in VNET.facts.images.images}
+    for role, image in VNET.facts.images.images.items():
+        docker.image.tag(image, renamed[role])
+    try:
+        (tmp_path / "t.yml").write_text(TOPOLOGY)
+        done = vnetbench("run", "throughput", "--overlay", "vnet", "--no-baseline", "-t",
+                         str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "1",
+                         *[f"--vnet-image={role}={image}" for role, image in renamed.items()],
+                         "--out", str(tmp_path / "out"),
+                         env={"VNETBENCH_VNET_IMAGES": "absent/image:none"}, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        run_dir = next((tmp_path / "out").iterdir())
+        record = json.loads((run_dir / "run.json").read_text())
+        assert "named by the topology/command line" in record["overlay"]["version"]
+        compose = (run_dir / "throughput" / "compose.yml").read_text()
+        assert all(f"image: {image}" in compose for image in renamed.values())
+        assert leftovers(record["run_id"]) == []
+    finally:
+        for image in renamed.values():
+            docker.image.remove(image)
 
 
 def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:

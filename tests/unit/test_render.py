@@ -2,15 +2,21 @@
 rendered object carries the run's label."""
 
 import os
+from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from vnetbench.addressing import free_block, plan_addresses
+from vnetbench.errors import UserError
 from vnetbench.examples import COMPOSE_DIR, EXAMPLE_BLOCKS, render_example
 from vnetbench.images import ImageSet
+from vnetbench.overlays import Overlay, overlay_for
+from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
+from vnetbench.overlays.vnet.artifacts import VnetImages
 from vnetbench.render import render_compose
 from vnetbench.topology import parse_topology
 
@@ -25,7 +31,8 @@ def test_committed_compose_matches_templates(name: str) -> None:
 def render(topology_data: dict, run_id: str = "r1", block: str = "10.170.0.0/16") -> dict:
     topology = parse_topology(topology_data, "t.yml")
     plan = plan_addresses(topology, run_id, IPv4Network(block))
-    return yaml.safe_load(render_compose(topology, run_id, plan, ImageSet()))
+    return yaml.safe_load(render_compose(topology, overlay_for(topology), run_id, plan,
+                                         ImageSet()))
 
 
 def test_every_service_and_network_is_labelled_and_networks_internal() -> None:
@@ -65,19 +72,52 @@ def test_free_block_skips_used_subnets() -> None:
 
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
-GOLDEN_OPTIONS = {"vnet": {"images": {"conductor": "golden/vnet-conductor",
-                                      "switch": "golden/vnet-switch",
-                                      "agent": "golden/vnet-agent"}}}
+GOLDEN_IMAGES = {"conductor": "golden/vnet-conductor", "switch": "golden/vnet-switch",
+                 "agent": "golden/vnet-agent"}
+TWO_SITES = {"name": "two-sites", "switches": 2, "agents": 4,
+             "overlay_options": {"vnet": {"images": GOLDEN_IMAGES}}}
 
 
-@pytest.mark.parametrize("overlay", ["baseline", "vnet", "wireguard", "openvpn", "tinc"])
-def test_each_overlay_renders_its_golden_file(overlay: str) -> None:
-    """The two-sites topology per overlay; VNETBENCH_UPDATE_GOLDEN=1 rewrites them."""
-    topology = parse_topology({"name": "two-sites", "overlay": overlay, "switches": 2,
-                               "agents": 4, "overlay_options": GOLDEN_OPTIONS}, "golden")
+def vnet_build(features: bool) -> Vnet:
+    """A vNet adapter whose facts are given, as a run learns them from the engine."""
+    images = VnetImages(GOLDEN_IMAGES, "images named by the topology/command line")
+    profile = Vnet({"images": GOLDEN_IMAGES}, VnetFacts(images)).profile
+    absent = {f: None if features else f"not supported by this vNet build ({f})"
+              for f in profile.features}
+    return Vnet({"images": GOLDEN_IMAGES}, VnetFacts(images, None, absent))
+
+
+GOLDEN_CASES: dict[str, tuple[dict[str, Any], Callable[[], Overlay] | None]] = {
+    "baseline": ({**TWO_SITES, "overlay": "baseline"}, None),
+    "wireguard": ({**TWO_SITES, "overlay": "wireguard"}, None),
+    "openvpn": ({**TWO_SITES, "overlay": "openvpn"}, None),
+    "tinc": ({**TWO_SITES, "overlay": "tinc"}, None),
+    # A vNet build with TLS, credentials file, reload and limits...
+    "vnet-features": ({**TWO_SITES, "overlay": "vnet"}, lambda: vnet_build(True)),
+    # ...and one without: TLS unset falls back to plain, no credentials file.
+    "vnet-plain": ({**TWO_SITES, "overlay": "vnet"}, lambda: vnet_build(False)),
+    # Seven agents in pools of three behind the start gate.
+    "vnet-pools": ({**TWO_SITES, "overlay": "vnet", "agents": 7, "agent_pool": 3,
+                    "start_gate": True}, lambda: vnet_build(False)),
+    # An agent with its own link profile, a shaped backbone.
+    "baseline-agent-link": ({**TWO_SITES, "overlay": "baseline", "agents": [
+        {"name": "near", "switch": "switch1"},
+        {"name": "far", "switch": "switch2", "link": {"rate": "10mbit", "delay": "5ms"}}],
+        "links": {"backbone": {"rate": "100mbit", "delay": "10ms", "loss": "1%"}}}, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_each_case_renders_its_golden_file(case: str) -> None:
+    """Rendering is pure: the same bytes on any machine, engine or not.
+    VNETBENCH_UPDATE_GOLDEN=1 rewrites them."""
+    data, make_overlay = GOLDEN_CASES[case]
+    topology = parse_topology(data, "golden")
+    overlay = make_overlay() if make_overlay else overlay_for(topology)
+    topology = overlay.adjust(topology).topology
     plan = plan_addresses(topology, "golden", IPv4Network("10.189.0.0/16"))
-    text = render_compose(topology, "golden", plan, ImageSet())
-    path = GOLDEN / f"{overlay}.yml"
+    text = render_compose(topology, overlay, "golden", plan, ImageSet())
+    path = GOLDEN / f"{case}.yml"
     if os.environ.get("VNETBENCH_UPDATE_GOLDEN"):
         path.write_text(text)
     assert text == path.read_text(), f"{path} differs: check, then VNETBENCH_UPDATE_GOLDEN=1"
@@ -87,3 +127,36 @@ def test_each_overlay_renders_its_golden_file(overlay: str) -> None:
         assert service.get("privileged") is not True
         if "devices" in service:  # TUN only with NET_ADMIN, never privileged
             assert service["cap_add"] == ["NET_ADMIN"]
+
+
+def test_vnet_features_decide_tls_and_credentials() -> None:
+    """With the features, TLS variables and the credentials file; without, neither."""
+    with_features = (GOLDEN / "vnet-features.yml").read_text()
+    plain = (GOLDEN / "vnet-plain.yml").read_text()
+    assert "VNET_TLS" in with_features and "VNET_AUTH_FILE" in with_features
+    assert "VNET_TLS" not in plain and "VNET_AUTH_FILE" not in plain
+
+
+def test_vnet_without_tls_runs_plain_and_says_so_unless_tls_was_asked_for() -> None:
+    topology = parse_topology({**TWO_SITES, "overlay": "vnet"}, "t")
+    plain = vnet_build(False).adjust(topology)
+    assert plain.topology.settings.tls is False
+    assert plain.remark == "TLS not in this build: measured plain"
+    assert vnet_build(True).adjust(topology).topology.settings.tls is True
+    asked = parse_topology({**TWO_SITES, "overlay": "vnet", "settings": {"tls": True}}, "t")
+    kept = vnet_build(False).adjust(asked)
+    assert kept.topology.settings.tls is True and kept.remark == ""
+    assert "not supported by this vNet build" in str(
+        vnet_build(False).supports("throughput", kept.topology))
+
+
+def test_overlay_options_are_typed_and_checked() -> None:
+    with pytest.raises(UserError, match=r"overlay_options.wireguard.*mtu"):
+        overlay_for(parse_topology({**TWO_SITES, "overlay": "wireguard",
+                                    "overlay_options": {"wireguard": {"mtu": "big"}}}, "t"))
+    with pytest.raises(UserError, match=r"overlay_options.openvpn.*privileged"):
+        overlay_for(parse_topology({**TWO_SITES, "overlay": "openvpn", "overlay_options": {
+            "openvpn": {"privileged": True}}}, "t"))
+    with pytest.raises(UserError, match=r"overlay_options.vnet.*images"):
+        overlay_for(parse_topology({**TWO_SITES, "overlay": "vnet", "overlay_options": {
+            "vnet": {"images": {"agent": "Bad Name; rm -rf /"}}}}, "t"))

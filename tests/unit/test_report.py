@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from vnetbench.cli import app
 from vnetbench.matrix import plan_cells
-from vnetbench.overlays import OVERLAYS
+from vnetbench.overlays.baseline import Baseline
 from vnetbench.report.compare import compare_frames
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
@@ -92,5 +92,5 @@ def test_report_on_a_directory_without_results(tmp_path: Path) -> None:
 
 
 def test_matrix_plans_every_applicable_cell() -> None:
-    cells = plan_cells([OVERLAYS["baseline"]], list(SCENARIOS.values()))
+    cells = plan_cells([Baseline()], list(SCENARIOS.values()))
     assert [c.key for c in cells] == ["throughput/baseline/default", "flood/baseline/default"]

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.overlays import OVERLAY_NAMES
 from vnetbench.topology import load_topology, parse_topology, settings_from_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def test_every_problem_reported_at_once_with_location() -> None:
             "agents": [{"name": "x", "switch": "a"}],
             "settings": {"seconds": -2, "passes": 0},
             "links": {"site": {"rate": "fast"}},
-        }, "bad.yml")
+        }, "bad.yml", overlays=OVERLAY_NAMES)
     text = str(caught.value)
     assert "bad.yml" in text
     assert "overlay: unknown overlay 'nope'" in text

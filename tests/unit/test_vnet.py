@@ -15,8 +15,10 @@ from vnetbench.errors import UserError
 from vnetbench.gate import gate_spread, prepare_gate, release_stamp
 from vnetbench.measure.events import Source, events_frame, last_lines
 from vnetbench.measure.iperf import parse_iperf_udp
+from vnetbench.overlays import overlay_for
 from vnetbench.overlays.base import AgentLimits
-from vnetbench.overlays.vnet.artifacts import parse_image_list
+from vnetbench.overlays.vnet import Vnet
+from vnetbench.overlays.vnet.artifacts import parse_image_list, requested_images, with_vnet_options
 from vnetbench.overlays.vnet.files import auth_text, machines_config, topology_config
 from vnetbench.overlays.vnet.profile import SHIPPED_PROFILE, load_profile
 from vnetbench.pki import make_pki
@@ -218,3 +220,33 @@ def test_log_lines_in_time_order_despite_trimmed_fractions() -> None:
         ("agent9", "first"), ("agent9", "second"), ("agent9", "third")]
     assert failure_reasons([Source("c", "agent", "agent9", text)], {"agent9"}) == Counter(
         {"log ends: third": 1})
+
+
+def test_every_route_to_vnet_images_and_profile_reaches_the_adapter(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--vnet-image, VNETBENCH_VNET_IMAGES, overlay_options.vnet.images and
+    --vnet-profile all reach the one adapter a run makes (issue #11's bug: the
+    availability check used to look at the profile's default names only)."""
+    base = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 2}, "t")
+    profile = tmp_path / "mine.yml"
+    profile.write_text("ports: {switch: 7000}\n")
+    bound = overlay_for(with_vnet_options(base, ["conductor=my/c:1", "agent=my/a"], profile))
+    assert isinstance(bound, Vnet)
+    assert bound.chosen_images() == {"conductor": "my/c:1", "agent": "my/a"}
+    assert bound.profile.ports["switch"] == 7000
+    requested, source = requested_images(bound.profile, bound.chosen_images())
+    assert requested == {"conductor": "my/c:1", "switch": "vnet-switch", "agent": "my/a"}
+    assert source == "the topology/command line"
+    in_file = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 2,
+                              "overlay_options": {"vnet": {"images": {"switch": "s:2"}}}}, "t")
+    from_file = overlay_for(in_file)
+    assert isinstance(from_file, Vnet)
+    assert requested_images(from_file.profile, from_file.chosen_images())[0]["switch"] == "s:2"
+    monkeypatch.setenv("VNETBENCH_VNET_IMAGES", "one/image:all")
+    from_env = overlay_for(base)
+    assert isinstance(from_env, Vnet)
+    assert requested_images(from_env.profile, from_env.chosen_images()) == (
+        dict.fromkeys(("conductor", "switch", "agent"), "one/image:all"),
+        "VNETBENCH_VNET_IMAGES")
+    with pytest.raises(UserError, match="not a Docker image name"):
+        with_vnet_options(base, ["agent=Not An Image"], None)

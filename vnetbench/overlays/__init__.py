@@ -1,4 +1,4 @@
-"""The overlay registry: name -> adapter."""
+"""The overlay registry: name -> adapter class, and one configured adapter per run."""
 
 from vnetbench.errors import UserError
 from vnetbench.overlays.base import Overlay
@@ -7,21 +7,34 @@ from vnetbench.overlays.openvpn import OpenVpn
 from vnetbench.overlays.tinc import Tinc
 from vnetbench.overlays.vnet import Vnet
 from vnetbench.overlays.wireguard import WireGuard
+from vnetbench.topology import Topology
 
-OVERLAYS: dict[str, Overlay] = {
-    overlay.name: overlay for overlay in (Baseline(), Vnet(), WireGuard(), OpenVpn(), Tinc())
+OVERLAY_TYPES: dict[str, type[Overlay]] = {
+    overlay.name: overlay for overlay in (Baseline, Vnet, WireGuard, OpenVpn, Tinc)
 }
+OVERLAY_NAMES = tuple(OVERLAY_TYPES)
 
 
-def get_overlay(name: str) -> Overlay:
-    try:
-        return OVERLAYS[name]
-    except KeyError:
+def check_overlay_name(name: str) -> str:
+    if name not in OVERLAY_TYPES:
         raise UserError(
             f"There is no overlay called '{name}'. The overlays vnetbench knows are: "
-            f"{', '.join(sorted(OVERLAYS))}. Set 'overlay:' in the topology or --overlay "
+            f"{', '.join(sorted(OVERLAY_TYPES))}. Set 'overlay:' in the topology or --overlay "
             "to one of them."
-        ) from None
+        )
+    return name
 
 
-__all__ = ["OVERLAYS", "Overlay", "get_overlay"]
+def overlay_for(topology: Topology, name: str | None = None) -> Overlay:
+    """The adapter for the topology's overlay (or `name`), with the topology's options
+    for it. Create it once per run and pass it down; call detect() before rendering."""
+    name = check_overlay_name(name or topology.overlay)
+    return OVERLAY_TYPES[name](topology.overlay_options.get(name))
+
+
+def unknown_options(topology: Topology) -> list[str]:
+    """overlay_options keys that name no overlay."""
+    return [key for key in topology.overlay_options if key not in OVERLAY_TYPES]
+
+
+__all__ = ["OVERLAY_NAMES", "OVERLAY_TYPES", "Overlay", "check_overlay_name", "overlay_for"]

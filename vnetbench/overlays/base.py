@@ -8,11 +8,15 @@ its templates knows an overlay by name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.errors import UserError
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
@@ -40,9 +44,27 @@ class Reconfiguration:
     status: str = "ok"
 
 
+class OverlayOptions(BaseModel):
+    """An overlay's `overlay_options.<name>` from the topology; unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Adjusted:
+    """A topology's settings as this overlay build can run them, and what changed."""
+
+    topology: Topology
+    remark: str = ""  # e.g. "TLS not in this build: measured plain"
+
+
 class Overlay(ABC):
-    name: str
-    summary: str
+    """One overlay, bound to a run's options: created once (overlays.overlay_for),
+    `detect()`ed once before rendering, then passed down to every hook."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    options_model: ClassVar[type[OverlayOptions]] = OverlayOptions
     data_path: str  # the hops a packet between two sites takes
     # (role, event) of event_patterns() that marks one agent joined; its fields
     # name the agent ("agent") and where it attached ("switch").
@@ -52,6 +74,27 @@ class Overlay(ABC):
     tunnel_interface: str | None = None
     # Several agent processes per container (one namespace), for big joins.
     agent_pools = False
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.options = self.options_model.model_validate(dict(options or {}))
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(all)'}: {e['msg']}"
+                for e in error.errors())
+            raise UserError(
+                f"overlay_options.{self.name} is not valid: {problems}. Fix these keys in the "
+                f"topology (the options {self.name} knows: "
+                f"{', '.join(self.options_model.model_fields) or 'none'})."
+            ) from None
+
+    def detect(self) -> None:  # noqa: B027 (optional hook)
+        """Learn, once, what only the engine knows (images, features of a build).
+        Called before rendering, so that rendering itself never asks the engine."""
+
+    def adjust(self, topology: Topology) -> Adjusted:
+        """The settings this build can run (e.g. TLS off where the build has none)."""
+        return Adjusted(topology)
 
     @abstractmethod
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
@@ -106,6 +149,3 @@ class Overlay(ABC):
             return {f"n{n}": {"machines": n} for n in (20, 50)}
         return {"default": {}}
 
-    def option(self, topology: Topology, key: str, default: Any) -> Any:
-        """overlay_options.<this overlay>.<key> from the topology."""
-        return topology.overlay_options.get(self.name, {}).get(key, default)

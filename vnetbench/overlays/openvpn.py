@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
+from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.pki import make_pki
 from vnetbench.topology import Topology
@@ -29,8 +32,9 @@ FILES = "openvpn"
 MOUNT = "/vnetbench-files"
 
 
-def proto(topology: Topology) -> str:
-    return str(topology.overlay_options.get("openvpn", {}).get("proto", "tcp"))
+class OpenVpnOptions(OverlayOptions):
+    proto: Literal["tcp", "udp"] = Field("tcp", description="transport of the tunnels")
+    mtu: int | None = Field(None, ge=576, le=65535, description="tun-mtu")
 
 
 
@@ -46,6 +50,8 @@ def common(node: str, mtu: int | None = None) -> list[str]:
 
 class OpenVpn(TunnelOverlay):
     name = "openvpn"
+    options_model = OpenVpnOptions
+    options: OpenVpnOptions
     summary = "OpenVPN 2.6 (Debian 13), TLS over TCP, a hub per switch position"
     data_path = ("agent → hub → hub → agent (TLS over TCP; the first hub serves the "
                  "others' site links over the backbone)")
@@ -76,25 +82,25 @@ class OpenVpn(TunnelOverlay):
                 written.append(self.write_secret(directory / "ccd" / agent.name, [
                     f"ifconfig-push {addresses[agent.name]} 255.255.255.0"]))
                 written.append(self.write_secret(directory / f"{agent.name}.conf", [
-                    "client", "dev tun0", f"proto {proto(topology)}-client"
-                    if proto(topology) == "tcp" else "proto udp",
+                    "client", "dev tun0", "proto tcp-client"
+                    if self.options.proto == "tcp" else "proto udp",
                     f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
                     "remote-cert-tls server", "connect-retry 1",
-                    *common(agent.name, self.option(topology, "mtu", None))]))
+                    *common(agent.name, self.options.mtu)]))
         written += self.site_links(topology, plan, directory)
         return written
 
     def client_server(self, topology: Topology, plan: AddressPlan, switch: str) -> list[str]:
         site = site_of(tunnel_addresses(topology)[switch])
         return ["dev tun0", "mode server", "tls-server", "topology subnet",
-                f"proto {proto(topology)}-server" if proto(topology) == "tcp" else "proto udp",
+                "proto tcp-server" if self.options.proto == "tcp" else "proto udp",
                 f"local {plan.switch_site[switch]}", f"port {CLIENT_PORT}",
                 f"ifconfig {site.network_address + 1} {site.netmask}",
                 f"push \"route-gateway {site.network_address + 1}\"",
                 f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
                 "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
                 "dh none", "keepalive 10 60",
-                *common(f"hub-{switch}", self.option(topology, "mtu", None))]
+                *common(f"hub-{switch}", self.options.mtu)]
 
     def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
         """The first hub serves the others; each other hub is its client, with iroute."""

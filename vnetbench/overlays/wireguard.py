@@ -12,9 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
+from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.keys import wireguard_keypair
 from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.topology import Topology
@@ -32,8 +35,14 @@ def peer(public: str, allowed: str, endpoint: str | None = None,
     return lines
 
 
+class WireGuardOptions(OverlayOptions):
+    mtu: int = Field(MTU, ge=1280, le=65535, description="wg0's MTU")
+
+
 class WireGuard(TunnelOverlay):
     name = "wireguard"
+    options_model = WireGuardOptions
+    options: WireGuardOptions
     summary = "WireGuard (wireguard-go, Debian 13), a hub per switch position"
     data_path = "agent → hub → hub → agent (WireGuard over UDP; hubs peer over the backbone)"
     join_event = ("agent", "handshake")
@@ -50,7 +59,7 @@ class WireGuard(TunnelOverlay):
         addresses = tunnel_addresses(topology)
         return {"wg": {
             "addresses": {k: str(v) for k, v in addresses.items()},
-            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.option(topology, "mtu", MTU),
+            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.options.mtu,
             "files": "/vnetbench-files", **gate.template_context(),
         }}
 

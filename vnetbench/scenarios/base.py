@@ -63,7 +63,7 @@ class Scenario(ABC):
     description: str
     fresh_stack_per_pass = False  # e.g. join: every pass starts from nothing
 
-    def stack_topology(self, topology: Topology) -> Topology:
+    def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The topology this scenario's stack runs (e.g. join: N gated agents)."""
         return topology
 

@@ -17,7 +17,7 @@ from vnetbench.measure.events import events_frame
 from vnetbench.measure.iperf import IperfError, UdpResult, parse_iperf_udp
 from vnetbench.measure.ping import PingParseError, PingResult, parse_ping, ping_argv
 from vnetbench.measure.probe import iperf_server, run_iperf_client, run_probe
-from vnetbench.overlays.base import AgentLimits
+from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.scenarios.throughput import save
 from vnetbench.topology import Topology
@@ -78,7 +78,7 @@ class Flood(Scenario):
     name = "flood"
     description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
 
-    def stack_topology(self, topology: Topology) -> Topology:
+    def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """At least two agents per switch, and the seed's limits unless set otherwise."""
         agents = max(len(topology.agents), 2 * len(topology.switches))
         settings = topology.settings.model_copy(update={

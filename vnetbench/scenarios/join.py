@@ -20,7 +20,7 @@ import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
 from vnetbench.measure.events import Source, events_frame, in_time_order, lines_of
-from vnetbench.overlays import Overlay, get_overlay
+from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -96,19 +96,21 @@ class Join(Scenario):
     description = "time for N agents released at once by a start gate to join"
     fresh_stack_per_pass = True
 
-    def stack_topology(self, topology: Topology) -> Topology:
+    def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         machines = topology.settings.machines
         data = topology.model_dump()
-        data.update(agents=machines, start_gate=True, agent_pool=self.pool(topology))
+        data.update(agents=machines, start_gate=True,
+                    agent_pool=self.pool(topology, overlay.agent_pools))
         return Topology.model_validate(data)
 
     @staticmethod
-    def pool(topology: Topology) -> int:
+    def pool(topology: Topology, pools_allowed: bool) -> int:
         s = topology.settings
-        return pool_size(s.machines, s.join_pool, get_overlay(topology.overlay).agent_pools)
+        return pool_size(s.machines, s.join_pool, pools_allowed)
 
     def settings(self, topology: Topology) -> dict[str, object]:
-        return {"machines": topology.settings.machines, "pool": self.pool(topology)}
+        """The stack topology's own agent_pool is the pool size that ran."""
+        return {"machines": topology.settings.machines, "pool": topology.agent_pool}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:

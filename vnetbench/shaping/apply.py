@@ -17,6 +17,7 @@ engine's start events for the run and starts that container's helper again.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -146,15 +147,27 @@ def wait_applied(container: Container) -> None:
     raise UserError(f"Shaping {container.name} did not finish in {APPLY_TIMEOUT_SECONDS:.0f} s.")
 
 
+OVERHEAD_LINE = re.compile(r"vnetbench-shape: delay line overhead_us=(\d+)")
+
+
+def delay_line_overhead_us(shaper_logs: str) -> int | None:
+    """What the shaper measured its delay line to add at delay 0 (and subtracts)."""
+    found = OVERHEAD_LINE.search(shaper_logs)
+    return int(found.group(1)) if found else None
+
+
 def read_back(container: str) -> dict[str, Any]:
-    """The namespace's tc and iptables state as the kernel reports it."""
+    """The namespace's tc and iptables state as the kernel reports it, and the
+    delay line's measured own latency (subtracted from its delays)."""
+    overhead = delay_line_overhead_us(str(docker.container.logs(container)))
     qdiscs = str(docker.execute(container, ["tc", "-j", "qdisc", "show"]))
     rules = str(docker.execute(container, ["sh", "-c", "iptables-save 2>/dev/null"]))
     offloads = str(docker.execute(container, ["sh", "-c", OFFLOADS_SCRIPT]))
     return {"qdiscs": [q for q in json.loads(qdiscs or "[]")
                        if q.get("kind") not in ("noqueue", "mq")],
             "iptables": our_rules(rules),
-            "offloads": offloads.splitlines()}
+            "offloads": offloads.splitlines(),
+            **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
 
 
 OFFLOADS_SCRIPT = ("for i in $(ls /sys/class/net); do echo $i $(ethtool -k $i 2>/dev/null | "

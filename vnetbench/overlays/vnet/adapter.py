@@ -8,18 +8,28 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import Field
 from python_on_whales import docker
 
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
 from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import events_frame
-from vnetbench.overlays.base import AgentLimits, Overlay, Reconfiguration
+from vnetbench.overlays.base import (
+    Adjusted,
+    AgentLimits,
+    Overlay,
+    OverlayOptions,
+    Reconfiguration,
+)
 from vnetbench.overlays.vnet.artifacts import (
+    ImageName,
     VnetImages,
     feature_state,
     requested_images,
@@ -43,15 +53,24 @@ if TYPE_CHECKING:
 FILES_DIR = "vnet"  # under the run directory, mounted read-only at CONTAINER_FILES
 CONTAINER_FILES = "/vnetbench-files"
 RECONFIGURE_WAIT_SECONDS = 30.0
+PLAIN_REMARK = "TLS not in this build: measured plain"
 
 
-def options(topology: Topology | None) -> dict[str, Any]:
-    return dict(topology.overlay_options.get("vnet", {})) if topology else {}
+class VnetOptions(OverlayOptions):
+    """overlay_options.vnet: images per role (or --vnet-image), a profile over the shipped one."""
+
+    images: dict[Literal["conductor", "switch", "agent"], ImageName] = Field(
+        default_factory=dict)
+    profile: Path | None = None
 
 
-def profile_for(topology: Topology | None) -> VnetProfile:
-    path = options(topology).get("profile")
-    return load_profile(Path(path) if path else None)
+@dataclass(frozen=True)
+class VnetFacts:
+    """What the engine says about the vNet build in use, learned once before rendering."""
+
+    images: VnetImages | None
+    unavailable: str | None = None  # why there are no images
+    absent: dict[str, str | None] = field(default_factory=dict)  # feature -> why absent
 
 
 def listening_check(port: int) -> list[str]:
@@ -68,24 +87,56 @@ class Vnet(Overlay):
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")
     agent_pools = True  # the seed ran all agents from one shell loop in one namespace
+    options_model = VnetOptions
+    options: VnetOptions
 
-    # -- availability and features ------------------------------------------------
-    def images(self, topology: Topology | None = None) -> VnetImages | None:
-        return resolve_images(profile_for(topology), options(topology))[0]
+    def __init__(self, options: Mapping[str, Any] | None = None,
+                 facts: VnetFacts | None = None) -> None:
+        super().__init__(options)
+        self.profile = load_profile(self.options.profile)
+        self._facts = facts
+
+    def chosen_images(self) -> dict[str, str]:
+        return {str(role): image for role, image in self.options.images.items()}
+
+    # -- availability and features (the engine is asked once, in detect) ------------
+    def detect(self) -> None:
+        if self._facts is not None:
+            return
+        images, reason = resolve_images(self.profile, self.chosen_images())
+        absent = ({feature: feature_state(self.profile, images, feature)
+                   for feature in self.profile.features} if images else {})
+        self._facts = VnetFacts(images, reason or None, absent)
+
+    @property
+    def facts(self) -> VnetFacts:
+        if self._facts is None:
+            raise RuntimeError("Vnet.detect() must run before rendering or measuring")
+        return self._facts
 
     def unavailable_reason(self) -> str | None:
-        images, reason = resolve_images(profile_for(None), {})
-        return None if images else reason
+        self.detect()
+        return self.facts.unavailable
 
     def version(self) -> str:
-        images = self.images()
-        return f"{profile_for(None).name}; {images.source}" if images else "not available"
+        self.detect()
+        images = self.facts.images
+        return f"{self.profile.name}; {images.source}" if images else "not available"
 
-    def feature_missing(self, feature: str, topology: Topology | None) -> str | None:
-        images = self.images(topology)
-        if images is None:
-            return self.unavailable_reason()
-        return feature_state(profile_for(topology), images, feature)
+    def feature_missing(self, feature: str) -> str | None:
+        """None when the build in use has the feature, else why not."""
+        if self.facts.images is None:
+            return self.facts.unavailable
+        return self.facts.absent.get(feature)
+
+    def adjust(self, topology: Topology) -> Adjusted:
+        """TLS unset: TLS where the build has it, else plain, and the results say so."""
+        if topology.settings.tls is not None:
+            return Adjusted(topology)
+        has_tls = self.feature_missing("tls") is None
+        settings = topology.settings.model_copy(update={"tls": has_tls})
+        return Adjusted(topology.model_copy(update={"settings": settings}),
+                        "" if has_tls else PLAIN_REMARK)
 
     def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
         needed = {"config": ["reload"]}.get(scenario, [])
@@ -93,21 +144,21 @@ class Vnet(Overlay):
             needed += ["tls"] if topology.settings.tls else []
             needed += ["limits"] if topology.settings.limits and scenario == "throughput" else []
         for feature in needed:
-            reason = self.feature_missing(feature, topology)
+            reason = self.feature_missing(feature)
             if reason:
                 return reason
         return None
 
     def describe(self) -> list[tuple[str, bool, str]]:
-        profile = profile_for(None)
-        images, reason = resolve_images(profile, {})
-        lines = [("vnet profile", True, profile.name), ("vnet images", images is not None,
-                                                         images.source if images else reason)]
-        if images:
-            for feature in profile.features:
-                missing = feature_state(profile, images, feature)
-                lines.append((f"vnet feature: {feature}", missing is None,
-                              missing or f"present ('{profile.feature(feature).detect}')"))
+        self.detect()
+        images = self.facts.images
+        lines = [("vnet profile", True, self.profile.name),
+                 ("vnet images", images is not None,
+                  images.source if images else str(self.facts.unavailable))]
+        for feature in self.profile.features if images else ():
+            missing = self.feature_missing(feature)
+            lines.append((f"vnet feature: {feature}", missing is None,
+                          missing or f"present ('{self.profile.feature(feature).detect}')"))
         return lines
 
     def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
@@ -117,7 +168,7 @@ class Vnet(Overlay):
                     "tls-limits": {"tls": True, "limits": True}}
         # The seed's join and flood run over TLS; a build without it runs them plain,
         # so the matrix still measures them (the variant's name says so).
-        plain = {} if self.feature_missing("tls", None) is None else {"tls": False}
+        plain = {} if self.feature_missing("tls") is None else {"tls": False}
         suffix = "-plain" if plain else ""
         if scenario == "join":
             return {f"n{n}{suffix}": {"machines": n, **plain} for n in (100, 200, 400, 800)}
@@ -127,30 +178,30 @@ class Vnet(Overlay):
 
     # -- rendering --------------------------------------------------------------------
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
-        return str(virtual_addresses(topology, profile_for(topology))[agent])
+        return str(virtual_addresses(topology, self.profile)[agent])
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
-        return profile_for(None).events
+        return self.profile.events
 
     def limiter_event(self) -> tuple[str, str] | None:
         return ("switch", "limiter_drops")
 
     def agent_limits(self, topology: Topology) -> AgentLimits | None:
-        if not topology.settings.limits or self.feature_missing("limits", topology):
+        if not topology.settings.limits or self.feature_missing("limits"):
             return None
-        spec = profile_for(topology).feature("limits")
+        spec = self.profile.feature("limits")
         pps = topology.settings.limit_pps or spec.get("default_packets_per_second")
         mbit = topology.settings.limit_mbit
         bits = mbit * 1e6 if mbit else spec.get("default_bits_per_second")
         return AgentLimits(float(pps), float(bits), float(spec.get("burst_seconds")))
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
-        profile = profile_for(topology)
-        images = self.images(topology)
+        profile = self.profile
+        images = self.facts.images
         return {"vnet": {
             "profile": profile,
-            "images": images.images if images else requested_images(profile,
-                                                                     options(topology))[0],
+            "images": images.images if images else requested_images(
+                profile, self.chosen_images())[0],
             "files": CONTAINER_FILES,
             **gate.template_context(),
             "listening": {role: listening_check(port) for role, port in profile.ports.items()},
@@ -167,14 +218,14 @@ class Vnet(Overlay):
         per_role: dict[str, dict[str, str]] = {"conductor": {}, "switch": dict(common),
                                                "agent": dict(common)}
         per_role[profile.config.holder][env.config_path] = profile.config.path
-        if topology.settings.tls and not self.feature_missing("tls", topology):
+        if topology.settings.tls and not self.feature_missing("tls"):
             tls = profile.feature("tls")
             for role in per_role:
                 per_role[role] |= {**dict(tls.get("environment")),
                                    str(tls.get("cert")): f"{CONTAINER_FILES}/pki/{role}.pem",
                                    str(tls.get("key")): f"{CONTAINER_FILES}/pki/{role}.key",
                                    str(tls.get("ca")): f"{CONTAINER_FILES}/pki/ca.pem"}
-        if not self.feature_missing("auth_file", topology):
+        if not self.feature_missing("auth_file"):
             auth = profile.feature("auth_file")
             per_role["conductor"][str(auth.get("variable"))] = str(auth.get("path"))
         limits = self.agent_limits(topology)
@@ -221,7 +272,7 @@ class Vnet(Overlay):
         return checks
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
-        profile = profile_for(topology)
+        profile = self.profile
         directory = run_dir / FILES_DIR
         directory.mkdir(parents=True, exist_ok=True)
         config = directory / Path(profile.config.path).name
@@ -238,7 +289,7 @@ class Vnet(Overlay):
 
     # -- the config scenario ------------------------------------------------------------
     def reconfigure(self, stack: Stack, topology: Topology, machines: int) -> Reconfiguration:
-        profile = profile_for(topology)
+        profile = self.profile
         reload = profile.feature("reload")
         holder = stack.container(str(reload.get("role")))
         config = stack.rendered.directory / FILES_DIR / Path(profile.config.path).name

@@ -17,8 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
+from pydantic import Field
 from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
@@ -36,6 +37,13 @@ HOW_TO_PROVIDE = (
     f"{IMAGES_VARIABLE}=conductor=...,switch=...,agent=...; or (b) build the three programs "
     "with vNet's CMake instructions and run 'vnetbench images vnet --programs BUILD_DIR'."
 )
+# Docker's image reference grammar (distribution/reference), without IPv6 hosts.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?/)?"
+IMAGE_REFERENCE = (rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::\w[\w.-]{{0,127}})?"
+                   r"(?:@sha256:[0-9a-f]{64})?$")
+ImageName = Annotated[str, Field(pattern=IMAGE_REFERENCE, max_length=255)]
 NOT_FOUND = re.compile(r"^\s*(\S+) => not found", re.MULTILINE)
 RESOLVED = re.compile(r"^\s*(\S+) => (/\S+) \(", re.MULTILINE)
 VERSION_MISSING = re.compile(r"version `([^']+)' not found", re.MULTILINE)
@@ -49,10 +57,8 @@ class VnetImages:
 
 def parse_image_list(text: str) -> dict[str, str]:
     """'IMAGE' for all roles, or 'conductor=A,switch=B,agent=C'."""
-    if "=" not in text:
-        return dict.fromkeys(ROLES, text.strip())
-    chosen = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    chosen = dict.fromkeys(ROLES, text.strip()) if "=" not in text else {}
+    for part in filter(None, (p.strip() for p in text.split(",") if "=" in text)):
         role, _, image = part.partition("=")
         if role not in ROLES or not image:
             raise UserError(
@@ -60,18 +66,24 @@ def parse_image_list(text: str) -> dict[str, str]:
                 f"{', '.join(ROLES)}. Write e.g. conductor=my-conductor,agent=my-agent."
             )
         chosen[role] = image
+    bad = [image for image in chosen.values() if not re.match(IMAGE_REFERENCE, image)]
+    if bad:
+        raise UserError(
+            f"'{bad[0]}' in the vNet image list is not a Docker image name (lower-case "
+            "name[:tag], e.g. vnet-agent or my/vnet-agent:1.2). Correct it."
+        )
     return chosen
 
 
-def requested_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[dict[str, str], str]:
+def requested_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[dict[str, str], str]:
     """The image names asked for (options over environment over profile), and by whom."""
     requested = dict(profile.images)
     source = "the profile's image names"
     if os.environ.get(IMAGES_VARIABLE):
         requested |= parse_image_list(os.environ[IMAGES_VARIABLE])
         source = IMAGES_VARIABLE
-    if options.get("images"):
-        requested |= dict(options["images"])
+    if chosen:
+        requested |= chosen
         source = "the topology/command line"
     return requested, source
 
@@ -90,9 +102,9 @@ def with_vnet_options(topology: Topology, images: list[str] | None,
                                                            "vnet": vnet}})
 
 
-def resolve_images(profile: VnetProfile, options: dict[str, Any]) -> tuple[VnetImages | None, str]:
-    """The images to run, or None and what is missing."""
-    requested, source = requested_images(profile, options)
+def resolve_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[VnetImages | None, str]:
+    """The images to run (chosen: role -> image from the topology), or None and why."""
+    requested, source = requested_images(profile, chosen)
     missing = [f"{role} ({image})" for role, image in requested.items() if not image_id(image)]
     if not missing:
         return VnetImages(requested, f"images named by {source}"), ""
