@@ -25,6 +25,7 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench.errors import UserError
 from vnetbench.images import build_image_from, ensure_base_image, image_id
+from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
 from vnetbench.overlays.vnet.profile import ROLES, VnetProfile
 from vnetbench.paths import IMAGES
 from vnetbench.topology import Topology
@@ -44,9 +45,6 @@ _HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?/)?"
 IMAGE_REFERENCE = (rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::\w[\w.-]{{0,127}})?"
                    r"(?:@sha256:[0-9a-f]{64})?$")
 ImageName = Annotated[str, Field(pattern=IMAGE_REFERENCE, max_length=255)]
-NOT_FOUND = re.compile(r"^\s*(\S+) => not found", re.MULTILINE)
-RESOLVED = re.compile(r"^\s*(\S+) => (/\S+) \(", re.MULTILINE)
-VERSION_MISSING = re.compile(r"version `([^']+)' not found", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -146,8 +144,8 @@ def feature_state(profile: VnetProfile, images: VnetImages, feature: str,
 def libraries(program: Path) -> tuple[dict[str, str], list[str]]:
     """Host ldd of a program: resolved name -> path, and names not found."""
     result = subprocess.run(["ldd", str(program)], capture_output=True, text=True, timeout=30)
-    output = result.stdout + result.stderr
-    return dict(RESOLVED.findall(output)), NOT_FOUND.findall(output)
+    report = parse_ldd(result.stdout + result.stderr)
+    return report.resolved, report.missing
 
 
 def check_programs(directory: Path, profile: VnetProfile) -> dict[str, Path]:
@@ -170,11 +168,16 @@ def missing_in_base(base: str, directory: Path) -> list[str]:
                             remove=True, pull="never")
     except DockerException as error:
         output = (error.stdout or "") + (error.stderr or "")
-    return sorted(set(NOT_FOUND.findall(str(output))))
+    return parse_ldd(str(output)).missing
 
 
 def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
-    """Wrap user-built programs into one runtime image (base + the libraries they need)."""
+    """Wrap user-built programs into one runtime image (base + the libraries they need).
+
+    A library the base image lacks is installed from the package of the base's
+    distribution that ships it; only a library no such package ships is copied from
+    this machine, and one that neither has is an error.
+    """
     programs = check_programs(directory.resolve(), profile)
     base = ensure_base_image()
     with tempfile.TemporaryDirectory(prefix="vnet-runtime-") as scratch:
@@ -185,22 +188,23 @@ def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
         for role, program in programs.items():
             shutil.copy2(program, context / "bin" / Path(profile.programs[role]).name)
         needed = missing_in_base(base, context / "bin")
+        lookup = find_packages(base, needed)
         host_paths: dict[str, str] = {}
-        host_missing: set[str] = set()
         for program in programs.values():
-            resolved, absent = libraries(program)
-            host_paths |= resolved
-            host_missing |= set(absent)
-        unavailable = [lib for lib in needed if lib not in host_paths]
+            host_paths |= libraries(program)[0]
+        unavailable = [lib for lib in lookup.unresolved if lib not in host_paths]
         if unavailable:
             raise UserError(
-                f"The vNet programs need {', '.join(unavailable)}, which neither the base "
-                f"image ({base}) nor this machine has"
-                f"{' (ldd: not found)' if host_missing else ''}. Install the package that "
-                "provides it here (e.g. libprotobuf for libprotobuf.so.*) and run again."
+                f"The vNet programs need {', '.join(unavailable)}, which the base image "
+                f"({base}) lacks, no package of its distribution ships (looked up with "
+                "apt-cache and dpkg -c in it), and this machine does not have either. "
+                "Install it on this machine (it is then copied into the image), or build "
+                "vNet against libraries that Debian 13 packages, or build vNet's own images "
+                "and name them with --vnet-image."
             )
-        for lib in needed:
+        for lib in lookup.unresolved:
             shutil.copy2(Path(host_paths[lib]).resolve(), context / "lib" / lib)
+        (context / "packages.txt").write_text("".join(f"{p}\n" for p in lookup.to_install))
         build_image_from(context, profile.runtime_image, base, label="vnet-runtime")
     verify_runtime_image(profile)
     return profile.runtime_image
@@ -213,7 +217,8 @@ def verify_runtime_image(profile: VnetProfile) -> None:
                                 remove=True, pull="never"))
     except DockerException as error:
         output = (error.stdout or "") + (error.stderr or "")
-    problems = NOT_FOUND.findall(output) + VERSION_MISSING.findall(output)
+    report = parse_ldd(output)
+    problems = report.missing + report.versions_missing
     if problems:
         docker.image.remove(profile.runtime_image, force=True)
         raise UserError(
