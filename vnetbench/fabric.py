@@ -10,6 +10,7 @@ from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.images import TOOLS_IMAGE, image_id
+from vnetbench.labels import ROLE
 
 FLAVOURS = ("iptables-nft", "iptables-legacy")
 
@@ -17,7 +18,7 @@ FLAVOURS = ("iptables-nft", "iptables-legacy")
 def _host_shell(script: str) -> str:
     return str(docker.run(TOOLS_IMAGE, ["sh", "-c", script], networks=["host"],
                           cap_add=["NET_ADMIN"], remove=True, pull="never",
-                          labels={"vnetbench.role": "fabric-sweep"}))
+                          labels={ROLE: "fabric-sweep"}))
 
 
 def fabric_rules(run_id: str | None = None) -> list[tuple[str, str]]:

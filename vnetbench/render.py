@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from vnetbench import __version__
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.images import ImageSet
+from vnetbench.labels import names_for_templates
 from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
@@ -66,6 +67,7 @@ def render_compose(
         "project": project_name(run_id),
         "plan": plan,
         "images": images,
+        "label": names_for_templates(),
         **overlay.template_context(topology, plan),
     }
     text = template_environment().get_template("compose.yml.j2").render(context)

@@ -15,17 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import Literal
 
 from python_on_whales import DockerClient, docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench import labels
 from vnetbench.errors import Interrupted, UserError
+from vnetbench.labels import run_filter
 from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
 from vnetbench.ui import note, waiting
-
-RUN_LABEL = "vnetbench.run"
 
 
 @dataclass
@@ -41,14 +40,10 @@ class Removed:
         )
 
 
-def label_filter(run_id: str | None) -> list[tuple[Literal["label"], str]]:
-    return [("label", f"{RUN_LABEL}={run_id}" if run_id else RUN_LABEL)]
-
-
 def remove_run_objects(run_id: str | None) -> Removed:
     """Remove every container, network and volume labelled for the run (or all runs)."""
     removed = Removed()
-    containers = docker.container.list(all=True, filters=label_filter(run_id))
+    containers = docker.container.list(all=True, filters=run_filter(run_id))
     if containers:
         # Stop first: the fabric helper removes its iptables rule on SIGTERM.
         with suppress(DockerException):
@@ -57,9 +52,9 @@ def remove_run_objects(run_id: str | None) -> Removed:
             with suppress(DockerException):  # gone already (--rm probes)
                 docker.container.remove(container, force=True, volumes=True)
         removed.containers = len(containers)
-    for network in docker.network.list(filters=label_filter(run_id)):
+    for network in docker.network.list(filters=run_filter(run_id)):
         removed.networks += remove_network(network.id)
-    volumes = docker.volume.list(filters=label_filter(run_id))
+    volumes = docker.volume.list(filters=run_filter(run_id))
     if volumes:
         docker.volume.remove([v.name for v in volumes])
         removed.volumes = len(volumes)
@@ -86,11 +81,11 @@ def remove_network(network_id: str, attempts: int = 5) -> int:
 def run_ids_present() -> list[str]:
     """Runs that still have containers or networks on this engine."""
     ids: set[str] = set()  # skipping containers that vanish meanwhile
-    for container in docker.container.list(all=True, filters=label_filter(None)):
+    for container in docker.container.list(all=True, filters=run_filter(None)):
         with suppress(DockerException):
-            ids.add((container.config.labels or {}).get(RUN_LABEL, ""))
-    ids |= {(n.labels or {}).get(RUN_LABEL, "")
-            for n in docker.network.list(filters=label_filter(None))}
+            ids.add((container.config.labels or {}).get(labels.RUN, ""))
+    ids |= {(n.labels or {}).get(labels.RUN, "")
+            for n in docker.network.list(filters=run_filter(None))}
     return sorted(i for i in ids if i)
 
 
@@ -138,9 +133,9 @@ class Stack:
         settled, or None if anything but an agent failed."""
         while True:
             states = {}
-            for container in docker.container.list(all=True, filters=label_filter(self.run_id)):
+            for container in docker.container.list(all=True, filters=run_filter(self.run_id)):
                 try:
-                    labels = container.config.labels or {}
+                    role = (container.config.labels or {}).get(labels.ROLE)
                     state = container.state
                 except DockerException:
                     continue
@@ -150,7 +145,7 @@ class Stack:
                 starting = state.status == "restarting" or health == "starting"
                 settled = ready or (not starting and (not state.running
                                                       or health == "unhealthy"))
-                states[container.name] = (labels.get("vnetbench.role"), ready, settled)
+                states[container.name] = (role, ready, settled)
             if all(settled for _, _, settled in states.values()) or time.time() > deadline:
                 break
             time.sleep(1)
@@ -162,18 +157,18 @@ class Stack:
 
     def logs(self, role: str | None = None, since: datetime | None = None) -> list[Source]:
         """Every container's log (with Docker's timestamps), optionally of one role."""
-        filters = label_filter(self.run_id)
+        filters = run_filter(self.run_id)
         if role:
-            filters.append(("label", f"vnetbench.role={role}"))
+            filters.append(labels.role_filter(role))
         sources = []
         for container in docker.container.list(all=True, filters=filters):
             try:  # a probe started with --rm may be gone already
-                labels = container.config.labels or {}
+                found = container.config.labels or {}
                 text = docker.container.logs(container, timestamps=True, since=since)
             except DockerException:
                 continue
-            sources.append(Source(container.name, labels.get("vnetbench.role", ""),
-                                  labels.get("vnetbench.node", container.name), str(text)))
+            sources.append(Source(container.name, found.get(labels.ROLE, ""),
+                                  found.get(labels.NODE, container.name), str(text)))
         return sources
 
     def save_logs(self, directory: Path) -> None:

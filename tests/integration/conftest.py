@@ -6,7 +6,7 @@ from python_on_whales import docker
 from vnetbench.engine import require_engine
 from vnetbench.fabric import fabric_rules
 from vnetbench.images import build_project_images
-from vnetbench.stack import label_filter
+from vnetbench.labels import run_filter as label_filter
 
 
 @pytest.fixture(scope="session", autouse=True)

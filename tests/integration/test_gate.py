@@ -19,7 +19,9 @@ from vnetbench.gate import (
 )
 from vnetbench.gate import release as release_gate
 from vnetbench.images import TOOLS_IMAGE
-from vnetbench.stack import RUN_LABEL, label_filter, remove_run_objects
+from vnetbench.labels import RUN as RUN_LABEL
+from vnetbench.labels import run_filter as label_filter
+from vnetbench.stack import remove_run_objects
 
 pytestmark = pytest.mark.integration
 CONTAINERS = 50

@@ -9,7 +9,8 @@ from pathlib import Path
 from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.stack import label_filter
+from vnetbench import labels
+from vnetbench.labels import run_filter
 
 CGROUP = Path("/sys/fs/cgroup")
 
@@ -35,9 +36,9 @@ def cpu_seconds(container_id: str) -> float | None:
 def cpu_by_role(run_id: str) -> dict[str, float]:
     """CPU seconds used so far, summed per role label, over the run's containers."""
     totals: dict[str, float] = defaultdict(float)
-    for container in docker.container.list(filters=label_filter(run_id)):
+    for container in docker.container.list(filters=run_filter(run_id)):
         try:  # a probe started with --rm may be gone already
-            role = (container.config.labels or {}).get("vnetbench.role", "other")
+            role = (container.config.labels or {}).get(labels.ROLE, "other")
         except DockerException:
             continue
         used = cpu_seconds(container.id)

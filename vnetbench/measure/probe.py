@@ -16,7 +16,7 @@ from python_on_whales import Container, docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.images import TOOLS_IMAGE
-from vnetbench.stack import RUN_LABEL
+from vnetbench.labels import TOOL, run_labels
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,7 @@ class ProbeOutput:
 
 
 def _labels(run_id: str, target: str, tool: str) -> dict[str, str]:
-    return {RUN_LABEL: run_id, "vnetbench.role": "probe", "vnetbench.node": target,
-            "vnetbench.tool": tool}
+    return run_labels(run_id, "probe", target, **{TOOL: tool})
 
 
 def run_probe(

@@ -29,11 +29,12 @@ from typing import Any
 from python_on_whales import Container, docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench import labels
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
-from vnetbench.stack import RUN_LABEL, label_filter
 from vnetbench.topology import LinkProfile, Topology
 from vnetbench.ui import note, waiting
 
@@ -69,24 +70,24 @@ def is_shaped(topology: Topology) -> bool:
 
 
 def members(run_id: str) -> list[Member]:
-    segments = {n.name: (n.labels or {}).get("vnetbench.segment", "")
-                for n in docker.network.list(filters=label_filter(run_id))}
-    found = []
-    for container in docker.container.list(filters=label_filter(run_id)):
+    segments = {n.name: (n.labels or {}).get(labels.SEGMENT, "")
+                for n in docker.network.list(filters=run_filter(run_id))}
+    shaped = []
+    for container in docker.container.list(filters=run_filter(run_id)):
         try:  # a probe started with --rm may be gone already
-            labels = container.config.labels or {}
+            found = container.config.labels or {}
             networks = container.network_settings.networks or {}
         except DockerException:
             continue
-        if labels.get("vnetbench.role") in UNSHAPED_ROLES:
+        if found.get(labels.ROLE) in UNSHAPED_ROLES:
             continue
         attachments = tuple(
             Attachment(settings.ip_address, segments[name], name)
             for name, settings in networks.items()
             if name in segments and settings.ip_address)
-        found.append(Member(container.name, labels.get("vnetbench.role", ""),
-                            labels.get("vnetbench.node", container.name), attachments))
-    return found
+        shaped.append(Member(container.name, found.get(labels.ROLE, ""),
+                             found.get(labels.NODE, container.name), attachments))
+    return shaped
 
 
 def profile_for(topology: Topology, member: Member, segment: str) -> LinkProfile:
@@ -127,8 +128,7 @@ def start_shaper(run_id: str, member: Member, spec: dict[str, Any]) -> Container
         TOOLS_IMAGE, ["/usr/local/bin/vnetbench-shape"], name=name, detach=True,
         networks=[f"container:{member.container}"], cap_add=["NET_ADMIN", "NET_RAW"],
         envs={"VNETBENCH_SHAPING": json.dumps(spec)}, init=True, pull="never",
-        labels={RUN_LABEL: run_id, "vnetbench.role": SHAPER_ROLE,
-                "vnetbench.node": member.node})
+        labels=run_labels(run_id, SHAPER_ROLE, member.node))
     assert isinstance(container, Container)
     wait_applied(container)
     return container
@@ -216,7 +216,7 @@ class ShapingKeeper:
         if is_shaped(self.topology):
             self.process = subprocess.Popen(
                 ["docker", "events", "--format", "{{json .}}", "--filter",
-                 f"label={RUN_LABEL}={self.run_id}", "--filter", "event=start"],
+                 f"label={labels.RUN}={self.run_id}", "--filter", "event=start"],
                 stdout=subprocess.PIPE, text=True)
             self.thread = threading.Thread(target=self._watch, daemon=True)
             self.thread.start()
@@ -231,7 +231,7 @@ class ShapingKeeper:
         assert self.process and self.process.stdout
         for line in self.process.stdout:
             attributes = json.loads(line).get("Actor", {}).get("Attributes", {})
-            if attributes.get("vnetbench.role") in UNSHAPED_ROLES:
+            if attributes.get(labels.ROLE) in UNSHAPED_ROLES:
                 continue
             self._reapply(str(attributes.get("name", "")))
 

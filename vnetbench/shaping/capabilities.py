@@ -13,6 +13,7 @@ from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import ROLE
 
 # name -> (command run in the throwaway namespace, what it is for)
 MECHANISMS: dict[str, tuple[str, str]] = {
@@ -63,7 +64,7 @@ def detect_capabilities() -> list[Capability]:
         output = docker.run(
             TOOLS_IMAGE, ["sh", "-c", probe_script()], networks=["none"],
             cap_add=["NET_ADMIN"], remove=True, pull="never",
-            labels={"vnetbench.role": "capability-probe"},
+            labels={ROLE: "capability-probe"},
         )
     except DockerException as error:
         return [Capability(name, False, purpose, f"probe failed: {error}")
