@@ -223,19 +223,19 @@ def shape(
     out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
 ) -> None:
     """Change the link profiles of a running topology (from `vnetbench up`)."""
-    import json
-
     from vnetbench.engine import require_engine
+    from vnetbench.rundir import read_header, save_header
     from vnetbench.shaping.apply import check_shaping, shape_run
     from vnetbench.shaping.assign import parse_assignment, with_link_setting
     from vnetbench.topology import parse_topology
 
-    record_path = out_directory(out) / run_id / "run.json"
-    if not record_path.is_file():
-        raise UserError(f"There is no run.json for run {run_id} under {record_path.parent.parent}"
-                        ". Give the id `vnetbench up` printed, and --out if it used one.")
-    record = json.loads(record_path.read_text())
-    topology = parse_topology(record["topology"], str(record_path))
+    run_dir = out_directory(out) / run_id
+    record = read_header(run_dir) if run_id.strip() else {}
+    if "topology" not in record:
+        raise UserError(f"There is no run.json of a running topology for run '{run_id}' under "
+                        f"{run_dir.parent}. Give the id `vnetbench up` printed, and --out if "
+                        "it used one.")
+    topology = parse_topology(record["topology"], str(run_dir / "run.json"))
     for item in setting or []:
         assignment = parse_assignment(item)
         if len(assignment.values) != 1:
@@ -246,7 +246,7 @@ def shape(
     applied = shape_run(run_id, topology)
     record["topology"] = topology.model_dump(mode="json")
     record.setdefault("links", {})["applied"] = {"shape": applied}
-    record_path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    save_header(run_dir, record)
     out_console.print(f"{run_id}: shaping applied to {len(applied) - 1 if applied else 0} "
                       f"container(s); run.json holds what the kernel reports")
 
@@ -336,7 +336,7 @@ def up(
     check_shaping(topology)
     images = build_project_images()
     rendered = prepare_run(topology, overlay, out_directory(out), images)
-    record = up_record(rendered, topology, overlay, images)
+    record = up_record(rendered, topology, overlay)
     stack = Stack(rendered)
     try:
         stack.up()

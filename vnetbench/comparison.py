@@ -3,17 +3,16 @@ and one comparison table (ranges over passes, overlay/baseline ratios)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
-from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
 from vnetbench.report.tables import HEADLINE_METRICS, baseline_ratios, summary_table
 from vnetbench.results import ResultSet
+from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.scenarios import Scenario
 from vnetbench.session import run_scenarios
 from vnetbench.topology import Topology
@@ -62,23 +61,16 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
     if len(runs) == 1:
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
                              scenarios, out_dir, overlay=adapters[runs[0][0]])
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    directory = out_dir / f"{topology.name}-{stamp}-compare"
-    directory.mkdir(parents=True, exist_ok=True)
-    header = {**results_header("compare", list(adapters.values())),
-              "scenarios": [s.name for s in scenarios]}
-    save_header(directory, header)
+    directory = new_directory(out_dir, f"{topology.name}-{stamp()}-compare")
+    header = new_header("compare", adapters.values(), scenarios=[s.name for s in scenarios])
     results = ResultSet("compare", directory)
-    try:
+    with recorded(directory, header):
         for overlay, chosen, overrides in runs:
             settings = topology.settings.model_copy(update=overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,
                                                        "settings": settings})
             run_scenarios(run_topology, chosen, directory / "runs", results=results,
                           overlay=adapters[overlay])
-    finally:
-        header["ended"] = now_iso()
-        save_header(directory, header)
     return directory
 
 

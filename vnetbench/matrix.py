@@ -19,9 +19,9 @@ import pandas as pd
 
 from vnetbench.engine import require_engine
 from vnetbench.images import build_project_images
-from vnetbench.metadata import load_header, now_iso, results_header, save_header
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet
+from vnetbench.rundir import new_directory, new_header, read_header, recorded, save_header
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.session import run_scenarios
 from vnetbench.topology import Topology
@@ -73,13 +73,13 @@ def available_overlays(base: Topology, names: list[str] | None = None) -> list[O
 
 
 def matrix_directory(root: Path, resume: bool) -> Path:
-    base = root / f"{date.today().isoformat()}-{os.cpu_count()}cpu"
-    if resume or not base.exists():
-        return base
-    suffix = 2
-    while (root / f"{base.name}-{suffix}").exists():
-        suffix += 1
-    return root / f"{base.name}-{suffix}"
+    """results/<date>-<cores>cpu (-2, -3... when taken); --resume continues the last."""
+    name = f"{date.today().isoformat()}-{os.cpu_count()}cpu"
+    if not resume:
+        return new_directory(root, name)
+    taken = sorted((p for p in root.glob(f"{name}*") if p.is_dir()),
+                   key=lambda p: (len(p.name), p.name))
+    return taken[-1] if taken else new_directory(root, name)
 
 
 def finished_cells(directory: Path, passes: int) -> set[str]:
@@ -106,34 +106,27 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     overlays = available_overlays(base, overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
-    directory.mkdir(parents=True, exist_ok=True)
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
     done = finished_cells(directory, passes) if resume else set()
-    previous = load_header(directory) if resume else {}
-    header = {**results_header("matrix", overlays), "quick": quick,
-              "cells": previous.get("cells", {})}
+    previous = read_header(directory) if resume else {}
+    header = new_header("matrix", overlays, quick=quick, cells=previous.get("cells", {}))
     header["started"] = previous.get("started") or header["started"]
     results = ResultSet.resume(directory) if resume else ResultSet("matrix", directory)
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
-    try:
-        with job_progress("matrix", steps=len(todo) * passes):
-            for cell in todo:
-                header["cells"][cell.key] = "running"
-                save_header(directory, header)
-                results.variant = cell.variant
-                topology = cell_topology(base, cell, quick)
-                run_dir = run_scenarios(topology, [cell.scenario], directory / "runs",
-                                        results=results, overlay=cell.overlay)
-                header["cells"][cell.key] = f"completed ({run_dir.name})"
-    except BaseException as error:
-        running = [k for k, v in header["cells"].items() if v == "running"]
-        for key in running:
-            header["cells"][key] = f"stopped: {error or type(error).__name__}"
-        raise
-    finally:
-        header["ended"] = now_iso()
-        save_header(directory, header)
+    with recorded(directory, header), job_progress("matrix", steps=len(todo) * passes):
+        for cell in todo:
+            header["cells"][cell.key] = "running"
+            save_header(directory, header)
+            results.variant = cell.variant
+            try:
+                run_dir = run_scenarios(cell_topology(base, cell, quick), [cell.scenario],
+                                        directory / "runs", results=results,
+                                        overlay=cell.overlay)
+            except BaseException as error:
+                header["cells"][cell.key] = f"stopped: {error or type(error).__name__}"
+                raise
+            header["cells"][cell.key] = f"completed ({run_dir.name})"
     return directory
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,15 +13,7 @@ from python_on_whales.exceptions import DockerException
 from vnetbench import __version__
 
 if TYPE_CHECKING:
-    from vnetbench.overlays import Overlay
-
-FORMAT_VERSION = 1
-HEADER_FILE = "run.json"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
+    pass
 
 def cpu_model() -> str:
     try:
@@ -81,22 +71,3 @@ def host_facts(tools_image: str) -> dict[str, Any]:
 
     return {"machine": machine_facts(), "engine": engine_facts(),
             "images": {"tools": {"name": tools_image, "id": image_id(tools_image)}}}
-
-
-def results_header(kind: str, overlays: list[Overlay]) -> dict[str, Any]:
-    """The header of a directory holding several runs (matrix, sweep, compare)."""
-    from vnetbench.images import TOOLS_IMAGE
-
-    return {"format_version": FORMAT_VERSION, "kind": kind, "started": now_iso(),
-            "ended": None, **host_facts(TOOLS_IMAGE),
-            "overlays": {o.name: {"data_path": o.data_path, "version": o.version()}
-                         for o in overlays}}
-
-
-def load_header(directory: Path) -> dict[str, Any]:
-    path = directory / HEADER_FILE
-    return dict(json.loads(path.read_text())) if path.exists() else {}
-
-
-def save_header(directory: Path, header: dict[str, Any]) -> None:
-    (directory / HEADER_FILE).write_text(json.dumps(header, indent=2, default=str) + "\n")

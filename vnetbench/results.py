@@ -13,6 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.errors import UserError
+from vnetbench.rundir import write_atomic, write_text_atomic
+from vnetbench.ui import note
+
 RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "pass", "metric", "value", "unit",
                   "status"]
 PARQUET = "results.parquet"
@@ -32,8 +36,9 @@ class ResultSet:
     def resume(cls, directory: Path) -> ResultSet:
         """Continue a results directory: keep its rows and RESULT lines."""
         results = cls("resumed", directory)
-        if (directory / PARQUET).exists():
-            records = pd.read_parquet(directory / PARQUET).to_dict("records")
+        frame = load_results(directory) if (directory / PARQUET).exists() else None
+        if frame is not None:
+            records = frame.to_dict("records")
             results.rows = [{str(k): v for k, v in row.items()} for row in records]
         if (directory / RESULT_LINES).exists():
             results.lines = (directory / RESULT_LINES).read_text().splitlines()
@@ -65,11 +70,11 @@ class ResultSet:
 
     def write(self) -> None:
         """Write parquet, CSV and the RESULT lines; called after every pass."""
-        self.directory.mkdir(parents=True, exist_ok=True)
         frame = self.frame()
-        frame.to_parquet(self.directory / PARQUET, index=False)
-        frame.to_csv(self.directory / CSV, index=False)
-        (self.directory / RESULT_LINES).write_text("".join(f"{line}\n" for line in self.lines))
+        write_atomic(self.directory / PARQUET, lambda path: frame.to_parquet(path, index=False))
+        write_atomic(self.directory / CSV, lambda path: frame.to_csv(path, index=False))
+        write_text_atomic(self.directory / RESULT_LINES,
+                          "".join(f"{line}\n" for line in self.lines))
 
 
 def result_line(
@@ -87,4 +92,13 @@ def result_line(
 
 
 def load_results(directory: Path) -> pd.DataFrame:
-    return pd.read_parquet(directory / PARQUET)
+    """The results frame; from the CSV copy (saying so) if the parquet file is damaged."""
+    try:
+        return pd.read_parquet(directory / PARQUET)
+    except (OSError, ValueError) as damaged:
+        if not (directory / CSV).exists():
+            raise UserError(f"{directory / PARQUET} cannot be read ({damaged}) and there is "
+                            f"no {CSV} beside it: the results of that directory are lost."
+                            ) from None
+        note(f"[yellow]{directory / PARQUET} cannot be read ({damaged}); using {CSV}[/]")
+        return pd.read_csv(directory / CSV)

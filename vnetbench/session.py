@@ -6,10 +6,7 @@ container logs, results.{parquet,csv,txt} and run.json.
 
 from __future__ import annotations
 
-import json
-import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -21,23 +18,16 @@ from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.measure.events import events_frame, write_events
-from vnetbench.metadata import FORMAT_VERSION, host_facts, now_iso
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
+from vnetbench.rundir import RunLayout, new_header, new_run_id, recorded, save_header
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
 from vnetbench.topology import LinkProfile, Topology
 from vnetbench.ui import note, out_console, step_done
 from vnetbench.units import format_rate
-
-RUN_FILE = "run.json"
-
-
-def new_run_id(topology: Topology) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{topology.name}-{stamp}-{secrets.token_hex(2)}"
 
 
 def used_subnets() -> list[IPv4Network]:
@@ -52,13 +42,13 @@ def used_subnets() -> list[IPv4Network]:
 
 @dataclass
 class RunRecord:
-    """run.json: what ran, where, with what, and how it ended."""
+    """run.json of a single run: what ran, where, with what, and how it ended."""
 
-    path: Path
+    directory: Path
     data: dict[str, Any]
 
     def save(self) -> None:
-        self.path.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
+        save_header(self.directory, self.data)
 
 
 def link_record(topology: Topology) -> dict[str, Any]:
@@ -93,9 +83,9 @@ def link_settings(topology: Topology) -> dict[str, object]:
 
 
 def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, Path]:
-    run_id = new_run_id(topology)
+    run_id = new_run_id(topology.name)
     directory = out_dir / run_id
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True)
     return run_id, free_block(used_subnets()), directory
 
 
@@ -106,34 +96,27 @@ def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path,
     return render_run(topology, overlay, run_id, block, directory, images)
 
 
-def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay,
-              images: ImageSet) -> RunRecord:
+def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay) -> RunRecord:
     """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
     record = start_record(rendered.directory, rendered.run_id, rendered.plan, topology,
-                          overlay, images, [])
+                          overlay, [])
     record.data["status"] = "up"
     record.save()
     return record
 
 
 def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,
-                 overlay: Overlay, images: ImageSet, scenarios: list[Scenario]) -> RunRecord:
-    record = RunRecord(directory / RUN_FILE, {
-        "format_version": FORMAT_VERSION,
-        "run_id": run_id,
-        "started": now_iso(),
-        "ended": None,
-        "status": "running",
-        **host_facts(images.tools),
-        "overlay": {"name": overlay.name, "data_path": overlay.data_path,
-                    "version": overlay.version()},
-        "scenarios": [s.name for s in scenarios],
-        "address_block": str(plan.block),
-        "networks": {n.key: {"subnet": str(n.subnet), "bridge": n.bridge}
-                     for n in plan.networks},
-        "topology": topology.model_dump(mode="json"),
-        "links": link_record(topology),
-    })
+                 overlay: Overlay, scenarios: list[Scenario]) -> RunRecord:
+    record = RunRecord(directory, new_header(
+        "run", [overlay],
+        run_id=run_id,
+        scenarios=[s.name for s in scenarios],
+        address_block=str(plan.block),
+        networks={n.key: {"subnet": str(n.subnet), "bridge": n.bridge}
+                  for n in plan.networks},
+        topology=topology.model_dump(mode="json"),
+        links=link_record(topology),
+    ))
     record.save()
     return record
 
@@ -162,39 +145,40 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
     images = build_project_images()
     run_id, block, directory = allocate_run(topology, out_dir)
     plan = plan_addresses(topology, run_id, block)
-    record = start_record(directory, run_id, plan, topology, overlay, images, scenarios)
+    record = start_record(directory, run_id, plan, topology, overlay, scenarios)
     if results is None:
         results = ResultSet(run_id, directory)
     results.run_id = run_id
     note(f"run {run_id}: results in {directory}")
     try:
-        for scenario in scenarios:
-            unsupported = overlay.supports(scenario.name, topology)
-            if unsupported:
-                record_unsupported(scenario, topology, unsupported, results)
-                continue
-            stack_topology = scenario.stack_topology(topology, overlay)
-            stack_dir = directory / scenario.name
-            passes = list(range(1, topology.settings.passes + 1))
-            stacks = ([([p], stack_dir / "logs" / f"pass{p}") for p in passes]
-                      if scenario.fresh_stack_per_pass else [(passes, stack_dir / "logs")])
-            for stack_passes, logs_dir in stacks:
-                rendered = render_run(stack_topology, overlay, run_id, block, stack_dir,
-                                      images)
-                run_on_stack(scenario, rendered, stack_topology, overlay, results,
-                             stack_passes, logs_dir, record, adjusted.remark)
-        record.data["status"] = "completed"
-    except KeyboardInterrupt as interrupt:
-        record.data["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
-        raise
-    except Exception as error:
-        record.data["status"] = f"failed: {error}"
-        raise
+        with recorded(directory, record.data):
+            run_each(scenarios, topology, overlay, run_id, plan, images, results, record,
+                     adjusted.remark)
     finally:
-        record.data["ended"] = now_iso()
-        record.save()
         results.write()
     return directory
+
+
+def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, run_id: str,
+             plan: AddressPlan, images: ImageSet, results: ResultSet, record: RunRecord,
+             remark: str) -> None:
+    """Each scenario on its own stack (join: one per pass), into one run directory."""
+    layout = RunLayout(record.directory)
+    for scenario in scenarios:
+        unsupported = overlay.supports(scenario.name, topology)
+        if unsupported:
+            record_unsupported(scenario, topology, unsupported, results)
+            continue
+        stack_topology = scenario.stack_topology(topology, overlay)
+        passes = list(range(1, topology.settings.passes + 1))
+        stacks = ([([p], layout.logs(scenario.name, p)) for p in passes]
+                  if scenario.fresh_stack_per_pass
+                  else [(passes, layout.logs(scenario.name))])
+        for stack_passes, logs_dir in stacks:
+            rendered = render_run(stack_topology, overlay, run_id, plan.block,
+                                  layout.scenario(scenario.name), images)
+            run_on_stack(scenario, rendered, stack_topology, overlay, results,
+                         stack_passes, logs_dir, record, remark)
 
 
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,

@@ -4,14 +4,13 @@ for one or more overlays, into one results frame and one plot per metric
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 from vnetbench.comparison import require_overlays
-from vnetbench.metadata import now_iso, results_header, save_header
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
+from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.scenarios import Scenario
 from vnetbench.session import run_scenarios
 from vnetbench.shaping.apply import check_shaping
@@ -26,17 +25,13 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     adapters = require_overlays(topology, overlays)
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    directory = out_dir / f"{topology.name}-{stamp}-sweep-{assignment.key}"
-    directory.mkdir(parents=True, exist_ok=True)
-    header = {**results_header("sweep", list(adapters.values())),
-              "scenario": scenario.name, "parameter": assignment.parameter,
-              "values": assignment.values}
-    save_header(directory, header)
+    directory = new_directory(out_dir, f"{topology.name}-{stamp()}-sweep-{assignment.key}")
+    header = new_header("sweep", adapters.values(), scenario=scenario.name,
+                        parameter=assignment.parameter, values=assignment.values)
     results = ResultSet("sweep", directory)
     try:
-        with job_progress("sweep", steps=len(variants) * len(overlays)
-                          * topology.settings.passes):
+        with recorded(directory, header), job_progress(
+                "sweep", steps=len(variants) * len(overlays) * topology.settings.passes):
             for value, variant in zip(assignment.values, variants, strict=True):
                 for overlay in overlays:
                     results.variant = f"{assignment.parameter}={value}"
@@ -44,8 +39,6 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
                                   directory / "runs", results=results,
                                   overlay=adapters[overlay])
     finally:
-        header["ended"] = now_iso()
-        save_header(directory, header)
         results.write()
         write_plots(summary_table(results.frame()), directory)
     return directory

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from vnetbench.report.tables import (
     summary_table,
 )
 from vnetbench.results import PARQUET
+from vnetbench.rundir import read_header
 
 REPORT = "report.md"
 
@@ -28,9 +28,7 @@ def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
             f"{directory} holds no {PARQUET}: give a results directory written by "
             "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
         )
-    header_path = directory / "run.json"
-    header = json.loads(header_path.read_text()) if header_path.exists() else {}
-    return header, pd.read_parquet(directory / PARQUET)
+    return read_header(directory), pd.read_parquet(directory / PARQUET)
 
 
 def machine_header(header: dict[str, Any]) -> str:

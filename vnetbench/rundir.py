@@ -1,0 +1,158 @@
+"""A run directory and its run.json: one owner for the layout, the file's name,
+its schema (versioned) and its reading and writing.
+
+Every kind of results directory (a single run, a matrix, a sweep, a comparison)
+has one run.json with the same keys: `format_version`, `kind`, `started`,
+`ended`, `status`, the machine/engine/image facts, `overlays` (name -> version
+and data path) and what the kind adds (a single run: run_id, scenarios,
+address block, networks, topology, links; a matrix: its cells). Files are
+written whole or not at all (temp file, fsync, rename), so a kill or a full
+disk mid-write leaves the previous good copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vnetbench.errors import UserError
+
+if TYPE_CHECKING:
+    from vnetbench.overlays import Overlay
+
+RUN_FILE = "run.json"
+FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`)
+STAMP_FORMAT = "%Y%m%d-%H%M%S"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def stamp(now: datetime | None = None) -> str:
+    """The UTC time in run ids and directory names: 20261130-054833."""
+    return (now or datetime.now(UTC)).strftime(STAMP_FORMAT)
+
+
+def new_run_id(name: str) -> str:
+    return f"{name}-{stamp()}-{secrets.token_hex(2)}"
+
+
+def new_directory(root: Path, name: str) -> Path:
+    """A directory of its own under root, even when another run picks the same name
+    in the same second: mkdir without exist_ok is the lock, a suffix the retry."""
+    root.mkdir(parents=True, exist_ok=True)
+    for suffix in range(1, 1000):
+        candidate = root / (name if suffix == 1 else f"{name}-{suffix}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise UserError(f"{root} already holds 999 directories named {name}-N: clean it up.")
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """`write(temp)` fills a temporary file beside path, which then replaces path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    temp = Path(name)
+    try:
+        write(temp)
+        with temp.open("rb") as written:
+            os.fsync(written.fileno())
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_atomic(path, lambda temp: temp.write_text(text))
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """Where a single run keeps each scenario's stack files, raw output and logs."""
+
+    root: Path
+
+    def scenario(self, name: str) -> Path:
+        return self.root / name
+
+    def raw(self, scenario: str) -> Path:
+        return self.root / scenario / "raw"
+
+    def logs(self, scenario: str, pass_no: int | None = None) -> Path:
+        logs = self.root / scenario / "logs"
+        return logs / f"pass{pass_no}" if pass_no is not None else logs
+
+
+def overlay_facts(overlays: Iterable[Overlay]) -> dict[str, dict[str, str]]:
+    return {o.name: {"data_path": o.data_path, "version": o.version()} for o in overlays}
+
+
+def new_header(kind: str, overlays: Iterable[Overlay], **fields: Any) -> dict[str, Any]:
+    """run.json's common part for any kind of directory, plus the kind's own fields."""
+    from vnetbench.images import TOOLS_IMAGE
+    from vnetbench.metadata import host_facts
+
+    return {"format_version": FORMAT_VERSION, "kind": kind, "started": now_iso(),
+            "ended": None, "status": "running", **host_facts(TOOLS_IMAGE),
+            "overlays": overlay_facts(overlays), **fields}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A run.json of an older format in today's schema."""
+    if "overlays" not in data and isinstance(data.get("overlay"), dict):
+        overlay = dict(data["overlay"])
+        data = {**data, "overlays": {overlay.pop("name", "?"): overlay}}
+    data.setdefault("kind", "run" if "run_id" in data else "results")
+    return data
+
+
+def read_header(directory: Path) -> dict[str, Any]:
+    """run.json of a directory ({} when there is none); a damaged one is a UserError."""
+    path = directory / RUN_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(f"{path} cannot be read ({error}). It is written whole or not at all, "
+                        "so something else changed it: restore it or remove it.") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} is not a run.json (not a JSON object).")
+    return upgrade(data)
+
+
+def save_header(directory: Path, header: dict[str, Any]) -> None:
+    write_text_atomic(directory / RUN_FILE, json.dumps(header, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def recorded(directory: Path, header: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Save run.json now and again at the end with how it ended (completed,
+    interrupted, failed: why), whatever happens in between."""
+    save_header(directory, header)
+    try:
+        yield header
+        header["status"] = "completed"
+    except KeyboardInterrupt as interrupt:
+        header["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
+        raise
+    except Exception as error:
+        header["status"] = f"failed: {error}"
+        raise
+    finally:
+        header["ended"] = now_iso()
+        save_header(directory, header)
