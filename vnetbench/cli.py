@@ -154,9 +154,10 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Bring the topology up, run the scenarios' passes, tear everything down."""
-    from vnetbench.comparison import comparison_table, parse_overlays, run_overlays
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
+    from vnetbench.report.tables import comparison_table
     from vnetbench.results import load_results
+    from vnetbench.runs.comparison import parse_overlays, run_overlays
     from vnetbench.scenarios import get_scenario
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes, "machines": machines,
@@ -194,11 +195,11 @@ def sweep(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Run a scenario over a list of values of one link parameter; plot it."""
-    from vnetbench.comparison import parse_overlays
     from vnetbench.engine import require_engine
+    from vnetbench.runs.comparison import parse_overlays
+    from vnetbench.runs.sweep import run_sweep
     from vnetbench.scenarios import get_scenario
     from vnetbench.shaping.assign import parse_assignment
-    from vnetbench.sweep import run_sweep
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
                  if v is not None}
@@ -263,8 +264,8 @@ def matrix(
     = Path("results"),
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
-    from vnetbench.matrix import run_matrix
     from vnetbench.overlays import check_overlay_name
+    from vnetbench.runs.matrix import run_matrix
 
     for name in overlay or []:
         check_overlay_name(name)
@@ -324,9 +325,9 @@ def up(
     out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
-    from vnetbench.comparison import require_overlays
     from vnetbench.images import build_project_images
-    from vnetbench.session import prepare_run, up_record
+    from vnetbench.runs.comparison import require_overlays
+    from vnetbench.runs.session import prepare_run, up_record
     from vnetbench.shaping.apply import check_shaping, shape_run
     from vnetbench.stack import Stack
 

@@ -16,8 +16,8 @@ from tests.integration.conftest import leftovers
 from vnetbench.images import ImageSet
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.results import load_results
+from vnetbench.runs.session import prepare_run, run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.session import prepare_run, run_scenarios
 from vnetbench.shaping.apply import ShapingKeeper, available_mechanisms, read_back, shape_run
 from vnetbench.stack import running
 from vnetbench.topology import Topology, parse_topology

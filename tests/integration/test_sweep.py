@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers
+from vnetbench.runs.sweep import run_sweep
 from vnetbench.scenarios import get_scenario
 from vnetbench.shaping.assign import parse_assignment
-from vnetbench.sweep import run_sweep
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration

@@ -9,8 +9,8 @@ import pytest
 
 from tests.integration.conftest import leftovers
 from vnetbench.results import load_results
+from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.session import run_scenarios
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration

@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
-from vnetbench.matrix import plan_cells
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.report.compare import compare_frames
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
 from vnetbench.results import load_results
+from vnetbench.runs.matrix import plan_cells
 from vnetbench.scenarios import SCENARIOS
 
 runner = CliRunner()

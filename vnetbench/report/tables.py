@@ -96,3 +96,33 @@ def markdown(table: pd.DataFrame) -> str:
         return "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(columns), rule, *(line(r) for r in cells)]) + "\n"
+
+
+def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Headline metrics by overlay: range over passes, and the ratio to baseline."""
+    summary = summary_table(frame)
+    picked = summary[summary["metric"].isin(HEADLINE_METRICS)]
+    if picked.empty and frame.empty:
+        return pd.DataFrame()
+    table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",
+                               values="result", aggfunc="first").reset_index()
+    table = pd.concat([table, status_rows(frame)], ignore_index=True)
+    ratios = baseline_ratios(summary)
+    for row in ratios.itertuples():
+        column = f"{row.overlay}/baseline"
+        mask = (table["scenario"] == row.scenario) & (table["metric"] == row.metric)
+        table.loc[mask, column] = f"{row.ratio:.3g}"
+    return table.fillna("-")
+
+
+def status_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario, each overlay's state: ok, or the reason's first words
+    (path dead, partial, not supported...), so a missing number is explained."""
+    rows = []
+    for scenario, of_scenario in frame.groupby("scenario", sort=False):
+        row = {"scenario": scenario, "metric": "status"}
+        for overlay, group in of_scenario.groupby("overlay", sort=False):
+            states = sorted({str(s).split(":")[0] for s in group["status"]})
+            row[str(overlay)] = ", ".join(states)
+        rows.append(row)
+    return pd.DataFrame(rows)

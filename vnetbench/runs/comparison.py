@@ -5,16 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
-from vnetbench.report.tables import HEADLINE_METRICS, baseline_ratios, summary_table
 from vnetbench.results import ResultSet
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
-from vnetbench.session import run_scenarios
 from vnetbench.topology import Topology
 
 SEED_BASELINE_SECONDS = 3.0  # the seed measures the path without the overlay for 3 s
@@ -72,33 +69,3 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
             run_scenarios(run_topology, chosen, directory / "runs", results=results,
                           overlay=adapters[overlay])
     return directory
-
-
-def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Headline metrics by overlay: range over passes, and the ratio to baseline."""
-    summary = summary_table(frame)
-    picked = summary[summary["metric"].isin(HEADLINE_METRICS)]
-    if picked.empty and frame.empty:
-        return pd.DataFrame()
-    table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",
-                               values="result", aggfunc="first").reset_index()
-    table = pd.concat([table, status_rows(frame)], ignore_index=True)
-    ratios = baseline_ratios(summary)
-    for row in ratios.itertuples():
-        column = f"{row.overlay}/baseline"
-        mask = (table["scenario"] == row.scenario) & (table["metric"] == row.metric)
-        table.loc[mask, column] = f"{row.ratio:.3g}"
-    return table.fillna("-")
-
-
-def status_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario, each overlay's state: ok, or the reason's first words
-    (path dead, partial, not supported...), so a missing number is explained."""
-    rows = []
-    for scenario, of_scenario in frame.groupby("scenario", sort=False):
-        row = {"scenario": scenario, "metric": "status"}
-        for overlay, group in of_scenario.groupby("overlay", sort=False):
-            states = sorted({str(s).split(":")[0] for s in group["status"]})
-            row[str(overlay)] = ", ".join(states)
-        rows.append(row)
-    return pd.DataFrame(rows)

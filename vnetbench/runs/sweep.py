@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.comparison import require_overlays
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.runs.comparison import require_overlays
+from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
-from vnetbench.session import run_scenarios
 from vnetbench.shaping.apply import check_shaping
 from vnetbench.shaping.assign import Assignment, with_link_setting
 from vnetbench.topology import Topology

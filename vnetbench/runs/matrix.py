@@ -22,8 +22,8 @@ from vnetbench.images import build_project_images
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet
 from vnetbench.rundir import new_directory, new_header, read_header, recorded, save_header
+from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.session import run_scenarios
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
