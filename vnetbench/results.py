@@ -1,8 +1,11 @@
 """Results: one tidy row per measured value, written after every pass.
 
-Columns: run_id, scenario, overlay, variant, pass, metric, value, unit, status, plus
-one column per setting (prefixed `set_`). status is "ok" for a measurement,
-or says why a value is missing ("path dead", "not applicable: ...").
+Columns: run_id, scenario, overlay, variant, pass, metric, value, unit, state,
+status, remark, plus one column per setting (`set_*`) and per parameter of the
+variant (`var_*`, typed: a matrix cell's overrides, a sweep's value). state is
+what code reads (outcome.State); status is the sentence people read ("ok", "path
+dead: 0 of 200 pings answered ..."); remark says how the overlay adjusted the
+settings ("TLS not in this build: measured plain").
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.errors import UserError
+from vnetbench.outcome import State, state_of_status
 from vnetbench.rundir import write_atomic, write_text_atomic
 from vnetbench.ui import note
 
 RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "pass", "metric", "value", "unit",
-                  "status"]
+                  "state", "status", "remark"]
 PARQUET = "results.parquet"
 CSV = "results.csv"
 RESULT_LINES = "results.txt"
@@ -31,6 +35,7 @@ class ResultSet:
     rows: list[dict[str, Any]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     variant: str = "default"  # the matrix cell's settings variant
+    variant_parameters: dict[str, Any] = field(default_factory=dict)  # -> var_* columns
 
     @classmethod
     def resume(cls, directory: Path) -> ResultSet:
@@ -52,13 +57,17 @@ class ResultSet:
         metrics: dict[str, tuple[float | None, str]],
         settings: dict[str, Any],
         status: str = "ok",
+        state: State = State.OK,
+        remark: str = "",
     ) -> None:
         """Record one pass: metrics maps name -> (value, unit)."""
         for metric, (value, unit) in metrics.items():
             self.rows.append({
                 "run_id": self.run_id, "scenario": scenario, "overlay": overlay,
                 "variant": self.variant, "pass": pass_no, "metric": metric, "value": value,
-                "unit": unit, "status": status, **{f"set_{k}": v for k, v in settings.items()},
+                "unit": unit, "state": state.value, "status": status, "remark": remark,
+                **{f"set_{k}": v for k, v in settings.items()},
+                **{f"var_{k}": v for k, v in self.variant_parameters.items()},
             })
 
     def frame(self) -> pd.DataFrame:
@@ -94,11 +103,20 @@ def result_line(
 def load_results(directory: Path) -> pd.DataFrame:
     """The results frame; from the CSV copy (saying so) if the parquet file is damaged."""
     try:
-        return pd.read_parquet(directory / PARQUET)
+        frame = pd.read_parquet(directory / PARQUET)
     except (OSError, ValueError) as damaged:
         if not (directory / CSV).exists():
             raise UserError(f"{directory / PARQUET} cannot be read ({damaged}) and there is "
                             f"no {CSV} beside it: the results of that directory are lost."
                             ) from None
         note(f"[yellow]{directory / PARQUET} cannot be read ({damaged}); using {CSV}[/]")
-        return pd.read_csv(directory / CSV)
+        frame = pd.read_csv(directory / CSV, keep_default_na=False,
+                            na_values={"value": ["", "nan"]})
+    return with_states(frame)
+
+
+def with_states(frame: pd.DataFrame) -> pd.DataFrame:
+    """Results written before states and remarks were columns, in today's columns."""
+    if "state" not in frame.columns:
+        frame = frame.assign(state=frame["status"].map(lambda s: state_of_status(str(s)).value))
+    return frame if "remark" in frame.columns else frame.assign(remark="")

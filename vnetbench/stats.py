@@ -13,11 +13,7 @@ from enum import StrEnum
 import numpy as np
 from numpy.typing import ArrayLike
 
-# Which way is better, per metric; a metric not listed has no verdict direction.
-HIGHER_IS_BETTER = {"tcp_mbit": True, "rtt_mean_ms": False, "rtt_min_ms": False,
-                    "rtt_max_ms": False, "rtt_mdev_ms": False, "ping_loss": False,
-                    "tcp_retransmits": False, "join_seconds": False, "config_ms": False,
-                    "pings_answered": True, "ratio_to_baseline": True}
+from vnetbench.metrics import Better
 
 
 @dataclass(frozen=True)
@@ -99,18 +95,18 @@ def bootstrap_ratio(
     return float(b.mean() / a.mean()), float(low), float(high)
 
 
-def compare_samples(old: ArrayLike, new: ArrayLike, metric: str,
+def compare_samples(old: ArrayLike, new: ArrayLike, better: Better,
                     threshold: float = 0.0) -> Comparison:
     """Verdict for one metric: a change counts only if the interval excludes 1
-    and the ratio moved by more than `threshold` (e.g. 0.05 for 5 %)."""
+    and the ratio moved by more than `threshold` (e.g. 0.05 for 5 %); which way
+    is better comes from the metric catalogue."""
     ratio, low, high = bootstrap_ratio(old, new)
     if np.isnan(ratio):
         return Comparison(ratio, low, high, Verdict.UNKNOWN)
     if low <= 1.0 <= high or abs(ratio - 1.0) <= threshold:
         return Comparison(ratio, low, high, Verdict.NO_CHANGE)
-    higher_better = HIGHER_IS_BETTER.get(metric)
-    if higher_better is None:
+    if better is Better.NEITHER:
         return Comparison(ratio, low, high, Verdict.UNKNOWN)
     went_up = ratio > 1.0
-    verdict = Verdict.BETTER if went_up == higher_better else Verdict.WORSE
+    verdict = Verdict.BETTER if went_up == (better is Better.HIGHER) else Verdict.WORSE
     return Comparison(ratio, low, high, verdict)

@@ -28,8 +28,10 @@ def test_delay_sweep_one_frame_one_plot(tmp_path: Path) -> None:
     assert sorted(rtt.index) == ["backbone.delay=0ms", "backbone.delay=5ms"]
     assert 9 <= rtt["backbone.delay=5ms"] - rtt["backbone.delay=0ms"] <= 11
     assert set(frame["set_backbone"]) == {"unshaped", "delay=5ms offloads=on"}
-    assert (directory / "sweep-backbone.delay-rtt_mean_ms.png").stat().st_size > 5000
+    assert sorted(frame["var_backbone_delay_ms"].unique()) == [0.0, 5.0]  # typed, not text
+    assert (directory / "sweep-backbone_delay_ms-rtt_mean_ms.png").stat().st_size > 5000
     header = json.loads((directory / "run.json").read_text())
     assert header["parameter"] == "backbone.delay" and header["ended"]
+    assert header["status"] == "completed" and header["kind"] == "sweep"
     for run_id in frame["run_id"].unique():
         assert leftovers(run_id) == []

@@ -14,6 +14,7 @@ from vnetbench.addressing import free_block, plan_addresses
 from vnetbench.errors import UserError
 from vnetbench.examples import COMPOSE_DIR, EXAMPLE_BLOCKS, render_example
 from vnetbench.images import ImageSet
+from vnetbench.outcome import Unsupported
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
 from vnetbench.overlays.vnet.artifacts import VnetImages
@@ -146,8 +147,9 @@ def test_vnet_without_tls_runs_plain_and_says_so_unless_tls_was_asked_for() -> N
     asked = parse_topology({**TWO_SITES, "overlay": "vnet", "settings": {"tls": True}}, "t")
     kept = vnet_build(False).adjust(asked)
     assert kept.topology.settings.tls is True and kept.remark == ""
-    assert "not supported by this vNet build" in str(
-        vnet_build(False).supports("throughput", kept.topology))
+    refused = vnet_build(False).supports("throughput", kept.topology)
+    assert isinstance(refused, Unsupported)
+    assert refused.reason.startswith("not supported by this vNet build")
 
 
 def test_overlay_options_are_typed_and_checked() -> None:

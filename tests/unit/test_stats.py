@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from vnetbench.metrics import Better
 from vnetbench.stats import Verdict, compare_samples, format_range, summarise
 
 
@@ -25,28 +26,28 @@ def noisy(mean: float, n: int, seed: int, noise: float = 0.01) -> np.ndarray:
 
 
 def test_ten_percent_drop_in_throughput_is_worse() -> None:
-    result = compare_samples(noisy(1000, 5, 1), noisy(900, 5, 2), "tcp_mbit", threshold=0.05)
+    result = compare_samples(noisy(1000, 5, 1), noisy(900, 5, 2), Better.HIGHER, threshold=0.05)
     assert result.verdict is Verdict.WORSE
     assert result.ratio == pytest.approx(0.9, abs=0.02)
     assert result.high < 1.0
 
 
 def test_ten_percent_rise_in_rtt_is_worse_and_fall_is_better() -> None:
-    assert compare_samples(noisy(1, 5, 3), noisy(1.1, 5, 4), "rtt_mean_ms").verdict is Verdict.WORSE
-    assert compare_samples(noisy(1, 5, 5), noisy(0.9, 5, 6), "rtt_mean_ms").verdict \
+    assert compare_samples(noisy(1, 5, 3), noisy(1.1, 5, 4), Better.LOWER).verdict is Verdict.WORSE
+    assert compare_samples(noisy(1, 5, 5), noisy(0.9, 5, 6), Better.LOWER).verdict \
         is Verdict.BETTER
 
 
 def test_identical_samples_are_no_change() -> None:
     sample = noisy(1000, 5, 7, noise=0.05)
-    assert compare_samples(sample, sample, "tcp_mbit").verdict is Verdict.NO_CHANGE
+    assert compare_samples(sample, sample, Better.HIGHER).verdict is Verdict.NO_CHANGE
 
 
 def false_alarm_rate(passes: int, threshold: float, pairs: int = 200) -> float:
     """How often two independent draws of one distribution (CV 5 %) get a verdict."""
     alarms = sum(
         compare_samples(noisy(1000, passes, 2 * i, 0.05), noisy(1000, passes, 2 * i + 1, 0.05),
-                        "tcp_mbit", threshold).verdict is not Verdict.NO_CHANGE
+                        Better.HIGHER, threshold).verdict is not Verdict.NO_CHANGE
         for i in range(pairs))
     return alarms / pairs
 
@@ -59,10 +60,10 @@ def test_false_alarms_on_identical_distributions_stay_bounded() -> None:
 
 
 def test_change_below_threshold_is_no_change() -> None:
-    result = compare_samples(noisy(1000, 5, 9, 0.001), noisy(980, 5, 10, 0.001), "tcp_mbit",
+    result = compare_samples(noisy(1000, 5, 9, 0.001), noisy(980, 5, 10, 0.001), Better.HIGHER,
                              threshold=0.05)
     assert result.verdict is Verdict.NO_CHANGE
 
 
 def test_all_zero_before_and_after_is_no_change() -> None:
-    assert compare_samples([0, 0, 0], [0, 0, 0], "ping_loss").verdict is Verdict.NO_CHANGE
+    assert compare_samples([0, 0, 0], [0, 0, 0], Better.LOWER).verdict is Verdict.NO_CHANGE

@@ -91,6 +91,16 @@ def events_frame(sources: Iterable[Source],
     return frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
 
 
+def lookup_events(sources: Iterable[Source], patterns: Mapping[str, Mapping[str, str]],
+                  role: str, event: str) -> pd.DataFrame:
+    """The frame of one event of one role, matched with the overlay's pattern for it;
+    empty when the overlay has no such pattern."""
+    pattern = patterns.get(role, {}).get(event)
+    if not pattern:
+        return events_frame([], {})
+    return events_frame(sources, {role: {event: pattern}})
+
+
 def last_lines(source: Source, count: int = 3) -> list[str]:
     """A log's last lines without Docker's timestamps, to explain a failure."""
     lines = []

@@ -1,10 +1,27 @@
-"""iperf3: parsing its JSON report (`iperf3 -J`)."""
+"""iperf3: runs of a client against a one-off server, and its JSON report (`-J`) parsed."""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from vnetbench.measure.probe import (
+    ToolRun,
+    parsed,
+    run_probe,
+    save_raw,
+    start_probe,
+    stop_probe,
+)
+
+CONNECT_TIMEOUT_MS = 5000
+CONNECT_ATTEMPTS = 5  # while a server just started does not listen yet
+CLIENT_GRACE_SECONDS = 30  # beyond the test's length before the client is killed
 
 
 @dataclass(frozen=True)
@@ -91,3 +108,60 @@ def parse_iperf_udp(text: str) -> UdpResult:
         receiver_mbit=received["bits_per_second"] / 1e6,
         payload_bytes=int(test.get("blksize", 0)),
     )
+
+
+IperfRun = ToolRun[IperfResult]
+UdpRun = ToolRun[UdpResult]
+
+
+def client_argv(target: str, seconds: float, options: list[str]) -> list[str]:
+    """A client of `seconds` against target with a JSON report, plus the caller's options."""
+    return ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
+            "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options]
+
+
+def udp_options(mbit: float, payload_bytes: int | None = None) -> list[str]:
+    """UDP at `mbit` Mbit/s, in datagrams of payload_bytes when given."""
+    length = ["-l", str(payload_bytes)] if payload_bytes is not None else []
+    return ["-u", "-b", f"{mbit:g}M", *length]
+
+
+@dataclass(frozen=True)
+class IperfServer:
+    """A one-off iperf3 server (`-s -1`) listening at address: it serves one client run."""
+
+    run_id: str
+    address: str
+
+    def run(self, client: str, seconds: float, options: list[str],
+            raw_path: Path) -> IperfRun:
+        """A test from client's namespace, summarised as a TCP stream (parse_iperf_json)."""
+        return parsed(self._client(client, seconds, options, raw_path), parse_iperf_json,
+                      IperfError)
+
+    def run_udp(self, client: str, seconds: float, mbit: float, payload_bytes: int,
+                raw_path: Path) -> UdpRun:
+        """UDP from client's namespace, as the receiver counted it."""
+        raw = self._client(client, seconds, udp_options(mbit, payload_bytes), raw_path)
+        return parsed(raw, parse_iperf_udp, IperfError)
+
+    def _client(self, client: str, seconds: float, options: list[str], raw_path: Path) -> str:
+        argv = client_argv(self.address, seconds, options)
+        output = ""
+        for _ in range(CONNECT_ATTEMPTS):
+            output = run_probe(self.run_id, client, argv, seconds + CLIENT_GRACE_SECONDS).stdout
+            if "Connection refused" not in output:
+                break
+            time.sleep(0.3)
+        save_raw(raw_path, output)
+        return output
+
+
+@contextmanager
+def iperf_server(run_id: str, container: str, address: str, name: str) -> Iterator[IperfServer]:
+    """A one-off server in container's namespace (reached at address), removed afterwards."""
+    server = start_probe(run_id, container, ["iperf3", "-s", "-1"], name=name)
+    try:
+        yield IperfServer(run_id, address)
+    finally:
+        stop_probe(server)

@@ -1,9 +1,12 @@
-"""ping (iputils): parsing its summary and per-reply lines."""
+"""ping (iputils): runs in an agent's namespace, and its summary and replies parsed."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+
+from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
 
 _SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received")
 _RTT = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
@@ -55,3 +58,15 @@ def ping_argv(count: int, interval_s: float, target: str, size: int | None = Non
     argv = ["ping", "-c", str(count), "-i", f"{interval_s:.3f}".rstrip("0").rstrip("."),
             "-W", "1"]
     return [*argv, *(["-s", str(size)] if size is not None else []), target]
+
+
+PingRun = ToolRun[PingResult]
+
+
+def run_ping(run_id: str, container: str, target: str, count: int, interval_s: float,
+             size: int | None, raw_path: Path, timeout_seconds: float) -> PingRun:
+    """`count` pings of target from container's namespace; the raw output kept at raw_path."""
+    argv = ping_argv(count, interval_s, target, size)
+    output = run_probe(run_id, container, argv, timeout_seconds).stdout
+    save_raw(raw_path, output)
+    return parsed(output, parse_ping, PingParseError)

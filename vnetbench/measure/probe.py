@@ -7,10 +7,11 @@ modified. Every probe carries the run's label, so teardown removes it too.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
 
 from python_on_whales import Container, docker
 from python_on_whales.exceptions import DockerException
@@ -70,26 +71,27 @@ def stop_probe(container: Container) -> None:
         docker.container.remove(container, force=True)
 
 
-CONNECT_ATTEMPTS = 5
+T = TypeVar("T")
 
 
-@contextmanager
-def iperf_server(run_id: str, target: str, name: str) -> Iterator[None]:
-    """A one-off iperf3 server in target's namespace, removed afterwards."""
-    server = start_probe(run_id, target, ["iperf3", "-s", "-1"], name=name)
+@dataclass(frozen=True)
+class ToolRun(Generic[T]):
+    """One run of a tool: its raw output, and its parsed result or why there is none."""
+
+    raw: str
+    result: T | None
+    error: str | None
+
+
+def parsed(raw: str, parse: Callable[[str], T], failure: type[Exception]) -> ToolRun[T]:
+    """raw through its parser; the parser's own `failure` becomes the run's error text."""
     try:
-        yield
-    finally:
-        stop_probe(server)
+        return ToolRun(raw, parse(raw), None)
+    except failure as error:
+        return ToolRun(raw, None, str(error))
 
 
-def run_iperf_client(run_id: str, client: str, argv: list[str],
-                     timeout_seconds: float) -> str:
-    """iperf3's output, trying again while the new server does not listen yet."""
-    output = ""
-    for _ in range(CONNECT_ATTEMPTS):
-        output = run_probe(run_id, client, argv, timeout_seconds).stdout
-        if "Connection refused" not in output:
-            break
-        time.sleep(0.3)
-    return output
+def save_raw(path: Path, text: str) -> None:
+    """Keep a tool's raw output (the run's raw directory), creating the directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.errors import UserError
+from vnetbench.outcome import APPLICABLE, Applicability
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
@@ -108,9 +109,9 @@ class Overlay(ABC):
         """Config, keys and certificates the containers mount; none by default."""
         return []
 
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
-        """None if the scenario applies (with this topology's settings), else why not."""
-        return None
+    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
+        """Can the scenario run on this overlay (with this topology's settings)?"""
+        return APPLICABLE
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         """Per role, event name -> regular expression over its log lines."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import platform
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
 from vnetbench.overlays.base import Overlay
 from vnetbench.topology import Topology
 
@@ -21,7 +22,7 @@ class Baseline(Overlay):
     def version(self) -> str:
         return f"Linux {platform.release()} kernel forwarding"
 
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         if scenario in ("join", "config"):
-            return "not applicable: kernel routing has no joins or configuration to change"
-        return None
+            return NotApplicable("kernel routing has no joins or configuration to change")
+        return APPLICABLE

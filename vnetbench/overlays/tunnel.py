@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vnetbench.addressing import AddressPlan, tunnel_addresses
+from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
 from vnetbench.overlays.base import Overlay
 from vnetbench.topology import Topology
 
@@ -20,12 +21,12 @@ class TunnelOverlay(Overlay):
     def hub_address(self, topology: Topology, switch: str) -> str:
         return str(tunnel_addresses(topology)[switch])
 
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         if scenario == "config":
-            return f"not applicable: {self.name} has no central config to change"
+            return NotApplicable(f"{self.name} has no central config to change")
         if topology is not None and topology.agent_pool > 1:
-            return f"not applicable: one {self.name} client per container"
-        return None
+            return NotApplicable(f"one {self.name} client per container")
+        return APPLICABLE
 
     @staticmethod
     def write_secret(path: Path, lines: list[str]) -> Path:

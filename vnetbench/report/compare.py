@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.metrics import catalogue
+from vnetbench.outcome import State
 from vnetbench.report.markdown import load_directory
 from vnetbench.stats import Verdict, compare_samples
 
@@ -20,15 +22,16 @@ def compare_directories(old: Path, new: Path, threshold: float) -> pd.DataFrame:
 
 
 def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    old_ok = old[old["status"] == "ok"].dropna(subset=["value"])
-    new_ok = new[new["status"] == "ok"].dropna(subset=["value"])
+    old_ok = old[old["state"] == State.OK].dropna(subset=["value"])
+    new_ok = new[new["state"] == State.OK].dropna(subset=["value"])
+    metrics = catalogue()
     new_groups = {key: group["value"].to_numpy() for key, group in new_ok.groupby(KEYS)}
     rows = []
     for key, group in old_ok.groupby(KEYS):
         if key not in new_groups:
             continue
-        result = compare_samples(group["value"].to_numpy(), new_groups[key], str(key[3]),
-                                 threshold)
+        result = compare_samples(group["value"].to_numpy(), new_groups[key],
+                                 metrics.better(str(key[3])), threshold)
         rows.append({**dict(zip(KEYS, key, strict=True)), "old_n": len(group),
                      "new_n": len(new_groups[key]), "ratio": result.ratio,
                      "ci_low": result.low, "ci_high": result.high,

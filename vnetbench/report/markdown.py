@@ -16,7 +16,7 @@ from vnetbench.report.tables import (
     problems,
     summary_table,
 )
-from vnetbench.results import PARQUET
+from vnetbench.results import PARQUET, load_results
 from vnetbench.rundir import read_header
 
 REPORT = "report.md"
@@ -28,7 +28,7 @@ def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
             f"{directory} holds no {PARQUET}: give a results directory written by "
             "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
         )
-    return read_header(directory), pd.read_parquet(directory / PARQUET)
+    return read_header(directory), load_results(directory)
 
 
 def machine_header(header: dict[str, Any]) -> str:

@@ -10,12 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from vnetbench.units import parse_milliseconds, parse_percent, parse_rate
-
-BAR_PLOTS = {
-    "tcp_mbit": ("throughput.png", "TCP throughput per overlay", "Mbit/s"),
-    "rtt_mean_ms": ("rtt.png", "Mean ping round trip per overlay", "ms"),
-}
+from vnetbench.metrics import Better, catalogue
 
 
 def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
@@ -41,19 +36,21 @@ def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
     return path
 
 
-def line_against(summary: pd.DataFrame, metric: str, x_metric_label: str, path: Path,
-                 x_of_variant: dict[str, float]) -> Path | None:
-    """A metric against a numeric variant setting (join time against N, sweeps)."""
-    rows = summary[(summary["metric"] == metric) & summary["variant"].isin(x_of_variant)]
-    if rows.empty:
+def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str,
+                 path: Path) -> Path | None:
+    """A metric against a numeric setting column (join time against N, sweeps)."""
+    if x_column not in summary.columns:
+        return None
+    rows = summary[(summary["metric"] == metric) & summary[x_column].notna()]
+    if rows[x_column].nunique() < 2:
         return None
     figure, axes = plt.subplots(figsize=(5, 3.5))
     axes.set_title(f"{metric}: mean over passes, band lowest to highest", fontsize=9)
     for overlay, group in rows.groupby("overlay"):
-        group = group.assign(x=group["variant"].map(x_of_variant)).sort_values("x")
+        group = group.assign(x=group[x_column].astype(float)).sort_values("x")
         axes.plot(group["x"], group["mean"], marker="o", label=str(overlay))
         axes.fill_between(group["x"], group["low"], group["high"], alpha=0.2)
-    axes.set_xlabel(x_metric_label)
+    axes.set_xlabel(x_label)
     axes.set_ylabel(str(rows["unit"].iloc[0]))
     positive = rows["low"][rows["low"] > 0]
     if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
@@ -66,50 +63,33 @@ def line_against(summary: pd.DataFrame, metric: str, x_metric_label: str, path: 
 
 
 def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
-    written = []
-    for metric, (name, title, unit) in BAR_PLOTS.items():
-        path = bar_with_ranges(summary, metric, directory / name, title, unit)
-        if path:
-            written.append(path)
-    join_sizes = {v: float(str(v)[1:].split("-")[0]) for v in summary["variant"].unique()
-                  if str(v).startswith("n") and str(v)[1:].split("-")[0].isdigit()}
-    path = line_against(summary, "join_seconds", "machines joining at once",
-                        directory / "join.png", join_sizes)
-    if path:
-        written.append(path)
-    return written + sweep_plots(summary, directory)
+    """Bars per overlay for the catalogue's plotted metrics; join time against N;
+    every judged headline metric against each swept parameter (var_* columns)."""
+    metrics = catalogue()
+    written = [bar_with_ranges(summary, m.name, directory / f"{m.plot}.png",
+                               f"{m.headline} per overlay", m.unit)
+               for m in metrics if m.plot]
+    written.append(line_against(summary, "join_seconds", "set_machines",
+                                "machines joining at once", directory / "join.png"))
+    for column in swept_columns(summary):
+        for metric in metrics:
+            if metric.headline and metric.better is not Better.NEITHER:
+                written.append(line_against(
+                    summary, metric.name, column, axis_label(column),
+                    directory / f"sweep-{column.removeprefix('var_')}-{metric.name}.png"))
+    return [path for path in written if path]
 
 
-SWEEP_METRICS = ("tcp_mbit", "rtt_mean_ms", "ping_loss", "tcp_retransmits", "join_seconds",
-                 "pings_answered")
+def swept_columns(summary: pd.DataFrame) -> list[str]:
+    """var_* columns holding numbers that vary (a matrix's join size is drawn apart)."""
+    return [c for c in summary.columns
+            if str(c).startswith("var_") and c != "var_machines"
+            and pd.api.types.is_numeric_dtype(summary[c])
+            and not pd.api.types.is_bool_dtype(summary[c]) and summary[c].nunique() > 1]
 
 
-def sweep_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
-    """For variants 'segment.key=value' (vnetbench sweep): each metric against the value."""
-    by_parameter: dict[str, dict[str, float]] = {}
-    for variant in summary["variant"].unique():
-        parameter, sep, value = str(variant).partition("=")
-        if sep:
-            by_parameter.setdefault(parameter, {})[str(variant)] = numeric(parameter, value)
-    written = []
-    for parameter, x_of_variant in by_parameter.items():
-        for metric in SWEEP_METRICS:
-            path = line_against(summary, metric, axis_label(parameter),
-                                directory / f"sweep-{parameter}-{metric}.png", x_of_variant)
-            if path:
-                written.append(path)
-    return written
-
-
-def numeric(parameter: str, value: str) -> float:
-    key = parameter.rsplit(".", 1)[-1]
-    if key == "rate":
-        return parse_rate(value) / 1e6
-    if key in ("delay", "jitter"):
-        return parse_milliseconds(value)
-    return parse_percent(value) if key == "loss" else float(value)
-
-
-def axis_label(parameter: str) -> str:
-    unit = {"rate": "Mbit/s", "delay": "ms each way", "jitter": "ms", "loss": "% each way"}
-    return f"{parameter} ({unit.get(parameter.rsplit('.', 1)[-1], '')})"
+def axis_label(column: str) -> str:
+    """var_backbone_delay_ms -> 'backbone delay (ms each way)'."""
+    words = column.removeprefix("var_").split("_")
+    unit = {"mbit": "Mbit/s", "ms": "ms each way", "percent": "% each way"}.get(words[-1])
+    return " ".join(words[:-1]) + f" ({unit})" if unit else " ".join(words)

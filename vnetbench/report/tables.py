@@ -4,32 +4,26 @@ from __future__ import annotations
 
 import pandas as pd
 
+from vnetbench.metrics import catalogue
+from vnetbench.outcome import State
 from vnetbench.stats import format_range, summarise
 
-# The figures a reader looks for first, in the order the seed reports them.
-HEADLINE_METRICS = {
-    "tcp_mbit": "TCP between two agents",
-    "rtt_mean_ms": "Mean ping round trip",
-    "ping_loss": "Ping loss",
-    "tcp_retransmits": "TCP retransmits",
-    "cpu_agent_percent": "CPU of the agents during the stream (% of a core)",
-    "cpu_switch_percent": "CPU of the switches/hubs during the stream (% of a core)",
-    "join_seconds": "Machines joining at once",
-    "joined": "Machines joined",
-    "gate_spread_ms": "Start gate spread",
-    "config_seconds": "Config change",
-    "pings_answered": "Pings answered under flood",
-    "flood_packets_dropped": "Flood packets lost (receiver count)",
-    "limiter_drops": "Packets dropped by the rate limit",
-    "predicted_drops": "Token-bucket prediction of those drops",
-}
 GROUP = ["scenario", "overlay", "variant", "metric", "unit"]
+# Columns that describe a row's settings and ride along into the summary: the
+# variant's own parameters (var_*) and the size of a join or config (set_machines).
+CARRIED_PREFIX = "var_"
+CARRIED = ("set_machines",)
+
+
+def carried_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if str(c).startswith(CARRIED_PREFIX) or c in CARRIED]
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (scenario, overlay, variant, metric): n, mean, range, CV."""
-    usable = frame["status"].eq("ok") | frame["status"].str.startswith("partial")
+    usable = frame["state"].map(lambda s: State(s).measured).astype(bool)
     measured = frame[usable].dropna(subset=["value"])
+    carried = carried_columns(frame)
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):
         scenario, overlay, variant, metric, unit = key
@@ -37,14 +31,18 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({"scenario": scenario, "overlay": overlay, "variant": variant,
                      "metric": metric, "unit": unit, "n": summary.n, "mean": summary.mean,
                      "low": summary.low, "high": summary.high, "cv": summary.cv,
-                     "result": format_range(summary, str(unit))})
-    return pd.DataFrame(rows, columns=[*GROUP, "n", "mean", "low", "high", "cv", "result"])
+                     "result": format_range(summary, str(unit)),
+                     **{c: group[c].iloc[0] for c in carried}})
+    return pd.DataFrame(rows, columns=[*GROUP, "n", "mean", "low", "high", "cv", "result",
+                                       *carried])
 
 
 def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The seed-style table: Measurement | Result | n | CV, headline metrics only."""
-    picked = summary[summary["metric"].isin(HEADLINE_METRICS)].copy()
-    picked["order"] = picked["metric"].map(list(HEADLINE_METRICS).index)
+    metrics = catalogue()
+    labels = summary["metric"].map(lambda m: metrics.headline(str(m)))
+    picked = summary[labels.notna()].assign(
+        label=labels, order=summary["metric"].map(lambda m: metrics.order(str(m))))
     picked = picked.sort_values(["scenario", "order", "overlay", "variant"])
     measurement = picked.apply(_measurement_name, axis=1)
     return pd.DataFrame({
@@ -55,7 +53,7 @@ def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _measurement_name(row: pd.Series) -> str:
     variant = "" if row["variant"] == "default" else f", {row['variant']}"
-    return f"{HEADLINE_METRICS[row['metric']]} ({row['overlay']}{variant})"
+    return f"{row['label']} ({row['overlay']}{variant})"
 
 
 def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
@@ -78,8 +76,8 @@ def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
-    """Passes that produced no numbers, with the reason (path dead, not supported...)."""
-    bad = frame[frame["status"] != "ok"]
+    """Passes that produced no numbers, or partial ones, with the reason."""
+    bad = frame[frame["state"] != State.OK]
     return (bad.groupby(["scenario", "overlay", "variant", "status"])["pass"]
             .apply(lambda p: ",".join(str(v) for v in sorted(set(p))))
             .reset_index(name="passes"))
@@ -101,7 +99,8 @@ def markdown(table: pd.DataFrame) -> str:
 def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Headline metrics by overlay: range over passes, and the ratio to baseline."""
     summary = summary_table(frame)
-    picked = summary[summary["metric"].isin(HEADLINE_METRICS)]
+    metrics = catalogue()
+    picked = summary[summary["metric"].map(lambda m: metrics.headline(str(m)) is not None)]
     if picked.empty and frame.empty:
         return pd.DataFrame()
     table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",
@@ -116,13 +115,15 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def status_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario, each overlay's state: ok, or the reason's first words
-    (path dead, partial, not supported...), so a missing number is explained."""
+    """Per scenario, each overlay's states (ok, path dead, partial, not supported...)
+    with the overlay's remark when it adjusted the settings, so a missing or a
+    differently measured number is explained."""
     rows = []
     for scenario, of_scenario in frame.groupby("scenario", sort=False):
         row = {"scenario": scenario, "metric": "status"}
         for overlay, group in of_scenario.groupby("overlay", sort=False):
-            states = sorted({str(s).split(":")[0] for s in group["status"]})
-            row[str(overlay)] = ", ".join(states)
+            states = ", ".join(sorted({str(s) for s in group["state"]}))
+            remarks = sorted({str(r) for r in group.get("remark", pd.Series()) if r})
+            row[str(overlay)] = f"{states} ({'; '.join(remarks)})" if remarks else states
         rows.append(row)
     return pd.DataFrame(rows)

@@ -15,12 +15,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from vnetbench.engine import require_engine
 from vnetbench.images import build_project_images
+from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
-from vnetbench.results import PARQUET, ResultSet
+from vnetbench.results import PARQUET, ResultSet, load_results
 from vnetbench.rundir import new_directory, new_header, read_header, recorded, save_header
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
@@ -49,7 +48,7 @@ def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]
     cells = []
     for scenario in scenarios:
         for overlay in overlays:
-            if (overlay.supports(scenario.name) or "").startswith("not applicable"):
+            if isinstance(overlay.supports(scenario.name), NotApplicable):
                 continue
             for s_name, s_over in scenario.matrix_variants().items():
                 for o_name, o_over in overlay.matrix_variants(scenario.name).items():
@@ -86,7 +85,7 @@ def finished_cells(directory: Path, passes: int) -> set[str]:
     path = directory / PARQUET
     if not path.exists():
         return set()
-    frame = pd.read_parquet(path)
+    frame = load_results(directory)
     counts = frame.groupby(["scenario", "overlay", "variant"])["pass"].nunique().reset_index()
     complete = counts[counts["pass"] >= passes]
     return {f"{r.scenario}/{r.overlay}/{r.variant}" for r in complete.itertuples()}
@@ -119,6 +118,7 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
             header["cells"][cell.key] = "running"
             save_header(directory, header)
             results.variant = cell.variant
+            results.variant_parameters = dict(cell.overrides)
             try:
                 run_dir = run_scenarios(cell_topology(base, cell, quick), [cell.scenario],
                                         directory / "runs", results=results,

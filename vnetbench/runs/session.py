@@ -18,6 +18,8 @@ from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.measure.events import events_frame, write_events
+from vnetbench.metrics import SKIPPED
+from vnetbench.outcome import Applicable, NotApplicable, Unsupported
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
@@ -165,9 +167,9 @@ def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, ru
     """Each scenario on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(record.directory)
     for scenario in scenarios:
-        unsupported = overlay.supports(scenario.name, topology)
-        if unsupported:
-            record_unsupported(scenario, topology, unsupported, results)
+        applicability = overlay.supports(scenario.name, topology)
+        if not isinstance(applicability, Applicable):
+            record_not_run(scenario, topology, applicability, results)
             continue
         stack_topology = scenario.stack_topology(topology, overlay)
         passes = list(range(1, topology.settings.passes + 1))
@@ -203,13 +205,15 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
             write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
 
 
-def record_unsupported(scenario: Scenario, topology: Topology, reason: str,
-                       results: ResultSet) -> None:
+def record_not_run(scenario: Scenario, topology: Topology,
+                   why: NotApplicable | Unsupported, results: ResultSet) -> None:
+    """One row per pass saying why the scenario cannot run on this overlay."""
     settings = scenario.settings(topology) | link_settings(topology)
     for pass_no in range(1, topology.settings.passes + 1):
-        results.add(scenario.name, topology.overlay, pass_no, {"skipped": (None, "")},
-                    settings, status=reason)
-        emit(results, result_line(scenario.name, topology.overlay, pass_no, {"status": reason}))
+        results.add(scenario.name, topology.overlay, pass_no, {SKIPPED.name: (None, "")},
+                    settings, status=why.status, state=why.state)
+        emit(results, result_line(scenario.name, topology.overlay, pass_no,
+                                  {"status": why.status}))
         step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} not run")
 
 
@@ -220,7 +224,8 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     outcome = scenario.run_pass(context, pass_no)
     status = f"{outcome.status}; {remark}" if remark else outcome.status
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
-                scenario.settings(topology) | link_settings(topology), status=status)
+                scenario.settings(topology) | link_settings(topology), status=status,
+                state=outcome.state, remark=remark)
     fields = dict(outcome.summary)
     if status != "ok":
         fields["status"] = status

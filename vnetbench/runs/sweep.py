@@ -35,6 +35,8 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
             for value, variant in zip(assignment.values, variants, strict=True):
                 for overlay in overlays:
                     results.variant = f"{assignment.parameter}={value}"
+                    results.variant_parameters = {assignment.column:
+                                                  assignment.value_in(variant)}
                     run_scenarios(variant.model_copy(update={"overlay": overlay}), [scenario],
                                   directory / "runs", results=results,
                                   overlay=adapters[overlay])

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.measure.events import events_frame, last_lines
+from vnetbench.measure.events import last_lines, lookup_events
+from vnetbench.metrics import Metric
+from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.stack import Stack
 from vnetbench.topology import Topology
@@ -27,6 +33,12 @@ class ScenarioContext:
         """The container an agent runs in (its own, or its pool's)."""
         return self.stack.container(self.topology.container_of(agent))
 
+    def events(self, role: str, event: str, since: datetime | None = None) -> pd.DataFrame:
+        """One event of one role, from its containers' logs (since a time), matched with
+        the overlay's pattern; empty when the overlay has no pattern for it."""
+        return lookup_events(self.stack.logs(role, since=since), self.overlay.event_patterns(),
+                             role, event)
+
     def placement(self) -> dict[str, str]:
         """Agent -> the switch it is attached to: as the overlay's join events say
         (vNet's conductor picks the switch itself), else as the topology places it.
@@ -34,9 +46,7 @@ class ScenarioContext:
         placed = {a.name: a.switch for a in self.topology.agents}
         if self.overlay.join_event is None:
             return placed
-        role, event = self.overlay.join_event
-        frame = events_frame(self.stack.logs(role),
-                             {role: {event: self.overlay.event_patterns()[role][event]}})
+        frame = self.events(*self.overlay.join_event)
         joined = {}
         for fields, process in zip(frame["fields"], frame["process"], strict=True):
             agent = str(fields.get("agent") or process)
@@ -54,13 +64,16 @@ class ScenarioContext:
 class PassResult:
     metrics: Metrics
     summary: dict[str, float | int | str | None]  # fields of the RESULT line
-    status: str = "ok"  # or why there are no numbers, e.g. "path dead: ..."
+    status: str = "ok"  # the sentence for people, e.g. "path dead: 0 of 200 pings ..."
     notes: list[str] = field(default_factory=list)
+    state: State = State.OK  # what code reads
 
 
 class Scenario(ABC):
-    name: str
-    description: str
+    name: ClassVar[str]
+    description: ClassVar[str]
+    # Every metric run_pass emits, declared here (the metric catalogue reads them).
+    metrics: ClassVar[tuple[Metric, ...]] = ()
     fresh_stack_per_pass = False  # e.g. join: every pass starts from nothing
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:

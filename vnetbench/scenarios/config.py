@@ -8,7 +8,10 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 
 from __future__ import annotations
 
-from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
+from vnetbench.metrics import Better, Metric
+from vnetbench.outcome import State
+from vnetbench.overlays.base import Reconfiguration
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -16,6 +19,12 @@ from vnetbench.ui import waiting
 class ConfigChange(Scenario):
     name = "config"
     description = "time from a one-line config change until every switch confirms it"
+    metrics = (
+        Metric("config_seconds", "s", Better.LOWER, "Config change"),
+        Metric("config_lines", "count"),
+        Metric("config_bytes", "bytes"),
+        Metric("switches_confirmed", "count", Better.HIGHER),
+    )
 
     def settings(self, topology: Topology) -> dict[str, object]:
         return {"machines": topology.settings.machines}
@@ -24,15 +33,20 @@ class ConfigChange(Scenario):
         machines = context.topology.settings.machines
         with waiting(f"pass {pass_no}: config of {machines} machines, one line changed"):
             change = context.overlay.reconfigure(context.stack, context.topology, machines)
-        metrics = {
-            "config_seconds": (change.seconds, "s"),
-            "config_lines": (change.lines, "count"),
-            "config_bytes": (change.bytes, "bytes"),
-            "switches_confirmed": (change.confirmed, "count"),
-        }
+        metrics = config_metrics(change)
         summary: dict[str, float | int | str | None] = {
             "config_ms": round(change.seconds * 1000, 1) if change.seconds is not None else None,
             "lines": change.lines, "kbytes": round(change.bytes / 1000),
             "confirmed": f"{change.confirmed}/{change.expected}",
         }
-        return PassResult(metrics, summary, change.status)
+        state = State.OK if change.confirmed == change.expected else State.FAILED
+        return PassResult(metrics, summary, change.status, state=state)
+
+
+def config_metrics(change: Reconfiguration) -> Metrics:
+    return {
+        "config_seconds": (change.seconds, "s"),
+        "config_lines": (change.lines, "count"),
+        "config_bytes": (change.bytes, "bytes"),
+        "switches_confirmed": (change.confirmed, "count"),
+    }

@@ -13,13 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from vnetbench.errors import UserError
-from vnetbench.measure.events import events_frame
-from vnetbench.measure.iperf import IperfError, UdpResult, parse_iperf_udp
-from vnetbench.measure.ping import PingParseError, PingResult, parse_ping, ping_argv
-from vnetbench.measure.probe import iperf_server, run_iperf_client, run_probe
+from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
+from vnetbench.measure.ping import PingResult, PingRun, run_ping
+from vnetbench.metrics import Better, Metric
+from vnetbench.outcome import State
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.scenarios.throughput import save
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -77,6 +76,21 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
 class Flood(Scenario):
     name = "flood"
     description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
+    metrics = (
+        Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood"),
+        Metric("flood_packets_dropped", "count", Better.NEITHER,
+               "Flood packets lost (receiver count)"),
+        Metric("limiter_drops", "count", Better.NEITHER, "Packets dropped by the rate limit"),
+        Metric("predicted_drops", "count", Better.NEITHER,
+               "Token-bucket prediction of those drops"),
+        Metric("pings_sent", "count"),
+        Metric("ping_rtt_mean_ms", "ms", Better.LOWER),
+        Metric("flood_packets_sent", "count"),
+        Metric("flood_packets_received", "count"),
+        Metric("flood_received_mbit", "Mbit/s"),
+        Metric("prediction_difference", "%"),
+        Metric("limit_allowed_pps", "packets/s"),
+    )
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """At least two agents per switch, and the seed's limits unless set otherwise."""
@@ -103,7 +117,10 @@ class Flood(Scenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         roles = pick_roles(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, roles.target)
-        flood, ping, errors = self._flood_and_ping(context, roles, target, pass_no)
+        flood_run, ping_run = self._flood_and_ping(context, roles, target, pass_no)
+        flood, ping = flood_run.result, ping_run.result
+        errors = [f"flood failed: {flood_run.error}"] if flood_run.error is not None else []
+        errors += [f"ping failed: {ping_run.error}"] if ping_run.error is not None else []
         limits = context.overlay.agent_limits(context.topology)
         limiter = limiter_count(context)
         metrics = flood_metrics(flood, ping, limits, limiter)
@@ -116,41 +133,29 @@ class Flood(Scenario):
             "limits": (f"{limits.packets_per_second:.0f}pps/{limits.bits_per_second / 1e6:g}Mbit"
                        if limits else "none on this overlay or build"),
         }
-        status = "; ".join(errors) or "ok"
+        state, status = (State.FAILED, "; ".join(errors)) if errors else (State.OK, "ok")
         if flood is None and (ping is None or ping.received == 0):
-            status = (f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
-                      f"0 flood packets delivered ({status})")
-        return PassResult(metrics, summary, status)
+            state, status = State.DEAD, (
+                f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
+                f"0 flood packets delivered ({status})")
+        return PassResult(metrics, summary, status, state=state)
 
     def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
-                        pass_no: int) -> tuple[UdpResult | None, PingResult | None, list[str]]:
-        stack, run_id = context.stack, context.stack.run_id
+                        pass_no: int) -> tuple[UdpRun, PingRun]:
+        """The flood and the pings at once, both started once the server is up."""
+        stack, run_id, raw = context.stack, context.stack.run_id, context.raw_dir
         mbit = context.topology.settings.flood_mbit
-        flood_argv = ["iperf3", "-c", target, "-u", "-b", f"{mbit:g}M", "-l", str(PAYLOAD_BYTES),
-                      "-t", f"{FLOOD_SECONDS:g}", "-J", "--connect-timeout", "5000"]
-        with iperf_server(run_id, context.container(roles.target),
-                          f"{stack.rendered.project}-flood-server-{pass_no}"), \
+        with iperf_server(run_id, context.container(roles.target), target,
+                          f"{stack.rendered.project}-flood-server-{pass_no}") as server, \
                 waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
                         f"Mbit/s; {roles.pinger} pings it", FLOOD_SECONDS + 1), \
                 ThreadPoolExecutor(2) as pool:
-            flood_job = pool.submit(run_iperf_client, run_id, context.container(roles.sender),
-                                    flood_argv, FLOOD_SECONDS + 30)
-            ping_job = pool.submit(run_probe, run_id, context.container(roles.pinger),
-                                   ping_argv(PINGS, FLOOD_SECONDS / PINGS, target),
-                                   FLOOD_SECONDS + 15)
-            flood_out, ping_out = flood_job.result(), ping_job.result().stdout
-        save(context.raw_dir / f"flood-pass{pass_no}.json", flood_out)
-        save(context.raw_dir / f"flood-ping-pass{pass_no}.txt", ping_out)
-        errors, flood, ping = [], None, None
-        try:
-            flood = parse_iperf_udp(flood_out)
-        except IperfError as error:
-            errors.append(f"flood failed: {error}")
-        try:
-            ping = parse_ping(ping_out)
-        except PingParseError as error:
-            errors.append(f"ping failed: {error}")
-        return flood, ping, errors
+            flood = pool.submit(server.run_udp, context.container(roles.sender), FLOOD_SECONDS,
+                                mbit, PAYLOAD_BYTES, raw / f"flood-pass{pass_no}.json")
+            ping = pool.submit(run_ping, run_id, context.container(roles.pinger), target,
+                               PINGS, FLOOD_SECONDS / PINGS, None,
+                               raw / f"flood-ping-pass{pass_no}.txt", FLOOD_SECONDS + 15)
+            return flood.result(), ping.result()
 
 
 def limiter_count(context: ScenarioContext) -> int | None:
@@ -158,11 +163,7 @@ def limiter_count(context: ScenarioContext) -> int | None:
     event = context.overlay.limiter_event()
     if event is None:
         return None
-    role, name = event
-    pattern = context.overlay.event_patterns().get(role, {}).get(name)
-    if not pattern:
-        return None
-    frame = events_frame(context.stack.logs(role), {role: {name: pattern}})
+    frame = context.events(*event)
     if frame.empty:
         return None
     return sum(int(fields.get("packets") or 0) for fields in frame["fields"])

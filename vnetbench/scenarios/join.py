@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
-from vnetbench.measure.events import Source, events_frame, in_time_order, lines_of
+from vnetbench.measure.events import Source, in_time_order, lines_of
+from vnetbench.metrics import SKIPPED, Better, Metric
+from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import Topology
@@ -61,13 +63,11 @@ class JoinOutcome:
         return max(t.timestamp() for t in self.joined.values()) - self.released_first
 
 
-def joined_agents(overlay: Overlay, logs: list[Source], topology: Topology) -> pd.DataFrame:
-    """One row per agent that joined (first join event), with the switch it joined.
-    Events logged by the agent itself name it by process; the switch is then the
-    topology's placement."""
-    assert overlay.join_event is not None
-    role, event = overlay.join_event
-    frame = events_frame(logs, {role: {event: overlay.event_patterns()[role][event]}})
+def joined_agents(frame: pd.DataFrame, topology: Topology) -> pd.DataFrame:
+    """One row per agent that joined (first of its join events in frame), with the switch
+    it joined. Events logged by the agent itself name it by process; the switch is then
+    the topology's placement."""
+    frame = frame.copy()
     placed = {a.name: a.switch for a in topology.agents}
     frame["agent"] = [f.get("agent") or p for f, p in zip(frame["fields"], frame["process"],
                                                            strict=True)]
@@ -95,6 +95,15 @@ class Join(Scenario):
     name = "join"
     description = "time for N agents released at once by a start gate to join"
     fresh_stack_per_pass = True
+    metrics = (
+        Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
+        Metric("joined", "count", Better.HIGHER, "Machines joined"),
+        Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread"),
+        Metric("machines", "count"),
+        Metric("not_joined", "count", Better.LOWER),
+        Metric("gate_never_released", "count", Better.LOWER),
+        Metric("joined_on_{switch}", "count"),
+    )
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         machines = topology.settings.machines
@@ -115,7 +124,8 @@ class Join(Scenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:
             reason = f"not applicable: {context.overlay.name} has no join event"
-            return PassResult({"skipped": (None, "")}, {}, reason)
+            return PassResult({SKIPPED.name: (None, "")}, {}, reason,
+                              state=State.NOT_APPLICABLE)
         outcome = self.measure(context, pass_no)
         return result_of(outcome, join_wait(context.topology))
 
@@ -141,9 +151,9 @@ class Join(Scenario):
     def wait_for_joins(self, context: ScenarioContext, total: int,
                        deadline: float) -> pd.DataFrame:
         assert context.overlay.join_event is not None
-        role = context.overlay.join_event[0]
         while True:
-            joined = joined_agents(context.overlay, context.stack.logs(role), context.topology)
+            joined = joined_agents(context.events(*context.overlay.join_event),
+                                   context.topology)
             if len(joined) >= total or time.time() > deadline:
                 return joined
             time.sleep(POLL_SECONDS)
@@ -170,12 +180,14 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         "gate_spread_ms": round(spread_ms, 1) if spread_ms is not None else None,
         "split": ",".join(f"{s}:{c}" for s, c in sorted(outcome.switches.items())),
     }
-    status = "ok"
+    status, state = "ok", State.OK
     if joined < outcome.total:
+        state = State.PARTIAL
         reasons = "; ".join(f"{count} x {reason}" for reason, count
                             in outcome.reasons.most_common(4))
         status = (f"partial: {joined} of {outcome.total} joined within {wait_seconds:.0f} s "
                   f"(time is for those that joined); not joined: {reasons}")
     if outcome.gate_waiting:
         status += f"; {outcome.gate_waiting} container(s) never left the gate"
-    return PassResult(metrics, summary, status)
+        state = State.PARTIAL
+    return PassResult(metrics, summary, status, state=state)

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import cpu_by_role, cpu_percent
-from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
-from vnetbench.measure.ping import PingParseError, PingResult, parse_ping, ping_argv
-from vnetbench.measure.probe import iperf_server, run_iperf_client, run_probe
+from vnetbench.measure.iperf import IperfResult, iperf_server, udp_options
+from vnetbench.measure.ping import PingResult, PingRun, run_ping
+from vnetbench.measure.probe import run_probe, save_raw
+from vnetbench.metrics import Better, Metric
+from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import AgentSpec, Topology
 from vnetbench.ui import waiting
-
-CONNECT_TIMEOUT_MS = 5000
 
 
 def pick_pair(topology: Topology,
@@ -45,6 +44,22 @@ def pick_pair(topology: Topology,
 class Throughput(Scenario):
     name = "throughput"
     description = "TCP rate and ping RTT between two agents on different switches"
+    metrics = (
+        Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents", plot="throughput"),
+        Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt"),
+        Metric("ping_loss", "%", Better.LOWER, "Ping loss"),
+        Metric("tcp_retransmits", "count", Better.LOWER, "TCP retransmits"),
+        Metric("cpu_{role}_percent", "% of a core", Better.LOWER,
+               "CPU of the {role} containers during the stream (% of a core)"),
+        Metric("tcp_bytes", "bytes"),
+        Metric("tcp_sender_cpu", "%", Better.LOWER),
+        Metric("rtt_min_ms", "ms", Better.LOWER),
+        Metric("rtt_max_ms", "ms", Better.LOWER),
+        Metric("rtt_mdev_ms", "ms", Better.LOWER),
+        Metric("ping_sent", "count"),
+        Metric("ping_received", "count", Better.HIGHER),
+        Metric("tunnel_rx_bytes", "bytes"),
+    )
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)
@@ -60,7 +75,8 @@ class Throughput(Scenario):
         target = context.overlay.target_address(context.topology, context.plan, server.name)
         stream = self._tcp(context, client.name, server.name, target, pass_no)
         tcp, tcp_error = stream.result, stream.error
-        ping, ping_error = self._ping(context, client.name, target, pass_no)
+        pings = self._ping(context, client.name, target, pass_no)
+        ping, ping_error = pings.result, pings.error
         metrics = tcp_metrics(tcp) | ping_metrics(ping) | {
             f"cpu_{role}_percent": (value, "% of a core") for role, value in stream.cpu.items()
             if role in ("agent", "switch", "conductor")}
@@ -72,56 +88,46 @@ class Throughput(Scenario):
             "rtt_ms": ping.rtt_mean_ms if ping else None,
             "pings": f"{ping.received}/{ping.transmitted}" if ping else None,
         }
-        status = path_status(tcp, tcp_error, ping, ping_error)
+        state, status = path_status(tcp, tcp_error, ping, ping_error)
         notes = []
-        if status.startswith("path dead"):
+        if state is State.DEAD:
             logs = context.last_log_lines()
-            save(context.raw_dir / f"path-dead-pass{pass_no}.txt",
-                 "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
+            save_raw(context.raw_dir / f"path-dead-pass{pass_no}.txt",
+                     "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
             wanted = {client.name, server.name, client.switch, server.switch}
             status += "; last log lines: " + " | ".join(
                 f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
             notes.append(f"[yellow]{status}[/]")
-        return PassResult(metrics, summary, status, notes)
+        return PassResult(metrics, summary, status, notes, state)
 
     def _tcp(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
     ) -> Stream:
         stack, seconds = context.stack, context.topology.settings.seconds
-        argv = ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
-                "--connect-timeout", str(CONNECT_TIMEOUT_MS), *stream_options(context.topology)]
+        options = stream_options(context.topology)
         tunnel = TunnelCounter(context, server)
-        kind = " ".join(stream_options(context.topology)) or "TCP"
-        with iperf_server(stack.run_id, context.container(server),
-                          f"{stack.rendered.project}-iperf-server-{pass_no}"), \
+        kind = " ".join(options) or "TCP"
+        with iperf_server(stack.run_id, context.container(server), target,
+                          f"{stack.rendered.project}-iperf-server-{pass_no}") as iperf, \
                 waiting(f"pass {pass_no}: {kind} {client} → {server} ({target})", seconds):
             cpu_before, started = cpu_by_role(stack.run_id), time.monotonic()
-            output = run_iperf_client(stack.run_id, context.container(client), argv,
-                                      timeout_seconds=seconds + 30)
+            run = iperf.run(context.container(client), seconds, options,
+                            context.raw_dir / f"iperf3-pass{pass_no}.json")
             cpu = cpu_percent(cpu_before, cpu_by_role(stack.run_id), time.monotonic() - started)
             tunnel_bytes = tunnel.delta()
-        save(context.raw_dir / f"iperf3-pass{pass_no}.json", output)
-        try:
-            return Stream(parse_iperf_json(output), None, cpu, tunnel_bytes)
-        except IperfError as error:
-            return Stream(None, str(error), cpu, tunnel_bytes)
+        return Stream(run.result, run.error, cpu, tunnel_bytes)
 
-    def _ping(
-        self, context: ScenarioContext, client: str, target: str, pass_no: int
-    ) -> tuple[PingResult | None, str | None]:
+    def _ping(self, context: ScenarioContext, client: str, target: str,
+              pass_no: int) -> PingRun:
         settings = context.topology.settings
         interval = settings.ping_interval_ms / 1000
         expected = settings.pings * interval
-        argv = ping_argv(settings.pings, interval, target, settings.ping_size)
         with waiting(f"pass {pass_no}: {settings.pings} pings every "
                      f"{settings.ping_interval_ms:g} ms", expected):
-            output = run_probe(context.stack.run_id, context.container(client), argv,
-                               timeout_seconds=3 * expected + 10).stdout
-        save(context.raw_dir / f"ping-pass{pass_no}.txt", output)
-        try:
-            return parse_ping(output), None
-        except PingParseError as error:
-            return None, str(error)
+            return run_ping(context.stack.run_id, context.container(client), target,
+                            settings.pings, interval, settings.ping_size,
+                            context.raw_dir / f"ping-pass{pass_no}.txt",
+                            timeout_seconds=3 * expected + 10)
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,7 @@ def stream_options(topology: Topology) -> list[str]:
     s = topology.settings
     options = ["-P", str(s.streams)] if s.streams > 1 else []
     options += ["-R"] if s.reverse else []
-    options += ["-u", "-b", f"{s.udp_mbit:g}M"] if s.udp_mbit else []
+    options += udp_options(s.udp_mbit) if s.udp_mbit else []
     return options
 
 
@@ -185,21 +191,16 @@ def ping_metrics(ping: PingResult | None) -> Metrics:
 def path_status(
     tcp: IperfResult | None, tcp_error: str | None, ping: PingResult | None,
     ping_error: str | None,
-) -> str:
-    """'ok', or a plain sentence of what failed ("path dead: 0 of 200 pings ...")."""
+) -> tuple[State, str]:
+    """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...")."""
     answered = ping.received if ping else 0
     sent = ping.transmitted if ping else 0
     if tcp is None and answered == 0:
-        return (f"path dead: {answered} of {sent} pings answered, 0 bytes delivered "
-                f"({tcp_error or ping_error})")
+        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, 0 bytes "
+                            f"delivered ({tcp_error or ping_error})")
     problems = []
     if tcp is None:
         problems.append(f"TCP failed: {tcp_error}")
     if ping is None:
         problems.append(f"ping failed: {ping_error}")
-    return "; ".join(problems) or "ok"
-
-
-def save(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")

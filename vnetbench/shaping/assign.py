@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,6 +14,8 @@ from vnetbench.topology import LinkProfile, Topology
 SEGMENTS = ("site", "backbone")
 KEYS = tuple(LinkProfile.model_fields)
 UNIT = re.compile(r"^[\d.]+\s*([a-z%]+)$", re.IGNORECASE)
+COLUMN_UNITS = {"rate": "_mbit", "delay": "_ms", "jitter": "_ms", "loss": "_percent"}
+AXIS_LABELS = {"rate": "Mbit/s", "delay": "ms each way", "jitter": "ms", "loss": "% each way"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,21 @@ class Assignment:
     @property
     def parameter(self) -> str:
         return f"{self.segment}.{self.key}"
+
+    @property
+    def column(self) -> str:
+        """The results column of this parameter's value (var_ + this): backbone_loss_percent."""
+        segment = self.segment.replace("agent:", "agent_").replace("-", "_")
+        return f"{segment}_{self.key}{COLUMN_UNITS.get(self.key, '')}"
+
+    def value_in(self, topology: Topology) -> float | bool | None:
+        """The parameter's value in a topology, in the column's unit."""
+        if self.segment.startswith("agent:"):
+            link = topology.agent(self.segment.split(":", 1)[1]).link or LinkProfile()
+        else:
+            link = getattr(topology.links, self.segment)
+        value: float | bool | None = getattr(link, self.key)
+        return value / 1e6 if self.key == "rate" and value is not None else value
 
 
 def parse_assignment(text: str) -> Assignment:
@@ -65,7 +81,3 @@ def with_link_setting(topology: Topology, assignment: Assignment, value: str) ->
         problem = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in error.errors())
         raise UserError(f"--set {assignment.parameter}={value}: {problem}.") from None
 
-
-def link_profiles(topology: Topology) -> dict[str, Any]:
-    return {"site": topology.links.site.model_dump(mode="json"),
-            "backbone": topology.links.backbone.model_dump(mode="json")}

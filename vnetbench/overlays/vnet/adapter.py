@@ -20,7 +20,8 @@ from python_on_whales import docker
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
 from vnetbench.gate import prepare_gate
-from vnetbench.measure.events import events_frame
+from vnetbench.measure.events import lookup_events
+from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.overlays.base import (
     Adjusted,
     AgentLimits,
@@ -138,7 +139,7 @@ class Vnet(Overlay):
         return Adjusted(topology.model_copy(update={"settings": settings}),
                         "" if has_tls else PLAIN_REMARK)
 
-    def supports(self, scenario: str, topology: Topology | None = None) -> str | None:
+    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         needed = {"config": ["reload"]}.get(scenario, [])
         if topology is not None:
             needed += ["tls"] if topology.settings.tls else []
@@ -146,8 +147,8 @@ class Vnet(Overlay):
         for feature in needed:
             reason = self.feature_missing(feature)
             if reason:
-                return reason
-        return None
+                return Unsupported(reason)
+        return APPLICABLE
 
     def describe(self) -> list[tuple[str, bool, str]]:
         self.detect()
@@ -317,11 +318,10 @@ class Vnet(Overlay):
         since = time.time()
         docker.kill(holder, signal=signal.Signals[signal_name].name)
         deadline = since + RECONFIGURE_WAIT_SECONDS
-        patterns = {"switch": {"config_confirmed": self.event_patterns()["switch"]
-                               ["config_confirmed"]}}
         confirmed_count = 0
         while time.time() < deadline:
-            events = events_frame(stack.logs("switch", since=_utc(since)), patterns)
+            events = lookup_events(stack.logs("switch", since=_utc(since)),
+                                   self.event_patterns(), "switch", "config_confirmed")
             confirmed = events.drop_duplicates("container")
             confirmed_count = len(confirmed)
             if confirmed_count == len(topology.switches):

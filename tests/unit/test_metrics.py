@@ -1,0 +1,55 @@
+"""The metric catalogue: every metric a scenario emits is declared, once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vnetbench.metrics import Better, Catalogue, Metric, catalogue
+from vnetbench.overlays.base import AgentLimits, Reconfiguration
+from vnetbench.results import load_results
+from vnetbench.scenarios.config import config_metrics
+from vnetbench.scenarios.flood import flood_metrics
+from vnetbench.scenarios.join import JoinOutcome, result_of
+from vnetbench.scenarios.throughput import ping_metrics, tcp_metrics
+
+
+def emitted_names() -> set[str]:
+    """What each scenario's metric builders emit, with and without results."""
+    join = JoinOutcome(total=4, joined={"a": pd.Timestamp(100.2, unit="s")},
+                       switches=Counter(switch1=1), released_first=100.0,
+                       released_last=100.01, gate_waiting=0, reasons=Counter())
+    limits = AgentLimits(5000, 50e6, 1.0)
+    names = set(tcp_metrics(None)) | set(ping_metrics(None))
+    names |= set(flood_metrics(None, None, None, None)) | set(
+        flood_metrics(None, None, limits, 3))
+    names |= set(result_of(join, 30).metrics)
+    names |= set(config_metrics(Reconfiguration(lines=1, bytes=2, seconds=0.1,
+                                                confirmed=2, expected=2)))
+    return names | {"cpu_agent_percent", "cpu_switch_percent", "tunnel_rx_bytes", "skipped"}
+
+
+def test_every_emitted_metric_is_declared(data_dir: Path) -> None:
+    metrics = catalogue()
+    recorded = set(load_results(data_dir / "results-quick")["metric"])
+    undeclared = sorted(n for n in emitted_names() | recorded if metrics.find(n) is None)
+    assert undeclared == []
+
+
+def test_direction_headline_and_patterns() -> None:
+    metrics = catalogue()
+    assert metrics.better("tcp_mbit") is Better.HIGHER
+    assert metrics.better("config_seconds") is Better.LOWER  # the name the scenario emits
+    assert metrics.better("joined_on_switch2") is Better.NEITHER
+    assert metrics.headline("cpu_switch_percent") == (
+        "CPU of the switch containers during the stream (% of a core)")
+    assert metrics.headline("tcp_bytes") is None
+    assert metrics.order("tcp_mbit") < metrics.order("rtt_mean_ms")
+
+
+def test_a_metric_declared_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="declared twice: x"):
+        Catalogue([Metric("x", "s"), Metric("x", "ms")])

@@ -1,0 +1,88 @@
+"""The metric catalogue: every value a scenario emits, declared once by the
+scenario that emits it (its `metrics`), and read by the stats, tables, plots
+and regression verdicts instead of tables kept by hand.
+
+A metric name may hold one `{field}` (`cpu_{role}_percent`, `joined_on_{switch}`):
+it then stands for every name of that shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Better(StrEnum):
+    HIGHER = "higher"
+    LOWER = "lower"
+    NEITHER = "neither"  # a count or a setting: a change is reported, never judged
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    better: Better = Better.NEITHER
+    headline: str | None = None  # the label in headline tables; None: not a headline
+    plot: str | None = None  # file stem of its bar chart per overlay (report plots)
+    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parts = re.split(r"\{\w+\}", self.name)
+        regex = r"[\w.-]+".join(re.escape(p) for p in parts)
+        object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+
+    def matches(self, name: str) -> bool:
+        return bool(self.pattern.match(name))
+
+    def label_for(self, name: str) -> str:
+        """The headline label of one concrete name ({field} filled in from it)."""
+        label = self.headline or name
+        found = re.search(r"\{(\w+)\}", self.name)
+        if found and "{" in label:
+            prefix, _, suffix = self.name.partition(found.group(0))
+            value = name.removeprefix(prefix).removesuffix(suffix)
+            label = label.replace(found.group(0), value)
+        return label
+
+
+SKIPPED = Metric("skipped", "", headline=None)  # the row of a pass that did not run
+
+
+class Catalogue:
+    """Every declared metric, in declaration order (the order headline tables use)."""
+
+    def __init__(self, metrics: Iterable[Metric]) -> None:
+        self.metrics = [SKIPPED, *metrics]
+        names = [m.name for m in self.metrics]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"metrics declared twice: {', '.join(sorted(duplicates))}")
+
+    def __iter__(self) -> Iterator[Metric]:
+        return iter(self.metrics)
+
+    def find(self, name: str) -> Metric | None:
+        exact = next((m for m in self.metrics if m.name == name), None)
+        return exact or next((m for m in self.metrics if m.matches(name)), None)
+
+    def better(self, name: str) -> Better:
+        metric = self.find(name)
+        return metric.better if metric else Better.NEITHER
+
+    def headline(self, name: str) -> str | None:
+        metric = self.find(name)
+        return metric.label_for(name) if metric and metric.headline else None
+
+    def order(self, name: str) -> int:
+        metric = self.find(name)
+        return self.metrics.index(metric) if metric else len(self.metrics)
+
+
+def catalogue() -> Catalogue:
+    """The catalogue of every registered scenario."""
+    from vnetbench.scenarios import SCENARIOS
+
+    return Catalogue(m for scenario in SCENARIOS.values() for m in scenario.metrics)
