@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 
 class State(StrEnum):
@@ -31,23 +32,31 @@ class Applicable:
 
 
 @dataclass(frozen=True)
-class NotApplicable:
-    reason: str  # e.g. "kernel routing has no joins or configuration to change"
-    state = State.NOT_APPLICABLE
+class NotRunnable:
+    """Why a scenario cannot run on an overlay; `status` is the results' sentence."""
+
+    reason: str
+    state: ClassVar[State]
+    prefix: ClassVar[str] = ""
 
     @property
     def status(self) -> str:
-        return f"not applicable: {self.reason}"
+        return f"{self.prefix}{self.reason}"
 
 
 @dataclass(frozen=True)
-class Unsupported:
-    reason: str  # e.g. "not supported by this vNet build: its agent program has no ..."
-    state = State.UNSUPPORTED
+class NotApplicable(NotRunnable):
+    """The overlay has no such thing: "kernel routing has no joins ..."."""
 
-    @property
-    def status(self) -> str:
-        return self.reason
+    state = State.NOT_APPLICABLE
+    prefix = "not applicable: "
+
+
+@dataclass(frozen=True)
+class Unsupported(NotRunnable):
+    """This build lacks a feature: "not supported by this vNet build: ..." (its own words)."""
+
+    state = State.UNSUPPORTED
 
 
 Applicability = Applicable | NotApplicable | Unsupported

@@ -2,10 +2,8 @@
 rendered object carries the run's label."""
 
 import os
-from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -15,7 +13,7 @@ from vnetbench.errors import UserError
 from vnetbench.examples import COMPOSE_DIR, EXAMPLE_BLOCKS, render_example
 from vnetbench.images import ImageSet
 from vnetbench.outcome import Unsupported
-from vnetbench.overlays import Overlay, overlay_for
+from vnetbench.overlays import overlay_for
 from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
 from vnetbench.overlays.vnet.artifacts import VnetImages
 from vnetbench.render import render_compose
@@ -88,33 +86,21 @@ def vnet_build(features: bool) -> Vnet:
     return Vnet({"images": GOLDEN_IMAGES}, VnetFacts(images, None, absent))
 
 
-GOLDEN_CASES: dict[str, tuple[dict[str, Any], Callable[[], Overlay] | None]] = {
-    "baseline": ({**TWO_SITES, "overlay": "baseline"}, None),
-    "wireguard": ({**TWO_SITES, "overlay": "wireguard"}, None),
-    "openvpn": ({**TWO_SITES, "overlay": "openvpn"}, None),
-    "tinc": ({**TWO_SITES, "overlay": "tinc"}, None),
-    # A vNet build with TLS, credentials file, reload and limits...
-    "vnet-features": ({**TWO_SITES, "overlay": "vnet"}, lambda: vnet_build(True)),
-    # ...and one without: TLS unset falls back to plain, no credentials file.
-    "vnet-plain": ({**TWO_SITES, "overlay": "vnet"}, lambda: vnet_build(False)),
-    # Seven agents in pools of three behind the start gate.
-    "vnet-pools": ({**TWO_SITES, "overlay": "vnet", "agents": 7, "agent_pool": 3,
-                    "start_gate": True}, lambda: vnet_build(False)),
-    # An agent with its own link profile, a shaped backbone.
-    "baseline-agent-link": ({**TWO_SITES, "overlay": "baseline", "agents": [
-        {"name": "near", "switch": "switch1"},
-        {"name": "far", "switch": "switch2", "link": {"rate": "10mbit", "delay": "5ms"}}],
-        "links": {"backbone": {"rate": "100mbit", "delay": "10ms", "loss": "1%"}}}, None),
-}
+TOPOLOGIES = GOLDEN.parent / "topologies"  # inputs; GOLDEN holds what they render to
+# Cases whose vNet build facts the test gives (a run learns them from the engine).
+VNET_BUILDS: dict[str, bool] = {"vnet-features": True, "vnet-plain": False,
+                                "vnet-pools": False}
+GOLDEN_CASES = sorted(p.stem for p in TOPOLOGIES.glob("*.yml"))
 
 
-@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+@pytest.mark.parametrize("case", GOLDEN_CASES)
 def test_each_case_renders_its_golden_file(case: str) -> None:
-    """Rendering is pure: the same bytes on any machine, engine or not.
-    VNETBENCH_UPDATE_GOLDEN=1 rewrites them."""
-    data, make_overlay = GOLDEN_CASES[case]
-    topology = parse_topology(data, "golden")
-    overlay = make_overlay() if make_overlay else overlay_for(topology)
+    """tests/data/topologies/<case>.yml renders to tests/data/golden/<case>.yml: rendering
+    is pure, the same bytes on any machine, engine or not. VNETBENCH_UPDATE_GOLDEN=1
+    rewrites them."""
+    path = TOPOLOGIES / f"{case}.yml"
+    topology = parse_topology(yaml.safe_load(path.read_text()), str(path))  # no BENCH_*
+    overlay = vnet_build(VNET_BUILDS[case]) if case in VNET_BUILDS else overlay_for(topology)
     topology = overlay.adjust(topology).topology
     plan = plan_addresses(topology, "golden", IPv4Network("10.189.0.0/16"))
     text = render_compose(topology, overlay, "golden", plan, ImageSet())

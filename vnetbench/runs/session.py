@@ -19,7 +19,7 @@ from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Applicable, NotApplicable, Unsupported
+from vnetbench.outcome import Applicable, NotRunnable
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
@@ -205,8 +205,8 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
             write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
 
 
-def record_not_run(scenario: Scenario, topology: Topology,
-                   why: NotApplicable | Unsupported, results: ResultSet) -> None:
+def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
+                   results: ResultSet) -> None:
     """One row per pass saying why the scenario cannot run on this overlay."""
     settings = scenario.settings(topology) | link_settings(topology)
     for pass_no in range(1, topology.settings.passes + 1):
