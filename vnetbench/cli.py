@@ -3,6 +3,7 @@ and calls the module that does the work."""
 
 from __future__ import annotations
 
+import errno
 import functools
 from collections.abc import Callable, Mapping
 from ipaddress import IPv4Network
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
 DEFAULT_BLOCK = "10.191.0.0/16"
+WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EPERM}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,6 +48,16 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             err_console.print("interrupted: everything of the run was torn down; "
                               "results measured so far are kept")
             raise typer.Exit(130) from None
+        except OSError as error:
+            if error.errno not in WRITE_ERRNOS:
+                raise
+            err_console.print(
+                f"[bold red]error:[/] {escape(error.strerror or str(error))} writing "
+                f"{escape(str(error.filename or 'the results'))}. Everything the run started "
+                "was removed, and the files written before are whole (they are written "
+                "whole or not at all). Free space, or give --out a directory that can be "
+                "written, and run again.", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
 
     return wrapper
 
@@ -72,10 +84,17 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
     return load_topology(path, dict(overrides or {}), OVERLAY_NAMES)
 
 
-def out_directory(out: Path | None) -> Path:
+def out_directory(out: Path | None, check: bool = True) -> Path:
+    """--out, else BENCH_OUT, else ./out; checked writable before anything starts."""
     import os
 
-    return out or Path(os.environ.get("BENCH_OUT") or "out")
+    from vnetbench.rundir import writable_directory
+
+    if out is not None:
+        return writable_directory(out, "--out") if check else out
+    path = Path(os.environ.get("BENCH_OUT") or "out")
+    return writable_directory(path, "BENCH_OUT" if os.environ.get("BENCH_OUT") else "--out"
+                              ) if check else path
 
 
 @app.command()
@@ -230,7 +249,7 @@ def shape(
     from vnetbench.shaping.assign import parse_assignment, with_link_setting
     from vnetbench.topology import parse_topology
 
-    run_dir = out_directory(out) / run_id
+    run_dir = out_directory(out, check=False) / run_id
     record = read_header(run_dir) if run_id.strip() else {}
     if "topology" not in record:
         raise UserError(f"There is no run.json of a running topology for run '{run_id}' under "
@@ -265,11 +284,13 @@ def matrix(
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
     from vnetbench.overlays import check_overlay_name
+    from vnetbench.rundir import writable_directory
     from vnetbench.runs.matrix import run_matrix
 
     for name in overlay or []:
         check_overlay_name(name)
-    directory = run_matrix(read_topology(topology_file), out, quick=quick, resume=resume,
+    directory = run_matrix(read_topology(topology_file), writable_directory(out, "--out"),
+                           quick=quick, resume=resume,
                            overlay_names=overlay)
     out_console.print(str(directory))
 
@@ -355,9 +376,15 @@ def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")])
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
-    from vnetbench.stack import remove_run_objects
+    from vnetbench.stack import remove_run_objects, run_ids_present
 
+    if not run_id.strip() or any(c in run_id for c in "=,*? "):
+        raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
+                        "it (`vnetbench clean` lists the runs present).")
     require_engine()
+    if run_id not in run_ids_present():
+        raise UserError(f"There is no run '{run_id}' on this engine (runs present: "
+                        f"{', '.join(run_ids_present()) or 'none'}).")
     removed = remove_run_objects(run_id)
     rules = remove_fabric_rules(run_id)
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s)")

@@ -46,6 +46,23 @@ def new_run_id(name: str) -> str:
     return f"{name}-{stamp()}-{secrets.token_hex(2)}"
 
 
+def writable_directory(path: Path, option: str) -> Path:
+    """The results directory a command was given, made and checked before anything starts."""
+    problem = None
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".vnetbench-write-test"):
+            pass
+    except FileExistsError:
+        problem = "it names a file, not a directory"
+    except OSError as error:
+        problem = error.strerror or str(error)
+    if problem:
+        raise UserError(f"{option} {path}: vnetbench cannot write results there ({problem}). "
+                        f"Give {option} a directory you can write to.")
+    return path
+
+
 def new_directory(root: Path, name: str) -> Path:
     """A directory of its own under root, even when another run picks the same name
     in the same second: mkdir without exist_ok is the lock, a suffix the retry."""

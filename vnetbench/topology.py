@@ -20,14 +20,34 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
 from vnetbench.errors import UserError
-from vnetbench.units import parse_milliseconds, parse_percent, parse_rate
+from vnetbench.units import (
+    format_milliseconds,
+    format_rate,
+    parse_milliseconds,
+    parse_percent,
+    parse_rate,
+)
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at most 31 "
+             "characters (it names containers, hosts and key files)")
+
+
+def check_name(value: str) -> str:
+    if not isinstance(value, str) or not re.match(NAME_PATTERN, value):
+        suggestion = re.sub(r"[^a-z0-9-]+", "-", str(value).lower()).strip("-")[:31]
+        hint = f", e.g. '{suggestion}'" if re.match(NAME_PATTERN, suggestion) else ""
+        raise ValueError(f"'{value}' is not a usable name: use {NAME_RULE}{hint}")
+    return value
+
+
+Name = Annotated[str, BeforeValidator(check_name)]
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
@@ -49,9 +69,36 @@ class LinkProfile(Model):
     jitter_reorder: bool = False
     offloads: bool = Field(True, description="False: TSO/GSO/GRO off for per-packet loss")
 
+    @model_validator(mode="after")
+    def _jitter_needs_a_delay(self) -> LinkProfile:
+        if self.jitter and not self.delay:
+            raise ValueError("jitter varies a delay, and there is none: give both, e.g. "
+                             "delay: 10ms, jitter: 2ms")
+        return self
+
+    @field_serializer("rate")
+    def _rate_text(self, rate: int | None) -> str | None:
+        return format_rate(rate) if rate is not None else None
+
+    @field_serializer("delay", "jitter")
+    def _time_text(self, milliseconds: float) -> str:
+        return format_milliseconds(milliseconds)
+
     @property
     def is_shaped(self) -> bool:
         return bool(self.rate or self.delay or self.jitter or self.loss)
+
+    def describe(self) -> str:
+        """'rate=100mbit delay=10ms loss=1% offloads=on', or 'unshaped'."""
+        if not self.is_shaped and self.offloads:
+            return "unshaped"
+        parts = [f"rate={format_rate(self.rate)}"] if self.rate else []
+        parts += [f"delay={format_milliseconds(self.delay)}"] if self.delay else []
+        parts += [f"jitter={format_milliseconds(self.jitter)}"] if self.jitter else []
+        parts += [f"loss={self.loss:g}%"] if self.loss else []
+        parts += ["reorder"] if self.jitter_reorder else []
+        parts.append(f"offloads={'on' if self.offloads else 'off'}")
+        return " ".join(parts)
 
 
 class Links(Model):
@@ -60,7 +107,7 @@ class Links(Model):
 
 
 class AgentSpec(Model):
-    name: str = Field(pattern=NAME_PATTERN)
+    name: Name
     switch: str
     link: LinkProfile | None = None  # overrides the site profile on this agent's interface
 
@@ -97,7 +144,7 @@ class AgentContainer(Model):
 
 
 class Topology(Model):
-    name: str = Field(pattern=NAME_PATTERN)
+    name: Name
     overlay: str = Field("baseline", pattern=NAME_PATTERN,
                          description="the overlay adapter (checked by vnetbench.overlays)")
     conductor: bool = True
@@ -120,6 +167,14 @@ class Topology(Model):
             raise ValueError(f"unknown overlay '{value}' (known: {', '.join(sorted(known))})")
         return value
 
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _agents_form(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError(f"'{value}' is neither a number of agents (e.g. agents: 10) nor "
+                             "a list of {name: ..., switch: ...}")
+        return value
+
     @field_validator("switches", mode="before")
     @classmethod
     def _switch_count(cls, value: Any) -> Any:
@@ -133,10 +188,10 @@ class Topology(Model):
     @classmethod
     def _switch_names(cls, value: list[str]) -> list[str]:
         for name in value:
-            if not re.match(NAME_PATTERN, name):
-                raise ValueError(f"switch name '{name}' must match {NAME_PATTERN}")
-        if len(set(value)) != len(value):
-            raise ValueError("switch names must be unique")
+            check_name(name)
+        repeated = sorted({n for n in value if value.count(n) > 1})
+        if repeated:
+            raise ValueError(f"switch names must be unique: {', '.join(repeated)} repeated")
         return value
 
     @model_validator(mode="before")
@@ -165,8 +220,14 @@ class Topology(Model):
             if a.switch not in known
         ]
         names = [a.name for a in self.agents]
-        if len(set(names)) != len(names):
-            problems.append("agents: agent names must be unique")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            problems.append(f"agents: agent names must be unique: {', '.join(repeated)} "
+                            "repeated")
+        clashes = sorted(set(names) & known)
+        if clashes:
+            problems.append(f"agents: {', '.join(clashes)} is also a switch's name; every "
+                            "node needs its own name (its container, keys and logs use it)")
         for switch in self.switches:
             containers = len([c for c in self.agent_containers() if c.switch == switch])
             if containers > MAX_AGENTS_PER_SITE:
@@ -237,16 +298,17 @@ def _bool_words(value: str) -> str | bool:
 
 def parse_topology(
     data: Any, source: str, overrides: dict[str, Any] | None = None,
-    overlays: Collection[str] = (),
+    overlays: Collection[str] = (), origins: dict[str, str] | None = None,
 ) -> Topology:
     """Validate a parsed topology, reporting every problem at once; `overlays` are
-    the overlay names to accept (vnetbench.overlays.OVERLAY_NAMES; empty: any)."""
+    the overlay names to accept (vnetbench.overlays.OVERLAY_NAMES; empty: any);
+    `origins` names where each overridden setting came from (--seconds, BENCH_SECONDS)."""
     if not isinstance(data, dict):
         raise UserError(
             f"{source}: a topology must be a YAML mapping with at least 'name', "
             "'switches' and 'agents'; see topologies/two-sites.yml for an example."
         )
-    if overrides:
+    if overrides and isinstance(data.get("settings") or {}, dict):
         settings = dict(data.get("settings") or {})
         for key, value in overrides.items():
             settings[key] = _bool_words(value) if isinstance(value, str) else value
@@ -254,29 +316,52 @@ def parse_topology(
     try:
         return Topology.model_validate(data, context={"overlays": tuple(overlays)})
     except ValidationError as error:
-        raise UserError(describe_validation_error(error, source)) from None
+        raise UserError(describe_validation_error(error, source, origins or {})) from None
 
 
-def describe_validation_error(error: ValidationError, source: str) -> str:
-    lines = [f"{source} is not a valid topology ({error.error_count()} problem(s)):"]
+def describe_validation_error(error: ValidationError, source: str,
+                              origins: dict[str, str] | None = None) -> str:
+    """Every problem with its location: the file's key, or the option or variable
+    that set it (`settings.seconds (from --seconds)`)."""
+    origins = origins or {}
+    lines, from_file = [], 0
     for item in error.errors():
         location = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = str(item["msg"]).removeprefix("Value error, ")
-        lines.append(f"  - {location}: {message}")
-    lines.append("Fix these in the file (or the BENCH_* variable named) and run again.")
-    return "\n".join(lines)
+        loc = item["loc"]
+        origin = origins.get(str(loc[1])) if len(loc) > 1 and loc[0] == "settings" else None
+        if origin:
+            lines.append(f"  - {origin} (settings.{loc[1]}): {message}")
+        else:
+            from_file += 1
+            lines.append(f"  - {location}: {message}")
+    given = sorted({o for o in origins.values() if any(o in line for line in lines)})
+    head = (f"{source} is not a valid topology ({error.error_count()} problem(s)):"
+            if from_file else f"Not valid for {source}: {', '.join(given)}")
+    if from_file:
+        tail = "Fix these in the file" + (f" and {', '.join(given)}" if given else "")
+    else:
+        tail = f"Give {', '.join(given)} a valid value"
+    tail += " and run again."
+    return "\n".join([head, *lines, tail])
 
 
 def load_topology(path: Path, overrides: dict[str, Any] | None = None,
                   overlays: Collection[str] = ()) -> Topology:
     """Read and validate a topology file; BENCH_* variables override settings."""
+    if path.is_dir():
+        raise UserError(f"{path} is a directory; give the path of a topology file in it, "
+                        "e.g. topologies/two-sites.yml.")
     if not path.is_file():
         raise UserError(
             f"There is no topology file at {path}. Give the path of a YAML topology, "
             "e.g. topologies/two-sites.yml."
         )
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, OSError) as error:
+        raise UserError(f"{path} cannot be read as a YAML text file ({error}). Give a "
+                        "topology file, e.g. topologies/two-sites.yml.") from None
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         place = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
@@ -284,5 +369,8 @@ def load_topology(path: Path, overrides: dict[str, Any] | None = None,
             f"{path} is not valid YAML{place}: {getattr(error, 'problem', error)}. "
             "Fix the syntax (indentation, colons, quotes) and run again."
         ) from None
-    merged = {**settings_from_environment(), **(overrides or {})}
-    return parse_topology(data, str(path), merged, overlays)
+    environment = settings_from_environment()
+    origins = {field: var for var, field in ENV_SETTINGS.items() if field in environment}
+    origins |= {field: f"--{field.replace('_', '-')}" for field in overrides or {}}
+    merged = {**environment, **(overrides or {})}
+    return parse_topology(data, str(path), merged, overlays, origins)

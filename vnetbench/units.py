@@ -2,25 +2,28 @@
 
 import re
 
-_RATE_UNITS = {
-    "bit": 1,
-    "kbit": 10**3,
-    "mbit": 10**6,
-    "gbit": 10**9,
-    "bps": 8,
-    "kbps": 8 * 10**3,
-    "mbps": 8 * 10**6,
-    "gbps": 8 * 10**9,
-}
+_RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
+# tc's bytes-per-second spellings: refused, since most people writing 'mbps' mean
+# megabits, and tc would read megabytes (8x more).
+_BYTE_RATE_UNITS = {"bps": ("bit", "bytes"), "kbps": ("kbit", "kilobytes"),
+                    "mbps": ("mbit", "megabytes"), "gbps": ("gbit", "gigabytes")}
 _TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
 _NUMBER = r"(\d+(?:\.\d+)?)"
 
 
 def parse_rate(text: str | int | float) -> int:
-    """'100mbit' -> 100_000_000 bits/s (tc's spelling; 'mbps' means megabytes)."""
-    if isinstance(text, int | float):
-        return int(text)
-    match = re.fullmatch(_NUMBER + r"\s*([a-z]+)", text.strip().lower())
+    """'100mbit' -> 100_000_000 bits/s (tc's spelling). A number alone is refused,
+    and so are tc's byte rates ('mbps' is megabytes per second there)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        raise ValueError(f"'{text}' has no unit: write e.g. '{text}mbit' (or kbit, gbit, bit)")
+    match = re.fullmatch(_NUMBER + r"\s*([a-z]+)", str(text).strip().lower())
+    if match and match.group(2) in _BYTE_RATE_UNITS:
+        number, unit = float(match.group(1)), match.group(2)
+        bits_unit, bytes_name = _BYTE_RATE_UNITS[unit]
+        raise ValueError(
+            f"'{text}' is a byte rate in tc's spelling ({unit}: {bytes_name} per second, "
+            f"{number * 8:g}{bits_unit}); write '{number:g}{bits_unit}' for "
+            f"{number:g} {bits_unit}/s, or '{number * 8:g}{bits_unit}' if you meant {bytes_name}")
     if not match or match.group(2) not in _RATE_UNITS:
         raise ValueError(
             f"'{text}' is not a rate: write a number and one of "
@@ -30,13 +33,17 @@ def parse_rate(text: str | int | float) -> int:
 
 
 def parse_milliseconds(text: str | int | float) -> float:
-    """'10ms' -> 10.0; '1.5s' -> 1500.0; a bare number is milliseconds."""
-    if isinstance(text, int | float):
-        return float(text)
-    match = re.fullmatch(_NUMBER + r"\s*(us|ms|s)?", text.strip().lower())
+    """'10ms' -> 10.0; '1.5s' -> 1500.0. A number alone is refused (ms? s?)."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        raise ValueError(f"'{text}' has no unit: write e.g. '{text}ms' (or us, s)")
+    match = re.fullmatch(_NUMBER + r"\s*(us|ms|s)", str(text).strip().lower())
     if not match:
         raise ValueError(f"'{text}' is not a duration: write e.g. '10ms', '500us' or '1s'")
-    return float(match.group(1)) * _TIME_UNITS[match.group(2) or "ms"]
+    return float(match.group(1)) * _TIME_UNITS[match.group(2)]
+
+
+def format_milliseconds(milliseconds: float) -> str:
+    return f"{milliseconds:g}ms"
 
 
 def parse_percent(text: str | int | float) -> float:

@@ -33,7 +33,7 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     assert value["tunnel_rx_bytes"] >= value["tcp_bytes"]
     assert value["cpu_switch_percent"] > 1, "the hubs forward the stream, so they use CPU"
     record = json.loads((run_dir / "run.json").read_text())
-    assert "hub" in record["overlay"]["data_path"]
+    assert "hub" in record["overlays"][overlay]["data_path"]
     assert leftovers(record["run_id"]) == []
 
 

@@ -127,7 +127,7 @@ def test_vnet_images_under_other_names_from_the_command_line(tmp_path: Path) -> 
         assert done.returncode == 0, done.stderr[-2000:]
         run_dir = next((tmp_path / "out").iterdir())
         record = json.loads((run_dir / "run.json").read_text())
-        assert "named by the topology/command line" in record["overlay"]["version"]
+        assert "named by the topology/command line" in record["overlays"]["vnet"]["version"]
         compose = (run_dir / "throughput" / "compose.yml").read_text()
         assert all(f"image: {image}" in compose for image in renamed.values())
         assert leftovers(record["run_id"]) == []

@@ -1,6 +1,10 @@
 """User errors: one paragraph, exit status 2, no traceback."""
 
+import random
 from pathlib import Path
+
+import pytest
+import yaml
 
 from typer.testing import CliRunner
 
@@ -38,3 +42,99 @@ def test_negative_seconds_rejected() -> None:
     result = runner.invoke(app, ["run", "throughput", "--seconds", "-3"])
     assert result.exit_code == 2
     assert "settings.seconds" in result.output
+
+
+def invoke(args: list[str], **env: str) -> tuple[int, str]:
+    result = runner.invoke(app, args, env={"DOCKER_HOST": "unix:///nonexistent", **env})
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{args}: {result.exception!r}")
+    assert "Traceback" not in result.output
+    return result.exit_code, " ".join(result.output.split())
+
+
+GOOD = "name: t\nswitches: 2\nagents: 2\n"
+
+
+@pytest.mark.parametrize(("args", "env", "expected"), [
+    (["run", "throughput", "--passes", "0"], {}, "--passes (settings.passes)"),
+    (["run", "throughput", "--seconds", "-5"], {}, "--seconds (settings.seconds)"),
+    (["validate", "{t}"], {"BENCH_SECONDS": "0"}, "BENCH_SECONDS (settings.seconds)"),
+    (["validate", "{t}"], {"BENCH_SECONDS": "abc"}, "BENCH_SECONDS (settings.seconds)"),
+    (["run", "throughput", "--out", "{file}"], {}, "it names a file, not a directory"),
+    (["run", "throughput", "--out", "/proc/vnetbench"], {}, "cannot write results there"),
+    (["validate", "{binary}"], {}, "cannot be read as a YAML text file"),
+    (["validate", "{dir}"], {}, "is a directory; give the path of a topology file"),
+    (["down", ""], {}, "needs the id of a run"),
+])
+def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[str, str],
+                                    expected: str) -> None:
+    (tmp_path / "t.yml").write_text(GOOD)
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "bin.yml").write_bytes(bytes(range(256)))
+    places = {"{t}": str(tmp_path / "t.yml"), "{file}": str(tmp_path / "afile"),
+              "{binary}": str(tmp_path / "bin.yml"), "{dir}": str(tmp_path)}
+    args = [places.get(a, a) for a in args]
+    if args[0] == "run":
+        args += ["-t", str(tmp_path / "t.yml")]
+    code, output = invoke(args, **env)
+    assert code == 2 and expected in output, output
+
+
+@pytest.mark.parametrize(("topology", "expected"), [
+    ("links: {backbone: {rate: 100mbps}}", "'100mbps' is a byte rate"),
+    ("links: {backbone: {delay: 10}}", "'10' has no unit"),
+    ("links: {backbone: {jitter: 2ms}}", "jitter varies a delay, and there is none"),
+    ("agents: ten", "'ten' is neither a number of agents"),
+    ("name: Team Été", "'Team Été' is not a usable name"),
+    ("switches: [s1, s1]", "s1 repeated"),
+    ("agents: [{name: a, switch: switch1}, {name: a, switch: switch2}]",
+     "agent names must be unique: a repeated"),
+    ("agents: [{name: switch1, switch: switch2}, {name: b, switch: switch1}]",
+     "switch1 is also a switch's name"),
+    ("overlay: wireguard\noverlay_options: {wireguard: {mtu: big}}",
+     "overlay_options.wireguard is not valid: mtu"),
+    ("overlay: openvpn\noverlay_options: {openvpn: {privileged: true}}",
+     "overlay_options.openvpn is not valid: privileged"),
+])
+def test_bad_topology_values_are_named(tmp_path: Path, topology: str, expected: str) -> None:
+    base = {"name": "t", "switches": "2", "agents": "2"}
+    keys = {line.split(":")[0] for line in topology.splitlines()}
+    text = "".join(f"{k}: {v}\n" for k, v in base.items() if k not in keys) + topology + "\n"
+    (tmp_path / "t.yml").write_text(text)
+    code, output = invoke(["validate", str(tmp_path / "t.yml")])
+    assert code == 2 and expected in output, output
+
+
+def test_fuzzed_topologies_and_options_never_give_a_traceback(tmp_path: Path) -> None:
+    """Random bytes, random YAML made of topology words, random option values: every
+    answer is 0 or a one-paragraph error with exit 2, never a traceback."""
+    rng = random.Random(20261130)
+    words = ["name", "switches", "agents", "links", "site", "backbone", "rate", "delay",
+             "jitter", "loss", "settings", "seconds", "passes", "overlay", "agent_pool",
+             "overlay_options", "wireguard", "vnet", "images", "switch", "link", "-1", "0",
+             "1e9", "100mbit", "10ms", "~", "[]", "{}", "é", "'", "\"", "*a", "&a", "!!python"]
+
+    def value(depth: int) -> object:
+        kind = rng.random()
+        if depth > 2 or kind < 0.4:
+            return rng.choice([*words, rng.randint(-5, 5000), rng.random(), None, True])
+        if kind < 0.7:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {str(rng.choice(words)): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    path = tmp_path / "t.yml"
+    for case in range(150):
+        if case % 5 == 0:
+            path.write_bytes(rng.randbytes(rng.randint(0, 200)))
+        else:
+            data = {"name": "t", "switches": 2, "agents": 2} if case % 2 else {}
+            data |= {str(rng.choice(words)): value(0) for _ in range(rng.randint(1, 4))}
+            path.write_text(yaml.safe_dump(data, allow_unicode=True))
+        code, _ = invoke(["validate", str(path)])
+        assert code in (0, 2)
+        option = rng.choice(["--passes", "--seconds", "--streams", "--ping-size",
+                             "--udp-mbit", "--overlay", "--machines"])
+        code, _ = invoke(["run", "throughput", "-t", str(path), option,
+                          rng.choice(["-1", "0", "nan", "1e400", "x", "", "3"]),
+                          "--out", str(tmp_path / "out")])
+        assert code == 2

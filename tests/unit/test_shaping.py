@@ -36,13 +36,13 @@ def test_netem_path_with_a_queue_sized_for_rate_times_delay() -> None:
         "burst 5000000 latency 50ms",
     ]
     assert plan.delay_line is None
-    small = plan_interface(LinkProfile(delay=5), WITH_NETEM)
+    small = plan_interface(LinkProfile(delay="5ms"), WITH_NETEM)
     assert [" ".join(c) for c in small.commands] == [
         "tc qdisc replace dev {dev} root handle 1: netem limit 1000 delay 5ms"]
 
 
 def test_small_rates_keep_a_minimum_burst_and_offloads_can_be_turned_off() -> None:
-    plan = plan_interface(LinkProfile(rate=10_000_000, offloads=False), WITHOUT_NETEM)
+    plan = plan_interface(LinkProfile(rate="10mbit", offloads=False), WITHOUT_NETEM)
     assert plan.commands[0] == ["ethtool", "-K", "{dev}", "tso", "off", "gso", "off",
                                 "gro", "off"]
     assert "16384" in plan.commands[1]
@@ -51,7 +51,7 @@ def test_small_rates_keep_a_minimum_burst_and_offloads_can_be_turned_off() -> No
 
 def test_a_missing_mechanism_fails_before_anything_starts_naming_it() -> None:
     with pytest.raises(UserError, match=r"lacks nfqueue.*Still possible: statistic, tbf"):
-        plan_interface(LinkProfile(delay=10), {"tbf", "statistic"})
+        plan_interface(LinkProfile(delay="10ms"), {"tbf", "statistic"})
 
 
 def test_set_parses_lists_with_a_shared_unit_and_checks_the_target() -> None:

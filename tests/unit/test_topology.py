@@ -106,5 +106,5 @@ def test_run_record_says_declared_shaping_is_not_applied() -> None:
                                "links": {"backbone": {"delay": "10ms"}}}, "t.yml")
     record = link_record(topology)
     assert list(record["declared"]) == ["backbone"]
-    assert record["declared"]["backbone"]["delay"] == 10.0
+    assert record["declared"]["backbone"]["delay"] == "10ms"  # as written: units kept
     assert record["applied"] == {}

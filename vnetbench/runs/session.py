@@ -27,9 +27,8 @@ from vnetbench.rundir import RunLayout, new_header, new_run_id, recorded, save_h
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
-from vnetbench.topology import LinkProfile, Topology
+from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
-from vnetbench.units import format_rate
 
 
 def used_subnets() -> list[IPv4Network]:
@@ -65,23 +64,10 @@ def link_record(topology: Topology) -> dict[str, Any]:
     return {"declared": declared, "applied": {}}
 
 
-def describe_profile(profile: LinkProfile) -> str:
-    """'rate=100mbit delay=10ms loss=1% offloads=on', or 'unshaped'."""
-    if not profile.is_shaped and profile.offloads:
-        return "unshaped"
-    parts = [f"rate={format_rate(profile.rate)}"] if profile.rate else []
-    parts += [f"delay={profile.delay:g}ms"] if profile.delay else []
-    parts += [f"jitter={profile.jitter:g}ms"] if profile.jitter else []
-    parts += [f"loss={profile.loss:g}%"] if profile.loss else []
-    parts += ["reorder"] if profile.jitter_reorder else []
-    parts.append(f"offloads={'on' if profile.offloads else 'off'}")
-    return " ".join(parts)
-
-
 def link_settings(topology: Topology) -> dict[str, object]:
     """Result columns for the links a measurement ran on (set_site, set_backbone)."""
-    return {"site": describe_profile(topology.links.site),
-            "backbone": describe_profile(topology.links.backbone)}
+    return {"site": topology.links.site.describe(),
+            "backbone": topology.links.backbone.describe()}
 
 
 def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, Path]:

@@ -122,7 +122,7 @@ def plan_interface(profile: LinkProfile, available: set[str], queue: int = 0) ->
     if missing:
         raise UserError(
             f"This kernel lacks {', '.join(sorted(missing))}, which the link profile "
-            f"{profile.model_dump(exclude_defaults=True)} needs, so it cannot be emulated "
+            f"'{profile.describe()}' needs, so it cannot be emulated "
             "here. Still possible: "
             + ", ".join(sorted(f"{m}" for m in available if m in
                                ("netem", "tbf", "statistic", "nfqueue")))
