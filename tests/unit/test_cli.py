@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
