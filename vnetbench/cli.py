@@ -38,8 +38,11 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from vnetbench.stack import teardown_guard
+
         try:
-            return command(*args, **kwargs)
+            with teardown_guard():
+                return command(*args, **kwargs)
         except UserError as error:
             err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
                               soft_wrap=True)
@@ -346,6 +349,7 @@ def up(
     out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
+    from vnetbench.allocation import claimed_block
     from vnetbench.images import build_project_images
     from vnetbench.runs.comparison import require_overlays
     from vnetbench.runs.session import prepare_run, up_record
@@ -357,16 +361,17 @@ def up(
     topology = overlay.adjust(topology).topology
     check_shaping(topology)
     images = build_project_images()
-    rendered = prepare_run(topology, overlay, out_directory(out), images)
-    record = up_record(rendered, topology, overlay)
-    stack = Stack(rendered)
-    try:
-        stack.up()
-        record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
-        record.save()
-    except BaseException:
-        stack.down()
-        raise
+    with claimed_block() as block:  # until its networks exist
+        rendered = prepare_run(topology, overlay, out_directory(out), images, block)
+        record = up_record(rendered, topology, overlay)
+        stack = Stack(rendered)
+        try:
+            stack.up()
+            record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
+            record.save()
+        except BaseException:
+            stack.down()
+            raise
     out_console.print(rendered.run_id)
 
 
@@ -392,18 +397,34 @@ def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")])
 
 @app.command()
 @guarded
-def clean() -> None:
-    """Remove everything that carries vnetbench's run label, and nothing else."""
+def clean(
+    every: Annotated[bool, typer.Option("--all", help="Also runs in progress and topologies "
+                                                      "left up on purpose (vnetbench up).")]
+    = False,
+) -> None:
+    """Remove the runs whose vnetbench process is gone (--all: every run), nothing else."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
-    from vnetbench.stack import remove_run_objects, run_ids_present
+    from vnetbench.stack import Removed, orphaned_runs, remove_run_objects, run_owners
 
     require_engine()
-    runs = run_ids_present()
-    removed = remove_run_objects(None)
-    rules = remove_fabric_rules(None)
-    out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) "
-                      f"of {len(runs)} run(s)")
+    owners = run_owners()
+    chosen = sorted(owners) if every else orphaned_runs()
+    removed = Removed()
+    for run_id in chosen:
+        done = remove_run_objects(run_id)
+        removed.containers += done.containers
+        removed.networks += done.networks
+        removed.volumes += done.volumes
+    rules = sum(remove_fabric_rules(run_id) for run_id in chosen)
+    if every:
+        rules += remove_fabric_rules(None)
+    kept = sorted(set(owners) - set(chosen))
+    out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) of "
+                      f"{len(chosen)} run(s)" + (f"; kept {len(kept)} run(s) whose owner is "
+                                                 f"alive or that were left up on purpose: "
+                                                 f"{', '.join(kept)} (--all removes them)"
+                                                 if kept else ""))
 
 
 @app.command()

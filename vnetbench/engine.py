@@ -1,10 +1,19 @@
-"""The Docker engine: does it answer, and with Compose v2?"""
+"""The Docker engine: the one client every module uses, and whether it answers.
+
+Every engine call is bounded on the client side (`timeout` around the docker
+CLI), so a hung engine turns into an error instead of a run that never ends:
+ENGINE_CALL_SECONDS for ordinary calls (long enough for an image build or a
+compose bring-up, which have their own tighter waits), and QUICK_CALL_SECONDS
+for the listing and removing that teardown does.
+"""
 
 from __future__ import annotations
 
-from python_on_whales import docker
+from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
+ENGINE_CALL_SECONDS = 1800
+QUICK_CALL_SECONDS = 60
 ENGINE_HELP = (
     "Run 'make setup' (it installs and starts Debian's engine when run as root on "
     "Debian/Ubuntu), or install Docker Engine with the Compose v2 plugin and start it, "
@@ -12,25 +21,55 @@ ENGINE_HELP = (
 )
 
 
+def bounded_client(seconds: int, **options: object) -> DockerClient:
+    """A client whose every CLI call is killed after `seconds` (then 5 s more for KILL)."""
+    return DockerClient(client_call=["timeout", "-k", "5", str(seconds), "docker"],
+                        **options)  # type: ignore[arg-type]
+
+
+docker = bounded_client(ENGINE_CALL_SECONDS)
+quick = bounded_client(QUICK_CALL_SECONDS)
+
+
 def engine_version() -> str | None:
     try:
-        return str(docker.version().server.version)  # type: ignore[union-attr]
+        return str(quick.version().server.version)  # type: ignore[union-attr]
     except (DockerException, AttributeError):
         return None
 
 
 def compose_version() -> str | None:
     try:
-        text = str(docker.compose.version())
+        text = str(quick.compose.version())
     except DockerException:
         return None
     return text.split()[-1] if "v2" in text or " 2." in text else None
 
 
+_noticed_orphans = False
+
+
 def require_engine() -> None:
+    """The engine answers, with Compose v2; the first time, say which runs were left
+    behind by a vnetbench process that is gone."""
+    global _noticed_orphans
     from vnetbench.errors import UserError
 
     if engine_version() is None:
         raise UserError(f"The Docker engine does not answer ('docker info' fails). {ENGINE_HELP}")
     if compose_version() is None:
         raise UserError(f"Docker answers but Compose v2 ('docker compose') does not. {ENGINE_HELP}")
+    if not _noticed_orphans:
+        _noticed_orphans = True
+        notice_orphans()
+
+
+def notice_orphans() -> None:
+    from vnetbench.stack import orphaned_runs
+    from vnetbench.ui import note
+
+    orphans = orphaned_runs()
+    if orphans:
+        note(f"[yellow]{len(orphans)} run(s) left behind by a vnetbench process that is gone "
+             f"still hold containers or networks: {', '.join(orphans)}. 'vnetbench clean' "
+             "removes them (and only them).[/]")

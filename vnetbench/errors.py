@@ -12,4 +12,4 @@ class UserError(Exception):
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGTERM turned into the same path as Ctrl-C, so teardown runs."""
+    """SIGTERM, SIGHUP or SIGQUIT turned into the same path as Ctrl-C, so teardown runs."""

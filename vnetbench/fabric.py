@@ -6,9 +6,9 @@ rules left by a helper that was killed instead (e.g. the engine died).
 
 from __future__ import annotations
 
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.images import TOOLS_IMAGE, image_id
 from vnetbench.labels import ROLE
 

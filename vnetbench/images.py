@@ -11,9 +11,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.paths import IMAGES
 from vnetbench.ui import waiting

@@ -7,10 +7,10 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import __version__
+from vnetbench.engine import docker
 
 if TYPE_CHECKING:
     pass

@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from vnetbench import __version__
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.images import ImageSet
-from vnetbench.labels import names_for_templates
+from vnetbench.labels import detached_owner, names_for_templates
 from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
@@ -56,9 +56,14 @@ def flow(value: object) -> str:
     return json.dumps(value, ensure_ascii=False).replace("$", "$$")
 
 
+HAND_RUN = detached_owner("compose file")  # a file rendered to run by hand
+
+
 def render_compose(
-    topology: Topology, overlay: Overlay, run_id: str, plan: AddressPlan, images: ImageSet
+    topology: Topology, overlay: Overlay, run_id: str, plan: AddressPlan, images: ImageSet,
+    owner: str = HAND_RUN,
 ) -> str:
+    """The compose file; `owner` is the owner label of everything in it (labels.py)."""
     context = {
         "version": __version__,
         "topology": topology,
@@ -68,6 +73,7 @@ def render_compose(
         "plan": plan,
         "images": images,
         "label": names_for_templates(),
+        "owner": owner,
         **overlay.template_context(topology, plan),
     }
     text = template_environment().get_template("compose.yml.j2").render(context)
@@ -81,12 +87,13 @@ def render_run(
     block: IPv4Network,
     directory: Path,
     images: ImageSet | None = None,
+    owner: str = HAND_RUN,
 ) -> RenderedRun:
     """Write compose.yml and the overlay's files into directory."""
     plan = plan_addresses(topology, run_id, block)
     directory.mkdir(parents=True, exist_ok=True)
     compose_file = directory / COMPOSE_FILE
     compose_file.write_text(render_compose(topology, overlay, run_id, plan,
-                                           images or ImageSet()))
+                                           images or ImageSet(), owner))
     overlay.write_files(topology, plan, directory)
     return RenderedRun(run_id, project_name(run_id), directory, compose_file, plan)

@@ -16,15 +16,15 @@ from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
-from python_on_whales import DockerClient, docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
+from vnetbench.engine import ENGINE_CALL_SECONDS, bounded_client, docker, quick
 from vnetbench.errors import Interrupted, UserError
 from vnetbench.labels import run_filter
 from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
-from vnetbench.ui import note, waiting
+from vnetbench.ui import note, silence_consoles, waiting
 
 
 @dataclass
@@ -40,42 +40,83 @@ class Removed:
         )
 
 
+GRACEFUL_ROLES = {"fabric"}  # removes its host iptables rule on SIGTERM
+GRACE_SECONDS = 5
+
+
 def remove_run_objects(run_id: str | None) -> Removed:
-    """Remove every container, network and volume labelled for the run (or all runs)."""
+    """Remove every container, network and volume labelled for the run (or all runs).
+
+    Fast and complete: the fabric helper is stopped (its rule goes with SIGTERM);
+    everything else has nothing to flush and is killed and removed in one call;
+    a network's stale endpoints are disconnected before it is removed."""
     removed = Removed()
-    containers = docker.container.list(all=True, filters=run_filter(run_id))
-    if containers:
-        # Stop first: the fabric helper removes its iptables rule on SIGTERM.
+    containers = quick.container.list(all=True, filters=run_filter(run_id))
+    graceful = [c for c in containers
+                if (c.config.labels or {}).get(labels.ROLE) in GRACEFUL_ROLES]
+    if graceful:
         with suppress(DockerException):
-            docker.container.stop(containers, time=5)
-        for container in containers:
-            with suppress(DockerException):  # gone already (--rm probes)
-                docker.container.remove(container, force=True, volumes=True)
+            quick.container.stop(graceful, time=GRACE_SECONDS)
+    if containers:
+        with suppress(DockerException):  # some may be gone already (--rm probes)
+            quick.container.remove(containers, force=True, volumes=True)
         removed.containers = len(containers)
-    for network in docker.network.list(filters=run_filter(run_id)):
+    for network in quick.network.list(filters=run_filter(run_id)):
         removed.networks += remove_network(network.id)
-    volumes = docker.volume.list(filters=run_filter(run_id))
+    volumes = quick.volume.list(filters=run_filter(run_id))
     if volumes:
-        docker.volume.remove([v.name for v in volumes])
+        with suppress(DockerException):
+            quick.volume.remove([v.name for v in volumes])
         removed.volumes = len(volumes)
     return removed
 
 
-def remove_network(network_id: str, attempts: int = 5) -> int:
-    """Remove one network, waiting for endpoints of containers still being removed
-    (seen once after a 100-container run); 1 if removed."""
+def remove_network(network_id: str, attempts: int = 3) -> int:
+    """Remove one network, disconnecting endpoints left by containers that are gone
+    or still going (a network once stayed 'in use' after a 50-client run); 1 if removed."""
     for attempt in range(attempts):
         try:
-            docker.network.remove(network_id)
+            quick.network.remove(network_id)
             return 1
         except DockerException as error:
-            if "not found" in str(error).lower() or "no such network" in str(error).lower():
+            text = str(error).lower()
+            if "not found" in text or "no such network" in text:
                 return 0  # gone already
+            disconnect_all(network_id)
             if attempt == attempts - 1:
                 note(f"[yellow]network {network_id[:12]} could not be removed ({error}); "
                      "'vnetbench clean' removes it later[/]")
-            time.sleep(1)
+            time.sleep(0.5)
     return 0
+
+
+def disconnect_all(network_id: str) -> None:
+    """Force-disconnect every endpoint of a network, stale ones included."""
+    with suppress(DockerException):
+        for endpoint in (quick.network.inspect(network_id).containers or {}).values():
+            name = getattr(endpoint, "name", None) or str(endpoint)
+            with suppress(DockerException):
+                quick.network.disconnect(network_id, name, force=True)
+
+
+def run_owners() -> dict[str, str | None]:
+    """Every run with containers or networks on this engine, and its owner label."""
+    found: list[dict[str, str]] = []
+    for container in quick.container.list(all=True, filters=run_filter(None)):
+        with suppress(DockerException):  # a container that vanished meanwhile
+            found.append(container.config.labels or {})
+    found += [network.labels or {} for network in quick.network.list(filters=run_filter(None))]
+    owners: dict[str, str | None] = {}
+    for object_labels in found:
+        run_id = object_labels.get(labels.RUN)
+        if run_id and not owners.get(run_id):
+            owners[run_id] = object_labels.get(labels.OWNER)
+    return owners
+
+
+def orphaned_runs() -> list[str]:
+    """Runs whose vnetbench process is gone (killed, its terminal closed)."""
+    return sorted(run for run, owner in run_owners().items() if labels.owner_gone(owner))
 
 
 def run_ids_present() -> list[str]:
@@ -95,8 +136,8 @@ class Stack:
     def __init__(self, rendered: RenderedRun) -> None:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
-        self.compose = DockerClient(
-            compose_files=[rendered.compose_file],
+        self.compose = bounded_client(
+            ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
         ).compose
 
@@ -179,37 +220,51 @@ class Stack:
             (directory / f"{source.container}.log").write_text(source.text)
 
     def down(self) -> Removed:
-        try:
-            self.compose.down(remove_orphans=True, volumes=True, timeout=5, quiet=True)
-        except DockerException as error:
-            note(f"[yellow]compose down failed ({error}); removing by label[/]")
-        return remove_run_objects(self.run_id)
+        """Remove everything of the run by its label (faster than compose down, which
+        stops each container with a grace period), then make sure the fabric's
+        DOCKER-USER rule is gone."""
+        from vnetbench.fabric import remove_fabric_rules
+
+        removed = remove_run_objects(self.run_id)
+        left = remove_fabric_rules(self.run_id)
+        if left:
+            note(f"[yellow]{left} DOCKER-USER rule(s) of {self.run_id} outlived the fabric "
+                 "helper and were removed[/]")
+        return removed
+
+
+# Signals that end a run through its teardown, like Ctrl-C: a kill, a dropped SSH
+# session (SIGHUP: the terminal is gone, so output goes nowhere from then on), Ctrl-\.
+TEARDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    if signum == signal.SIGHUP:
+        silence_consoles()
     raise Interrupted(f"signal {signal.Signals(signum).name}")
 
 
 @contextmanager
 def teardown_guard() -> Iterator[None]:
-    """Turn SIGTERM into the Ctrl-C path, so `finally` blocks always run."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    """Turn SIGTERM, SIGHUP and SIGQUIT into the Ctrl-C path, so `finally` blocks run."""
+    previous = {s: signal.signal(s, _raise_interrupted) for s in TEARDOWN_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @contextmanager
 def shielded() -> Iterator[None]:
-    """Ignore further Ctrl-C and SIGTERM while tearing down."""
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """Ignore further Ctrl-C and teardown signals while tearing down."""
+    numbers = (signal.SIGINT, *TEARDOWN_SIGNALS)
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in numbers}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @contextmanager
@@ -222,5 +277,10 @@ def running(rendered: RenderedRun, logs_dir: Path | None = None) -> Iterator[Sta
             yield stack
         finally:
             with shielded(), waiting(f"tearing down {rendered.project}"):
-                stack.save_logs(logs_dir or rendered.directory / "logs")
-                stack.down()
+                try:
+                    stack.save_logs(logs_dir or rendered.directory / "logs")
+                except (OSError, DockerException) as error:  # full disk, engine gone...
+                    note(f"[yellow]the logs of {rendered.project} could not be saved "
+                         f"({error}); tearing down anyway[/]")
+                finally:
+                    stack.down()

@@ -103,3 +103,9 @@ def step_done(description: str | None = None) -> None:
 
 def note(message: str) -> None:
     err_console.print(message, highlight=False)
+
+
+def silence_consoles() -> None:
+    """The terminal is gone (SIGHUP): write nothing more to it."""
+    err_console.quiet = True
+    out_console.quiet = True

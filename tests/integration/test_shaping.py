@@ -13,6 +13,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
+from vnetbench.allocation import claimed_block
 from vnetbench.images import ImageSet
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.results import load_results
@@ -101,7 +102,8 @@ def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: P
 
 def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
     topology = shaped("it-restart", {"rate": "20mbit"})
-    rendered = prepare_run(topology, Baseline(), tmp_path, images=ImageSet())
+    with claimed_block() as block:
+        rendered = prepare_run(topology, Baseline(), tmp_path, ImageSet(), block)
     with running(rendered) as stack:
         shape_run(stack.run_id, topology)
         with ShapingKeeper(stack.run_id, topology) as keeper:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
+from vnetbench.engine import docker
 from vnetbench.labels import run_filter
 
 CGROUP = Path("/sys/fs/cgroup")

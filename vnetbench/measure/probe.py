@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from python_on_whales import Container, docker
+from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import TOOL, run_labels
 

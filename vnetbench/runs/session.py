@@ -11,12 +11,12 @@ from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
-from python_on_whales import docker
-
-from vnetbench.addressing import AddressPlan, free_block, plan_addresses
+from vnetbench.addressing import AddressPlan, plan_addresses
+from vnetbench.allocation import claimed_block
 from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
+from vnetbench.labels import current_owner, detached_owner
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable
@@ -29,16 +29,6 @@ from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
-
-
-def used_subnets() -> list[IPv4Network]:
-    subnets = []
-    for network in docker.network.list():
-        for config in network.ipam.config or []:
-            subnet = config.get("Subnet") or config.get("subnet")
-            if subnet and ":" not in subnet:
-                subnets.append(IPv4Network(subnet))
-    return subnets
 
 
 @dataclass
@@ -70,18 +60,19 @@ def link_settings(topology: Topology) -> dict[str, object]:
             "backbone": topology.links.backbone.describe()}
 
 
-def allocate_run(topology: Topology, out_dir: Path) -> tuple[str, IPv4Network, Path]:
+def new_run_directory(topology: Topology, out_dir: Path) -> tuple[str, Path]:
     run_id = new_run_id(topology.name)
     directory = out_dir / run_id
     directory.mkdir(parents=True)
-    return run_id, free_block(used_subnets()), directory
+    return run_id, directory
 
 
-def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path,
-                images: ImageSet) -> RenderedRun:
+def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path, images: ImageSet,
+                block: IPv4Network) -> RenderedRun:
     """Render a topology into a new run directory (for `vnetbench up`)."""
-    run_id, block, directory = allocate_run(topology, out_dir)
-    return render_run(topology, overlay, run_id, block, directory, images)
+    run_id, directory = new_run_directory(topology, out_dir)
+    return render_run(topology, overlay, run_id, block, directory, images,
+                      detached_owner("vnetbench up"))
 
 
 def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay) -> RunRecord:
@@ -131,19 +122,20 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
         note(f"[yellow]{overlay.name}: {adjusted.remark}[/]")
     check_shaping(topology)
     images = build_project_images()
-    run_id, block, directory = allocate_run(topology, out_dir)
-    plan = plan_addresses(topology, run_id, block)
-    record = start_record(directory, run_id, plan, topology, overlay, scenarios)
+    run_id, directory = new_run_directory(topology, out_dir)
     if results is None:
         results = ResultSet(run_id, directory)
     results.run_id = run_id
-    note(f"run {run_id}: results in {directory}")
-    try:
-        with recorded(directory, record.data):
-            run_each(scenarios, topology, overlay, run_id, plan, images, results, record,
-                     adjusted.remark)
-    finally:
-        results.write()
+    with claimed_block() as block:  # kept for every stack of the run
+        plan = plan_addresses(topology, run_id, block)
+        record = start_record(directory, run_id, plan, topology, overlay, scenarios)
+        note(f"run {run_id}: results in {directory}")
+        try:
+            with recorded(directory, record.data):
+                run_each(scenarios, topology, overlay, run_id, plan, images, results, record,
+                         adjusted.remark)
+        finally:
+            results.write()
     return directory
 
 
@@ -164,7 +156,7 @@ def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, ru
                   else [(passes, layout.logs(scenario.name))])
         for stack_passes, logs_dir in stacks:
             rendered = render_run(stack_topology, overlay, run_id, plan.block,
-                                  layout.scenario(scenario.name), images)
+                                  layout.scenario(scenario.name), images, current_owner())
             run_on_stack(scenario, rendered, stack_topology, overlay, results,
                          stack_passes, logs_dir, record, remark)
 

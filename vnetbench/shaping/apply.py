@@ -26,10 +26,11 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from python_on_whales import Container, docker
+from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
+from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_filter, run_labels

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import ROLE
 

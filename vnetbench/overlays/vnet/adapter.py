@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
-from python_on_whales import docker
 
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
+from vnetbench.engine import docker
 from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
-from python_on_whales import docker
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.images import build_image_from, ensure_base_image, image_id
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd

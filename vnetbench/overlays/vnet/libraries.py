@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from python_on_whales import Container, docker
+from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.ui import waiting
 
