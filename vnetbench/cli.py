@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import functools
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
@@ -377,7 +378,10 @@ def up(
 
 @app.command()
 @guarded
-def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")]) -> None:
+def down(
+    run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")],
+    out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
+) -> None:
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
@@ -392,7 +396,23 @@ def down(run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")])
                         f"{', '.join(run_ids_present()) or 'none'}).")
     removed = remove_run_objects(run_id)
     rules = remove_fabric_rules(run_id)
+    forget_up_keys(run_id, out)
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s)")
+
+
+def forget_up_keys(run_id: str, out: Path | None) -> None:
+    """The private keys of a topology `up` left running, once it is down."""
+    from vnetbench.overlays import overlay_for
+    from vnetbench.rundir import read_header
+    from vnetbench.runs.session import forget_private_keys
+    from vnetbench.topology import parse_topology
+
+    run_dir = out_directory(out, check=False) / run_id
+    with suppress(UserError):
+        record = read_header(run_dir)
+        if "topology" in record:
+            topology = parse_topology(record["topology"], str(run_dir / "run.json"))
+            forget_private_keys(overlay_for(topology), run_dir)
 
 
 @app.command()

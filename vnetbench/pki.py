@@ -1,7 +1,9 @@
 """Throwaway TLS material per run: one CA and one certificate per role.
 
 Keys are written owner-readable only (0600) and live in the run directory,
-never in the repository. ECDSA P-256 keeps generation fast.
+never in the repository. The CA's private key is never written: it signs the
+certificates in memory and is dropped, so no file or container holds it.
+ECDSA P-256 keeps generation fast.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
+    path.touch(mode=0o600)  # 0600 before the key is in it
+    path.chmod(0o600)  # touch keeps an existing file's mode
     path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                        serialization.PrivateFormat.PKCS8,
                                        serialization.NoEncryption()))
@@ -48,7 +52,8 @@ def _write_cert(cert: x509.Certificate, path: Path) -> None:
 
 
 def make_pki(directory: Path, run_id: str, roles: list[str]) -> Pki:
-    """A CA for this run and a client+server certificate per role, as PEM files."""
+    """A CA for this run and a client+server certificate per role, as PEM files
+    (ca.pem, <role>.pem, <role>.key); the CA's key stays in memory only."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o755)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)

@@ -94,3 +94,17 @@ def test_report_on_a_directory_without_results(tmp_path: Path) -> None:
 def test_matrix_plans_every_applicable_cell() -> None:
     cells = plan_cells([Baseline()], list(SCENARIOS.values()))
     assert [c.key for c in cells] == ["throughput/baseline/default", "flood/baseline/default"]
+
+
+def test_comparison_table_of_a_dead_path_explains_it() -> None:
+    from vnetbench.outcome import State
+    from vnetbench.report.tables import comparison_table
+    from vnetbench.results import ResultSet
+
+    results = ResultSet("r", Path("/nonexistent"))
+    results.add("throughput", "vnet", 1, {"tcp_mbit": (None, "Mbit/s")}, {},
+                status="path dead: 0 of 200 pings answered; TLS not in this build: measured "
+                       "plain", state=State.DEAD, remark="TLS not in this build: measured plain")
+    table = comparison_table(results.frame())
+    row = table[table["metric"] == "status"].iloc[0]
+    assert row["vnet"] == "path dead (TLS not in this build: measured plain)"

@@ -109,6 +109,16 @@ class Overlay(ABC):
         """Config, keys and certificates the containers mount; none by default."""
         return []
 
+    def private_files(self, run_dir: Path) -> list[Path]:
+        """The files write_files left in run_dir that still hold a private key; none by
+        default. Found from run_dir alone, so any run directory can be cleaned."""
+        return []
+
+    def remove_private(self, path: Path) -> None:
+        """Make one of private_files() safe to keep: deleted by default; an overlay whose
+        file mixes public settings with the key may redact the key instead."""
+        path.unlink(missing_ok=True)
+
     def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         """Can the scenario run on this overlay (with this topology's settings)?"""
         return APPLICABLE
@@ -150,3 +160,25 @@ class Overlay(ABC):
             return {f"n{n}": {"machines": n} for n in (20, 50)}
         return {"default": {}}
 
+
+def remove_private_files(overlay: Overlay, run_dir: Path) -> list[Path]:
+    """Delete (or redact) the private keys `overlay` left in run_dir; the paths handled.
+
+    Call it once the run's containers are gone (they read the keys until then). Every
+    file is tried; if some could not be handled, one UserError names them all.
+    """
+    handled: list[Path] = []
+    failed: list[str] = []
+    for path in overlay.private_files(run_dir):
+        try:
+            overlay.remove_private(path)
+        except OSError as error:
+            failed.append(f"{path} ({error.strerror or error})")
+        else:
+            handled.append(path)
+    if failed:
+        raise UserError(
+            f"The private keys of this {overlay.name} run could not all be removed from "
+            f"{run_dir}: {'; '.join(failed)}. Delete these files by hand: they hold the "
+            "run's private keys, and the run directory may be shared.")
+    return handled

@@ -6,11 +6,17 @@ hubs are joined by site links: the first hub also serves the others over the
 backbone, with `iroute` per site, so a packet between sites goes
 agent → hub → hub → agent. Stable addresses come from ccd `ifconfig-push`;
 ECDSA certificates need `dh none`. A CA and a certificate per node are made
-per run. Options: overlay_options.openvpn.proto = udp, .mtu (tun-mtu).
+per run. Each node has its own directory, `openvpn/<node>/` (node: hub-<switch>
+or the agent), the only one its container mounts: the CA certificate, its own
+certificate and key, its configs and, for hubs, the ccd entries they serve. The
+CA's private key is never written (make_pki signs with it in memory).
+Options: overlay_options.openvpn.proto = udp, .mtu (tun-mtu).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +35,9 @@ CLIENT_PORT = 1194
 SITE_PORT = 1195
 SITE_LINKS = IPv4Network("100.64.250.0/24")
 FILES = "openvpn"
-MOUNT = "/vnetbench-files"
+MOUNT = "/vnetbench-files"  # where a container sees its node's directory
+CA, CERT, KEY = "ca.pem", "cert.pem", "key.pem"  # fixed names: an agent may be called "ca"
+STAGING = "_pki"  # make_pki's output, then moved into the node directories ("_": no node's name)
 
 
 class OpenVpnOptions(OverlayOptions):
@@ -42,10 +50,9 @@ def site_of(address: IPv4Address) -> IPv4Network:
     return IPv4Network(f"{address}/24", strict=False)
 
 
-def common(node: str, mtu: int | None = None) -> list[str]:
-    return [f"ca {MOUNT}/pki/ca.pem", f"cert {MOUNT}/pki/{node}.pem",
-            f"key {MOUNT}/pki/{node}.key", "verb 3", "persist-tun",
-            *([f"tun-mtu {mtu}"] if mtu else [])]
+def common(mtu: int | None = None) -> list[str]:
+    return [f"ca {MOUNT}/{CA}", f"cert {MOUNT}/{CERT}", f"key {MOUNT}/{KEY}", "verb 3",
+            "persist-tun", *([f"tun-mtu {mtu}"] if mtu else [])]
 
 
 class OpenVpn(TunnelOverlay):
@@ -69,26 +76,52 @@ class OpenVpn(TunnelOverlay):
         return {"ovpn": {"files": MOUNT, "core": topology.switches[0], **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        """Per node openvpn/<node>/: ca.pem, cert.pem, key.pem (0600) and its configs
+        (agents: client.conf; hubs: clients.conf, site.conf, ccd/, the first hub ccd-site/)."""
         directory = run_dir / FILES
-        (directory / "ccd").mkdir(parents=True, exist_ok=True)
         nodes = [f"hub-{s}" for s in topology.switches] + [a.name for a in topology.agents]
-        make_pki(directory / "pki", plan.tag, nodes)
         addresses = tunnel_addresses(topology)
-        written = [prepare_gate(run_dir)]
+        written = [prepare_gate(run_dir), *self.issue(directory, plan.tag, nodes)]
         for switch in topology.switches:
-            written.append(self.write_secret(directory / f"hub-{switch}-clients.conf",
-                                       self.client_server(topology, plan, switch)))
+            hub = self.node_home(directory, f"hub-{switch}")
+            written.append(self.write_public(hub / "clients.conf",
+                                             self.client_server(topology, plan, switch)))
+            (hub / "ccd").mkdir(exist_ok=True)  # ccd-exclusive: its own agents only
             for agent in topology.agents_on(switch):
-                written.append(self.write_secret(directory / "ccd" / agent.name, [
+                written.append(self.write_public(hub / "ccd" / agent.name, [
                     f"ifconfig-push {addresses[agent.name]} 255.255.255.0"]))
-                written.append(self.write_secret(directory / f"{agent.name}.conf", [
-                    "client", "dev tun0", "proto tcp-client"
-                    if self.options.proto == "tcp" else "proto udp",
-                    f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
-                    "remote-cert-tls server", "connect-retry 1",
-                    *common(agent.name, self.options.mtu)]))
+                written.append(self.write_public(
+                    self.node_home(directory, agent.name) / "client.conf", [
+                        "client", "dev tun0", "proto tcp-client"
+                        if self.options.proto == "tcp" else "proto udp",
+                        f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
+                        "remote-cert-tls server", "connect-retry 1",
+                        *common(self.options.mtu)]))
         written += self.site_links(topology, plan, directory)
         return written
+
+    def issue(self, directory: Path, run_id: str, nodes: list[str]) -> list[Path]:
+        """The run's CA and a certificate per node, each node's moved into its directory
+        with a copy of the CA certificate; the staging directory is removed."""
+        staging = directory / STAGING
+        if staging.exists():
+            shutil.rmtree(staging)  # a run rendered again
+        pki = make_pki(staging, run_id, nodes)
+        written = []
+        for node, issued in pki.roles.items():
+            home = self.node_home(directory, node)
+            shutil.copyfile(pki.ca, home / CA)
+            (home / CA).chmod(0o644)
+            os.replace(issued.cert, home / CERT)
+            os.replace(issued.key, home / KEY)  # keeps make_pki's 0600
+            written += [home / CA, home / CERT, home / KEY]
+        shutil.rmtree(staging)
+        return written
+
+    def private_files(self, run_dir: Path) -> list[Path]:
+        """Node keys, and any left in the staging directory by an interrupted render."""
+        files = run_dir / FILES
+        return sorted([*files.glob(f"*/{KEY}"), *files.glob(f"{STAGING}/*.key")])
 
     def client_server(self, topology: Topology, plan: AddressPlan, switch: str) -> list[str]:
         site = site_of(tunnel_addresses(topology)[switch])
@@ -99,8 +132,7 @@ class OpenVpn(TunnelOverlay):
                 f"push \"route-gateway {site.network_address + 1}\"",
                 f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
                 "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
-                "dh none", "keepalive 10 60",
-                *common(f"hub-{switch}", self.options.mtu)]
+                "dh none", "keepalive 10 60", *common(self.options.mtu)]
 
     def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
         """The first hub serves the others; each other hub is its client, with iroute."""
@@ -116,18 +148,20 @@ class OpenVpn(TunnelOverlay):
                   "push \"topology subnet\"",
                   f"client-config-dir {MOUNT}/ccd-site", "dh none", "keepalive 10 60",
                   f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
-                  *common(f"hub-{core}")]
-        (directory / "ccd-site").mkdir(exist_ok=True)
+                  *common()]
+        core_home = self.node_home(directory, f"hub-{core}")
+        (core_home / "ccd-site").mkdir(exist_ok=True)
         written = []
         for index, switch in enumerate(others, start=2):
             site = site_of(addresses[switch])
             server.append(f"route {site.network_address} {site.netmask}")
-            written.append(self.write_secret(directory / "ccd-site" / f"hub-{switch}", [
+            written.append(self.write_public(core_home / "ccd-site" / f"hub-{switch}", [
                 f"ifconfig-push {links + index} {SITE_LINKS.netmask}",
                 f"iroute {site.network_address} {site.netmask}"]))
-            written.append(self.write_secret(directory / f"hub-{switch}-site.conf", [
-                "client", "dev tun1", "proto tcp-client",
-                f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
-                "remote-cert-tls server", "connect-retry 1", *common(f"hub-{switch}")]))
-        written.append(self.write_secret(directory / f"hub-{core}-site.conf", server))
+            written.append(self.write_public(
+                self.node_home(directory, f"hub-{switch}") / "site.conf", [
+                    "client", "dev tun1", "proto tcp-client",
+                    f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
+                    "remote-cert-tls server", "connect-retry 1", *common()]))
+        written.append(self.write_public(core_home / "site.conf", server))
         return written

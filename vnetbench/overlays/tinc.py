@@ -4,8 +4,10 @@ Agents connect to their site's hub and mark themselves IndirectData, so no
 other node talks to them directly; hubs connect to the first hub over the
 backbone. With TCPOnly every packet rides the meta connections (TCP), so a
 packet between sites goes agent → hub → hub → agent, as in vNet. RSA keys
-are generated per run; the config directory is mounted read-only (tinc's own
-`-K` would fail silently there, so it is never used).
+are generated per run; each node's config directory, `tinc/<node>/` (its own
+rsa_key.priv, 0600, and the public host files it needs), is the only one its
+container mounts, read-only (tinc's own `-K` would fail silently there, so it
+is never used). rsa_key.priv is deleted after the run.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import tinc_keypair
-from vnetbench.overlays.tunnel import TunnelOverlay
+from vnetbench.overlays.tunnel import TunnelOverlay, owner_only
 from vnetbench.topology import Topology
 
 NETWORK = "vnetbench"
 FILES = "tinc"
 PORT = 655
+PRIVATE_KEY = "rsa_key.priv"
 
 
 def tinc_name(node: str) -> str:
@@ -78,6 +81,9 @@ class Tinc(TunnelOverlay):
                                          hubs(dict(plan.switch_site)) | agents))
         return written
 
+    def private_files(self, run_dir: Path) -> list[Path]:
+        return sorted((run_dir / FILES).glob(f"*/{PRIVATE_KEY}"))
+
     @staticmethod
     def node_dir(run_dir: Path, node: str, name: str, connect: list[str], private: str,
                  address: str, hosts: dict[str, list[str]]) -> Path:
@@ -92,9 +98,7 @@ class Tinc(TunnelOverlay):
                       f"{address}/{TUNNEL_NETWORK.prefixlen} dev $INTERFACE\n"
                       "ip link set $INTERFACE up\n")
         up.chmod(0o755)
-        key = directory / "rsa_key.priv"
-        key.write_text(private)
-        key.chmod(0o600)
+        owner_only(directory / PRIVATE_KEY).write_text(private)
         for host, lines in hosts.items():
             (directory / "hosts" / host).write_text("\n".join(lines) + "\n")
         return directory

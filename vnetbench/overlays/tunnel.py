@@ -12,6 +12,14 @@ from vnetbench.overlays.base import Overlay
 from vnetbench.topology import Topology
 
 
+def owner_only(path: Path) -> Path:
+    """Create path (or take the existing file) as 0600, so that a key written into it
+    next is never readable by others, not even for an instant."""
+    path.touch(mode=0o600)
+    path.chmod(0o600)  # touch keeps an existing file's mode
+    return path
+
+
 class TunnelOverlay(Overlay):
     """A hub-and-spoke tunnel overlay with one client per agent container."""
 
@@ -29,8 +37,21 @@ class TunnelOverlay(Overlay):
         return APPLICABLE
 
     @staticmethod
+    def node_home(files: Path, node: str) -> Path:
+        """A node's own directory under the overlay's files: the only one it mounts."""
+        home = files / node
+        home.mkdir(parents=True, exist_ok=True)
+        return home
+
+    @staticmethod
     def write_secret(path: Path, lines: list[str]) -> Path:
-        """A config holding keys: owner-readable only."""
+        """A config holding keys: owner-readable only (before the key is written)."""
+        owner_only(path).write_text("\n".join(lines) + "\n")
+        return path
+
+    @staticmethod
+    def write_public(path: Path, lines: list[str]) -> Path:
+        """A config without keys: readable by whoever shares the run directory."""
         path.write_text("\n".join(lines) + "\n")
-        path.chmod(0o600)
+        path.chmod(0o644)
         return path

@@ -3,12 +3,16 @@
 Each switch position is a hub on its site network and the backbone; agents
 are spokes of their site's hub; hubs peer with each other over the backbone,
 so a packet between sites goes agent → hub → hub → agent, like vNet's.
-Keys are generated per run (owner-readable files in the run directory).
+Keys are generated per run; each node's config, with its private key, is
+`wireguard/<node>/wg0.conf` (0600), and a container mounts only its own
+node's directory. After the run the PrivateKey lines are redacted.
 Option: overlay_options.wireguard.mtu (default 1420).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,9 @@ from vnetbench.topology import Topology
 PORT = 51820
 MTU = 1420
 FILES = "wireguard"
+CONF = "wg0.conf"  # in each node's directory, FILES/<node>/
+PRIVATE_KEY = re.compile(r"^[ \t]*PrivateKey[ \t]*=.*$", re.MULTILINE)
+REDACTED = "PrivateKey = (removed after the run)"
 
 
 def peer(public: str, allowed: str, endpoint: str | None = None,
@@ -33,6 +40,15 @@ def peer(public: str, allowed: str, endpoint: str | None = None,
     lines += [f"Endpoint = {endpoint}:{PORT}"] if endpoint else []
     lines += ["PersistentKeepalive = 25"] if keepalive else []
     return lines
+
+
+def holds_key(conf: Path) -> bool:
+    """Does a wg0.conf still hold its private key (not yet redacted)?"""
+    try:
+        text = conf.read_text()
+    except OSError:
+        return True  # unreadable: let remove_private try, and report it
+    return any(line.strip() != REDACTED for line in PRIVATE_KEY.findall(text))
 
 
 class WireGuardOptions(OverlayOptions):
@@ -64,8 +80,8 @@ class WireGuard(TunnelOverlay):
         }}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        """wireguard/<node>/wg0.conf per hub and agent: its own private key, peers' public."""
         directory = run_dir / FILES
-        directory.mkdir(parents=True, exist_ok=True)
         keys = {node: wireguard_keypair() for node in
                 [*topology.switches, *(a.name for a in topology.agents)]}
         addresses = tunnel_addresses(topology)
@@ -78,10 +94,22 @@ class WireGuard(TunnelOverlay):
                     lines += peer(keys[other][1], subnet, str(plan.switch_backbone[other]))
             for agent in topology.agents_on(switch):
                 lines += peer(keys[agent.name][1], f"{addresses[agent.name]}/32")
-            written.append(self.write_secret(directory / f"{switch}.conf", lines))
+            written.append(self.write_secret(self.node_home(directory, switch) / CONF, lines))
         for agent in topology.agents:
             lines = ["[Interface]", f"PrivateKey = {keys[agent.name][0]}"]
             lines += peer(keys[agent.switch][1], str(TUNNEL_NETWORK),
                           str(plan.switch_site[agent.switch]), keepalive=True)
-            written.append(self.write_secret(directory / f"{agent.name}.conf", lines))
+            written.append(self.write_secret(self.node_home(directory, agent.name) / CONF,
+                                             lines))
         return written
+
+    def private_files(self, run_dir: Path) -> list[Path]:
+        return [conf for conf in sorted((run_dir / FILES).glob(f"*/{CONF}")) if holds_key(conf)]
+
+    def remove_private(self, path: Path) -> None:
+        """Redact rather than delete: the peers and endpoints stay readable. The
+        redacted config holds no secret, so it becomes readable like other run files."""
+        redacted = path.with_name(f".{path.name}.redacted")
+        redacted.write_text(PRIVATE_KEY.sub(REDACTED, path.read_text()))
+        redacted.chmod(0o644)
+        os.replace(redacted, path)

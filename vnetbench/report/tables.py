@@ -100,7 +100,8 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Headline metrics by overlay: range over passes, and the ratio to baseline."""
     summary = summary_table(frame)
     metrics = catalogue()
-    picked = summary[summary["metric"].map(lambda m: metrics.headline(str(m)) is not None)]
+    headline = summary["metric"].map(lambda m: metrics.headline(str(m)) is not None)
+    picked = summary[headline.astype(bool)]  # an empty object Series would pick columns
     if picked.empty and frame.empty:
         return pd.DataFrame()
     table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",

@@ -21,6 +21,7 @@ from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable
 from vnetbench.overlays import Overlay, overlay_for
+from vnetbench.overlays.base import remove_private_files
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
 from vnetbench.rundir import RunLayout, new_header, new_run_id, recorded, save_header
@@ -178,9 +179,19 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
                 for pass_no in passes:
                     run_pass(scenario, context, pass_no, results, remark)
     finally:
+        forget_private_keys(overlay, rendered.directory)
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
             write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
+
+
+def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:
+    """Once the stack is gone, its private keys leave the run directory (results
+    directories are shared); a failure is said, not raised over the run's own error."""
+    try:
+        remove_private_files(overlay, stack_dir)
+    except UserError as error:
+        note(f"[yellow]{error}[/]")
 
 
 def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
