@@ -16,6 +16,7 @@ from vnetbench.outcome import Unsupported
 from vnetbench.overlays import overlay_for
 from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
 from vnetbench.overlays.vnet.artifacts import VnetImages
+from vnetbench.overlays.vnet.profile import load_profile
 from vnetbench.render import render_compose
 from vnetbench.topology import parse_topology
 
@@ -148,3 +149,47 @@ def test_overlay_options_are_typed_and_checked() -> None:
     with pytest.raises(UserError, match=r"overlay_options.vnet.*images"):
         overlay_for(parse_topology({**TWO_SITES, "overlay": "vnet", "overlay_options": {
             "vnet": {"images": {"agent": "Bad Name; rm -rf /"}}}}, "t"))
+
+
+HOSTILE = "x\"\n    privileged: true\n  evil:\n    image: $(reboot)"
+
+
+def test_hostile_strings_never_reach_the_compose_file(tmp_path: Path) -> None:
+    """Every free string a topology or a vNet profile carries is validated or quoted:
+    hostile values are refused with their key named, and what renders has exactly the
+    expected services and keys."""
+    for field, value in (("name", HOSTILE), ("switches", [HOSTILE]),
+                         ("agents", [{"name": HOSTILE, "switch": "switch1"}])):
+        with pytest.raises(UserError, match=field):
+            parse_topology({**TWO_SITES, field: value}, "t")
+    for options in ({"wireguard": {"mtu": HOSTILE}}, {"openvpn": {"proto": HOSTILE}},
+                    {"vnet": {"images": {"agent": HOSTILE}}}, {"tinc": {"x": HOSTILE}}):
+        overlay = next(iter(options))
+        with pytest.raises(UserError, match=f"overlay_options.{overlay}"):
+            overlay_for(parse_topology({**TWO_SITES, "overlay": overlay,
+                                        "overlay_options": options}, "t"))
+    for key, value in (("programs", {"agent": HOSTILE}), ("tun_interface", HOSTILE),
+                       ("config", {"path": HOSTILE}),
+                       ("features", {"auth_file": {"path": HOSTILE}}),
+                       ("features", {"tls": {"environment": {HOSTILE: "1"}}})):
+        profile = tmp_path / f"{key}.yml"
+        profile.write_text(yaml.safe_dump({key: value}))
+        with pytest.raises(UserError, match=key):
+            load_profile(profile)
+    # What a profile may carry (values of environment variables) is quoted:
+    profile = tmp_path / "odd.yml"
+    profile.write_text(yaml.safe_dump({"features": {"tls": {"environment": {
+        "VNET_TLS": HOSTILE}}}}))
+    odd = Vnet({"images": GOLDEN_IMAGES, "profile": str(profile)},
+               VnetFacts(VnetImages(GOLDEN_IMAGES, "test"), None,
+                         dict.fromkeys(("tls", "auth_file", "reload", "limits"))))
+    topology = parse_topology({**TWO_SITES, "overlay": "vnet", "settings": {"tls": True}}, "t")
+    plan = plan_addresses(topology, "r", IPv4Network("10.170.0.0/16"))
+    compose = yaml.safe_load(render_compose(topology, odd, "r", plan, ImageSet()))
+    assert set(compose) == {"name", "services", "networks"}
+    assert set(compose["services"]) == {"fabric", "conductor", "switch1", "switch2",
+                                        "agent1", "agent2", "agent3", "agent4"}
+    for service in compose["services"].values():
+        assert "privileged" not in service
+    assert compose["services"]["agent1"]["environment"]["VNET_TLS"] == HOSTILE.replace(
+        "$", "$$")

@@ -5,23 +5,34 @@ from __future__ import annotations
 import re
 import stat
 from collections import Counter
+from ipaddress import IPv4Network
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from cryptography import x509
 
+from vnetbench.addressing import plan_addresses
 from vnetbench.errors import UserError
 from vnetbench.gate import gate_spread, prepare_gate, release_stamp
+from vnetbench.images import ImageSet
 from vnetbench.measure.events import Source, events_frame, last_lines
 from vnetbench.measure.iperf import parse_iperf_udp
 from vnetbench.overlays import overlay_for
-from vnetbench.overlays.base import AgentLimits
+from vnetbench.overlays.base import AgentLimits, remove_private_files
 from vnetbench.overlays.vnet import Vnet
-from vnetbench.overlays.vnet.artifacts import parse_image_list, requested_images, with_vnet_options
-from vnetbench.overlays.vnet.files import auth_text, machines_config, topology_config
+from vnetbench.overlays.vnet.adapter import VnetFacts
+from vnetbench.overlays.vnet.artifacts import (
+    VnetImages,
+    parse_image_list,
+    requested_images,
+    with_vnet_options,
+)
+from vnetbench.overlays.vnet.files import machines_config, topology_config
 from vnetbench.overlays.vnet.profile import SHIPPED_PROFILE, load_profile
 from vnetbench.pki import make_pki
+from vnetbench.render import render_compose
 from vnetbench.scenarios.flood import token_bucket_drops
 from vnetbench.scenarios.join import JoinOutcome, failure_reasons, pool_size, result_of
 from vnetbench.topology import parse_topology
@@ -125,12 +136,36 @@ def test_config_for_the_topology_and_for_the_seed_sizes() -> None:
         assert abs(len(config.encode()) / 1000 - kbytes) / kbytes < 0.15
 
 
-def test_auth_file_and_keys_are_per_run() -> None:
-    profile = load_profile()
-    topology = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 2}, "t")
-    one, two = auth_text(profile, topology, "run1"), auth_text(profile, topology, "run2")
-    assert one.splitlines()[0].startswith("switch switch1 ")
-    assert len(one.splitlines()) == 4 and one != two
+def test_keys_are_random_per_stack_in_files_each_container_its_own(tmp_path: Path) -> None:
+    """No key in the compose file or on a command line vnetbench writes: each container
+    mounts the key file of its own nodes, the conductor the credentials file; TLS
+    material per role; everything private removed after the run."""
+    topology = parse_topology({"name": "t", "overlay": "vnet", "switches": 2, "agents": 5,
+                               "agent_pool": 2, "settings": {"tls": True}}, "t")
+    images = VnetImages(dict.fromkeys(("conductor", "switch", "agent"), "v"), "test")
+    vnet = Vnet({}, VnetFacts(images))
+    plan = plan_addresses(topology, "r", IPv4Network("10.170.0.0/16"))
+    compose = render_compose(topology, vnet, "r", plan, ImageSet())
+    vnet.write_files(topology, plan, tmp_path / "one")
+    vnet.write_files(topology, plan, tmp_path / "two")
+    keys = (tmp_path / "one/vnet/keys/pool-switch1-1").read_text().split()
+    assert keys[0::2] == ["agent1", "agent3"] and all(len(k) == 16 for k in keys[1::2])
+    assert keys != (tmp_path / "two/vnet/keys/pool-switch1-1").read_text().split()
+    assert not any(k in compose for k in keys[1::2])
+    auth = (tmp_path / "one/vnet/conductor/auth.txt").read_text()
+    assert auth.splitlines()[0].startswith("switch switch1 ") and len(auth.splitlines()) == 7
+    assert stat.S_IMODE((tmp_path / "one/vnet/keys/switch1").stat().st_mode) == 0o600
+    services = yaml.safe_load(compose)["services"]
+    assert "./vnet/keys/switch2:/vnetbench-keys:ro" in services["switch2"]["volumes"]
+    assert "./vnet/agent:/vnetbench-files:ro" in services["pool-switch1-1"]["volumes"]
+    assert all("keys" not in v and "conductor" not in v
+               for v in services["pool-switch1-1"]["volumes"] if "switch1-1" not in v)
+    assert sorted(p.name for p in (tmp_path / "one/vnet/agent").iterdir()) == [
+        "ca.pem", "cert.pem", "key.pem"]
+    removed = remove_private_files(vnet, tmp_path / "one")
+    assert len(removed) == 5 + 1 + 3  # key files of 2 switches and 3 pools, auth, TLS keys
+    assert not list((tmp_path / "one/vnet/keys").iterdir())
+    assert not (tmp_path / "one/vnet/conductor/auth.txt").exists()
 
 
 def test_pki_one_ca_and_a_certificate_per_role_keys_owner_only(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@ ports, log patterns, features): the profile, see profile.yml.
 
 from __future__ import annotations
 
+import os
+import secrets
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,7 +44,6 @@ from vnetbench.overlays.vnet.files import (
     auth_text,
     machine_name,
     machines_config,
-    node_key,
     topology_config,
     virtual_addresses,
 )
@@ -51,8 +54,11 @@ from vnetbench.topology import Topology
 if TYPE_CHECKING:
     from vnetbench.stack import Stack
 
-FILES_DIR = "vnet"  # under the run directory, mounted read-only at CONTAINER_FILES
+FILES_DIR = "vnet"  # under the run directory: vnet/<role>/ is mounted at CONTAINER_FILES
 CONTAINER_FILES = "/vnetbench-files"
+KEYS_DIR = "keys"  # vnet/keys/<container>: "name key" lines of that container's nodes
+CONTAINER_KEYS = "/vnetbench-keys"
+ROLES = ("conductor", "switch", "agent")
 RECONFIGURE_WAIT_SECONDS = 30.0
 PLAIN_REMARK = "TLS not in this build: measured plain"
 
@@ -204,6 +210,7 @@ class Vnet(Overlay):
             "images": images.images if images else requested_images(
                 profile, self.chosen_images())[0],
             "files": CONTAINER_FILES,
+            "key_file": CONTAINER_KEYS,
             **gate.template_context(),
             "listening": {role: listening_check(port) for role, port in profile.ports.items()},
             "environment": self.environment(topology, plan, profile),
@@ -223,9 +230,9 @@ class Vnet(Overlay):
             tls = profile.feature("tls")
             for role in per_role:
                 per_role[role] |= {**dict(tls.get("environment")),
-                                   str(tls.get("cert")): f"{CONTAINER_FILES}/pki/{role}.pem",
-                                   str(tls.get("key")): f"{CONTAINER_FILES}/pki/{role}.key",
-                                   str(tls.get("ca")): f"{CONTAINER_FILES}/pki/ca.pem"}
+                                   str(tls.get("cert")): f"{CONTAINER_FILES}/cert.pem",
+                                   str(tls.get("key")): f"{CONTAINER_FILES}/key.pem",
+                                   str(tls.get("ca")): f"{CONTAINER_FILES}/ca.pem"}
         if not self.feature_missing("auth_file"):
             auth = profile.feature("auth_file")
             per_role["conductor"][str(auth.get("variable"))] = str(auth.get("path"))
@@ -240,27 +247,25 @@ class Vnet(Overlay):
 
     def arguments(self, topology: Topology, profile: VnetProfile,
                   plan: AddressPlan) -> dict[str, list[str]]:
-        """Program and arguments per node; pooled agents get @NAME@/@KEY@ placeholders."""
-        tag = plan.tag  # stable per run; keys derive from it
+        """Program and arguments per node. Keys are never in the compose file: the entry
+        wrapper fills @KEY@ from the container's own key file (and @NAME@ in pools)."""
         argv: dict[str, list[str]] = {"conductor": [profile.programs["conductor"],
                                                     *profile.arguments["conductor"]]}
         for switch in topology.switches:
             argv[switch] = [profile.programs["switch"], *(
-                a.format(name=switch, key=node_key(tag, switch), port=profile.ports["switch"])
+                a.format(name=switch, key="@KEY@", port=profile.ports["switch"])
                 for a in profile.arguments["switch"])]
         for container in topology.agent_containers():
-            pooled = len(container.agents) > 1
-            name = "@NAME@" if pooled else container.agents[0]
-            key = "@KEY@" if pooled else node_key(tag, name)
+            name = "@NAME@" if len(container.agents) > 1 else container.agents[0]
             argv[container.name] = [profile.programs["agent"], *(
-                a.format(name=name, key=key) for a in profile.arguments["agent"])]
+                a.format(name=name, key="@KEY@") for a in profile.arguments["agent"])]
         return argv
 
     def pool_members(self, topology: Topology, plan: AddressPlan, container: str) -> str:
-        """VNETBENCH_POOL for a pool container: 'name:key ...' ('' for a single agent)."""
+        """VNETBENCH_POOL for a pool container: 'name name ...' ('' for a single agent)."""
         for group in topology.agent_containers():
             if group.name == container and len(group.agents) > 1:
-                return " ".join(f"{a}:{node_key(plan.tag, a)}" for a in group.agents)
+                return " ".join(group.agents)
         return ""
 
     def tun_checks(self, topology: Topology, profile: VnetProfile) -> dict[str, list[str]]:
@@ -273,20 +278,35 @@ class Vnet(Overlay):
         return checks
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        """The config; per role a directory (its certificate and key with TLS, the
+        conductor's credentials file); per container a key file of its own nodes.
+        Keys are random for every stack."""
         profile = self.profile
         directory = run_dir / FILES_DIR
-        directory.mkdir(parents=True, exist_ok=True)
+        for role in ROLES:
+            (directory / role).mkdir(parents=True, exist_ok=True)
         config = directory / Path(profile.config.path).name
         config.write_text(topology_config(topology, profile, plan.tag))
-        written = [config, prepare_gate(run_dir)]
-        auth = directory / Path(str(profile.feature("auth_file").get("path"))).name
-        auth.write_text(auth_text(profile, topology, plan.tag))
-        auth.chmod(0o600)
-        written.append(auth)
+        keys = new_keys(topology)
+        written = [config, prepare_gate(run_dir),
+                   write_secret(directory / "conductor" / self.auth_file_name(),
+                                auth_text(profile, topology, keys))]
+        for node, names in key_holders(topology).items():
+            written.append(write_secret(directory / KEYS_DIR / node,
+                                        "".join(f"{n} {keys[n]}\n" for n in names)))
         if topology.settings.tls:
-            written.append(make_pki(directory / "pki", plan.tag,
-                                    ["conductor", "switch", "agent"]).ca)
+            written += issue_role_certificates(directory, plan.tag)
         return written
+
+    def auth_file_name(self) -> str:
+        return Path(str(self.profile.feature("auth_file").get("path"))).name
+
+    def private_files(self, run_dir: Path) -> list[Path]:
+        """Node keys, the conductor's credentials file and the roles' TLS keys."""
+        directory = run_dir / FILES_DIR
+        found = [*(directory / KEYS_DIR).glob("*"), *directory.glob("*/key.pem"),
+                 directory / "conductor" / self.auth_file_name()]
+        return [path for path in found if path.is_file()]
 
     # -- the config scenario ------------------------------------------------------------
     def reconfigure(self, stack: Stack, topology: Topology, machines: int) -> Reconfiguration:
@@ -328,6 +348,42 @@ class Vnet(Overlay):
                 return confirmed["time"].max().timestamp() - since, confirmed_count
             time.sleep(0.05)
         return None, confirmed_count
+
+
+def new_keys(topology: Topology) -> dict[str, str]:
+    """A random auth key per switch and agent, for one stack."""
+    return {name: secrets.token_hex(8)
+            for name in [*topology.switches, *(a.name for a in topology.agents)]}
+
+
+def key_holders(topology: Topology) -> dict[str, list[str]]:
+    """Container -> the nodes whose keys it holds: a switch its own, an agent
+    container its agents'."""
+    holders = {switch: [switch] for switch in topology.switches}
+    holders |= {c.name: list(c.agents) for c in topology.agent_containers()}
+    return holders
+
+
+def write_secret(path: Path, text: str) -> Path:
+    """A file only its owner may read, from its first byte."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+    path.chmod(0o600)
+    return path
+
+
+def issue_role_certificates(directory: Path, tag: str) -> list[Path]:
+    """A throwaway CA and one certificate per role; each role's directory gets the CA
+    certificate and its own certificate and key (cert.pem, key.pem) and nothing else."""
+    with tempfile.TemporaryDirectory(dir=directory) as staging:
+        pki = make_pki(Path(staging), tag, list(ROLES))
+        for role, issued in pki.roles.items():
+            shutil.copyfile(pki.ca, directory / role / "ca.pem")
+            shutil.copyfile(issued.cert, directory / role / "cert.pem")
+            write_secret(directory / role / "key.pem", issued.key.read_text())
+    return [directory / role / "cert.pem" for role in ROLES]
 
 
 def rewrite_in_place(path: Path, text: str) -> None:

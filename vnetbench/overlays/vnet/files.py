@@ -4,7 +4,6 @@ credentials file. Line formats come from the profile."""
 
 from __future__ import annotations
 
-import hashlib
 from ipaddress import IPv4Address
 from itertools import combinations
 
@@ -12,12 +11,6 @@ from vnetbench.overlays.vnet.profile import VnetProfile
 from vnetbench.topology import Topology
 
 MEASURED_PER_SWITCH = 2  # agents per switch that scenarios send between
-
-
-def node_key(run_id: str, name: str) -> str:
-    """A node's auth key. Derived from the run id so rendering is repeatable; it
-    guards a lab network on internal Docker networks that lives for minutes."""
-    return hashlib.sha256(f"vnetbench-auth:{run_id}:{name}".encode()).hexdigest()[:16]
 
 
 def virtual_addresses(topology: Topology, profile: VnetProfile) -> dict[str, IPv4Address]:
@@ -65,10 +58,11 @@ def machine_name(index: int) -> str:
     return f"pc{index + 1:04d}"
 
 
-def auth_text(profile: VnetProfile, topology: Topology, run_id: str) -> str:
+def auth_text(profile: VnetProfile, topology: Topology, keys: dict[str, str]) -> str:
+    """The conductor's credentials file: every switch and agent with its key."""
     feature = profile.feature("auth_file")
-    lines = [str(feature.get("switch_line")).format(name=s, key=node_key(run_id, s))
+    lines = [str(feature.get("switch_line")).format(name=s, key=keys[s])
              for s in topology.switches]
-    lines += [str(feature.get("agent_line")).format(name=a.name, key=node_key(run_id, a.name))
+    lines += [str(feature.get("agent_line")).format(name=a.name, key=keys[a.name])
               for a in topology.agents]
     return "\n".join(lines) + "\n"

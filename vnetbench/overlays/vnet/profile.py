@@ -11,7 +11,7 @@ import re
 from functools import cache
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -38,32 +38,42 @@ class Feature(Part):
         return (self.model_extra or {})[key]
 
 
+# What reaches a compose file or a shell from the profile is held to these, so a
+# profile shared between people cannot add keys to the compose file or commands.
+PATH_PATTERN = r"^/[A-Za-z0-9._/+-]+$"
+VARIABLE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+Program = Annotated[str, Field(pattern=PATH_PATTERN)]
+Variable = Annotated[str, Field(pattern=VARIABLE_PATTERN)]
+SAFE_FEATURE_KEYS = ("path", "variable", "packets_variable", "bits_variable", "cert", "key",
+                     "ca", "environment")
+
+
 class ConfigFormat(Part):
     holder: str = Field(pattern="^(switch|conductor)$")
-    path: str
+    path: Program
     comment: str
     address_line: str
     rule_line: str
 
 
 class Environment(Part):
-    conductor_address: str
-    conductor_port: str
-    config_path: str
-    dump_path: str
+    conductor_address: Variable
+    conductor_port: Variable
+    config_path: Variable
+    dump_path: Variable
 
 
 class VnetProfile(Part):
     name: str
     images: dict[str, str]
     runtime_image: str
-    programs: dict[str, str]
+    programs: dict[str, Program]
     arguments: dict[str, list[str]]
     ports: dict[str, int]
     environment: Environment
     tun_roles: list[str]
     forwarding_roles: list[str]
-    tun_interface: str
+    tun_interface: str = Field(pattern=r"^[A-Za-z0-9_.-]*\{name\}[A-Za-z0-9_.-]*$")
     virtual_network: IPv4Network
     virtual_first: IPv4Address
     config: ConfigFormat
@@ -87,6 +97,20 @@ class VnetProfile(Part):
                     re.compile(pattern)
                 except re.error as error:
                     raise ValueError(f"{role}.{event}: bad regular expression ({error})") from None
+        return value
+
+    @field_validator("features")
+    @classmethod
+    def _feature_names_are_safe(cls, value: dict[str, Feature]) -> dict[str, Feature]:
+        """Paths and variable names of features reach the compose file: hold them to
+        the same patterns as the rest of the profile."""
+        for name, feature in value.items():
+            for key, item in (feature.model_extra or {}).items():
+                names = list(item) if isinstance(item, dict) else [item]
+                pattern = PATH_PATTERN if key == "path" else VARIABLE_PATTERN
+                if key in SAFE_FEATURE_KEYS and not all(
+                        re.match(pattern, str(n)) for n in names):
+                    raise ValueError(f"{name}.{key}: {item!r} must match {pattern}")
         return value
 
     def feature(self, name: str) -> Feature:
