@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
+from python_on_whales.exceptions import DockerException
 from rich.markup import escape
 from rich.table import Table
 
@@ -52,6 +53,9 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             err_console.print("interrupted: everything of the run was torn down; "
                               "results measured so far are kept")
             raise typer.Exit(130) from None
+        except DockerException as error:
+            engine_gone(error)
+            raise
         except OSError as error:
             if error.errno not in WRITE_ERRNOS:
                 raise
@@ -64,6 +68,22 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+def engine_gone(error: DockerException) -> None:
+    """An engine call failed: if the engine no longer answers, one paragraph and exit 2
+    (a bug otherwise: the traceback stays)."""
+    from vnetbench.engine import engine_version
+
+    if engine_version() is not None:
+        return
+    last = (error.stderr or str(error)).strip().splitlines()[-1:]
+    err_console.print(
+        f"[bold red]error:[/] the Docker engine stopped answering ({escape(' '.join(last))}). "
+        "The results measured before are kept in the run directory. Start the engine "
+        "again (make setup), then run 'vnetbench clean' to remove what the run left.",
+        highlight=False, soft_wrap=True)
+    raise typer.Exit(2) from None
 
 
 app = typer.Typer(

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -25,6 +25,24 @@ from vnetbench.labels import run_filter
 from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
 from vnetbench.ui import note, silence_consoles, waiting
+
+
+@dataclass(frozen=True)
+class Death:
+    """A container of the system under test that stopped while the run measured."""
+
+    service: str  # as in the compose file, e.g. router-switch2
+    exit_code: int
+    finished: datetime
+    last_line: str
+
+    def describe(self, during: str) -> str:
+        said = f", its log ends: {self.last_line}" if self.last_line else ""
+        return (f"{self.service} exited ({self.exit_code}) at "
+                f"{self.finished:%H:%M:%S} UTC {during}{said}")
+
+
+HELPER_ROLES = {"probe", "shaper", "fabric", "capability-probe", "fabric-sweep"}
 
 
 @dataclass
@@ -195,6 +213,24 @@ class Stack:
                 [s for s in states.values() if s[0] == "agent"]):
             return None
         return sorted(failed)
+
+    def deaths(self) -> list[Death]:
+        """The system-under-test containers of this stack that have stopped, oldest first."""
+        found = []
+        stopped = [*quick.container.list(all=True, filters=[*run_filter(self.run_id),
+                                                              ("status", "exited")]),
+                   *quick.container.list(all=True, filters=[*run_filter(self.run_id),
+                                                              ("status", "dead")])]
+        for container in stopped:  # one listing per pass; only stopped ones inspected
+            with suppress(DockerException):
+                state = container.state
+                if (container.config.labels or {}).get(labels.ROLE) in HELPER_ROLES:
+                    continue
+                tail = str(quick.container.logs(container, tail=1)).strip()
+                found.append(Death(container.name.removeprefix(f"{self.rendered.project}-"),
+                                   int(state.exit_code or 0),
+                                   state.finished_at or datetime.now(UTC), tail[-200:]))
+        return sorted(found, key=lambda death: death.finished)
 
     def logs(self, role: str | None = None, since: datetime | None = None) -> list[Source]:
         """Every container's log (with Docker's timestamps), optionally of one role."""

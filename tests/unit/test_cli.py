@@ -4,6 +4,7 @@ import random
 from pathlib import Path
 
 import pytest
+import typer
 import yaml
 from typer.testing import CliRunner
 
@@ -137,3 +138,22 @@ def test_fuzzed_topologies_and_options_never_give_a_traceback(tmp_path: Path) ->
                           rng.choice(["-1", "0", "nan", "1e400", "x", "", "3"]),
                           "--out", str(tmp_path / "out")])
         assert code == 2
+
+
+def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
+    """With no engine, a failed engine call is said plainly (exit 2, no traceback)."""
+    from python_on_whales.exceptions import DockerException
+
+    from vnetbench.cli import guarded
+
+    @guarded
+    def measuring() -> None:
+        raise DockerException(["docker", "run"], 1, b"",
+                              b"Cannot connect to the Docker daemon at unix:///x")
+
+    test_app = typer.Typer()
+    test_app.command()(measuring)
+    result = runner.invoke(test_app, [], env={"DOCKER_HOST": "unix:///nonexistent"})
+    assert result.exit_code == 2
+    assert "the Docker engine stopped answering (Cannot connect" in " ".join(
+        result.output.split())

@@ -7,6 +7,7 @@ container logs, results.{parquet,csv,txt} and run.json.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from vnetbench.images import ImageSet, build_project_images
 from vnetbench.labels import current_owner, detached_owner
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Applicable, NotRunnable
+from vnetbench.outcome import Applicable, NotRunnable, State
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.overlays.base import remove_private_files
 from vnetbench.render import RenderedRun, render_run
@@ -176,8 +177,10 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
             context = ScenarioContext(stack, topology, overlay, rendered.plan,
                                       rendered.directory / "raw")
             with ShapingKeeper(stack.run_id, topology):
+                started: dict[int, datetime] = {}
                 for pass_no in passes:
-                    run_pass(scenario, context, pass_no, results, remark)
+                    started[pass_no] = datetime.now(UTC)
+                    run_pass(scenario, context, pass_no, results, remark, started)
     finally:
         forget_private_keys(overlay, rendered.directory)
         patterns = overlay.event_patterns()
@@ -207,10 +210,19 @@ def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
 
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
-             results: ResultSet, remark: str = "") -> None:
-    """One pass; `remark` (how the overlay adjusted the settings) joins its status."""
+             results: ResultSet, remark: str = "",
+             started: dict[int, datetime] | None = None) -> None:
+    """One pass; `remark` (how the overlay adjusted the settings) joins its status,
+    and so does every container of the system under test that has died, named with
+    its exit code, when, during which pass, and its last log line."""
     topology = context.topology
     outcome = scenario.run_pass(context, pass_no)
+    deaths = context.stack.deaths()
+    if deaths:
+        named = "; ".join(d.describe(pass_of(d.finished, started or {})) for d in deaths)
+        outcome.status = f"{outcome.status}; {named}"
+        outcome.state = outcome.state if not outcome.state.measured else State.FAILED
+        outcome.notes.append(f"[red]{named}[/]")
     status = f"{outcome.status}; {remark}" if remark else outcome.status
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
                 scenario.settings(topology) | link_settings(topology), status=status,
@@ -222,6 +234,12 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     for text in outcome.notes:
         note(text)
     step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
+
+
+def pass_of(moment: datetime, started: dict[int, datetime]) -> str:
+    """'during pass N' for the last pass that had started by then, else 'before pass 1'."""
+    begun = [p for p, at in started.items() if at <= moment]
+    return f"during pass {max(begun)}" if begun else "before the first pass"
 
 
 def emit(results: ResultSet, line: str) -> None:

@@ -1,0 +1,132 @@
+"""Faults on real containers: a system-under-test container killed mid-scenario, a
+vnetbench process killed outright, two runs started at once, a full disk. Each ends
+in a bounded, named failure, and nothing of any run is left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from python_on_whales import docker
+
+from tests.integration.conftest import leftovers
+from vnetbench.results import load_results
+
+pytestmark = pytest.mark.integration
+TOPOLOGY = "name: {name}\nswitches: 2\nagents: 4\n"
+
+
+def vnetbench(*args: str, cwd: Path, **popen: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "vnetbench", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "BENCH_SECONDS": ""}, **popen)  # type: ignore[call-overload]
+
+
+def streaming_run(timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
+    """The id of a run (not one of `besides`) whose iperf3 client probe is streaming."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for probe in docker.container.list(filters=[("label", "vnetbench.tool=iperf3")]):
+            run_id = str((probe.config.labels or {}).get("vnetbench.run"))
+            if "-c" in (probe.config.cmd or []) and run_id not in besides:
+                return run_id
+        time.sleep(0.2)
+    raise AssertionError("no iperf3 client probe appeared")
+
+
+def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
+        tmp_path: Path) -> None:
+    (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-kill"))
+    process = vnetbench("run", "throughput", "flood", "-t", "t.yml", "--passes", "1",
+                        "--seconds", "20", "--out", "out", cwd=tmp_path)
+    run_id = streaming_run()
+    router = next(c for c in docker.container.list(filters=[
+        ("label", f"vnetbench.run={run_id}"), ("label", "vnetbench.node=switch2"),
+        ("label", "vnetbench.role=router")]))
+    killed_at = time.monotonic()
+    docker.container.kill(router)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr[-2000:]
+    assert time.monotonic() - killed_at < 120, "a dead router must not make the run hang"
+    frame = load_results(tmp_path / "out" / run_id)
+    status = frame.groupby("scenario")["status"].first()
+    assert "router-switch2 exited (137)" in status["throughput"], status["throughput"]
+    assert "during pass 1" in status["throughput"]
+    assert frame[frame["scenario"] == "flood"]["state"].eq("ok").all(), status["flood"]
+    assert leftovers(run_id) == []
+
+
+def test_a_killed_vnetbench_leaves_an_orphan_that_clean_alone_removes(tmp_path: Path) -> None:
+    """SIGKILL gives no chance to tear down: the next command names the orphan, and
+    `clean` removes it (and no run whose owner lives)."""
+    (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-orphan"))
+    live = vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds", "60",
+                     "--out", "out-live", cwd=tmp_path)
+    live_run = streaming_run()
+    (tmp_path / "u.yml").write_text(TOPOLOGY.format(name="it-orphan2"))
+    doomed = vnetbench("up", "-t", "u.yml", "--out", "out", cwd=tmp_path)
+    doomed.communicate(timeout=300)
+    up_run = next((tmp_path / "out").iterdir()).name
+    try:
+        killed = vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds",
+                           "60", "--out", "out-killed", cwd=tmp_path)
+        orphan = streaming_run(besides=(live_run,))  # up, shaped and measuring
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate(timeout=30)
+        clean = subprocess.run([sys.executable, "-m", "vnetbench", "clean"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+        assert clean.returncode == 0, clean.stderr
+        assert orphan in clean.stderr  # noticed and named before it is removed
+        assert leftovers(orphan) == []
+        assert leftovers(live_run) != [] and leftovers(up_run) != []  # still theirs
+    finally:
+        live.send_signal(signal.SIGINT)
+        live.communicate(timeout=300)
+        subprocess.run([sys.executable, "-m", "vnetbench", "down", up_run, "--out", "out"],
+                       cwd=tmp_path, capture_output=True, timeout=300)
+    assert leftovers(live_run) == [] and leftovers(up_run) == []
+
+
+def test_two_runs_started_together_both_complete(tmp_path: Path) -> None:
+    """Address blocks and run directories are claimed under a lock: no collision."""
+    (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-twins"))
+    runs = [vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds", "2",
+                      "--out", "out", cwd=tmp_path) for _ in range(2)]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-1500:] for _, err in outputs]
+    directories = sorted((tmp_path / "out").iterdir())
+    assert len(directories) == 2
+    blocks = {json.loads((d / "run.json").read_text())["address_block"] for d in directories}
+    assert len(blocks) == 2
+    for directory in directories:
+        assert load_results(directory)["state"].eq("ok").all()
+        assert leftovers(directory.name) == []
+
+
+def test_a_full_disk_is_one_paragraph_and_tears_down(tmp_path: Path) -> None:
+    """Results on a 1 MiB filesystem: the run says so, removes its containers and its
+    DOCKER-USER rule, and the files written before are whole."""
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], check=True)
+    try:
+        (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-full"))
+        (small / "ballast").write_bytes(b"\0" * (1024 * 1024 - 300 * 1024))
+        run = vnetbench("run", "throughput", "-t", "t.yml", "--passes", "3", "--seconds",
+                        "1", "--out", str(small / "out"), cwd=tmp_path)
+        _, stderr = run.communicate(timeout=600)
+        assert run.returncode == 2, stderr[-2000:]
+        assert "No space left on device" in stderr and "Traceback" not in stderr
+        run_dir = next((small / "out").iterdir())
+        assert leftovers(run_dir.name) == []
+        header = run_dir / "run.json"
+        if header.exists():
+            json.loads(header.read_text())  # whole, or not written at all
+    finally:
+        subprocess.run(["umount", str(small)], check=False)
