@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.engine import compose_version, engine_version
+from vnetbench.engine import EngineFacts, compose_version, engine_version
 from vnetbench.images import TOOLS_IMAGE, image_id
 
 Check = tuple[str, bool, str]
@@ -15,6 +15,10 @@ def diagnose() -> tuple[list[Check], bool]:
     compose = compose_version()
     checks: list[Check] = [
         ("docker engine", engine is not None, engine or "does not answer: run 'make setup'"),
+        ("health checks only while starting", EngineFacts(engine).start_interval,
+         "yes (start_interval)" if EngineFacts(engine).start_interval else
+         f"no: Engine {engine} has no start_interval, so health checks run every second "
+         "while vnetbench measures; use Engine 25 or later (make setup installs 26)"),
         ("compose v2", compose is not None, compose or "missing: install the Compose v2 plugin"),
         ("/dev/net/tun", Path("/dev/net/tun").exists(), "needed by overlays with TUN devices"),
     ]

@@ -9,6 +9,8 @@ for the listing and removing that teardown does.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
@@ -29,6 +31,26 @@ def bounded_client(seconds: int, **options: object) -> DockerClient:
 
 docker = bounded_client(ENGINE_CALL_SECONDS)
 quick = bounded_client(QUICK_CALL_SECONDS)
+
+
+START_INTERVAL_SINCE = 25  # Docker Engine that knows healthcheck.start_interval
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """What rendering needs to know of the engine, learned before rendering."""
+
+    version: str | None = None  # None: not asked (a file to run by hand) or no engine
+
+    @property
+    def start_interval(self) -> bool:
+        """Health checks only while starting; assumed when unknown (current engines)."""
+        major = (self.version or "").split(".")[0]
+        return not major.isdigit() or int(major) >= START_INTERVAL_SINCE
+
+
+def engine_facts() -> EngineFacts:
+    return EngineFacts(engine_version())
 
 
 def engine_version() -> str | None:

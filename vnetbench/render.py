@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from vnetbench import __version__
 from vnetbench.addressing import AddressPlan, plan_addresses
+from vnetbench.engine import EngineFacts
 from vnetbench.images import ImageSet
 from vnetbench.labels import detached_owner, names_for_templates
 from vnetbench.overlays import Overlay
@@ -57,13 +58,15 @@ def flow(value: object) -> str:
 
 
 HAND_RUN = detached_owner("compose file")  # a file rendered to run by hand
+CURRENT_ENGINES = EngineFacts()  # version unknown: an engine of today (start_interval)
 
 
 def render_compose(
     topology: Topology, overlay: Overlay, run_id: str, plan: AddressPlan, images: ImageSet,
-    owner: str = HAND_RUN,
+    owner: str = HAND_RUN, engine: EngineFacts = CURRENT_ENGINES,
 ) -> str:
-    """The compose file; `owner` is the owner label of everything in it (labels.py)."""
+    """The compose file; `owner` is the owner label of everything in it (labels.py),
+    `engine` what the engine that runs it can do (health-check timing)."""
     context = {
         "version": __version__,
         "topology": topology,
@@ -74,6 +77,7 @@ def render_compose(
         "images": images,
         "label": names_for_templates(),
         "owner": owner,
+        "engine": engine,
         **overlay.template_context(topology, plan),
     }
     text = template_environment().get_template("compose.yml.j2").render(context)
@@ -88,12 +92,13 @@ def render_run(
     directory: Path,
     images: ImageSet | None = None,
     owner: str = HAND_RUN,
+    engine: EngineFacts = CURRENT_ENGINES,
 ) -> RenderedRun:
     """Write compose.yml and the overlay's files into directory."""
     plan = plan_addresses(topology, run_id, block)
     directory.mkdir(parents=True, exist_ok=True)
     compose_file = directory / COMPOSE_FILE
     compose_file.write_text(render_compose(topology, overlay, run_id, plan,
-                                           images or ImageSet(), owner))
+                                           images or ImageSet(), owner, engine))
     overlay.write_files(topology, plan, directory)
     return RenderedRun(run_id, project_name(run_id), directory, compose_file, plan)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
@@ -117,6 +118,16 @@ def disconnect_all(network_id: str) -> None:
                 quick.network.disconnect(network_id, name, force=True)
 
 
+def start_period_over(container: Container) -> bool:
+    """Has the container's health-check start period passed since it started?"""
+    check = container.config.healthcheck
+    period_ns = getattr(check, "start_period", None) or 0
+    started = container.state.started_at
+    if not started or not period_ns:
+        return False
+    return (datetime.now(UTC) - started).total_seconds() > period_ns / 1e9
+
+
 def run_owners() -> dict[str, str | None]:
     """Every run with containers or networks on this engine, and its owner label."""
     found: list[dict[str, str]] = []
@@ -200,8 +211,10 @@ class Stack:
                     continue
                 health = state.health.status if state.health else None
                 ready = bool(state.running) and health in (None, "healthy")
-                # compose has tried to start them all: "created" means it failed
-                starting = state.status == "restarting" or health == "starting"
+                # compose has tried to start them all: "created" means it failed; with
+                # start_interval, "starting" after the start period means never ready
+                starting = state.status == "restarting" or (
+                    health == "starting" and not start_period_over(container))
                 settled = ready or (not starting and (not state.running
                                                       or health == "unhealthy"))
                 states[container.name] = (role, ready, settled)

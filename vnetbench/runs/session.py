@@ -14,7 +14,7 @@ from typing import Any
 
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.allocation import claimed_block
-from vnetbench.engine import require_engine
+from vnetbench.engine import engine_facts, require_engine
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.labels import current_owner, detached_owner
@@ -74,7 +74,7 @@ def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path, images: Ima
     """Render a topology into a new run directory (for `vnetbench up`)."""
     run_id, directory = new_run_directory(topology, out_dir)
     return render_run(topology, overlay, run_id, block, directory, images,
-                      detached_owner("vnetbench up"))
+                      detached_owner("vnetbench up"), engine_facts())
 
 
 def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay) -> RunRecord:
@@ -158,7 +158,8 @@ def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, ru
                   else [(passes, layout.logs(scenario.name))])
         for stack_passes, logs_dir in stacks:
             rendered = render_run(stack_topology, overlay, run_id, plan.block,
-                                  layout.scenario(scenario.name), images, current_owner())
+                                  layout.scenario(scenario.name), images, current_owner(),
+                                  engine_facts())
             run_on_stack(scenario, rendered, stack_topology, overlay, results,
                          stack_passes, logs_dir, record, remark)
 
