@@ -9,6 +9,11 @@ from vnetbench.images import build_project_images
 from vnetbench.labels import run_filter as label_filter
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that restart the engine run after every other test."""
+    items.sort(key=lambda item: item.get_closest_marker("engine_restart") is not None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def engine_and_images() -> None:
     require_engine()  # fails loudly: `make test` must have started the engine

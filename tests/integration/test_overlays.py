@@ -4,6 +4,7 @@ at a rate this machine clears with margin, and really through the tunnel."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,19 @@ def test_twenty_clients_join_at_once(overlay: str, tmp_path: Path) -> None:
     assert value["gate_spread_ms"] < 500
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
+
+
+def test_fifty_wireguard_clients_joined_and_torn_down_leave_no_network(tmp_path: Path) -> None:
+    """The case that once leaked a network for good ("has active endpoints"): 50 clients
+    in their own containers, joined at once, then removed while the engine is busy."""
+    topology = parse_topology(
+        {"name": "it-join50", "overlay": "wireguard", "switches": 2, "agents": 2,
+         "settings": {"passes": 1, "machines": 50}}, "test", overrides={})
+    started = time.monotonic()
+    run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
+    frame = load_results(run_dir)
+    assert frame["state"].isin(["ok", "partial"]).all(), frame["status"].iloc[0]
+    assert frame.set_index("metric")["value"]["joined"] >= 45
+    record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers(record["run_id"]) == []
+    assert time.monotonic() - started < 600
