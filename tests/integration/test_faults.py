@@ -74,11 +74,14 @@ def test_a_killed_vnetbench_leaves_an_orphan_that_clean_alone_removes(tmp_path: 
     doomed.communicate(timeout=300)
     up_run = next((tmp_path / "out").iterdir()).name
     try:
-        killed = vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds",
-                           "60", "--out", "out-killed", cwd=tmp_path)
+        # no pipes: the docker CLI its probe runs in would hold them open after the kill
+        killed = subprocess.Popen([sys.executable, "-m", "vnetbench", "run", "throughput",
+                                   "-t", "t.yml", "--passes", "1", "--seconds", "60", "--out",
+                                   "out-killed"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
         orphan = streaming_run(besides=(live_run,))  # up, shaped and measuring
         killed.send_signal(signal.SIGKILL)
-        killed.communicate(timeout=30)
+        killed.wait(timeout=30)
         clean = subprocess.run([sys.executable, "-m", "vnetbench", "clean"], cwd=tmp_path,
                                capture_output=True, text=True, timeout=300)
         assert clean.returncode == 0, clean.stderr
