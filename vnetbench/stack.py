@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -294,26 +294,25 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def teardown_guard() -> Iterator[None]:
+def handling(numbers: tuple[signal.Signals, ...],
+             handler: Callable[[int, FrameType | None], object] | int) -> Iterator[None]:
+    """The signals go to handler for the `with` block, then back to what they were."""
+    previous = {number: signal.signal(number, handler) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, before in previous.items():
+            signal.signal(number, before)
+
+
+def teardown_guard() -> AbstractContextManager[None]:
     """Turn SIGTERM, SIGHUP and SIGQUIT into the Ctrl-C path, so `finally` blocks run."""
-    previous = {s: signal.signal(s, _raise_interrupted) for s in TEARDOWN_SIGNALS}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    return handling(TEARDOWN_SIGNALS, _raise_interrupted)
 
 
-@contextmanager
-def shielded() -> Iterator[None]:
+def shielded() -> AbstractContextManager[None]:
     """Ignore further Ctrl-C and teardown signals while tearing down."""
-    numbers = (signal.SIGINT, *TEARDOWN_SIGNALS)
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in numbers}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    return handling((signal.SIGINT, *TEARDOWN_SIGNALS), signal.SIG_IGN)
 
 
 @contextmanager
