@@ -38,14 +38,14 @@ unit: venv
 	$(BIN)/pytest tests/unit
 
 integration: setup
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest tests/integration
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
 
 # Unit tests first, with no engine reachable at all (they must not need one),
 # then the set-up and the integration tests on the real engine.
 test: lint
 	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
 	$(MAKE) --no-print-directory setup
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest tests/integration
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
 
 # Re-render the committed example compose files after a template change.
 compose: venv
