@@ -282,14 +282,18 @@ class Stack:
         return removed
 
 
-# Signals that end a run through its teardown, like Ctrl-C: a kill, a dropped SSH
-# session (SIGHUP: the terminal is gone, so output goes nowhere from then on), Ctrl-\.
-TEARDOWN_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# Signals that end a run through its teardown: Ctrl-C (handled even when a
+# non-interactive shell started vnetbench in the background with SIGINT ignored),
+# a kill, a dropped SSH session (SIGHUP: the terminal is gone, so output goes
+# nowhere from then on), Ctrl-\.
+TEARDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     if signum == signal.SIGHUP:
         silence_consoles()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Interrupted(f"signal {signal.Signals(signum).name}")
 
 
@@ -306,13 +310,13 @@ def handling(numbers: tuple[signal.Signals, ...],
 
 
 def teardown_guard() -> AbstractContextManager[None]:
-    """Turn SIGTERM, SIGHUP and SIGQUIT into the Ctrl-C path, so `finally` blocks run."""
+    """Ctrl-C, SIGTERM, SIGHUP and SIGQUIT take the Ctrl-C path: `finally` blocks run."""
     return handling(TEARDOWN_SIGNALS, _raise_interrupted)
 
 
 def shielded() -> AbstractContextManager[None]:
     """Ignore further Ctrl-C and teardown signals while tearing down."""
-    return handling((signal.SIGINT, *TEARDOWN_SIGNALS), signal.SIG_IGN)
+    return handling(TEARDOWN_SIGNALS, signal.SIG_IGN)
 
 
 @contextmanager
