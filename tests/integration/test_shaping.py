@@ -25,6 +25,12 @@ from vnetbench.topology import Topology, parse_topology
 
 pytestmark = pytest.mark.integration
 TCP_OVERHEAD = 1448 / 1514  # TCP payload per Ethernet frame (MSS 1448 with timestamps)
+# TCP through tbf cannot beat the rate (its burst is 4 ms of it: under 1 % of a
+# 5 s stream, so at most +2 %), and gets somewhat less: slow start at the
+# beginning, and cubic halving its window at each drop from tbf's 50 ms queue
+# leaves the link idle for part of each sawtooth. Seen here: 0.94-1.00 of
+# rate x 1448/1514 at 10 Mbit/s over 5 s; the floor is 0.90.
+RATE_LOW, RATE_HIGH = 0.90, 1.02
 # The delay line holds each packet for its delay less its own measured latency
 # (vnetbench-shape calibrates it at start). What remains per direction: the
 # calibration's error (the median of 200 loopback trips against a line that
@@ -57,7 +63,7 @@ def test_rate_within_five_percent(rate_mbit: int, tmp_path: Path) -> None:
     value, record = measure(shaped(f"it-rate{rate_mbit}", {"rate": f"{rate_mbit}mbit"},
                                    seconds=5, pings=20), tmp_path)
     expected = rate_mbit * TCP_OVERHEAD
-    assert abs(value["tcp_mbit"] / expected - 1) < 0.05, (value["tcp_mbit"], expected)
+    assert RATE_LOW <= value["tcp_mbit"] / expected <= RATE_HIGH, (value["tcp_mbit"], expected)
     applied = record["links"]["applied"]["throughput"]
     tbf = [q for node in applied.values() if isinstance(node, dict) for q in node["qdiscs"]
            if q["kind"] == "tbf"]
