@@ -59,7 +59,7 @@ def measure(topology: Topology, tmp_path: Path) -> tuple[dict[str, float], dict[
 
 
 @pytest.mark.parametrize("rate_mbit", [10, 100])
-def test_rate_within_five_percent(rate_mbit: int, tmp_path: Path) -> None:
+def test_tcp_through_a_shaped_rate_within_its_bounds(rate_mbit: int, tmp_path: Path) -> None:
     value, record = measure(shaped(f"it-rate{rate_mbit}", {"rate": f"{rate_mbit}mbit"},
                                    seconds=5, pings=20), tmp_path)
     expected = rate_mbit * TCP_OVERHEAD
