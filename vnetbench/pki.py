@@ -37,13 +37,20 @@ def _name(common_name: str) -> x509.Name:
                       x509.NameAttribute(NameOID.ORGANIZATION_NAME, "vnetbench run")])
 
 
-def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
-    path.touch(mode=0o600)  # 0600 before the key is in it
+def write_private(path: Path, data: str | bytes) -> Path:
+    """A file only its owner may read, from before its first byte: a key written
+    into it is never readable by others, not even for an instant."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
     path.chmod(0o600)  # touch keeps an existing file's mode
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
-    path.chmod(0o600)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
+    write_private(path, key.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
 
 
 def _write_cert(cert: x509.Certificate, path: Path) -> None:

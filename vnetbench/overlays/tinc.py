@@ -20,7 +20,8 @@ from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.keys import tinc_keypair
-from vnetbench.overlays.tunnel import TunnelOverlay, owner_only
+from vnetbench.overlays.tunnel import TunnelOverlay
+from vnetbench.pki import write_private
 from vnetbench.topology import Topology
 
 NETWORK = "vnetbench"
@@ -98,7 +99,7 @@ class Tinc(TunnelOverlay):
                       f"{address}/{TUNNEL_NETWORK.prefixlen} dev $INTERFACE\n"
                       "ip link set $INTERFACE up\n")
         up.chmod(0o755)
-        owner_only(directory / PRIVATE_KEY).write_text(private)
+        write_private(directory / PRIVATE_KEY, private)
         for host, lines in hosts.items():
             (directory / "hosts" / host).write_text("\n".join(lines) + "\n")
         return directory

@@ -9,15 +9,8 @@ from pathlib import Path
 from vnetbench.addressing import AddressPlan, tunnel_addresses
 from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
 from vnetbench.overlays.base import Overlay
+from vnetbench.pki import write_private
 from vnetbench.topology import Topology
-
-
-def owner_only(path: Path) -> Path:
-    """Create path (or take the existing file) as 0600, so that a key written into it
-    next is never readable by others, not even for an instant."""
-    path.touch(mode=0o600)
-    path.chmod(0o600)  # touch keeps an existing file's mode
-    return path
 
 
 class TunnelOverlay(Overlay):
@@ -46,8 +39,7 @@ class TunnelOverlay(Overlay):
     @staticmethod
     def write_secret(path: Path, lines: list[str]) -> Path:
         """A config holding keys: owner-readable only (before the key is written)."""
-        owner_only(path).write_text("\n".join(lines) + "\n")
-        return path
+        return write_private(path, "\n".join(lines) + "\n")
 
     @staticmethod
     def write_public(path: Path, lines: list[str]) -> Path:

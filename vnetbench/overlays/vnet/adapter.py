@@ -6,7 +6,6 @@ ports, log patterns, features): the profile, see profile.yml.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import signal
@@ -48,7 +47,7 @@ from vnetbench.overlays.vnet.files import (
     virtual_addresses,
 )
 from vnetbench.overlays.vnet.profile import VnetProfile, load_profile
-from vnetbench.pki import make_pki
+from vnetbench.pki import make_pki, write_private
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
@@ -289,10 +288,10 @@ class Vnet(Overlay):
         config.write_text(topology_config(topology, profile, plan.tag))
         keys = new_keys(topology)
         written = [config, prepare_gate(run_dir),
-                   write_secret(directory / "conductor" / self.auth_file_name(),
+                   write_private(directory / "conductor" / self.auth_file_name(),
                                 auth_text(profile, topology, keys))]
         for node, names in key_holders(topology).items():
-            written.append(write_secret(directory / KEYS_DIR / node,
+            written.append(write_private(directory / KEYS_DIR / node,
                                         "".join(f"{n} {keys[n]}\n" for n in names)))
         if topology.settings.tls:
             written += issue_role_certificates(directory, plan.tag)
@@ -364,16 +363,6 @@ def key_holders(topology: Topology) -> dict[str, list[str]]:
     return holders
 
 
-def write_secret(path: Path, text: str) -> Path:
-    """A file only its owner may read, from its first byte."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(text)
-    path.chmod(0o600)
-    return path
-
-
 def issue_role_certificates(directory: Path, tag: str) -> list[Path]:
     """A throwaway CA and one certificate per role; each role's directory gets the CA
     certificate and its own certificate and key (cert.pem, key.pem) and nothing else."""
@@ -382,7 +371,7 @@ def issue_role_certificates(directory: Path, tag: str) -> list[Path]:
         for role, issued in pki.roles.items():
             shutil.copyfile(pki.ca, directory / role / "ca.pem")
             shutil.copyfile(issued.cert, directory / role / "cert.pem")
-            write_secret(directory / role / "key.pem", issued.key.read_text())
+            write_private(directory / role / "key.pem", issued.key.read_text())
     return [directory / role / "cert.pem" for role in ROLES]
 
 
