@@ -64,20 +64,49 @@ def claimed_blocks(directory: Path) -> list[IPv4Network]:
     return claimed
 
 
+class BlockClaim:
+    """A run's claim on one /16. `replace` moves it when the engine refuses the
+    block anyway: an engine user that claims elsewhere (vnetbench with another
+    state directory, another tool) created an overlapping network after the choice."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.refused: list[IPv4Network] = []
+        self.file: Path | None = None
+        self.block = self._claim()
+
+    def _claim(self) -> IPv4Network:
+        with (STATE / "blocks.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                block = free_block(docker_subnets() + claimed_blocks(self.directory)
+                                   + host_routes() + self.refused)
+                self.release()
+                self.file = self.directory / f"{str(block).replace('/', '_')}.claim"
+                self.file.write_text(current_owner())
+                return block
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def replace(self) -> IPv4Network:
+        """Give up the current block for the rest of the run and claim another."""
+        self.refused.append(self.block)
+        self.block = self._claim()
+        return self.block
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.unlink(missing_ok=True)
+            self.file = None
+
+
 @contextmanager
-def claimed_block() -> Iterator[IPv4Network]:
+def claimed_block() -> Iterator[BlockClaim]:
     """A /16 of the pool no one else uses or claims, held for the `with` block."""
     directory = STATE / "blocks"
     directory.mkdir(parents=True, exist_ok=True)
-    with (STATE / "blocks.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            block = free_block(docker_subnets() + claimed_blocks(directory) + host_routes())
-            claim = directory / f"{str(block).replace('/', '_')}.claim"
-            claim.write_text(current_owner())
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    claim = BlockClaim(directory)
     try:
-        yield block
+        yield claim
     finally:
-        claim.unlink(missing_ok=True)
+        claim.release()

@@ -373,26 +373,16 @@ def up(
     from vnetbench.allocation import claimed_block
     from vnetbench.images import build_project_images
     from vnetbench.runs.comparison import require_overlays
-    from vnetbench.runs.session import prepare_run, up_record
-    from vnetbench.shaping.apply import check_shaping, shape_run
-    from vnetbench.stack import Stack
+    from vnetbench.runs.session import bring_up_detached
+    from vnetbench.shaping.apply import check_shaping
 
     topology = read_topology(topology_file)
     overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
     topology = overlay.adjust(topology).topology
     check_shaping(topology)
     images = build_project_images()
-    with claimed_block() as block:  # until its networks exist
-        rendered = prepare_run(topology, overlay, out_directory(out), images, block)
-        record = up_record(rendered, topology, overlay)
-        stack = Stack(rendered)
-        try:
-            stack.up()
-            record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
-            record.save()
-        except BaseException:
-            stack.down()
-            raise
+    with claimed_block() as claim:  # until its networks exist
+        rendered = bring_up_detached(topology, overlay, out_directory(out), images, claim)
     out_console.print(rendered.run_id)
 
 

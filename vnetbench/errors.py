@@ -13,3 +13,8 @@ class UserError(Exception):
 
 class Interrupted(KeyboardInterrupt):
     """SIGTERM, SIGHUP or SIGQUIT turned into the same path as Ctrl-C, so teardown runs."""
+
+
+class BlockTaken(UserError):
+    """The engine refused the run's address block: another network overlaps it (made
+    after the block was chosen). The run claims another block and tries again."""

@@ -21,7 +21,7 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
 from vnetbench.engine import ENGINE_CALL_SECONDS, bounded_client, docker, quick
-from vnetbench.errors import Interrupted, UserError
+from vnetbench.errors import BlockTaken, Interrupted, UserError
 from vnetbench.labels import run_filter
 from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
@@ -185,6 +185,13 @@ class Stack:
             with waiting(f"bringing up {self.rendered.project} (health checks)"):
                 self.compose.up(detach=True, wait=True, wait_timeout=timeout_seconds, quiet=True)
         except DockerException as error:
+            refused = (error.stderr or str(error)).strip()
+            if "pool overlaps" in refused.lower():
+                raise BlockTaken(
+                    f"The engine refused the address block {self.rendered.plan.block}: "
+                    f"another network took part of it after vnetbench chose it "
+                    f"({refused.splitlines()[-1]}). Run again; vnetbench picks a free block."
+                ) from None
             with waiting("some containers are not ready: waiting for the rest to settle"):
                 failed = self.settle(deadline=time.time() + timeout_seconds)
             if failed is None:

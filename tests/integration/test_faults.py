@@ -4,6 +4,7 @@ in a bounded, named failure, and nothing of any run is left behind."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -22,10 +23,12 @@ pytestmark = pytest.mark.integration
 TOPOLOGY = "name: {name}\nswitches: 2\nagents: 4\n"
 
 
-def vnetbench(*args: str, cwd: Path, **popen: object) -> subprocess.Popen[str]:
+def vnetbench(*args: str, cwd: Path, env: dict[str, str] | None = None,
+              **popen: object) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "vnetbench", *args], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "BENCH_SECONDS": ""}, **popen)  # type: ignore[call-overload]
+                            env={**os.environ, "BENCH_SECONDS": "", **(env or {})},
+                            **popen)  # type: ignore[call-overload]
 
 
 def streaming_run(timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
@@ -110,6 +113,54 @@ def test_two_runs_started_together_both_complete(tmp_path: Path) -> None:
     for directory in directories:
         assert load_results(directory)["state"].eq("ok").all()
         assert leftovers(directory.name) == []
+
+
+def waiting_for_flock(pids: set[int], timeout: float = 120) -> None:
+    """Until each of `pids` waits for a flock (a "->" line of /proc/locks)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = Path("/proc/locks").read_text().splitlines()
+        waiting = {int(line.split()[5]) for line in lines if " -> FLOCK" in line}
+        if pids <= waiting:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"not all of {pids} came to wait for the block lock")
+
+
+def test_a_block_refused_by_the_engine_is_given_up_for_another(tmp_path: Path) -> None:
+    """Two runs that keep their claims in different state directories (two users of
+    one engine) choose a block at the same moment: held at the lock until both wait,
+    both see the same free block. The engine refuses the networks that overlap ("Pool
+    overlaps"); a refused run moves to another block, says so in run.json, and
+    completes. Compose creates a stack's networks in parallel, so both runs may lose
+    one network each and both move."""
+    (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-race"))
+    held, runs = [], []
+    for name in ("a", "b"):
+        state = tmp_path / f"state-{name}"
+        state.mkdir()
+        lock = (state / "blocks.lock").open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        held.append(lock)
+        runs.append(vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1",
+                              "--seconds", "2", "--out", "out", cwd=tmp_path,
+                              env={"VNETBENCH_STATE": str(state)}))
+    try:
+        waiting_for_flock({run.pid for run in runs})
+    finally:
+        for lock in held:
+            lock.close()
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-1500:] for _, err in outputs]
+    records = [json.loads((d / "run.json").read_text()) for d in (tmp_path / "out").iterdir()]
+    first_choices = {(r.get("address_blocks_refused") or [r["address_block"]])[0]
+                     for r in records}
+    assert len(first_choices) == 1, records  # the race took place
+    assert any(r.get("address_blocks_refused") for r in records)
+    assert records[0]["address_block"] != records[1]["address_block"]
+    assert any("the run moves to" in err for _, err in outputs)
+    for record in records:
+        assert leftovers(record["run_id"]) == []
 
 
 def test_a_full_disk_is_one_paragraph_and_tears_down(tmp_path: Path) -> None:

@@ -108,8 +108,8 @@ def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: P
 
 def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
     topology = shaped("it-restart", {"rate": "20mbit"})
-    with claimed_block() as block:
-        rendered = prepare_run(topology, Baseline(), tmp_path, ImageSet(), block)
+    with claimed_block() as claim:
+        rendered = prepare_run(topology, Baseline(), tmp_path, ImageSet(), claim.block)
     with running(rendered) as stack:
         shape_run(stack.run_id, topology)
         with ShapingKeeper(stack.run_id, topology) as keeper:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.addressing import AddressPlan, plan_addresses
-from vnetbench.allocation import claimed_block
+from vnetbench.allocation import BlockClaim, claimed_block
 from vnetbench.engine import engine_facts, require_engine
-from vnetbench.errors import UserError
+from vnetbench.errors import BlockTaken, UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.labels import current_owner, detached_owner
 from vnetbench.measure.events import events_frame, write_events
@@ -77,6 +77,32 @@ def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path, images: Ima
                       detached_owner("vnetbench up"), engine_facts())
 
 
+def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path, images: ImageSet,
+                      claim: BlockClaim) -> RenderedRun:
+    """`vnetbench up`: a new run directory, brought up and shaped, left running; on
+    any failure torn down. Another block when the engine refuses the first."""
+    run_id, directory = new_run_directory(topology, out_dir)
+    for attempt in range(1, BLOCK_ATTEMPTS + 1):
+        rendered = render_run(topology, overlay, run_id, claim.block, directory, images,
+                              detached_owner("vnetbench up"), engine_facts())
+        record = up_record(rendered, topology, overlay)
+        stack = Stack(rendered)
+        try:
+            stack.up()
+            record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
+            record.save()
+            return rendered
+        except BlockTaken as refused:
+            stack.down()
+            if attempt == BLOCK_ATTEMPTS:
+                raise
+            move_block(claim, record, refused, topology)
+        except BaseException:
+            stack.down()
+            raise
+    raise AssertionError("unreachable")
+
+
 def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay) -> RunRecord:
     """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
     record = start_record(rendered.directory, rendered.run_id, rendered.plan, topology,
@@ -93,8 +119,7 @@ def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topo
         run_id=run_id,
         scenarios=[s.name for s in scenarios],
         address_block=str(plan.block),
-        networks={n.key: {"subnet": str(n.subnet), "bridge": n.bridge}
-                  for n in plan.networks},
+        networks=network_record(plan),
         topology=topology.model_dump(mode="json"),
         links=link_record(topology),
     ))
@@ -128,13 +153,13 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
     if results is None:
         results = ResultSet(run_id, directory)
     results.run_id = run_id
-    with claimed_block() as block:  # kept for every stack of the run
-        plan = plan_addresses(topology, run_id, block)
+    with claimed_block() as claim:  # kept for every stack of the run
+        plan = plan_addresses(topology, run_id, claim.block)
         record = start_record(directory, run_id, plan, topology, overlay, scenarios)
         note(f"run {run_id}: results in {directory}")
         try:
             with recorded(directory, record.data):
-                run_each(scenarios, topology, overlay, run_id, plan, images, results, record,
+                run_each(scenarios, topology, overlay, run_id, claim, images, results, record,
                          adjusted.remark)
         finally:
             results.write()
@@ -142,7 +167,7 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
 
 
 def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, run_id: str,
-             plan: AddressPlan, images: ImageSet, results: ResultSet, record: RunRecord,
+             claim: BlockClaim, images: ImageSet, results: ResultSet, record: RunRecord,
              remark: str) -> None:
     """Each scenario on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(record.directory)
@@ -157,11 +182,38 @@ def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, ru
                   if scenario.fresh_stack_per_pass
                   else [(passes, layout.logs(scenario.name))])
         for stack_passes, logs_dir in stacks:
-            rendered = render_run(stack_topology, overlay, run_id, plan.block,
-                                  layout.scenario(scenario.name), images, current_owner(),
-                                  engine_facts())
-            run_on_stack(scenario, rendered, stack_topology, overlay, results,
-                         stack_passes, logs_dir, record, remark)
+            for attempt in range(1, BLOCK_ATTEMPTS + 1):
+                rendered = render_run(stack_topology, overlay, run_id, claim.block,
+                                      layout.scenario(scenario.name), images,
+                                      current_owner(), engine_facts())
+                try:
+                    run_on_stack(scenario, rendered, stack_topology, overlay, results,
+                                 stack_passes, logs_dir, record, remark)
+                    break
+                except BlockTaken as refused:
+                    if attempt == BLOCK_ATTEMPTS:
+                        raise
+                    move_block(claim, record, refused, topology)
+
+
+BLOCK_ATTEMPTS = 3  # blocks tried per stack when the engine refuses one
+
+
+def move_block(claim: BlockClaim, record: RunRecord, refused: BlockTaken,
+               topology: Topology) -> None:
+    """Claim another block after the engine refused this one; run.json says so."""
+    before = claim.block
+    after = claim.replace()
+    note(f"[yellow]{refused.args[0].split(':')[0]}; the run moves to {after}[/]")
+    record.data.setdefault("address_blocks_refused", []).append(str(before))
+    record.data["address_block"] = str(after)
+    record.data["networks"] = network_record(plan_addresses(topology, record.data["run_id"],
+                                                            after))
+    record.save()
+
+
+def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
+    return {n.key: {"subnet": str(n.subnet), "bridge": n.bridge} for n in plan.networks}
 
 
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
