@@ -9,6 +9,7 @@ for the listing and removing that teardown does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from python_on_whales import DockerClient
@@ -95,3 +96,48 @@ def notice_orphans() -> None:
         note(f"[yellow]{len(orphans)} run(s) left behind by a vnetbench process that is gone "
              f"still hold containers or networks: {', '.join(orphans)}. 'vnetbench clean' "
              "removes them (and only them).[/]")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A container as one `docker container ls` line shows it."""
+
+    id: str
+    name: str
+    state: str  # created, running, restarting, exited, dead...
+    health: str | None  # starting, healthy, unhealthy; None without a health check
+    labels: dict[str, str]
+
+
+def list_containers(filters: Sequence[tuple[str, str]], client: DockerClient = quick
+                    ) -> list[Listed]:
+    """Containers with their state and vnetbench's labels, in one CLI call.
+
+    python-on-whales inspects a container again on every attribute read once its
+    last inspection is 0.2 s old: reading the labels of 200 containers cost 200
+    `docker inspect` calls (3.4 s), three times per teardown."""
+    from python_on_whales.utils import run
+
+    from vnetbench import labels
+
+    keys = (labels.RUN, labels.ROLE, labels.NODE, labels.OWNER, labels.OVERLAY, labels.TOOL)
+    fields = ["{{.ID}}", "{{.Names}}", "{{.State}}", "{{.Status}}",
+              *(f'{{{{.Label "{key}"}}}}' for key in keys)]
+    command = [*client.client_config.docker_cmd, "container", "ls", "--all", "--no-trunc",
+               "--format", "\t".join(fields)]
+    for name, value in filters:
+        command += ["--filter", f"{name}={value}"]
+    found = []
+    for line in str(run(command)).splitlines():
+        cid, name, state, status, *values = line.split("\t")
+        found.append(Listed(cid, name, state, health_of(status),
+                            {k: v for k, v in zip(keys, values, strict=False) if v}))
+    return found
+
+
+def health_of(status: str) -> str | None:
+    """'Up 3 seconds (health: starting)' -> starting; '(healthy)' -> healthy."""
+    for word in ("health: starting", "unhealthy", "healthy"):
+        if f"({word})" in status:
+            return word.removeprefix("health: ")
+    return None

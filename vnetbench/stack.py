@@ -10,17 +10,24 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
-from vnetbench.engine import ENGINE_CALL_SECONDS, bounded_client, docker, quick
+from vnetbench.engine import (
+    ENGINE_CALL_SECONDS,
+    Listed,
+    bounded_client,
+    docker,
+    list_containers,
+    quick,
+)
 from vnetbench.errors import BlockTaken, Interrupted, UserError
 from vnetbench.labels import run_filter
 from vnetbench.measure.events import Source
@@ -43,6 +50,7 @@ class Death:
                 f"{self.finished:%H:%M:%S} UTC {during}{said}")
 
 
+LOG_READERS = 8  # concurrent `docker logs` calls when saving a stack's logs
 HELPER_ROLES = {"probe", "shaper", "fabric", "capability-probe", "fabric-sweep"}
 
 
@@ -70,15 +78,14 @@ def remove_run_objects(run_id: str | None) -> Removed:
     everything else has nothing to flush and is killed and removed in one call;
     a network's stale endpoints are disconnected before it is removed."""
     removed = Removed()
-    containers = quick.container.list(all=True, filters=run_filter(run_id))
-    graceful = [c for c in containers
-                if (c.config.labels or {}).get(labels.ROLE) in GRACEFUL_ROLES]
+    containers = list_containers(run_filter(run_id))
+    graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
     if graceful:
         with suppress(DockerException):
             quick.container.stop(graceful, time=GRACE_SECONDS)
     if containers:
         with suppress(DockerException):  # some may be gone already (--rm probes)
-            quick.container.remove(containers, force=True, volumes=True)
+            quick.container.remove([c.id for c in containers], force=True, volumes=True)
         removed.containers = len(containers)
     for network in quick.network.list(filters=run_filter(run_id)):
         removed.networks += remove_network(network.id)
@@ -118,8 +125,12 @@ def disconnect_all(network_id: str) -> None:
                 quick.network.disconnect(network_id, name, force=True)
 
 
-def start_period_over(container: Container) -> bool:
+def start_period_over(container_id: str) -> bool:
     """Has the container's health-check start period passed since it started?"""
+    try:
+        container = quick.container.inspect(container_id)
+    except DockerException:
+        return True  # gone: it will not become ready
     check = container.config.healthcheck
     period_ns = getattr(check, "start_period", None) or 0
     started = container.state.started_at
@@ -130,10 +141,7 @@ def start_period_over(container: Container) -> bool:
 
 def run_owners() -> dict[str, str | None]:
     """Every run with containers or networks on this engine, and its owner label."""
-    found: list[dict[str, str]] = []
-    for container in quick.container.list(all=True, filters=run_filter(None)):
-        with suppress(DockerException):  # a container that vanished meanwhile
-            found.append(container.config.labels or {})
+    found = [container.labels for container in list_containers(run_filter(None))]
     found += [network.labels or {} for network in quick.network.list(filters=run_filter(None))]
     owners: dict[str, str | None] = {}
     for object_labels in found:
@@ -150,10 +158,7 @@ def orphaned_runs() -> list[str]:
 
 def run_ids_present() -> list[str]:
     """Runs that still have containers or networks on this engine."""
-    ids: set[str] = set()  # skipping containers that vanish meanwhile
-    for container in docker.container.list(all=True, filters=run_filter(None)):
-        with suppress(DockerException):
-            ids.add((container.config.labels or {}).get(labels.RUN, ""))
+    ids = {c.labels.get(labels.RUN, "") for c in list_containers(run_filter(None))}
     ids |= {(n.labels or {}).get(labels.RUN, "")
             for n in docker.network.list(filters=run_filter(None))}
     return sorted(i for i in ids if i)
@@ -210,21 +215,16 @@ class Stack:
         settled, or None if anything but an agent failed."""
         while True:
             states = {}
-            for container in docker.container.list(all=True, filters=run_filter(self.run_id)):
-                try:
-                    role = (container.config.labels or {}).get(labels.ROLE)
-                    state = container.state
-                except DockerException:
-                    continue
-                health = state.health.status if state.health else None
-                ready = bool(state.running) and health in (None, "healthy")
+            for container in list_containers(run_filter(self.run_id)):
+                health = container.health
+                running = container.state == "running"
+                ready = running and health in (None, "healthy")
                 # compose has tried to start them all: "created" means it failed; with
                 # start_interval, "starting" after the start period means never ready
-                starting = state.status == "restarting" or (
-                    health == "starting" and not start_period_over(container))
-                settled = ready or (not starting and (not state.running
-                                                      or health == "unhealthy"))
-                states[container.name] = (role, ready, settled)
+                starting = container.state == "restarting" or (
+                    health == "starting" and not start_period_over(container.id))
+                settled = ready or (not starting and (not running or health == "unhealthy"))
+                states[container.name] = (container.labels.get(labels.ROLE), ready, settled)
             if all(settled for _, _, settled in states.values()) or time.time() > deadline:
                 break
             time.sleep(1)
@@ -237,15 +237,13 @@ class Stack:
     def deaths(self) -> list[Death]:
         """The system-under-test containers of this stack that have stopped, oldest first."""
         found = []
-        stopped = [*quick.container.list(all=True, filters=[*run_filter(self.run_id),
-                                                              ("status", "exited")]),
-                   *quick.container.list(all=True, filters=[*run_filter(self.run_id),
-                                                              ("status", "dead")])]
-        for container in stopped:  # one listing per pass; only stopped ones inspected
+        stopped = [c for c in list_containers(run_filter(self.run_id))
+                   if c.state in ("exited", "dead") and c.labels.get(labels.ROLE)
+                   not in HELPER_ROLES]
+        for listed in stopped:  # one listing per pass; only stopped ones inspected
             with suppress(DockerException):
+                container = quick.container.inspect(listed.id)
                 state = container.state
-                if (container.config.labels or {}).get(labels.ROLE) in HELPER_ROLES:
-                    continue
                 tail = str(quick.container.logs(container, tail=1)).strip()
                 found.append(Death(container.name.removeprefix(f"{self.rendered.project}-"),
                                    int(state.exit_code or 0),
@@ -257,15 +255,18 @@ class Stack:
         filters = run_filter(self.run_id)
         if role:
             filters.append(labels.role_filter(role))
-        sources = []
-        for container in docker.container.list(all=True, filters=filters):
+
+        def read(container: Listed) -> Source | None:
             try:  # a probe started with --rm may be gone already
-                found = container.config.labels or {}
-                text = docker.container.logs(container, timestamps=True, since=since)
+                text = docker.container.logs(container.id, timestamps=True, since=since)
             except DockerException:
-                continue
-            sources.append(Source(container.name, found.get(labels.ROLE, ""),
-                                  found.get(labels.NODE, container.name), str(text)))
+                return None
+            return Source(container.name, container.labels.get(labels.ROLE, ""),
+                          container.labels.get(labels.NODE, container.name), str(text))
+
+        with ThreadPoolExecutor(LOG_READERS) as readers:  # 200 containers: 200 CLI calls
+            found = readers.map(read, list_containers(filters))
+            sources = [source for source in found if source is not None]
         return sources
 
     def save_logs(self, directory: Path) -> None:

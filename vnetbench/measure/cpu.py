@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from python_on_whales.exceptions import DockerException
-
 from vnetbench import labels
-from vnetbench.engine import docker
+from vnetbench.engine import list_containers
 from vnetbench.labels import run_filter
 
 CGROUP = Path("/sys/fs/cgroup")
@@ -36,11 +34,10 @@ def cpu_seconds(container_id: str) -> float | None:
 def cpu_by_role(run_id: str) -> dict[str, float]:
     """CPU seconds used so far, summed per role label, over the run's containers."""
     totals: dict[str, float] = defaultdict(float)
-    for container in docker.container.list(filters=run_filter(run_id)):
-        try:  # a probe started with --rm may be gone already
-            role = (container.config.labels or {}).get(labels.ROLE, "other")
-        except DockerException:
+    for container in list_containers(run_filter(run_id)):
+        if container.state != "running":
             continue
+        role = container.labels.get(labels.ROLE, "other")
         used = cpu_seconds(container.id)
         if used is not None:
             totals[role] += used

@@ -30,7 +30,7 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
-from vnetbench.engine import docker
+from vnetbench.engine import docker, list_containers
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_filter, run_labels
@@ -74,14 +74,15 @@ def members(run_id: str) -> list[Member]:
     segments = {n.name: (n.labels or {}).get(labels.SEGMENT, "")
                 for n in docker.network.list(filters=run_filter(run_id))}
     shaped = []
-    for container in docker.container.list(filters=run_filter(run_id)):
-        try:  # a probe started with --rm may be gone already
-            found = container.config.labels or {}
-            networks = container.network_settings.networks or {}
-        except DockerException:
-            continue
-        if found.get(labels.ROLE) in UNSHAPED_ROLES:
-            continue
+    wanted = [c.id for c in list_containers(run_filter(run_id))
+              if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
+    try:  # one inspect for all (a probe started with --rm may be gone: then one by one)
+        inspected = docker.container.inspect(wanted) if wanted else []
+    except DockerException:
+        inspected = [c for c in (inspect_or_none(i) for i in wanted) if c is not None]
+    for container in inspected:
+        found = container.config.labels or {}
+        networks = container.network_settings.networks or {}
         attachments = tuple(
             Attachment(settings.ip_address, segments[name], name)
             for name, settings in networks.items()
@@ -249,3 +250,10 @@ class ShapingKeeper:
                 except (UserError, DockerException) as error:
                     note(f"[red]{member.node} restarted, and shaping it again failed: "
                          f"{error}[/]")
+
+
+def inspect_or_none(container_id: str) -> Container | None:
+    try:
+        return docker.container.inspect(container_id)
+    except DockerException:
+        return None
