@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup venv engine images bench test unit integration lint compose clean
+.PHONY: setup venv engine images bench perf test unit integration lint compose clean
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -29,6 +29,11 @@ setup: venv engine images
 bench: setup
 	$(BIN)/vnetbench matrix --out results | tee .bench-dir
 	$(BIN)/vnetbench report "$$(tail -n 1 .bench-dir)"
+
+# The testbed's own benchmark: this machine's limits and vnetbench's cost, each
+# figure against its target (see README, "The testbed's own cost").
+perf: setup
+	$(BIN)/vnetbench calibrate --scale --out results
 
 lint: venv
 	$(BIN)/ruff check vnetbench tests

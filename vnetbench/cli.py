@@ -427,6 +427,29 @@ def forget_up_keys(run_id: str, out: Path | None) -> None:
 
 @app.command()
 @guarded
+def calibrate(
+    seconds: Annotated[float, typer.Option(min=1, max=60, help="Length of each TCP stream.")]
+    = 5.0,
+    passes: Annotated[int, typer.Option(min=1, max=20, help="Streams per figure.")] = 3,
+    scale: Annotated[bool, typer.Option(help="Also bring up and tear down 200 containers.")]
+    = False,
+    out: Annotated[Path, typer.Option(help="Where calibrate-<time>/ goes.")] = Path("results"),
+) -> None:
+    """This machine's limits and the testbed's own cost, each against its target: raw
+    veth pair, baseline path, delay line, idle cost (and with --scale, 200 containers)."""
+    import pandas as pd
+
+    from vnetbench.rundir import writable_directory
+    from vnetbench.runs.calibration import calibrate as measure
+    from vnetbench.runs.calibration import figure_rows
+
+    directory, figures = measure(writable_directory(out, "--out"), seconds, passes, scale)
+    out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
+    out_console.print(f"calibration: {directory / 'calibration.json'}")
+
+
+@app.command()
+@guarded
 def clean(
     every: Annotated[bool, typer.Option("--all", help="Also runs in progress and topologies "
                                                       "left up on purpose (vnetbench up).")]

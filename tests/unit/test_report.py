@@ -108,3 +108,20 @@ def test_comparison_table_of_a_dead_path_explains_it() -> None:
     table = comparison_table(results.frame())
     row = table[table["metric"] == "status"].iloc[0]
     assert row["vnet"] == "path dead (TLS not in this build: measured plain)"
+
+
+def test_where_the_time_went_per_cell_and_per_run() -> None:
+    from vnetbench.report.markdown import timing_table
+    from vnetbench.runs.matrix import summed_timings
+
+    stacks = [{"scenario": "join", "passes": [1], "bring_up_s": 9.0, "measure_s": 4.0,
+               "teardown_s": 7.0},
+              {"scenario": "join", "passes": [2], "bring_up_s": 8.0, "measure_s": 5.0,
+               "teardown_s": 7.0}]
+    cell = summed_timings(stacks)
+    assert cell == {"bring_up_s": 17.0, "measure_s": 9.0, "teardown_s": 14.0}
+    matrix = timing_table({"cell_timings": {"join/wireguard/n50": cell}})
+    assert matrix.iloc[0]["total s"] == 40.0 and matrix.iloc[0]["testbed share"] == "78 %"
+    run = timing_table({"timings": stacks})
+    assert list(run["cell"]) == ["join passes [1]", "join passes [2]"]
+    assert "not recorded" in timing_table({}).iloc[0, 0]

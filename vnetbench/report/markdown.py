@@ -71,12 +71,33 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "## Links", "", "Each profile applies to each direction across a segment; "
         "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
         "fidelity.", "", markdown(links_table(frame)),
+        "## Where the time went", "", "Seconds per cell: the testbed's bring-up (with "
+        "shaping) and teardown (with saving logs) beside the measurement itself.", "",
+        markdown(timing_table(header)),
         "## Every metric", "", markdown(full),
         "## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), "",
     ])
     path = directory / REPORT
     path.write_text(text)
     return path, headline
+
+
+def timing_table(header: dict[str, Any]) -> pd.DataFrame:
+    """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
+    testbed's share of the total."""
+    cells = header.get("cell_timings") or {
+        f"{t.get('scenario')} passes {t.get('passes')}": t for t in header.get("timings", [])}
+    if not cells:
+        return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
+    rows = []
+    for cell, spans in cells.items():
+        up, measure, down = (float(spans.get(k, 0.0)) for k in
+                             ("bring_up_s", "measure_s", "teardown_s"))
+        total = up + measure + down
+        rows.append({"cell": cell, "bring-up s": round(up, 1), "measurement s": round(measure, 1),
+                     "teardown s": round(down, 1), "total s": round(total, 1),
+                     "testbed share": f"{100 * (up + down) / total:.0f} %" if total else "-"})
+    return pd.DataFrame(rows)
 
 
 def links_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -127,6 +127,14 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
                 header["cells"][cell.key] = f"stopped: {error or type(error).__name__}"
                 raise
             header["cells"][cell.key] = f"completed ({run_dir.name})"
+            header.setdefault("cell_timings", {})[cell.key] = summed_timings(
+                read_header(run_dir).get("timings", []))
     return directory
+
+
+def summed_timings(stacks: list[dict[str, Any]]) -> dict[str, float]:
+    """One cell's seconds of bring-up, measurement and teardown over its stacks."""
+    parts = ("bring_up_s", "measure_s", "teardown_s")
+    return {part: round(sum(stack.get(part, 0.0) for stack in stacks), 1) for part in parts}
 
 

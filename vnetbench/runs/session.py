@@ -6,6 +6,7 @@ container logs, results.{parquet,csv,txt} and run.json.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from ipaddress import IPv4Network
@@ -219,14 +220,18 @@ def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
 def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
                  overlay: Overlay, results: ResultSet, passes: list[int], logs_dir: Path,
                  record: RunRecord, remark: str = "") -> None:
-    """Bring one stack up, run the passes, tear down; keep its logs and events."""
+    """Bring one stack up, run the passes, tear down; keep its logs and events, and
+    the time each part took (run.json `timings`: the testbed's cost beside the
+    measurement's)."""
     stack: Stack | None = None
+    clock = StackClock(scenario.name, passes)
     try:
         with running(rendered, logs_dir) as stack:
             applied = shape_run(stack.run_id, topology)
             if applied:
                 record.data["links"]["applied"][scenario.name] = applied
                 record.save()
+            clock.mark()  # up and shaped
             context = ScenarioContext(stack, topology, overlay, rendered.plan,
                                       rendered.directory / "raw")
             with ShapingKeeper(stack.run_id, topology):
@@ -234,11 +239,33 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
                 for pass_no in passes:
                     started[pass_no] = datetime.now(UTC)
                     run_pass(scenario, context, pass_no, results, remark, started)
+            clock.mark()  # measured
+        clock.mark()  # torn down
     finally:
+        record.data.setdefault("timings", []).append(clock.record())
+        record.save()
         forget_private_keys(overlay, rendered.directory)
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
             write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
+
+
+class StackClock:
+    """Seconds of one stack: bring-up (with shaping), measurement, teardown (with logs)."""
+
+    def __init__(self, scenario: str, passes: list[int]) -> None:
+        self.scenario, self.passes = scenario, passes
+        self.marks = [time.monotonic()]
+
+    def mark(self) -> None:
+        """The end of the current part (up, then measured, then torn down)."""
+        self.marks.append(time.monotonic())
+
+    def record(self) -> dict[str, Any]:
+        parts = ("bring_up_s", "measure_s", "teardown_s")
+        spans = {part: round(b - a, 2) for part, a, b
+                 in zip(parts, self.marks, self.marks[1:], strict=False)}
+        return {"scenario": self.scenario, "passes": self.passes, **spans}
 
 
 def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:

@@ -1,0 +1,48 @@
+"""The test handle's pure parts: where a topology comes from, and calibration's table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vnetbench.errors import UserError
+from vnetbench.runs.calibration import Figure, cpu_jiffies, figure_rows
+from vnetbench.testing import topology_from
+
+
+def test_a_topology_from_a_mapping_with_overlay_and_links_overridden() -> None:
+    topology = topology_from({"name": "t", "switches": 2, "agents": 2}, "wireguard",
+                             {"backbone": {"delay": "10ms", "loss": "1%"}})
+    assert topology.overlay == "wireguard"
+    assert topology.links.backbone.delay == 10.0 and topology.links.backbone.loss == 1.0
+    assert not topology.links.site.is_shaped
+
+
+def test_a_topology_by_the_name_of_one_of_vnetbench_s_own(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # not found here: the packaged topologies are searched
+    assert topology_from("two-sites.yml", None, None).name == "two-sites"
+    (tmp_path / "mine.yml").write_text("name: mine\nswitches: 1\nagents: 2\n")
+    assert topology_from("mine.yml", None, None).name == "mine"
+
+
+def test_a_bad_topology_or_link_is_the_usual_one_paragraph_error() -> None:
+    with pytest.raises(UserError, match="agents"):
+        topology_from({"name": "t", "switches": 2, "agents": "ten"}, None, None)
+    with pytest.raises(ValueError, match="mbit"):
+        topology_from({"name": "t", "switches": 2, "agents": 2}, None,
+                      {"backbone": {"rate": "100mbps"}})
+
+
+def test_host_cpu_counts_busy_time_only() -> None:
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    assert cpu_jiffies("cpu  100 5 50 1000 20 3 2 1 7 0\ncpu0 1 2 3\n") == 161
+
+
+def test_figures_say_which_targets_are_met() -> None:
+    rows = figure_rows([Figure("ratio", 0.95, "ratio", ">= 0.90", True),
+                        Figure("idle", 3.2, "% of a core", "< 2", False),
+                        Figure("raw", None, "Mbit/s")])
+    assert [row[""] for row in rows] == ["met", "NOT met", ""]
+    assert rows[2]["value"] == "n/a Mbit/s"

@@ -1,0 +1,223 @@
+"""The machine's limits and the testbed's own cost, measured in one run.
+
+`vnetbench calibrate` (and `make perf`, with --scale) measures, on this machine
+and in this order: a bare veth pair between two namespaces (the physical limit
+here), the baseline path as vnetbench runs it (agent, router, router, agent),
+the delay line's own latency and the error of a 10 ms delay each way, the host
+CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
+tear down 200 containers. Each figure is printed against its target, and the
+whole table is kept in calibration.json of the run's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from vnetbench.allocation import claimed_block
+from vnetbench.engine import engine_facts, require_engine
+from vnetbench.images import ImageSet, build_project_images
+from vnetbench.labels import current_owner
+from vnetbench.measure.veth import raw_veth
+from vnetbench.overlays import overlay_for
+from vnetbench.render import render_run
+from vnetbench.results import load_results
+from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
+from vnetbench.runs.session import run_scenarios
+from vnetbench.scenarios import get_scenario
+from vnetbench.stack import running
+from vnetbench.topology import Topology, parse_topology
+from vnetbench.ui import waiting
+
+IDLE_AGENTS = 50
+SCALE_CONTAINERS = 200
+SAMPLE_SECONDS = 10.0
+SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
+DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure and its target; `met` is None for a reference figure."""
+
+    name: str
+    value: float | None
+    unit: str
+    target: str = ""
+    met: bool | None = None
+    note: str = ""
+
+
+def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
+              scale: bool = False) -> tuple[Path, list[Figure]]:
+    """Measure every figure into a new directory under out_dir; return both."""
+    require_engine()
+    images = build_project_images()
+    directory = new_directory(out_dir, f"calibrate-{stamp()}")
+    figures: list[Figure] = []
+
+    def keep(*found: Figure) -> None:
+        figures.extend(found)
+        write_text_atomic(directory / "calibration.json", as_json(figures))
+
+    raw = raw_veth_figure(directory.name, seconds, passes)
+    keep(raw)
+    keep(*path_figures(directory, seconds, passes, raw.value))
+    keep(*delay_figures(directory))
+    keep(*idle_figures(directory, images))
+    if scale:
+        keep(*scale_figures(directory, images))
+    return directory, figures
+
+
+def raw_veth_figure(run_id: str, seconds: float, passes: int) -> Figure:
+    rates = []
+    for pass_no in range(1, passes + 1):
+        with waiting(f"raw veth pair, pass {pass_no}: {seconds:g} s of TCP", seconds + 2):
+            rates.append(raw_veth(run_id, seconds).receiver_mbit)
+    return Figure("raw veth pair (TCP)", statistics.median(rates), "Mbit/s",
+                  note=f"median of {passes}: {spread(rates)}")
+
+
+def path_figures(directory: Path, seconds: float, passes: int,
+                 raw_mbit: float | None) -> list[Figure]:
+    topology = two_sites("calibrate-path", seconds, passes)
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
+    frame = load_results(run_dir)
+    rates = frame[frame["metric"] == "tcp_mbit"]["value"].dropna().tolist()
+    path = statistics.median(rates) if rates else None
+    ratio = path / raw_mbit if path and raw_mbit else None
+    return [
+        Figure("baseline path (TCP)", path, "Mbit/s", note=f"median of {len(rates)}: "
+               f"{spread(rates)}; agent, router, router, agent"),
+        Figure("baseline path / raw veth", ratio, "ratio", ">= 0.90",
+               None if ratio is None else ratio >= 0.90),
+    ]
+
+
+def delay_figures(directory: Path) -> list[Figure]:
+    """The delay line's own latency (subtracted from each delay) and what is left of
+    the error on a 10 ms delay each way, against the same path unshaped."""
+    plain = two_sites("calibrate-plain", 1, 1, pings=200)
+    shaped = two_sites("calibrate-delay", 1, 1, pings=200,
+                       backbone={"delay": f"{DELAY_MS:g}ms"})
+    rtts = []
+    for topology in (plain, shaped):
+        run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
+        frame = load_results(run_dir)
+        rtts.append(frame[frame["metric"] == "rtt_mean_ms"]["value"].median())
+    applied = read_header(run_dir)["links"]["applied"].get("throughput", {})
+    overheads = [node["delay_line_overhead_us"] for node in applied.values()
+                 if isinstance(node, dict) and "delay_line_overhead_us" in node]
+    error = rtts[1] - rtts[0] - 2 * DELAY_MS
+    bound = 2 * (0.5 + 0.05 * DELAY_MS)
+    figures = [Figure(f"{DELAY_MS:g} ms each way: added RTT - {2 * DELAY_MS:g} ms", error, "ms",
+                      f"within +-{bound:g}", abs(error) <= bound,
+                      f"mechanism: {applied.get('mechanism', 'none')}")]
+    if overheads:
+        figures.append(Figure("delay line's own latency (subtracted)",
+                              statistics.median(overheads), "us",
+                              note=f"per shaped container: {spread(overheads)}"))
+    return figures
+
+
+def idle_figures(directory: Path, images: ImageSet) -> list[Figure]:
+    idle = host_cpu_percent(SAMPLE_SECONDS, "the idle host")
+    topology = many_agents("calibrate-idle", IDLE_AGENTS)
+    with brought_up(topology, directory, images) as timings:
+        time.sleep(SETTLE_SECONDS)
+        busy = host_cpu_percent(SAMPLE_SECONDS, f"{IDLE_AGENTS} idle agents")
+    cost = busy - idle
+    return [
+        Figure("idle host CPU", idle, "% of a core", note=f"{SAMPLE_SECONDS:g} s sample"),
+        Figure(f"idle cost of a {IDLE_AGENTS}-agent topology", cost, "% of a core", "< 2",
+               cost < 2, f"{busy:.1f} % with it up; up in {timings['up']:.1f} s"),
+    ]
+
+
+def scale_figures(directory: Path, images: ImageSet) -> list[Figure]:
+    switches = 4
+    topology = many_agents("calibrate-scale", SCALE_CONTAINERS - switches, switches)
+    with brought_up(topology, directory, images) as timings:
+        pass
+    return [
+        Figure(f"bring-up of {SCALE_CONTAINERS} containers", timings["up"], "s", "< 30",
+               timings["up"] < 30, "baseline: routers and agents, health checks passed"),
+        Figure(f"teardown of {SCALE_CONTAINERS} containers", timings["down"], "s", "< 15",
+               timings["down"] < 15, "logs saved, then everything removed by label"),
+    ]
+
+
+@contextmanager
+def brought_up(topology: Topology, directory: Path, images: ImageSet
+               ) -> Iterator[dict[str, float]]:
+    """A topology up for the `with` block; timings['up'] and, after it, ['down']."""
+    overlay = overlay_for(topology)
+    timings: dict[str, float] = {}
+    with claimed_block() as claim:
+        rendered = render_run(topology, overlay, new_run_id(topology.name), claim.block,
+                              directory / topology.name, images, current_owner(),
+                              engine_facts())
+        started = time.monotonic()
+        with running(rendered):
+            timings["up"] = time.monotonic() - started
+            yield timings
+            stopping = time.monotonic()
+        timings["down"] = time.monotonic() - stopping
+
+
+def host_cpu_percent(seconds: float, what: str) -> float:
+    """Host CPU in use over `seconds`, in % of one core (all cores summed)."""
+    with waiting(f"host CPU of {what} ({seconds:g} s)", seconds):
+        before, started = cpu_jiffies(), time.monotonic()
+        time.sleep(seconds)
+        after, elapsed = cpu_jiffies(), time.monotonic() - started
+    return 100 * (after - before) / os.sysconf("SC_CLK_TCK") / elapsed
+
+
+def cpu_jiffies(stat: str | None = None) -> int:
+    """Busy time of all cores since boot: /proc/stat's first line, all but idle and
+    iowait (user nice system idle iowait irq softirq steal; guest is inside user)."""
+    text = stat if stat is not None else Path("/proc/stat").read_text()
+    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def two_sites(name: str, seconds: float, passes: int, pings: int = 100,
+              backbone: dict[str, str] | None = None) -> Topology:
+    return parse_topology({"name": name, "overlay": "baseline", "switches": 2, "agents": 2,
+                           "links": {"backbone": backbone or {}},
+                           "settings": {"seconds": seconds, "passes": passes, "pings": pings,
+                                        "ping_interval_ms": 10}}, "calibration")
+
+
+def many_agents(name: str, agents: int, switches: int = 2) -> Topology:
+    return parse_topology({"name": name, "overlay": "baseline", "switches": switches,
+                           "agents": agents}, "calibration")
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.1f}-{max(values):.1f}" if values else "none"
+
+
+def as_json(figures: list[Figure]) -> str:
+    import json
+
+    return json.dumps({"figures": [asdict(f) for f in figures]}, indent=2) + "\n"
+
+
+def figure_rows(figures: list[Figure]) -> list[dict[str, Any]]:
+    """Rows for the printed table: value, target, and whether it is met."""
+    rows = []
+    for figure in figures:
+        value = "n/a" if figure.value is None else f"{figure.value:.2f}"
+        verdict = {True: "met", False: "NOT met", None: ""}[figure.met]
+        rows.append({"figure": figure.name, "value": f"{value} {figure.unit}",
+                     "target": figure.target, "": verdict, "note": figure.note})
+    return rows
