@@ -87,3 +87,12 @@ def test_module_topology_is_shared_by_the_module(shared: RunningTopology) -> Non
     """The same running topology as the test before: no second bring-up."""
     assert shared.run_id == SEEN.get("run_id")
     assert shared.ping("agent2", "agent1", count=5, interval_s=0.2).received == 5
+
+
+def test_vnet_topology_fixture(vnet_topology: RunningTopology) -> None:
+    """Two sites on vNet (skipped without vNet images): every role is a node, and both
+    switches registered with the conductor, as its log says."""
+    assert {node.role for node in vnet_topology.nodes.values()} == {
+        "conductor", "switch", "agent"}
+    registered = vnet_topology.events("switch_registered")
+    assert {fields["switch"] for fields in registered["fields"]} == {"switch1", "switch2"}
