@@ -1,10 +1,13 @@
-"""The machine's own limit: iperf3 over a bare veth pair between two namespaces.
+"""The machine's own limits: iperf3 between namespaces joined by bare veth pairs.
 
 The namespaces are made inside a helper container (the tools image, no network
 of its own, NET_ADMIN and SYS_ADMIN, which `ip netns` needs; `--privileged` is
-refused on some machines and not needed). Nothing else is on the path: no
-bridge, no netfilter, no router. The addresses (TEST-NET-1) exist only inside
-those two namespaces.
+refused on some machines and not needed). Two paths: one veth pair (the limit
+of this machine), and the baseline's shape without a testbed (agent, router,
+router, agent over three veth pairs, no bridge, no netfilter), so the gap
+between a vnetbench path and the bare one splits into the path's own nature
+and the testbed's cost. The addresses (TEST-NET-1) exist only inside those
+namespaces.
 """
 
 from __future__ import annotations
@@ -12,35 +15,50 @@ from __future__ import annotations
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engine import docker
+from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 from vnetbench.measure.iperf import IperfResult, parse_iperf_json
 
-RAW_PAIR = """
+# $1: seconds; $2: routers between the two ends (0, or 2 as the baseline path)
+BARE_PATH = r"""
 set -e
-ip netns add a; ip netns add b
-ip link add va netns a type veth peer name vb netns b
-ip -n a address add 192.0.2.1/30 dev va; ip -n b address add 192.0.2.2/30 dev vb
-for ns in a b; do ip -n $ns link set lo up; done
-ip -n a link set va up; ip -n b link set vb up
-ip netns exec b iperf3 -s -1 -D
-for i in $(seq 50); do ip netns exec b ss -ltn | grep -q :5201 && break; sleep 0.05; done
-ip netns exec a iperf3 -c 192.0.2.2 -t "$1" -J
+routers=$2; last=$((routers + 1))
+for i in $(seq 0 $last); do ip netns add n$i; ip -n n$i link set lo up; done
+for i in $(seq 0 $routers); do  # link i: n$i (.4i+1) -- n$((i+1)) (.4i+2)
+  j=$((i + 1))
+  ip link add l$i netns n$i type veth peer name r$j netns n$j
+  ip -n n$i address add 192.0.2.$((4 * i + 1))/30 dev l$i; ip -n n$i link set l$i up
+  ip -n n$j address add 192.0.2.$((4 * i + 2))/30 dev r$j; ip -n n$j link set r$j up
+done
+source=192.0.2.1; target=192.0.2.$((4 * routers + 2))
+ip -n n0 route add default via 192.0.2.2
+ip -n n$last route add default via 192.0.2.$((4 * routers + 1))
+for i in $(seq 1 $routers); do
+  # /proc/sys is read-only in a container; a new netns inherits the host's IPv4
+  # forwarding (on wherever Docker runs), which is checked here
+  [ "$(ip netns exec n$i cat /proc/sys/net/ipv4/ip_forward)" = 1 ] \
+    || { echo "router namespace n$i does not forward" >&2; exit 1; }
+  [ $i -lt $routers ] && ip -n n$i route add $target via 192.0.2.$((4 * i + 2))
+  [ $i -gt 1 ] && ip -n n$i route add $source via 192.0.2.$((4 * i - 3))
+done
+ip netns exec n$last iperf3 -s -1 -D
+for i in $(seq 50); do ip netns exec n$last ss -ltn | grep -q :5201 && break; sleep 0.05; done
+ip netns exec n0 iperf3 -c $target -t "$1" -J
 """
 
 
-def raw_veth(run_id: str, seconds: float) -> IperfResult:
-    """One TCP stream of `seconds` over a bare veth pair."""
+def bare_path(run_id: str, seconds: float, routers: int = 0) -> IperfResult:
+    """One TCP stream of `seconds` over bare veth pairs with `routers` between."""
     try:
-        out = docker.run(TOOLS_IMAGE, ["bash", "-c", RAW_PAIR, "raw-veth", f"{seconds:g}"],
+        out = docker.run(TOOLS_IMAGE, ["bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}",
+                                       str(routers)],
                          networks=["none"], cap_add=["NET_ADMIN", "SYS_ADMIN"],
-                         labels=run_labels(run_id, "calibration", "raw-veth"),
+                         labels=run_labels(run_id, "calibration", f"bare-{routers}"),
                          remove=True, pull="never")
     except DockerException as error:
-        from vnetbench.errors import UserError
-
         raise UserError(
-            "The raw veth pair could not be measured: a helper container with NET_ADMIN "
+            "The bare veth path could not be measured: a helper container with NET_ADMIN "
             f"and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]}). The engine "
             "may refuse these capabilities (rootless Docker, a restrictive profile)."
         ) from None
