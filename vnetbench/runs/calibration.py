@@ -108,7 +108,7 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
         Figure("baseline path / raw veth", ratio, "ratio", ">= 0.90",
                None if ratio is None else ratio >= 0.90),
         Figure("baseline path / bare routed path", testbed, "ratio",
-               note="what is left after the testbed's bridges and bridge netfilter"),
+               note="below 1: the cost of Docker bridges and the engine's bridge netfilter"),
     ]
 
 
