@@ -27,6 +27,10 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     header = json.loads((directory / "run.json").read_text())
     assert header["cells"]["throughput/baseline/default"].startswith("completed")
     assert header["ended"]
+    raw = header["calibration"]["raw_veth_mbit"]  # the first cell: the machine's limit
+    assert raw > 500 and len(header["calibration"]["raw_veth_passes"]) == 3
+    timing = header["cell_timings"]["throughput/baseline/default"]
+    assert timing["bring_up_s"] > 0 and timing["measure_s"] > 0 and timing["teardown_s"] > 0
     for run_id in frame["run_id"].unique():
         assert leftovers(run_id) == []
 
@@ -38,7 +42,10 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
 
     report = runner.invoke(app, ["report", str(directory)])
     assert report.exit_code == 0, report.output
-    assert (directory / "report.md").is_file()
+    text = (directory / "report.md").read_text()
+    assert "## Against this machine's limit" in text and "## Where the time went" in text
+    assert "| throughput/baseline/default |" in text  # the cell's timing kept on --resume
+    assert f"{raw:.0f} Mbit/s" in text
     compare = runner.invoke(app, ["compare", str(directory), str(directory)])
     assert compare.exit_code == 0
     assert "worse" not in compare.output

@@ -14,6 +14,7 @@ from vnetbench.report.tables import (
     headline_table,
     markdown,
     problems,
+    raw_fractions,
     summary_table,
 )
 from vnetbench.results import PARQUET, load_results
@@ -67,6 +68,8 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "coefficient of variation over passes.", "",
         "## Results", "", headline,
         "## Overlay / baseline", "", markdown(ratios),
+        "## Against this machine's limit", "", raw_limit_text(header), "",
+        markdown(raw_fractions(summary, raw_limit(header))),
         "## Passes without numbers", "", markdown(problems(frame)),
         "## Links", "", "Each profile applies to each direction across a segment; "
         "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
@@ -80,6 +83,22 @@ def build_report(directory: Path) -> tuple[Path, str]:
     path = directory / REPORT
     path.write_text(text)
     return path, headline
+
+
+def raw_limit(header: dict[str, Any]) -> float | None:
+    value = (header.get("calibration") or {}).get("raw_veth_mbit")
+    return float(value) if value else None
+
+
+def raw_limit_text(header: dict[str, Any]) -> str:
+    calibration = header.get("calibration") or {}
+    if not raw_limit(header):
+        return "Not measured (the matrix's first cell, a bare veth pair, did not run)."
+    return (f"A bare veth pair between two namespaces, measured first in this matrix: "
+            f"{calibration['raw_veth_mbit']:.0f} Mbit/s (median of "
+            f"{len(calibration.get('raw_veth_passes', []))} streams of "
+            f"{calibration.get('seconds', '?')} s). `vnetbench calibrate` says where the "
+            "rest of a path's time goes.")
 
 
 def timing_table(header: dict[str, Any]) -> pd.DataFrame:

@@ -75,6 +75,19 @@ def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["scenario", "overlay", "variant", "metric", "ratio"])
 
 
+def raw_fractions(summary: pd.DataFrame, raw_mbit: float | None) -> pd.DataFrame:
+    """Each overlay's TCP throughput as a fraction of the machine's limit (a bare veth
+    pair measured in the same matrix)."""
+    columns = ["scenario", "overlay", "variant", "tcp Mbit/s", "of raw veth"]
+    tcp = summary[summary["metric"] == "tcp_mbit"]
+    if not raw_mbit or tcp.empty:
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame([{"scenario": row["scenario"], "overlay": row["overlay"],
+                          "variant": row["variant"], "tcp Mbit/s": round(float(row["mean"]), 1),
+                          "of raw veth": f"{float(row['mean']) / raw_mbit:.3f}"}
+                         for row in tcp.to_dict("records")], columns=columns)
+
+
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
     """Passes that produced no numbers, or partial ones, with the reason."""
     bad = frame[frame["state"] != State.OK]

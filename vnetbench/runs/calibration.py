@@ -15,15 +15,25 @@ import os
 import statistics
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engine import engine_facts, require_engine
-from vnetbench.images import ImageSet, build_project_images
-from vnetbench.labels import current_owner
+from vnetbench.engine import docker, engine_facts, list_containers, require_engine
+from vnetbench.gate import (
+    ENTRY,
+    FIFO_IN_CONTAINER,
+    MOUNT_POINT,
+    gate_spread,
+    prepare_gate,
+    release,
+    release_stamp,
+)
+from vnetbench.images import TOOLS_IMAGE, ImageSet, build_project_images
+from vnetbench.labels import current_owner, run_filter, run_labels
 from vnetbench.measure.veth import bare_path
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_run
@@ -31,12 +41,13 @@ from vnetbench.results import load_results
 from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.stack import running
+from vnetbench.stack import remove_run_objects, running
 from vnetbench.topology import Topology, parse_topology
 from vnetbench.ui import waiting
 
 IDLE_AGENTS = 50
 SCALE_CONTAINERS = 200
+GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's containers
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
@@ -158,11 +169,57 @@ def scale_figures(directory: Path, images: ImageSet) -> list[Figure]:
     with brought_up(topology, directory, images) as timings:
         pass
     return [
+        gate_figure(directory, SCALE_CONTAINERS),
         Figure(f"bring-up of {SCALE_CONTAINERS} containers", timings["up"], "s", "< 30",
                timings["up"] < 30, "baseline: routers and agents, health checks passed"),
         Figure(f"teardown of {SCALE_CONTAINERS} containers", timings["down"], "s", "< 15",
                timings["down"] < 15, "logs saved, then everything removed by label"),
     ]
+
+
+def gate_figure(directory: Path, containers: int) -> Figure:
+    """The start gate's own spread: `containers` waiting at one gate (the tools image
+    with no network, behind the entry wrapper), released at once; the spread is
+    between the first and last release stamp each took with bash's own clock."""
+    run_id = new_run_id("calibrate-gate")
+    gate_dir = prepare_gate(directory / "gate")
+
+    def start_waiting(index: int) -> None:
+        docker.run(TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, detach=True,
+                   name=f"{run_id}-{index}", labels=run_labels(run_id, "gate", str(index)),
+                   volumes=[(gate_dir, MOUNT_POINT, "ro")], networks=["none"],
+                   envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True, pull="never")
+
+    try:
+        with waiting(f"{containers} containers waiting at the start gate", containers * 0.15), \
+                ThreadPoolExecutor(GATE_STARTERS) as starters:
+            list(starters.map(start_waiting, range(containers)))
+        deadline = time.monotonic() + 120
+        while gate_logs(run_id, "vnetbench-gate waiting") < containers:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        release(gate_dir)
+        time.sleep(1.0)
+        with ThreadPoolExecutor(GATE_STARTERS) as readers:
+            logs = readers.map(lambda c: str(docker.container.logs(c.id)),
+                               list_containers(run_filter(run_id)))
+            stamps = {str(i): release_stamp(text) for i, text in enumerate(logs)}
+        spread = gate_spread(stamps)
+    finally:
+        remove_run_objects(run_id)
+    value = spread.spread_ms
+    return Figure(f"start gate spread, {containers} containers", value, "ms", "< 20",
+                  None if value is None else value < 20,
+                  f"{spread.released} released, {spread.waiting} never left the gate")
+
+
+def gate_logs(run_id: str, text: str) -> int:
+    """How many of the run's containers have `text` in their log."""
+    with ThreadPoolExecutor(GATE_STARTERS) as readers:
+        found = readers.map(lambda c: text in str(docker.container.logs(c.id)),
+                            list_containers(run_filter(run_id)))
+        return sum(found)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ written pass by pass; --resume skips the cells already complete.
 from __future__ import annotations
 
 import os
+import statistics
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from vnetbench.engine import require_engine
 from vnetbench.images import build_project_images
+from vnetbench.measure.veth import bare_path
 from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet, load_results
@@ -24,7 +26,7 @@ from vnetbench.rundir import new_directory, new_header, read_header, recorded, s
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.topology import Topology
-from vnetbench.ui import job_progress, note
+from vnetbench.ui import job_progress, note, waiting
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 
@@ -113,7 +115,12 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     results = ResultSet.resume(directory) if resume else ResultSet("matrix", directory)
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
+    header["calibration"] = previous.get("calibration") or {}
+    header["cell_timings"] = previous.get("cell_timings") or {}
     with recorded(directory, header), job_progress("matrix", steps=len(todo) * passes):
+        if not header["calibration"] and todo:
+            header["calibration"] = raw_limit(cell_topology(base, cells[0], quick), directory)
+            save_header(directory, header)
         for cell in todo:
             header["cells"][cell.key] = "running"
             save_header(directory, header)
@@ -127,9 +134,21 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
                 header["cells"][cell.key] = f"stopped: {error or type(error).__name__}"
                 raise
             header["cells"][cell.key] = f"completed ({run_dir.name})"
-            header.setdefault("cell_timings", {})[cell.key] = summed_timings(
+            header["cell_timings"][cell.key] = summed_timings(
                 read_header(run_dir).get("timings", []))
     return directory
+
+
+def raw_limit(topology: Topology, directory: Path) -> dict[str, Any]:
+    """The matrix's first cell: this machine's limit, a bare veth pair, with the
+    streams' length and number of the cells that follow."""
+    seconds, passes = topology.settings.seconds, topology.settings.passes
+    rates = []
+    for pass_no in range(1, passes + 1):
+        with waiting(f"calibration: raw veth pair, pass {pass_no}", seconds + 2):
+            rates.append(round(bare_path(directory.name, seconds).receiver_mbit, 1))
+    return {"raw_veth_mbit": statistics.median(rates), "raw_veth_passes": rates,
+            "seconds": seconds}
 
 
 def summed_timings(stacks: list[dict[str, Any]]) -> dict[str, float]:
