@@ -188,6 +188,8 @@ def run(
     udp_mbit: Annotated[float | None, typer.Option(help="UDP at this rate instead of TCP.")]
     = None,
     ping_size: Annotated[int | None, typer.Option(help="Ping payload bytes.")] = None,
+    pair: Annotated[str | None, typer.Option(
+        help="The agents throughput measures, FROM,TO (the topology's measure).")] = None,
     baseline: Annotated[bool, typer.Option(
         help="As the seed, measure throughput's path without the overlay first.")] = True,
     vnet_image: Annotated[list[str] | None, typer.Option(
@@ -209,6 +211,7 @@ def run(
                  if v is not None}
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
+    topology = with_pair(topology, pair)
     chosen = [get_scenario(name) for name in scenarios]
     overlays = parse_overlays(overlay, topology.overlay)
     directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
@@ -216,6 +219,33 @@ def run(
     if not table.empty:
         out_console.print(rich_table(table))
     note(f"results: {directory}")
+
+
+def with_pair(topology: Topology, pair: str | None) -> Topology:
+    """The topology measuring the agents `--pair FROM,TO` names."""
+    from vnetbench.topology import MeasurePair
+
+    if pair is None:
+        return topology
+    names = [name.strip() for name in pair.split(",")]
+    agents = [a.name for a in topology.agents]
+    problem = pair_problem(names, agents, topology.name)
+    if problem:
+        raise UserError(f"--pair {pair!r}: {problem}. Give two different agents of the "
+                        f"topology, e.g. --pair {agents[0]},{agents[-1]}.")
+    return topology.model_copy(update={"measure": MeasurePair(source=names[0],
+                                                              target=names[1])})
+
+
+def pair_problem(names: list[str], agents: list[str], topology: str) -> str:
+    if len(names) != 2 or not all(names):
+        return "it takes two agent names separated by a comma"
+    unknown = [name for name in names if name not in agents]
+    if unknown:
+        return f"topology '{topology}' has no agent named {', '.join(unknown)}"
+    if names[0] == names[1]:
+        return "FROM and TO are the same agent"
+    return ""
 
 
 def rich_table(frame: pd.DataFrame) -> Table:

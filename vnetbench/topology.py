@@ -143,6 +143,15 @@ class AgentContainer(Model):
     agents: tuple[str, ...]
 
 
+class MeasurePair(Model):
+    """The agents a throughput pass measures: `from` (the client) to `to` (the server).
+    Without it, the first agents of the first and last switch that have one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+
+
 class Topology(Model):
     name: Name
     overlay: str = Field("baseline", pattern=NAME_PATTERN,
@@ -154,6 +163,7 @@ class Topology(Model):
     start_gate: bool = Field(False, description="agents wait at the start gate")
     links: Links = Links()
     settings: Settings = Settings()
+    measure: MeasurePair | None = None
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
 
@@ -236,9 +246,22 @@ class Topology(Model):
                     "(a Linux bridge takes at most 1023 ports); add switches or set "
                     "agent_pool to run several agents per container"
                 )
+        if self.measure is not None:
+            problems += self._measure_problems(set(names))
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _measure_problems(self, names: set[str]) -> list[str]:
+        assert self.measure is not None
+        pair = (self.measure.source, self.measure.target)
+        unknown = [n for n in pair if n not in names]
+        if unknown:
+            return [f"measure: no agent named {', '.join(unknown)} (agents: "
+                    f"{', '.join(sorted(names)[:8])}{'...' if len(names) > 8 else ''})"]
+        if pair[0] == pair[1]:
+            return [f"measure: from and to are both {pair[0]}; name two different agents"]
+        return []
 
     def agents_on(self, switch: str) -> list[AgentSpec]:
         return [a for a in self.agents if a.switch == switch]

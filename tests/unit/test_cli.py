@@ -65,6 +65,11 @@ GOOD = "name: t\nswitches: 2\nagents: 2\n"
     (["validate", "{binary}"], {}, "cannot be read as a YAML text file"),
     (["validate", "{dir}"], {}, "is a directory; give the path of a topology file"),
     (["down", ""], {}, "needs the id of a run"),
+    (["run", "throughput", "--pair", "agent1"], {}, "--pair 'agent1': it takes two agent"),
+    (["run", "throughput", "--pair", "agent1,team-37"], {},
+     "topology 't' has no agent named team-37. Give two different agents of the topology, "
+     "e.g. --pair agent1,agent2."),
+    (["run", "throughput", "--pair", "agent2,agent2"], {}, "FROM and TO are the same agent"),
 ])
 def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[str, str],
                                     expected: str) -> None:
@@ -91,6 +96,8 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "agent names must be unique: a repeated"),
     ("agents: [{name: switch1, switch: switch2}, {name: b, switch: switch1}]",
      "switch1 is also a switch's name"),
+    ("measure: {from: agent1, to: team-37}", "measure: no agent named team-37"),
+    ("measure: {from: agent1, to: agent1}", "from and to are both agent1"),
     ("overlay: wireguard\noverlay_options: {wireguard: {mtu: big}}",
      "overlay_options.wireguard is not valid: mtu"),
     ("overlay: openvpn\noverlay_options: {openvpn: {privileged: true}}",

@@ -108,3 +108,15 @@ def test_run_record_says_declared_shaping_is_not_applied() -> None:
     assert list(record["declared"]) == ["backbone"]
     assert record["declared"]["backbone"]["delay"] == "10ms"  # as written: units kept
     assert record["applied"] == {}
+
+
+def test_the_measured_pair_is_the_user_s_choice() -> None:
+    from vnetbench.scenarios.throughput import pick_pair
+
+    data = {"name": "room", "switches": 3, "agents": 37}
+    default = pick_pair(parse_topology(data, "t.yml"))
+    assert [a.name for a in default] == ["agent1", "agent3"]  # first and last switch
+    chosen = parse_topology({**data, "measure": {"from": "agent1", "to": "agent37"}}, "t.yml")
+    assert [a.name for a in pick_pair(chosen)] == ["agent1", "agent37"]
+    again = parse_topology(chosen.model_dump(mode="json", by_alias=True), "run.json")
+    assert again.measure == chosen.measure

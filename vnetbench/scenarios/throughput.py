@@ -23,8 +23,11 @@ from vnetbench.ui import waiting
 
 def pick_pair(topology: Topology,
               placement: dict[str, str] | None = None) -> tuple[AgentSpec, AgentSpec]:
-    """Client and server: the first agents of the first and last switch that have one,
-    by the actual placement when given (an overlay may choose the switch itself)."""
+    """Client and server: the topology's `measure` pair (--pair) when given; else the
+    first agents of the first and last switch that have one, by the actual placement
+    when given (an overlay may choose the switch itself)."""
+    if topology.measure is not None:
+        return topology.agent(topology.measure.source), topology.agent(topology.measure.target)
     placement = placement or {a.name: a.switch for a in topology.agents}
     agents = [a.model_copy(update={"switch": placement[a.name]})
               for a in topology.agents if a.name in placement]
