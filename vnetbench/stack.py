@@ -51,7 +51,7 @@ class Death:
 
 
 LOG_READERS = 8  # concurrent `docker logs` calls when saving a stack's logs
-HELPER_ROLES = {"probe", "shaper", "fabric", "capability-probe", "fabric-sweep"}
+HELPER_ROLES = {"ca", "probe", "shaper", "fabric", "capability-probe", "fabric-sweep"}
 
 
 @dataclass

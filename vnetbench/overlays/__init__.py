@@ -3,6 +3,7 @@
 from vnetbench.errors import UserError
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
+from vnetbench.overlays.nebula import Nebula
 from vnetbench.overlays.openvpn import OpenVpn
 from vnetbench.overlays.tinc import Tinc
 from vnetbench.overlays.vnet import Vnet
@@ -10,7 +11,7 @@ from vnetbench.overlays.wireguard import WireGuard
 from vnetbench.topology import Topology
 
 OVERLAY_TYPES: dict[str, type[Overlay]] = {
-    overlay.name: overlay for overlay in (Baseline, Vnet, WireGuard, OpenVpn, Tinc)
+    overlay.name: overlay for overlay in (Baseline, Vnet, WireGuard, OpenVpn, Tinc, Nebula)
 }
 OVERLAY_NAMES = tuple(OVERLAY_TYPES)
 
