@@ -125,3 +125,24 @@ def test_where_the_time_went_per_cell_and_per_run() -> None:
     run = timing_table({"timings": stacks})
     assert list(run["cell"]) == ["join passes [1]", "join passes [2]"]
     assert "not recorded" in timing_table({}).iloc[0, 0]
+
+
+def test_one_column_per_overlay_with_range_n_cv_and_ratio() -> None:
+    from vnetbench.report.tables import overlay_tables
+
+    rows = [{"scenario": "throughput", "overlay": overlay, "variant": "default",
+             "metric": "tcp_mbit", "unit": "Mbit/s", "value": value, "state": "ok",
+             "pass": p} for overlay, values in (("baseline", (16000.0, 15000.0)),
+                                                ("wireguard", (600.0, 500.0)))
+            for p, value in enumerate(values, 1)]
+    rows += [{"scenario": "join", "overlay": "wireguard", "variant": "n20",
+              "metric": "join_seconds", "unit": "s", "value": 0.3, "state": "ok", "pass": 1}]
+    tables = overlay_tables(summary_table(pd.DataFrame(rows)))
+    assert list(tables) == ["throughput", "join"]
+    tcp = tables["throughput"].iloc[0]
+    assert list(tables["throughput"].columns) == ["measurement", "variant", "baseline",
+                                                  "wireguard"]
+    assert tcp["measurement"] == "TCP between two agents"
+    assert tcp["baseline"].startswith("15000 to 16000 Mbit/s (n 2, CV")
+    assert tcp["wireguard"].endswith("0.0355x baseline")  # 550 / 15500
+    assert list(tables["join"].columns) == ["measurement", "variant", "wireguard"]

@@ -13,6 +13,7 @@ from vnetbench.report.tables import (
     baseline_ratios,
     headline_table,
     markdown,
+    overlay_tables,
     problems,
     raw_fractions,
     summary_table,
@@ -66,7 +67,12 @@ def build_report(directory: Path) -> tuple[Path, str]:
         machine_header(header), "",
         "Ranges are the lowest and highest pass; n is the number of passes; CV is the "
         "coefficient of variation over passes.", "",
-        "## Results", "", headline,
+        "## Results", "", "One table per scenario: a row per measurement, a column per "
+        "overlay (range over passes, n, CV; throughput and RTT also as a ratio to the "
+        "baseline).", "",
+        *(line for scenario, table in overlay_tables(summary).items()
+          for line in (f"### {scenario}", "", markdown(table))),
+        "## Results as one list", "", headline,
         "## Overlay / baseline", "", markdown(ratios),
         "## Against this machine's limit", "", raw_limit_text(header), "",
         markdown(raw_fractions(summary, raw_limit(header))),

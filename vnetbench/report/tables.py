@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Hashable, Mapping
+from typing import Any
+
 import pandas as pd
 
 from vnetbench.metrics import catalogue
@@ -49,6 +53,43 @@ def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
         "Measurement": measurement, "Result": picked["result"], "n": picked["n"],
         "CV": picked["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"),
     }).reset_index(drop=True)
+
+
+def overlay_tables(summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per scenario, as published benchmarks print them: one row per measurement
+    (headline metric and variant), one column per overlay with the range over
+    passes, n, CV and, for throughput and RTT, the ratio to the baseline."""
+    metrics = catalogue()
+    labels = summary["metric"].map(lambda m: metrics.headline(str(m)))
+    picked = summary[labels.notna()].assign(
+        label=labels, order=summary["metric"].map(lambda m: metrics.order(str(m))))
+    ratios: dict[tuple[str, str, str, str], float] = {
+        (str(r["scenario"]), str(r["overlay"]), str(r["variant"]), str(r["metric"])):
+        float(r["ratio"]) for r in baseline_ratios(summary).to_dict("records")}
+    overlays = list(dict.fromkeys(picked["overlay"]))
+    tables = {}
+    for scenario, rows in picked.sort_values(["order", "variant"]).groupby(
+            "scenario", sort=False):
+        table = []
+        for (label, variant), group in rows.groupby(["label", "variant"], sort=False):
+            row = {"measurement": label, "variant": variant}
+            for record in group.to_dict("records"):
+                key = (str(scenario), str(record["overlay"]), str(variant),
+                       str(record["metric"]))
+                row[str(record["overlay"])] = overlay_cell(record, ratios.get(key))
+            table.append(row)
+        present = [o for o in overlays if any(o in r for r in table)]
+        tables[str(scenario)] = pd.DataFrame(table, columns=["measurement", "variant",
+                                                             *present]).fillna("-")
+    return tables
+
+
+def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None) -> str:
+    cv = record["cv"]
+    known = isinstance(cv, float) and not math.isnan(cv)
+    spread = f", CV {100 * cv:.1f} %" if known else ""
+    text = f"{record['result']} (n {record['n']}{spread})"
+    return f"{text}, {ratio:.3g}x baseline" if ratio is not None else text
 
 
 def _measurement_name(row: pd.Series) -> str:
