@@ -126,6 +126,9 @@ class Settings(Model):
     tls: bool | None = Field(None, description="overlay links over TLS (BENCH_TLS); "
                              "unset: TLS where the overlay build has it, else plain")
     limits: bool = Field(False, description="overlay's default per-agent limits (BENCH_LIMITS)")
+    encryption: bool | None = Field(None, description="false: the overlay's data path "
+                                    "unencrypted where it can be (refused where it cannot); "
+                                    "unset: each overlay's default")
     machines: int = Field(200, ge=1, le=10_000, description="join/config size (BENCH_MACHINES)")
     flood_mbit: float = Field(300.0, gt=0, description="flood offered load (BENCH_FLOOD_MBIT)")
     join_pool: int | None = Field(None, ge=1, le=100,
@@ -133,6 +136,14 @@ class Settings(Model):
     join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
     limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
     limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
+
+
+    @model_validator(mode="after")
+    def _encryption_and_tls_agree(self) -> Settings:
+        if self.encryption is False and self.tls:
+            raise ValueError("tls: true and encryption: false contradict each other; drop "
+                             "one (encryption: false turns TLS off where the overlay has it)")
+        return self
 
 
 class AgentContainer(Model):

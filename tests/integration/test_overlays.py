@@ -73,3 +73,22 @@ def test_fifty_wireguard_clients_joined_and_torn_down_leave_no_network(tmp_path:
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
     assert time.monotonic() - started < 600
+
+
+def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None:
+    """encryption: false reaches OpenVPN's data channel: both ends agree on cipher none
+    (its log says so) and the stream still crosses; WireGuard refuses with its reason."""
+    topology = parse_topology(
+        {"name": "it-plain", "overlay": "openvpn", "switches": 2, "agents": 2,
+         "settings": {"seconds": 2, "passes": 1, "pings": 20, "encryption": False}},
+        "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    frame = load_results(run_dir)
+    assert (frame["status"] == "ok").all(), frame["status"].iloc[0]
+    assert frame.set_index("metric")["value"]["tcp_mbit"] > FLOOR_MBIT
+    agent_log = next(run_dir.rglob("*-agent1.log")).read_text()
+    assert "cipher none" in agent_log
+    refused = run_scenarios(topology.model_copy(update={"overlay": "wireguard"}),
+                            [get_scenario("throughput")], tmp_path)
+    status = load_results(refused)["status"].iloc[0]
+    assert status.startswith("not supported: encryption cannot be turned off on wireguard")

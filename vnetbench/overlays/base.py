@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.errors import UserError
-from vnetbench.outcome import APPLICABLE, Applicability
+from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
@@ -92,6 +92,17 @@ class Overlay(ABC):
     def detect(self) -> None:  # noqa: B027 (optional hook)
         """Learn, once, what only the engine knows (images, features of a build).
         Called before rendering, so that rendering itself never asks the engine."""
+
+    # Why this overlay cannot carry its data unencrypted (settings.encryption: false);
+    # None: it can, or it has nothing to turn off (the baseline).
+    fixed_encryption: str | None = None
+
+    def encryption_applicability(self, topology: Topology) -> Applicability:
+        """encryption: false on an overlay that always encrypts is refused, with why."""
+        if topology.settings.encryption is False and self.fixed_encryption:
+            return Unsupported(f"not supported: encryption cannot be turned off on "
+                               f"{self.name}: {self.fixed_encryption}")
+        return APPLICABLE
 
     def adjust(self, topology: Topology) -> Adjusted:
         """The settings this build can run (e.g. TLS off where the build has none)."""

@@ -37,6 +37,7 @@ class Nebula(TunnelOverlay):
                  "route the underlay between sites and are the lighthouses)")
     join_event = ("agent", "handshake")
     tunnel_interface = "nebula1"
+    fixed_encryption = "Nebula has no null cipher (AES-256-GCM or ChaCha20-Poly1305 always)"
 
     def version(self) -> str:
         return "Nebula 1.9.3 (Debian 13 package)"

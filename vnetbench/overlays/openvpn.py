@@ -50,9 +50,16 @@ def site_of(address: IPv4Address) -> IPv4Network:
     return IPv4Network(f"{address}/24", strict=False)
 
 
-def common(mtu: int | None = None) -> list[str]:
+def common(mtu: int | None = None, plain: bool = False) -> list[str]:
+    """Lines every config has; `plain`: the data channel unencrypted (TLS still
+    authenticates the peers, and HMAC still guards the packets)."""
     return [f"ca {MOUNT}/{CA}", f"cert {MOUNT}/{CERT}", f"key {MOUNT}/{KEY}", "verb 3",
-            "persist-tun", *([f"tun-mtu {mtu}"] if mtu else [])]
+            "persist-tun", *([f"tun-mtu {mtu}"] if mtu else []),
+            *(["data-ciphers none", "cipher none"] if plain else [])]
+
+
+def plain(topology: Topology) -> bool:
+    return topology.settings.encryption is False
 
 
 class OpenVpn(TunnelOverlay):
@@ -96,7 +103,7 @@ class OpenVpn(TunnelOverlay):
                         if self.options.proto == "tcp" else "proto udp",
                         f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
                         "remote-cert-tls server", "connect-retry 1",
-                        *common(self.options.mtu)]))
+                        *common(self.options.mtu, plain(topology))]))
         written += self.site_links(topology, plan, directory)
         return written
 
@@ -132,7 +139,7 @@ class OpenVpn(TunnelOverlay):
                 f"push \"route-gateway {site.network_address + 1}\"",
                 f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
                 "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
-                "dh none", "keepalive 10 60", *common(self.options.mtu)]
+                "dh none", "keepalive 10 60", *common(self.options.mtu, plain(topology))]
 
     def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
         """The first hub serves the others; each other hub is its client, with iroute."""
@@ -148,7 +155,7 @@ class OpenVpn(TunnelOverlay):
                   "push \"topology subnet\"",
                   f"client-config-dir {MOUNT}/ccd-site", "dh none", "keepalive 10 60",
                   f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
-                  *common()]
+                  *common(plain=plain(topology))]
         core_home = self.node_home(directory, f"hub-{core}")
         (core_home / "ccd-site").mkdir(exist_ok=True)
         written = []
@@ -162,6 +169,7 @@ class OpenVpn(TunnelOverlay):
                 self.node_home(directory, f"hub-{switch}") / "site.conf", [
                     "client", "dev tun1", "proto tcp-client",
                     f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
-                    "remote-cert-tls server", "connect-retry 1", *common()]))
+                    "remote-cert-tls server", "connect-retry 1",
+                    *common(plain=plain(topology))]))
         written.append(self.write_public(core_home / "site.conf", server))
         return written

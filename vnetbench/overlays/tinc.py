@@ -41,6 +41,8 @@ class Tinc(TunnelOverlay):
     data_path = "agent → hub → hub → agent (tinc meta connections over TCP; IndirectData)"
     join_event = ("agent", "joined")
     tunnel_interface = "tun0"
+    fixed_encryption = ("with TCPOnly, tinc 1.0 carries the data on its meta connections, "
+                        "which are always encrypted (Cipher = none applies to UDP only)")
 
     def version(self) -> str:
         return "tinc 1.0.36 (Debian 13 package)"

@@ -61,6 +61,7 @@ class WireGuard(TunnelOverlay):
     options: WireGuardOptions
     summary = "WireGuard (wireguard-go, Debian 13), a hub per switch position"
     data_path = "agent → hub → hub → agent (WireGuard over UDP; hubs peer over the backbone)"
+    fixed_encryption = "WireGuard has no null cipher (ChaCha20-Poly1305 always)"
     join_event = ("agent", "handshake")
     tunnel_interface = "wg0"
 

@@ -174,6 +174,8 @@ def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, ru
     layout = RunLayout(record.directory)
     for scenario in scenarios:
         applicability = overlay.supports(scenario.name, topology)
+        if isinstance(applicability, Applicable):
+            applicability = overlay.encryption_applicability(topology)
         if not isinstance(applicability, Applicable):
             record_not_run(scenario, topology, applicability, results)
             continue

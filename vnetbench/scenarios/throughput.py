@@ -71,7 +71,8 @@ class Throughput(Scenario):
         s = topology.settings
         return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms,
                 "streams": s.streams, "reverse": s.reverse, "udp_mbit": s.udp_mbit or 0,
-                "ping_size": s.ping_size, "tls": s.tls, "limits": s.limits}
+                "ping_size": s.ping_size, "tls": s.tls, "limits": s.limits,
+                "encryption": s.encryption}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         client, server = pick_pair(context.topology, context.placement())

@@ -136,7 +136,11 @@ class Vnet(Overlay):
         return self.facts.absent.get(feature)
 
     def adjust(self, topology: Topology) -> Adjusted:
-        """TLS unset: TLS where the build has it, else plain, and the results say so."""
+        """TLS unset: TLS where the build has it, else plain, and the results say so;
+        encryption: false is TLS off."""
+        if topology.settings.encryption is False and topology.settings.tls is None:
+            settings = topology.settings.model_copy(update={"tls": False})
+            return Adjusted(topology.model_copy(update={"settings": settings}))
         if topology.settings.tls is not None:
             return Adjusted(topology)
         has_tls = self.feature_missing("tls") is None
