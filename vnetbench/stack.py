@@ -7,7 +7,10 @@ container of the run nor touch anything that is not vnetbench's.
 
 from __future__ import annotations
 
+import re
 import signal
+import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -269,6 +272,17 @@ class Stack:
             sources = [source for source in found if source is not None]
         return sources
 
+    @contextmanager
+    def log_stream(self, role: str) -> Iterator[LogStream]:
+        """The logs of one role's containers as they come, from one `docker compose
+        logs --follow` (a wait that polls it makes no engine call per container)."""
+        containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
+        stream = LogStream(self.rendered.project, containers)
+        try:
+            yield stream
+        finally:
+            stream.close()
+
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -288,6 +302,44 @@ class Stack:
             note(f"[yellow]{left} DOCKER-USER rule(s) of {self.run_id} outlived the fabric "
                  "helper and were removed[/]")
         return removed
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class LogStream:
+    """Lines of some containers' logs, gathered by a thread from one compose process."""
+
+    def __init__(self, project: str, containers: list[Listed]) -> None:
+        self.containers = containers
+        self.lines: dict[str, list[str]] = {c.name: [] for c in containers}
+        prefix = f"{project}-"
+        services = [c.name.removeprefix(prefix) for c in containers]
+        self.process = subprocess.Popen(
+            ["docker", "compose", "-p", project, "logs", "--follow", "--timestamps",
+             "--no-color", *services], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, errors="replace")
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            name, bar, text = ANSI.sub("", line).partition(" | ")
+            if bar and name.strip() in self.lines:
+                self.lines[name.strip()].append(text.rstrip("\n"))
+
+    def sources(self) -> list[Source]:
+        """What each container has logged so far, as Stack.logs gives it."""
+        return [Source(c.name, c.labels.get(labels.ROLE, ""), c.labels.get(labels.NODE, c.name),
+                       "\n".join(list(self.lines[c.name]))) for c in self.containers]
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
 
 # Signals that end a run through its teardown: Ctrl-C (handled even when a

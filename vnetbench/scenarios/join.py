@@ -19,11 +19,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
-from vnetbench.measure.events import Source, in_time_order, lines_of
+from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
 from vnetbench.metrics import SKIPPED, Better, Metric
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.stack import LogStream
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -133,10 +134,13 @@ class Join(Scenario):
         total = len(context.topology.agents)
         gate_dir = context.stack.rendered.directory / "gate"
         deadline_seconds = join_wait(context.topology)
+        assert context.overlay.join_event is not None
+        role = context.overlay.join_event[0]
         with waiting(f"pass {pass_no}: {total} agents released at once, waiting for joins",
-                     min(deadline_seconds, 1 + total * 0.01)):
+                     min(deadline_seconds, 1 + total * 0.01)), \
+                context.stack.log_stream(role) as stream:
             released = release(gate_dir)
-            joined = self.wait_for_joins(context, total, released + deadline_seconds)
+            joined = self.wait_for_joins(context, stream, total, released + deadline_seconds)
         agents = context.stack.logs("agent")
         spread = gate_spread({s.container: release_stamp(s.text) for s in agents})
         missing = {a.name for a in context.topology.agents} - set(joined["agent"])
@@ -148,12 +152,16 @@ class Join(Scenario):
             gate_waiting=spread.waiting,
             reasons=failure_reasons(agents, missing))
 
-    def wait_for_joins(self, context: ScenarioContext, total: int,
+    def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
                        deadline: float) -> pd.DataFrame:
+        """Joins as the role's logs report them, read from one log stream (no engine
+        call per poll while the agents join)."""
         assert context.overlay.join_event is not None
+        role, event = context.overlay.join_event
         while True:
-            joined = joined_agents(context.events(*context.overlay.join_event),
-                                   context.topology)
+            events = lookup_events(stream.sources(), context.overlay.event_patterns(),
+                                   role, event)
+            joined = joined_agents(events, context.topology)
             if len(joined) >= total or time.time() > deadline:
                 return joined
             time.sleep(POLL_SECONDS)
