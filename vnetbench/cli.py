@@ -188,9 +188,10 @@ def run(
     udp_mbit: Annotated[float | None, typer.Option(help="UDP at this rate instead of TCP.")]
     = None,
     ping_size: Annotated[int | None, typer.Option(help="Ping payload bytes.")] = None,
-    encryption: Annotated[bool | None, typer.Option(
-        "--encryption/--no-encryption",
-        help="--no-encryption: the overlay's data unencrypted where it can be.")] = None,
+    no_encryption: Annotated[bool, typer.Option(
+        "--no-encryption",
+        help="The overlay's data unencrypted where it can be (refused where not).")]
+    = False,
     pair: Annotated[str | None, typer.Option(
         help="The agents throughput measures, FROM,TO (the topology's measure).")] = None,
     baseline: Annotated[bool, typer.Option(
@@ -211,7 +212,7 @@ def run(
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes, "machines": machines,
                                    "streams": streams, "reverse": reverse,
                                    "udp_mbit": udp_mbit, "ping_size": ping_size,
-                                   "encryption": encryption}.items()
+                                   "encryption": False if no_encryption else None}.items()
                  if v is not None}
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)

@@ -18,3 +18,10 @@ class Interrupted(KeyboardInterrupt):
 class BlockTaken(UserError):
     """The engine refused the run's address block: another network overlaps it (made
     after the block was chosen). The run claims another block and tries again."""
+
+    def __init__(self, block: object, engine_said: str) -> None:
+        self.block = block
+        super().__init__(
+            f"The engine refused the address block {block}: another network took part of "
+            f"it after vnetbench chose it ({engine_said}). Run again; vnetbench picks a "
+            "free block.")

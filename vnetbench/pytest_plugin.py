@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from vnetbench.testing import OverlayUnavailable, RunningTopology, running_topology
+if TYPE_CHECKING:  # imported when a fixture is used: every pytest session loads this
+    from vnetbench.testing import RunningTopology
 
-TopologyFactory = Callable[..., RunningTopology]
+TopologyFactory = Callable[..., "RunningTopology"]
 
 
 def _factory(stack: ExitStack, tmp_path_factory: pytest.TempPathFactory) -> TopologyFactory:
@@ -34,6 +35,8 @@ def _factory(stack: ExitStack, tmp_path_factory: pytest.TempPathFactory) -> Topo
                  overlay: str | None = None,
                  links: Mapping[str, Mapping[str, Any]] | None = None,
                  skip_if_unavailable: bool = False) -> RunningTopology:
+        from vnetbench.testing import OverlayUnavailable, running_topology
+
         directory = tmp_path_factory.mktemp("vnetbench-run")
         try:
             return stack.enter_context(running_topology(source, directory, overlay, links))

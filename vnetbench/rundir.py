@@ -33,6 +33,10 @@ FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`
 STAMP_FORMAT = "%Y%m%d-%H%M%S"
 
 
+# run.json `timings`: each stack's seconds, in the order they pass
+TIMING_PARTS = ("bring_up_s", "measure_s", "teardown_s")
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

@@ -195,11 +195,7 @@ class Stack:
         except DockerException as error:
             refused = (error.stderr or str(error)).strip()
             if "pool overlaps" in refused.lower():
-                raise BlockTaken(
-                    f"The engine refused the address block {self.rendered.plan.block}: "
-                    f"another network took part of it after vnetbench chose it "
-                    f"({refused.splitlines()[-1]}). Run again; vnetbench picks a free block."
-                ) from None
+                raise BlockTaken(self.rendered.plan.block, refused.splitlines()[-1]) from None
             with waiting("some containers are not ready: waiting for the rest to settle"):
                 failed = self.settle(deadline=time.time() + timeout_seconds)
             if failed is None:
@@ -307,6 +303,13 @@ class Stack:
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
+def compose_log_line(line: str) -> tuple[str, str]:
+    """'<container padded> | <timestamp> <text>' -> (container, '<timestamp> <text>');
+    ('', '') for a line of compose's own (terminal codes removed first)."""
+    name, bar, text = ANSI.sub("", line).partition(" | ")
+    return (name.strip(), text.rstrip("\n")) if bar else ("", "")
+
+
 class LogStream:
     """Lines of some containers' logs, gathered by a thread from one compose process."""
 
@@ -325,14 +328,18 @@ class LogStream:
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            name, bar, text = ANSI.sub("", line).partition(" | ")
-            if bar and name.strip() in self.lines:
-                self.lines[name.strip()].append(text.rstrip("\n"))
+            container, text = compose_log_line(line)
+            if container in self.lines:
+                self.lines[container].append(text)
 
     def sources(self) -> list[Source]:
         """What each container has logged so far, as Stack.logs gives it."""
         return [Source(c.name, c.labels.get(labels.ROLE, ""), c.labels.get(labels.NODE, c.name),
                        "\n".join(list(self.lines[c.name]))) for c in self.containers]
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def close(self) -> None:
         self.process.terminate()
@@ -340,6 +347,10 @@ class LogStream:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        self.reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 # Signals that end a run through its teardown: Ctrl-C (handled even when a

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from pydantic import ValidationError
+from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
@@ -176,10 +178,12 @@ class RunningTopology:
         """Change a segment's links ("site" or "backbone") while the topology runs;
         returns what the kernel reports as applied."""
         if segment not in ("site", "backbone"):
-            raise ValueError(f"segment is 'site' or 'backbone', not {segment!r}")
-        links = self.topology.links.model_copy(update={segment: LinkProfile(**profile)})
-        self.topology = self.topology.model_copy(update={"links": links})
-        check_shaping(self.topology)
+            raise UserError(f"shape({segment!r}, ...): the segment is 'site' or 'backbone'.")
+        links = self.topology.links.model_copy(
+            update={segment: link_profile(profile, f"shape({segment!r}, ...)")})
+        shaped = self.topology.model_copy(update={"links": links})
+        check_shaping(shaped)  # refused before it replaces what runs
+        self.topology = shaped
         return shape_run(self.run_id, self.topology)
 
     def kill(self, node: str) -> None:
@@ -196,6 +200,17 @@ class RunningTopology:
 
     def _raw(self, tool: str) -> Path:
         return self.directory / "raw" / f"{tool}-{self._next()}.txt"
+
+
+def link_profile(profile: Mapping[str, Any], source: str) -> LinkProfile:
+    """A link profile given in a test, its problems in one paragraph."""
+    try:
+        return LinkProfile(**profile)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                             for e in error.errors())
+        raise UserError(f"{source} is not a valid link profile: {problems}. Give e.g. "
+                        "rate='100mbit', delay='10ms', jitter='2ms', loss='1%'.") from None
 
 
 def _text(data: bytes | str | None) -> str:
@@ -221,8 +236,9 @@ def topology_from(source: str | Path | Mapping[str, Any] | Topology, overlay: st
     if overlay:
         update["overlay"] = overlay
     if links:
-        update["links"] = topology.links.model_copy(
-            update={segment: LinkProfile(**profile) for segment, profile in links.items()})
+        update["links"] = topology.links.model_copy(update={
+            segment: link_profile(profile, f"links={{{segment!r}: ...}}")
+            for segment, profile in links.items()})
     return topology.model_copy(update=update) if update else topology
 
 
@@ -233,7 +249,11 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
                      ) -> Iterator[RunningTopology]:
     """Bring a topology up, shaped, in `directory`; whatever happens, keep its logs
     (directory/logs) and remove everything of it."""
-    from testcontainers.compose import DockerCompose
+    try:
+        from testcontainers.compose import DockerCompose
+    except ImportError:
+        raise UserError("vnetbench's pytest fixtures need testcontainers, which is not "
+                        "installed here: pip install 'vnetbench[pytest]'.") from None
 
     topology = topology_from(source, overlay, links)
     require_engine()
@@ -241,6 +261,7 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
     missing = adapter.unavailable_reason()
     if missing:
         raise OverlayUnavailable(f"The overlay '{adapter.name}' cannot run here: {missing}")
+    adapter.require_encryption_setting(topology)
     topology = adapter.adjust(topology).topology
     check_shaping(topology)
     images = build_project_images()
@@ -258,8 +279,8 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
             with shielded():
                 try:
                     running.stack.save_logs(directory / "logs")
-                except OSError:
-                    pass
+                except (OSError, DockerException):
+                    pass  # the test's own outcome matters more; teardown goes on
                 finally:
                     running.stack.down()
                     remove_private_files(adapter, rendered.directory)

@@ -140,6 +140,9 @@ class Settings(Model):
 
     @model_validator(mode="after")
     def _encryption_and_tls_agree(self) -> Settings:
+        if self.encryption is True:
+            raise ValueError("encryption: true is every overlay's default; leave it out "
+                             "(encryption: false turns it off where the overlay can)")
         if self.encryption is False and self.tls:
             raise ValueError("tls: true and encryption: false contradict each other; drop "
                              "one (encryption: false turns TLS off where the overlay has it)")

@@ -61,17 +61,19 @@ def test_a_test_outside_the_project_uses_the_installed_plugin(tmp_path: Path) ->
     assert leftovers(run_ids[0]) == []
 
 
+BROUGHT_UP: list[str] = []  # run ids the module fixture brought up
+
+
 @pytest.fixture(scope="module")
 def shared(vnetbench_module_topology: TopologyFactory) -> RunningTopology:
-    return vnetbench_module_topology("two-sites.yml", overlay="wireguard")
-
-
-SEEN: dict[str, str] = {}
+    net = vnetbench_module_topology("two-sites.yml", overlay="wireguard")
+    BROUGHT_UP.append(net.run_id)
+    return net
 
 
 def test_module_topology_runs_commands_measures_and_parses_events(
         shared: RunningTopology) -> None:
-    SEEN["run_id"] = shared.run_id
+    assert [shared.run_id] == BROUGHT_UP
     assert {node.role for node in shared.nodes.values()} >= {"agent", "switch"}
     address = shared.exec("agent1", "ip -4 address show wg0")
     assert address.ok and shared.address("agent1") in address.stdout
@@ -84,8 +86,8 @@ def test_module_topology_runs_commands_measures_and_parses_events(
 
 
 def test_module_topology_is_shared_by_the_module(shared: RunningTopology) -> None:
-    """The same running topology as the test before: no second bring-up."""
-    assert shared.run_id == SEEN.get("run_id")
+    """The same running topology for every test of the module: one bring-up."""
+    assert [shared.run_id] == BROUGHT_UP
     assert shared.ping("agent2", "agent1", count=5, interval_s=0.2).received == 5
 
 

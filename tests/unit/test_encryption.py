@@ -52,6 +52,15 @@ def test_vnet_without_encryption_runs_without_tls() -> None:
     assert overlay_for(plain).adjust(plain).topology.settings.tls is False
 
 
-def test_tls_on_and_encryption_off_contradict() -> None:
+def test_tls_on_and_encryption_off_contradict_and_true_is_the_default() -> None:
     with pytest.raises(UserError, match="contradict"):
         topology("vnet", encryption=False, tls=True)
+    with pytest.raises(UserError, match="encryption: true is every overlay's default"):
+        topology("openvpn", encryption=True)
+
+
+def test_up_and_the_plugin_refuse_what_runs_refuse() -> None:
+    plain = topology("wireguard", encryption=False)
+    with pytest.raises(UserError, match="Leave encryption on for wireguard"):
+        overlay_for(plain).require_encryption_setting(plain)
+    overlay_for(topology("wireguard")).require_encryption_setting(topology("wireguard"))

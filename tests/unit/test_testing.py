@@ -30,7 +30,8 @@ def test_a_topology_by_the_name_of_one_of_vnetbench_s_own(tmp_path: Path,
 def test_a_bad_topology_or_link_is_the_usual_one_paragraph_error() -> None:
     with pytest.raises(UserError, match="agents"):
         topology_from({"name": "t", "switches": 2, "agents": "ten"}, None, None)
-    with pytest.raises(ValueError, match="mbit"):
+    with pytest.raises(UserError, match=r"links=\{'backbone': ...\} is not a valid link "
+                                        r"profile: rate: .*100mbit"):
         topology_from({"name": "t", "switches": 2, "agents": 2}, None,
                       {"backbone": {"rate": "100mbps"}})
 

@@ -1,8 +1,9 @@
 """The machine's own limits: iperf3 between namespaces joined by bare veth pairs.
 
 The namespaces are made inside a helper container (the tools image, no network
-of its own, NET_ADMIN and SYS_ADMIN, which `ip netns` needs; `--privileged` is
-refused on some machines and not needed). Two paths: one veth pair (the limit
+of its own, NET_ADMIN and SYS_ADMIN, which `ip netns` needs, and no AppArmor
+profile, which would deny its mounts; `--privileged` is refused on some
+machines and not needed). Two paths: one veth pair (the limit
 of this machine), and the baseline's shape without a testbed (agent, router,
 router, agent over three veth pairs, no bridge, no netfilter), so the gap
 between a vnetbench path and the bare one splits into the path's own nature
@@ -18,7 +19,7 @@ from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
-from vnetbench.measure.iperf import IperfResult, parse_iperf_json
+from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
 
 # $1: seconds; $2: routers between the two ends (0, or 2 as the baseline path)
 BARE_PATH = r"""
@@ -48,12 +49,26 @@ ip netns exec n0 iperf3 -c $target -t "$1" -J
 """
 
 
+def bare_rates(run_id: str, seconds: float, passes: int, routers: int = 0) -> list[float]:
+    """Receiver Mbit/s of `passes` streams over a bare path, with progress."""
+    from vnetbench.ui import waiting
+
+    rates = []
+    for pass_no in range(1, passes + 1):
+        with waiting(f"bare veth path ({routers} routers), pass {pass_no}", seconds + 2):
+            rates.append(round(bare_path(run_id, seconds, routers).receiver_mbit, 1))
+    return rates
+
+
 def bare_path(run_id: str, seconds: float, routers: int = 0) -> IperfResult:
     """One TCP stream of `seconds` over bare veth pairs with `routers` between."""
     try:
         out = docker.run(TOOLS_IMAGE, ["bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}",
                                        str(routers)],
                          networks=["none"], cap_add=["NET_ADMIN", "SYS_ADMIN"],
+                         # Docker's AppArmor profile denies mount, which `ip netns` needs;
+                         # this helper is ours, never the system under test
+                         security_options=["apparmor=unconfined"],
                          labels=run_labels(run_id, "calibration", f"bare-{routers}"),
                          remove=True, pull="never")
     except DockerException as error:
@@ -62,4 +77,7 @@ def bare_path(run_id: str, seconds: float, routers: int = 0) -> IperfResult:
             f"and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]}). The engine "
             "may refuse these capabilities (rootless Docker, a restrictive profile)."
         ) from None
-    return parse_iperf_json(str(out))
+    try:
+        return parse_iperf_json(str(out))
+    except IperfError as error:
+        raise UserError(f"The bare veth path gave no iperf3 result ({error}).") from None

@@ -104,6 +104,15 @@ class Overlay(ABC):
                                f"{self.name}: {self.fixed_encryption}")
         return APPLICABLE
 
+    def require_encryption_setting(self, topology: Topology) -> None:
+        """For a topology brought up outside the scenarios (`up`, the pytest plugin):
+        encryption: false on an overlay that cannot is an error, not a quiet default."""
+        refused = self.encryption_applicability(topology)
+        if isinstance(refused, Unsupported):
+            raise UserError(f"{refused.status}. Leave encryption on for {self.name} "
+                            "(drop encryption: false or --no-encryption), or choose an "
+                            "overlay that can turn it off.")
+
     def adjust(self, topology: Topology) -> Adjusted:
         """The settings this build can run (e.g. TLS off where the build has none)."""
         return Adjusted(topology)

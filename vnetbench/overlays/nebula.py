@@ -1,7 +1,7 @@
 """Nebula: a lighthouse at each switch position, each agent a Nebula node.
 
 Certificates are made per stack by `nebula-cert` inside the overlays image, by a
-one-shot `nebula-ca` service that every node waits for (so the rendered file
+one-shot `nebula_ca` service that every node waits for (so the rendered file
 runs with plain `docker compose up`, and rendering needs no engine). It writes
 each node's directory (ca.crt, host.crt, host.key owner-only); each node mounts
 only its own, read-only. Every agent knows every lighthouse; the hubs also route
@@ -25,7 +25,7 @@ from vnetbench.topology import Topology
 
 FILES = "nebula"
 PORT = 4242
-CA_ROLE = "ca"
+CA_DIR = "_ca"  # "_": no node can be named so (topology names take letters, digits, "-")
 CONFIG = "config.yml"
 PRIVATE_KEYS = ("host.key", "ca.key")
 
@@ -52,7 +52,7 @@ class Nebula(TunnelOverlay):
                            "port": PORT, **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
-        """Each node's config.yml, and the script the nebula-ca service runs."""
+        """Each node's config.yml, and the script the nebula_ca service runs."""
         files = run_dir / FILES
         addresses = tunnel_addresses(topology)
         written = [prepare_gate(run_dir)]
@@ -65,7 +65,7 @@ class Nebula(TunnelOverlay):
             written.append(self.write_public(self.node_home(files, agent.name) / CONFIG,
                                              [json.dumps(config, indent=2)]))
         nodes = [*topology.switches, *(a.name for a in topology.agents)]
-        script = self.node_home(files, CA_ROLE) / "make-certs"
+        script = self.node_home(files, CA_DIR) / "make-certs"
         script.write_text(certificate_script(
             {node: f"{addresses[node]}/{TUNNEL_NETWORK.prefixlen}" for node in nodes},
             plan.tag))
@@ -106,13 +106,15 @@ def node_config(topology: Topology, plan: AddressPlan, lighthouse: bool,
 def certificate_script(nodes: dict[str, str], tag: str) -> str:
     """The nebula-ca service's script: a CA for this stack and one certificate per
     node, each node's files in its own directory, keys owner-only."""
+    ca = CA_DIR
+    # a year: a stack left up (vnetbench up) keeps working; its keys are per stack
     lines = ["#!/bin/bash", "set -eu", "cd /nebula", "umask 077",
-             "rm -f ca/ca.crt ca/ca.key */host.crt */host.key */ca.crt",
-             f"nebula-cert ca -name vnetbench-{tag} -duration 24h "
-             "-out-crt ca/ca.crt -out-key ca/ca.key"]
+             f"rm -f {ca}/ca.crt {ca}/ca.key */host.crt */host.key */ca.crt",
+             f"nebula-cert ca -name vnetbench-{tag} -duration 8760h "
+             f"-out-crt {ca}/ca.crt -out-key {ca}/ca.key"]
     for node, address in nodes.items():
-        lines += [f"nebula-cert sign -name {node} -ip {address} -ca-crt ca/ca.crt "
-                  f"-ca-key ca/ca.key -out-crt {node}/host.crt -out-key {node}/host.key",
-                  f"cp ca/ca.crt {node}/ca.crt", f"chmod 644 {node}/host.crt {node}/ca.crt"]
-    lines.append("echo nebula-ca: certificates for $(ls -d */ | wc -l) directories")
+        lines += [f"nebula-cert sign -name {node} -ip {address} -ca-crt {ca}/ca.crt "
+                  f"-ca-key {ca}/ca.key -out-crt {node}/host.crt -out-key {node}/host.key",
+                  f"cp {ca}/ca.crt {node}/ca.crt", f"chmod 644 {node}/host.crt {node}/ca.crt"]
+    lines.append("echo nebula_ca: certificates for $(ls -d */ | wc -l) directories")
     return "\n".join(lines) + "\n"

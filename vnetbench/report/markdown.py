@@ -19,7 +19,7 @@ from vnetbench.report.tables import (
     summary_table,
 )
 from vnetbench.results import PARQUET, load_results
-from vnetbench.rundir import read_header
+from vnetbench.rundir import TIMING_PARTS, read_header
 
 REPORT = "report.md"
 
@@ -99,7 +99,9 @@ def raw_limit(header: dict[str, Any]) -> float | None:
 def raw_limit_text(header: dict[str, Any]) -> str:
     calibration = header.get("calibration") or {}
     if not raw_limit(header):
-        return "Not measured (the matrix's first cell, a bare veth pair, did not run)."
+        said = calibration.get("error")
+        return (f"Not measured: {said}" if said else
+                "Not measured (the matrix's first cell, a bare veth pair, did not run).")
     return (f"A bare veth pair between two namespaces, measured first in this matrix: "
             f"{calibration['raw_veth_mbit']:.0f} Mbit/s (median of "
             f"{len(calibration.get('raw_veth_passes', []))} streams of "
@@ -116,8 +118,7 @@ def timing_table(header: dict[str, Any]) -> pd.DataFrame:
         return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
     rows = []
     for cell, spans in cells.items():
-        up, measure, down = (float(spans.get(k, 0.0)) for k in
-                             ("bring_up_s", "measure_s", "teardown_s"))
+        up, measure, down = (float(spans.get(k, 0.0)) for k in TIMING_PARTS)
         total = up + measure + down
         rows.append({"cell": cell, "bring-up s": round(up, 1), "measurement s": round(measure, 1),
                      "teardown s": round(down, 1), "total s": round(total, 1),

@@ -34,7 +34,7 @@ from vnetbench.gate import (
 )
 from vnetbench.images import TOOLS_IMAGE, ImageSet, build_project_images
 from vnetbench.labels import current_owner, run_filter, run_labels
-from vnetbench.measure.veth import bare_path
+from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_run
 from vnetbench.results import load_results
@@ -93,10 +93,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
 
 def bare_figure(run_id: str, seconds: float, passes: int, routers: int, name: str,
                 what: str) -> Figure:
-    rates = []
-    for pass_no in range(1, passes + 1):
-        with waiting(f"{name}, pass {pass_no}: {seconds:g} s", seconds + 2):
-            rates.append(bare_path(run_id, seconds, routers).receiver_mbit)
+    rates = bare_rates(run_id, seconds, passes, routers)
     return Figure(name, statistics.median(rates), "Mbit/s",
                   note=f"median of {passes}: {spread(rates)}; {what}")
 

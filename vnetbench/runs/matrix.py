@@ -17,16 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.engine import require_engine
+from vnetbench.errors import UserError
 from vnetbench.images import build_project_images
-from vnetbench.measure.veth import bare_path
+from vnetbench.measure.veth import bare_rates
 from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet, load_results
-from vnetbench.rundir import new_directory, new_header, read_header, recorded, save_header
+from vnetbench.rundir import (
+    TIMING_PARTS,
+    new_directory,
+    new_header,
+    read_header,
+    recorded,
+    save_header,
+)
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.topology import Topology
-from vnetbench.ui import job_progress, note, waiting
+from vnetbench.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 
@@ -119,7 +127,8 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     header["cell_timings"] = previous.get("cell_timings") or {}
     with recorded(directory, header), job_progress("matrix", steps=len(todo) * passes):
         if not header["calibration"] and todo:
-            header["calibration"] = raw_limit(cell_topology(base, cells[0], quick), directory)
+            header["calibration"] = machine_limit(cell_topology(base, cells[0], quick),
+                                                  directory)
             save_header(directory, header)
         for cell in todo:
             header["cells"][cell.key] = "running"
@@ -139,21 +148,23 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     return directory
 
 
-def raw_limit(topology: Topology, directory: Path) -> dict[str, Any]:
+def machine_limit(topology: Topology, directory: Path) -> dict[str, Any]:
     """The matrix's first cell: this machine's limit, a bare veth pair, with the
-    streams' length and number of the cells that follow."""
+    streams' length and number of the cells that follow. A machine where it cannot
+    be measured still runs the matrix; the report says it was not measured."""
     seconds, passes = topology.settings.seconds, topology.settings.passes
-    rates = []
-    for pass_no in range(1, passes + 1):
-        with waiting(f"calibration: raw veth pair, pass {pass_no}", seconds + 2):
-            rates.append(round(bare_path(directory.name, seconds).receiver_mbit, 1))
+    try:
+        rates = bare_rates(directory.name, seconds, passes, routers=0)
+    except UserError as error:
+        note(f"[yellow]{error} The matrix goes on without it.[/]")
+        return {"error": str(error)}
     return {"raw_veth_mbit": statistics.median(rates), "raw_veth_passes": rates,
             "seconds": seconds}
 
 
 def summed_timings(stacks: list[dict[str, Any]]) -> dict[str, float]:
     """One cell's seconds of bring-up, measurement and teardown over its stacks."""
-    parts = ("bring_up_s", "measure_s", "teardown_s")
-    return {part: round(sum(stack.get(part, 0.0) for stack in stacks), 1) for part in parts}
+    return {part: round(sum(stack.get(part, 0.0) for stack in stacks), 1)
+            for part in TIMING_PARTS}
 
 

@@ -26,7 +26,7 @@ from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.overlays.base import remove_private_files
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
-from vnetbench.rundir import RunLayout, new_header, new_run_id, recorded, save_header
+from vnetbench.rundir import TIMING_PARTS, RunLayout, new_header, new_run_id, recorded, save_header
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
@@ -82,6 +82,7 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path, image
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
+    overlay.require_encryption_setting(topology)
     run_id, directory = new_run_directory(topology, out_dir)
     for attempt in range(1, BLOCK_ATTEMPTS + 1):
         rendered = render_run(topology, overlay, run_id, claim.block, directory, images,
@@ -207,7 +208,8 @@ def move_block(claim: BlockClaim, record: RunRecord, refused: BlockTaken,
     """Claim another block after the engine refused this one; run.json says so."""
     before = claim.block
     after = claim.replace()
-    note(f"[yellow]{refused.args[0].split(':')[0]}; the run moves to {after}[/]")
+    note(f"[yellow]The engine refused the address block {refused.block} (another network "
+         f"overlaps it); the run moves to {after}[/]")
     record.data.setdefault("address_blocks_refused", []).append(str(before))
     record.data["address_block"] = str(after)
     record.data["networks"] = network_record(plan_addresses(topology, record.data["run_id"],
@@ -244,9 +246,10 @@ def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
             clock.mark()  # measured
         clock.mark()  # torn down
     finally:
-        record.data.setdefault("timings", []).append(clock.record())
-        record.save()
         forget_private_keys(overlay, rendered.directory)
+        # kept in memory: run.json is written when the run ends (recorded()), so a
+        # full disk here cannot skip the key removal above or mask the run's error
+        record.data.setdefault("timings", []).append(clock.record())
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
             write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
@@ -264,9 +267,8 @@ class StackClock:
         self.marks.append(time.monotonic())
 
     def record(self) -> dict[str, Any]:
-        parts = ("bring_up_s", "measure_s", "teardown_s")
         spans = {part: round(b - a, 2) for part, a, b
-                 in zip(parts, self.marks, self.marks[1:], strict=False)}
+                 in zip(TIMING_PARTS, self.marks, self.marks[1:], strict=False)}
         return {"scenario": self.scenario, "passes": self.passes, **spans}
 
 

@@ -154,17 +154,22 @@ class Join(Scenario):
 
     def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
                        deadline: float) -> pd.DataFrame:
-        """Joins as the role's logs report them, read from one log stream (no engine
-        call per poll while the agents join)."""
+        """Joins as the role's logs report them. The wait reads one log stream (no
+        engine call per poll while the agents join); the answer is read once more
+        from the logs themselves, so a stream that failed cannot lose a join."""
         assert context.overlay.join_event is not None
         role, event = context.overlay.join_event
-        while True:
+        while stream.alive and time.time() <= deadline:
             events = lookup_events(stream.sources(), context.overlay.event_patterns(),
                                    role, event)
-            joined = joined_agents(events, context.topology)
-            if len(joined) >= total or time.time() > deadline:
-                return joined
+            if len(joined_agents(events, context.topology)) >= total:
+                break
             time.sleep(POLL_SECONDS)
+        if not stream.alive:  # the follower died: fall back to polling the logs
+            while (len(joined_agents(context.events(role, event), context.topology)) < total
+                   and time.time() <= deadline):
+                time.sleep(POLL_SECONDS)
+        return joined_agents(context.events(role, event), context.topology)
 
 
 def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:

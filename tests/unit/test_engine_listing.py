@@ -1,0 +1,31 @@
+"""Parsing what the docker CLI prints: container health from `docker ps`'s status
+column, and `docker compose logs` lines (recorded output)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vnetbench.engine import health_of
+from vnetbench.stack import compose_log_line
+
+
+@pytest.mark.parametrize(("status", "health"), [
+    ("Up 3 seconds (health: starting)", "starting"),
+    ("Up 2 minutes (healthy)", "healthy"),
+    ("Up 40 seconds (unhealthy)", "unhealthy"),
+    ("Up 5 minutes", None),
+    ("Exited (137) 2 seconds ago", None),
+])
+def test_health_from_the_status_column(status: str, health: str | None) -> None:
+    assert health_of(status) == health
+
+
+def test_compose_log_lines_name_their_container() -> None:
+    line = ("\x1b[2Kp-20261130-100444-66aa-fabric          | 2026-11-30T10:04:45.076302170Z "
+            "vnetbench-fabric: iptables-nft accepts 10.160.0.0/16 <-> 10.160.0.0/16\n")
+    assert compose_log_line(line) == (
+        "p-20261130-100444-66aa-fabric",
+        "2026-11-30T10:04:45.076302170Z vnetbench-fabric: iptables-nft accepts "
+        "10.160.0.0/16 <-> 10.160.0.0/16")
+    assert compose_log_line("p-agent1  | 2026-11-30T10:04:45Z a | b\n")[1].endswith("a | b")
+    assert compose_log_line("canceled\n") == ("", "")
