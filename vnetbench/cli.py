@@ -406,18 +406,13 @@ def up(
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
     from vnetbench.allocation import claimed_block
-    from vnetbench.images import build_project_images
     from vnetbench.runs.comparison import require_overlays
     from vnetbench.runs.session import bring_up_detached
-    from vnetbench.shaping.apply import check_shaping
 
     topology = read_topology(topology_file)
     overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
-    topology = overlay.adjust(topology).topology
-    check_shaping(topology)
-    images = build_project_images()
     with claimed_block() as claim:  # until its networks exist
-        rendered = bring_up_detached(topology, overlay, out_directory(out), images, claim)
+        rendered = bring_up_detached(topology, overlay, out_directory(out), claim)
     out_console.print(rendered.run_id)
 
 

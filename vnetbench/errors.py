@@ -15,6 +15,10 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM, SIGHUP or SIGQUIT turned into the same path as Ctrl-C, so teardown runs."""
 
 
+class OverlayUnavailable(UserError):
+    """The overlay cannot run on this machine (e.g. its images are absent)."""
+
+
 class BlockTaken(UserError):
     """The engine refused the run's address block: another network overlaps it (made
     after the block was chosen). The run claims another block and tries again."""

@@ -35,7 +35,8 @@ def _factory(stack: ExitStack, tmp_path_factory: pytest.TempPathFactory) -> Topo
                  overlay: str | None = None,
                  links: Mapping[str, Mapping[str, Any]] | None = None,
                  skip_if_unavailable: bool = False) -> RunningTopology:
-        from vnetbench.testing import OverlayUnavailable, running_topology
+        from vnetbench.errors import OverlayUnavailable
+        from vnetbench.testing import running_topology
 
         directory = tmp_path_factory.mktemp("vnetbench-run")
         try:

@@ -391,12 +391,14 @@ def shielded() -> AbstractContextManager[None]:
 
 
 @contextmanager
-def running(rendered: RenderedRun, logs_dir: Path | None = None) -> Iterator[Stack]:
-    """Bring the stack up; whatever happens, keep its logs and tear it all down."""
+def running(rendered: RenderedRun, logs_dir: Path | None = None,
+            bring_up: Callable[[Stack], object] = Stack.up) -> Iterator[Stack]:
+    """Bring the stack up (Stack.up, or another way: the pytest plugin's); whatever
+    happens, keep its logs and tear it all down."""
     stack = Stack(rendered)
     with teardown_guard():
         try:
-            stack.up()
+            bring_up(stack)
             yield stack
         finally:
             with shielded(), waiting(f"tearing down {rendered.project}"):

@@ -23,24 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pydantic import ValidationError
-from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
 from vnetbench.engine import docker, engine_facts, list_containers, require_engine
 from vnetbench.errors import UserError
-from vnetbench.images import build_project_images
 from vnetbench.labels import current_owner, run_filter
 from vnetbench.measure.events import events_frame
 from vnetbench.measure.iperf import IperfResult, iperf_server
 from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.overlays.base import remove_private_files
 from vnetbench.paths import TOPOLOGIES
-from vnetbench.render import RenderedRun, render_run
+from vnetbench.render import render_run
 from vnetbench.rundir import new_run_id
+from vnetbench.runs.session import forget_private_keys, prepared_for_stack
 from vnetbench.shaping.apply import check_shaping, shape_run
-from vnetbench.stack import HELPER_ROLES, Stack, shielded, teardown_guard
+from vnetbench.stack import HELPER_ROLES, Stack, running
 from vnetbench.topology import LinkProfile, Topology, load_topology, parse_topology
 
 if TYPE_CHECKING:
@@ -52,10 +50,6 @@ SETTLE_SECONDS = 180  # as vnetbench run: how long unready containers may take t
 
 class ProbeFailed(AssertionError):
     """A measurement gave no result at all (not even a dead path's)."""
-
-
-class OverlayUnavailable(UserError):
-    """The overlay cannot run on this machine (its images are absent)."""
 
 
 @dataclass(frozen=True)
@@ -82,14 +76,14 @@ class ExecResult:
 class RunningTopology:
     """A topology that is up: its nodes, commands in them, measurements, faults."""
 
-    def __init__(self, topology: Topology, overlay: Overlay, rendered: RenderedRun,
+    def __init__(self, topology: Topology, overlay: Overlay, stack: Stack,
                  compose: DockerCompose) -> None:
         self.topology = topology
         self.overlay = overlay
-        self.rendered = rendered
+        self.rendered = stack.rendered
         self.compose = compose
-        self.stack = Stack(rendered)
-        self.directory = rendered.directory
+        self.stack = stack
+        self.directory = stack.rendered.directory
         self.unready: list[str] = []  # agent containers that never became ready
         self._probes = 0
 
@@ -207,7 +201,8 @@ def link_profile(profile: Mapping[str, Any], source: str) -> LinkProfile:
     try:
         return LinkProfile(**profile)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: "
+                             f"{str(e['msg']).removeprefix('Value error, ')}"
                              for e in error.errors())
         raise UserError(f"{source} is not a valid link profile: {problems}. Give e.g. "
                         "rate='100mbit', delay='10ms', jitter='2ms', loss='1%'.") from None
@@ -258,46 +253,38 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
     topology = topology_from(source, overlay, links)
     require_engine()
     adapter = overlay_for(topology)
-    missing = adapter.unavailable_reason()
-    if missing:
-        raise OverlayUnavailable(f"The overlay '{adapter.name}' cannot run here: {missing}")
-    adapter.require_encryption_setting(topology)
-    topology = adapter.adjust(topology).topology
-    check_shaping(topology)
-    images = build_project_images()
-    with claimed_block() as claim, teardown_guard():
+    adapter.require_available()
+    topology, images = prepared_for_stack(topology, adapter)
+    with claimed_block() as claim:
         rendered = render_run(topology, adapter, new_run_id(topology.name), claim.block,
                               directory, images, current_owner(), engine_facts())
         compose = DockerCompose(rendered.directory, compose_file_name=rendered.compose_file.name,
                                 wait=True, pull=False)
-        running = RunningTopology(topology, adapter, rendered, compose)
+        unready: list[str] = []
         try:
-            start(compose, running)
-            shape_run(rendered.run_id, topology)
-            yield running
+            with running(rendered, bring_up=lambda stack: unready.extend(
+                    start(compose, stack))) as stack:
+                net = RunningTopology(topology, adapter, stack, compose)
+                net.unready = unready
+                shape_run(rendered.run_id, topology)
+                yield net
         finally:
-            with shielded():
-                try:
-                    running.stack.save_logs(directory / "logs")
-                except (OSError, DockerException):
-                    pass  # the test's own outcome matters more; teardown goes on
-                finally:
-                    running.stack.down()
-                    remove_private_files(adapter, rendered.directory)
+            forget_private_keys(adapter, rendered.directory)
 
 
-def start(compose: DockerCompose, running: RunningTopology) -> None:
+def start(compose: DockerCompose, stack: Stack) -> list[str]:
     """`docker compose up --wait`; as in `vnetbench run`, agents that never become
-    ready (an overlay that loses joins) are named in `running.unready` and a warning,
-    anything else that fails to start is an error."""
+    ready (an overlay that loses joins) are returned and named in a warning, anything
+    else that fails to start is an error."""
     try:
         compose.start()
     except subprocess.CalledProcessError as failed:
-        unready = running.stack.settle(deadline=time.time() + SETTLE_SECONDS)
+        unready = stack.settle(deadline=time.time() + SETTLE_SECONDS)
         if unready is None:
             said = (_text(failed.stderr) or _text(failed.stdout)).strip()[-800:]
             raise UserError(f"The topology did not come up: {said} Its container logs are "
-                            f"kept in {running.directory / 'logs'}.") from None
-        running.unready = unready
+                            f"kept in {stack.rendered.directory / 'logs'}.") from None
         warnings.warn(f"{len(unready)} agent container(s) did not become ready: "
                       f"{', '.join(unready)}", stacklevel=2)
+        return unready
+    return []

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.errors import UserError
+from vnetbench.errors import OverlayUnavailable, UserError
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.topology import Topology
 
@@ -103,6 +103,12 @@ class Overlay(ABC):
             return Unsupported(f"not supported: encryption cannot be turned off on "
                                f"{self.name}: {self.fixed_encryption}")
         return APPLICABLE
+
+    def require_available(self) -> None:
+        """Can it run here at all (asks the engine once: detect)?"""
+        missing = self.unavailable_reason()
+        if missing:
+            raise OverlayUnavailable(f"The overlay '{self.name}' cannot run here: {missing}")
 
     def require_encryption_setting(self, topology: Topology) -> None:
         """For a topology brought up outside the scenarios (`up`, the pytest plugin):

@@ -56,15 +56,13 @@ class Nebula(TunnelOverlay):
         files = run_dir / FILES
         addresses = tunnel_addresses(topology)
         written = [prepare_gate(run_dir)]
-        for switch in topology.switches:
-            config = node_config(topology, plan, lighthouse=True, own_switch=switch)
-            written.append(self.write_public(self.node_home(files, switch) / CONFIG,
+        # node -> (its site's switch, is it a lighthouse)
+        nodes = {s: (s, True) for s in topology.switches} | {
+            a.name: (a.switch, False) for a in topology.agents}
+        for node, (switch, lighthouse) in nodes.items():
+            config = node_config(topology, plan, lighthouse, own_switch=switch)
+            written.append(self.write_public(self.node_home(files, node) / CONFIG,
                                              [json.dumps(config, indent=2)]))
-        for agent in topology.agents:
-            config = node_config(topology, plan, lighthouse=False, own_switch=agent.switch)
-            written.append(self.write_public(self.node_home(files, agent.name) / CONFIG,
-                                             [json.dumps(config, indent=2)]))
-        nodes = [*topology.switches, *(a.name for a in topology.agents)]
         script = self.node_home(files, CA_DIR) / "make-certs"
         script.write_text(certificate_script(
             {node: f"{addresses[node]}/{TUNNEL_NETWORK.prefixlen}" for node in nodes},

@@ -41,7 +41,7 @@ from vnetbench.results import load_results
 from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.stack import remove_run_objects, running
+from vnetbench.stack import remove_run_objects, running, shielded, teardown_guard
 from vnetbench.topology import Topology, parse_topology
 from vnetbench.ui import waiting
 
@@ -189,24 +189,25 @@ def gate_figure(directory: Path, containers: int) -> Figure:
                    volumes=[(gate_dir, MOUNT_POINT, "ro")], networks=["none"],
                    envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True, pull="never")
 
-    try:
-        with waiting(f"{containers} containers waiting at the start gate", containers * 0.15), \
-                ThreadPoolExecutor(GATE_STARTERS) as starters:
-            list(starters.map(start_waiting, range(containers)))
-        deadline = time.monotonic() + 120
-        while gate_logs(run_id, "vnetbench-gate waiting") < containers:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        release(gate_dir)
-        time.sleep(1.0)
-        with ThreadPoolExecutor(GATE_STARTERS) as readers:
-            logs = readers.map(lambda c: str(docker.container.logs(c.id)),
-                               list_containers(run_filter(run_id)))
-            stamps = {str(i): release_stamp(text) for i, text in enumerate(logs)}
-        spread = gate_spread(stamps)
-    finally:
-        remove_run_objects(run_id)
+    with teardown_guard():  # SIGTERM and SIGHUP too reach the `finally`
+        try:
+            with waiting(f"{containers} containers to the start gate", containers * 0.15), \
+                    ThreadPoolExecutor(GATE_STARTERS) as starters:
+                list(starters.map(start_waiting, range(containers)))
+                deadline = time.monotonic() + 120
+                while (gate_logs(run_id, "vnetbench-gate waiting") < containers
+                       and time.monotonic() < deadline):
+                    time.sleep(0.5)
+            release(gate_dir)
+            time.sleep(1.0)
+            with ThreadPoolExecutor(GATE_STARTERS) as readers:
+                logs = readers.map(lambda c: str(docker.container.logs(c.id)),
+                                   list_containers(run_filter(run_id)))
+                stamps = {str(i): release_stamp(text) for i, text in enumerate(logs)}
+            spread = gate_spread(stamps)
+        finally:
+            with shielded():
+                remove_run_objects(run_id)
     value = spread.spread_ms
     return Figure(f"start gate spread, {containers} containers", value, "ms", "< 20",
                   None if value is None else value < 20,

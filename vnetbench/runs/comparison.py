@@ -31,10 +31,8 @@ def require_overlays(topology: Topology, names: list[str]) -> dict[str, Overlay]
     before anything starts (the engine is asked once per overlay)."""
     require_engine()
     overlays = {name: overlay_for(topology, name) for name in names}
-    for name, overlay in overlays.items():
-        missing = overlay.unavailable_reason()
-        if missing:
-            raise UserError(f"The overlay '{name}' cannot run here: {missing}")
+    for overlay in overlays.values():
+        overlay.require_available()
     return overlays
 
 

@@ -78,16 +78,28 @@ def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path, images: Ima
                       detached_owner("vnetbench up"), engine_facts())
 
 
-def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path, images: ImageSet,
+def prepared_for_stack(topology: Topology, overlay: Overlay) -> tuple[Topology, ImageSet]:
+    """For a topology brought up outside the scenarios (`up`, the pytest plugin): the
+    settings this overlay runs (encryption: false refused where it cannot), checked
+    against the kernel's shaping, and the project's images."""
+    overlay.require_encryption_setting(topology)
+    topology = overlay.adjust(topology).topology
+    check_shaping(topology)
+    return topology, build_project_images()
+
+
+def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
-    overlay.require_encryption_setting(topology)
+    topology, images = prepared_for_stack(topology, overlay)
     run_id, directory = new_run_directory(topology, out_dir)
     for attempt in range(1, BLOCK_ATTEMPTS + 1):
         rendered = render_run(topology, overlay, run_id, claim.block, directory, images,
                               detached_owner("vnetbench up"), engine_facts())
         record = up_record(rendered, topology, overlay)
+        if claim.refused:  # this attempt's run.json says which blocks came before
+            record.data["address_blocks_refused"] = [str(b) for b in claim.refused]
         stack = Stack(rendered)
         try:
             stack.up()
@@ -142,9 +154,7 @@ def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
         scenario.check(topology)
     require_engine()
     overlay = overlay or overlay_for(topology)
-    missing = overlay.unavailable_reason()  # asks the engine once (overlay.detect)
-    if missing:  # run() and sweep() check every overlay first; this covers direct callers
-        raise UserError(f"The overlay '{overlay.name}' cannot run here: {missing}")
+    overlay.require_available()  # run() and sweep() check every overlay first
     adjusted = overlay.adjust(topology)
     topology = adjusted.topology
     if adjusted.remark:
