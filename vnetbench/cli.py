@@ -171,8 +171,13 @@ def render(
 @app.command()
 @guarded
 def run(
-    scenarios: Annotated[list[str], typer.Argument(help="Scenarios: throughput, join, "
-                                                        "config, flood.")],
+    scenarios: Annotated[list[str] | None, typer.Argument(
+        help="Scenarios: throughput, join, config, flood, transfer.")] = None,
+    method: Annotated[str | None, typer.Option(
+        help="A reference method instead of scenarios: vpncloud, libp2p-perf, galaxy42, "
+             "instageni (vnetbench methods).")] = None,
+    short: Annotated[bool, typer.Option(
+        help="The method's short form (fewer steps, short passes).")] = False,
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     overlay: Annotated[str | None, typer.Option(
         help="Overlay, or several separated by commas, run one after another "
@@ -188,6 +193,16 @@ def run(
     udp_mbit: Annotated[float | None, typer.Option(help="UDP at this rate instead of TCP.")]
     = None,
     ping_size: Annotated[int | None, typer.Option(help="Ping payload bytes.")] = None,
+    ping_sizes: Annotated[str | None, typer.Option(
+        help="Ping payloads measured in turn, e.g. 100,500,1000.")] = None,
+    clients: Annotated[int | None, typer.Option(
+        help="Client containers at once, each its own iperf3.")] = None,
+    udp_length: Annotated[int | None, typer.Option(
+        help="UDP datagram payload bytes (iperf3 -l).")] = None,
+    tunnel_mtu: Annotated[int | None, typer.Option(
+        help="The overlay's tunnel MTU (refused where it cannot be set).")] = None,
+    transfer_bytes: Annotated[str | None, typer.Option(
+        help="Bytes each way of the transfer scenario, e.g. 100MiB.")] = None,
     no_encryption: Annotated[bool, typer.Option(
         "--no-encryption",
         help="The overlay's data unencrypted where it can be (refused where not).")]
@@ -202,28 +217,88 @@ def run(
         help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
-    """Bring the topology up, run the scenarios' passes, tear everything down."""
+    """Bring the topology up, run the scenarios' passes (or a reference method's
+    steps), tear everything down."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
-    from vnetbench.report.tables import comparison_table
-    from vnetbench.results import load_results
-    from vnetbench.runs.comparison import parse_overlays, run_overlays
-    from vnetbench.scenarios import get_scenario
+    from vnetbench.runs.comparison import parse_overlays
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes, "machines": machines,
                                    "streams": streams, "reverse": reverse,
                                    "udp_mbit": udp_mbit, "ping_size": ping_size,
+                                   "ping_sizes": number_list(ping_sizes, "--ping-sizes"),
+                                   "clients": clients, "udp_length": udp_length,
+                                   "tunnel_mtu": tunnel_mtu, "transfer_bytes": transfer_bytes,
                                    "encryption": False if no_encryption else None}.items()
                  if v is not None}
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
     topology = with_pair(topology, pair)
-    chosen = [get_scenario(name) for name in scenarios]
     overlays = parse_overlays(overlay, topology.overlay)
+    if method is not None:
+        run_method_command(method, scenarios or [], topology, overlays, short, baseline, out)
+        return
+    if not scenarios:
+        raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
+                        "flood, transfer), or a reference method with --method NAME.")
+    run_scenarios_command(scenarios, topology, overlays, baseline, out)
+
+
+def number_list(text: str | None, option: str) -> tuple[int, ...] | None:
+    """'100,500,1000' -> (100, 500, 1000)."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UserError(f"{option} {text!r} is not a list of whole numbers; give e.g. "
+                        f"{option} 100,500,1000.") from None
+
+
+def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
+                          baseline: bool, out: Path | None) -> None:
+    from vnetbench.report.tables import comparison_table
+    from vnetbench.results import load_results
+    from vnetbench.runs.comparison import run_overlays
+    from vnetbench.scenarios import get_scenario
+
+    chosen = [get_scenario(name) for name in scenarios]
     directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
     table = comparison_table(load_results(directory))
     if not table.empty:
         out_console.print(rich_table(table))
     note(f"results: {directory}")
+
+
+def run_method_command(name: str, scenarios: list[str], topology: Topology,
+                       overlays: list[str], short: bool, baseline: bool,
+                       out: Path | None) -> None:
+    """`run --method NAME`: its steps on each overlay, its table, report.md."""
+    from vnetbench.methods import get_method
+    from vnetbench.report.markdown import build_report
+    from vnetbench.report.tables import method_table
+    from vnetbench.results import load_results
+    from vnetbench.runs.method import run_method
+
+    if scenarios:
+        raise UserError(f"--method {name} sets the measurement itself; drop the scenario "
+                        f"names ({' '.join(scenarios)}) or the --method option.")
+    method = get_method(name)
+    directory = run_method(topology, method, overlays, out_directory(out), short, baseline)
+    out_console.print(f"{method.name} ({method.reference}):")
+    out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))
+    report_path, _ = build_report(directory)
+    note(f"results: {directory}; report: {report_path}")
+
+
+@app.command()
+def methods() -> None:
+    """List the reference methods `run --method` reproduces."""
+    from vnetbench.methods import METHODS
+
+    for method in METHODS.values():
+        steps = "; ".join(s.label for s in method.steps)
+        out_console.print(f"[bold]{method.name}[/] ({method.reference}): {method.summary}. "
+                          f"Steps: {steps}.", soft_wrap=True)
 
 
 def with_pair(topology: Topology, pair: str | None) -> Topology:
@@ -337,20 +412,26 @@ def matrix(
     resume: Annotated[bool, typer.Option(help="Continue today's directory, skip done cells.")]
     = False,
     overlay: Annotated[list[str] | None, typer.Option(help="Only these overlays.")] = None,
+    method: Annotated[list[str] | None, typer.Option(
+        help="Also this reference method (repeatable; 'all' for every one); "
+             "its short form with --quick.")] = None,
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
     = Path("results"),
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
+    from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.rundir import writable_directory
     from vnetbench.runs.matrix import run_matrix
 
     for name in overlay or []:
         check_overlay_name(name)
+    names = list(METHODS) if "all" in (method or []) else method or []
+    methods = [get_method(name) for name in names]
     directory = run_matrix(read_topology(topology_file), writable_directory(out, "--out"),
                            quick=quick, resume=resume,
-                           overlay_names=overlay)
+                           overlay_names=overlay, methods=methods)
     out_console.print(str(directory))
 
 

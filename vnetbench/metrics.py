@@ -27,6 +27,7 @@ class Metric:
     better: Better = Better.NEITHER
     headline: str | None = None  # the label in headline tables; None: not a headline
     plot: str | None = None  # file stem of its bar chart per overlay (report plots)
+    label: str | None = None  # how a method's table names it when it is no headline
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -39,7 +40,7 @@ class Metric:
 
     def label_for(self, name: str) -> str:
         """The headline label of one concrete name ({field} filled in from it)."""
-        label = self.headline or name
+        label = self.headline or self.label or name
         found = re.search(r"\{(\w+)\}", self.name)
         if found and "{" in label:
             prefix, _, suffix = self.name.partition(found.group(0))
@@ -75,6 +76,11 @@ class Catalogue:
     def headline(self, name: str) -> str | None:
         metric = self.find(name)
         return metric.label_for(name) if metric and metric.headline else None
+
+    def label(self, name: str) -> str:
+        """Its headline, else its label, else the name itself (a method's rows)."""
+        metric = self.find(name)
+        return metric.label_for(name) if metric else name
 
     def order(self, name: str) -> int:
         metric = self.find(name)

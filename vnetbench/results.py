@@ -1,7 +1,9 @@
 """Results: one tidy row per measured value, written after every pass.
 
 Columns: run_id, scenario, overlay, variant, pass, metric, value, unit, state,
-status, remark, plus one column per setting (`set_*`) and per parameter of the
+status, remark, interval_s (a time series' point, e.g. a transfer's seconds;
+empty for a pass's own values), method (the reference method a row belongs
+to, empty outside one), plus one column per setting (`set_*`) and per parameter of the
 variant (`var_*`, typed: a matrix cell's overrides, a sweep's value). state is
 what code reads (outcome.State); status is the sentence people read ("ok", "path
 dead: 0 of 200 pings answered ..."); remark says how the overlay adjusted the
@@ -21,8 +23,8 @@ from vnetbench.outcome import State, state_of_status
 from vnetbench.rundir import write_atomic, write_text_atomic
 from vnetbench.ui import note
 
-RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "pass", "metric", "value", "unit",
-                  "state", "status", "remark"]
+RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "method", "pass", "metric", "value",
+                  "unit", "state", "status", "remark"]
 PARQUET = "results.parquet"
 CSV = "results.csv"
 RESULT_LINES = "results.txt"
@@ -36,6 +38,7 @@ class ResultSet:
     lines: list[str] = field(default_factory=list)
     variant: str = "default"  # the matrix cell's settings variant
     variant_parameters: dict[str, Any] = field(default_factory=dict)  # -> var_* columns
+    method: str = ""  # the reference method the rows belong to (vnetbench.methods)
 
     @classmethod
     def resume(cls, directory: Path) -> ResultSet:
@@ -59,15 +62,19 @@ class ResultSet:
         status: str = "ok",
         state: State = State.OK,
         remark: str = "",
+        columns: dict[str, Any] | None = None,
     ) -> None:
-        """Record one pass: metrics maps name -> (value, unit)."""
+        """Record one pass: metrics maps name -> (value, unit); `columns` are extra
+        columns of these rows (interval_s of a time series' point)."""
         for metric, (value, unit) in metrics.items():
             self.rows.append({
                 "run_id": self.run_id, "scenario": scenario, "overlay": overlay,
-                "variant": self.variant, "pass": pass_no, "metric": metric, "value": value,
-                "unit": unit, "state": state.value, "status": status, "remark": remark,
+                "variant": self.variant, "method": self.method, "pass": pass_no,
+                "metric": metric, "value": value, "unit": unit, "state": state.value,
+                "status": status, "remark": remark,
                 **{f"set_{k}": v for k, v in settings.items()},
                 **{f"var_{k}": v for k, v in self.variant_parameters.items()},
+                **(columns or {}),
             })
 
     def frame(self) -> pd.DataFrame:
@@ -119,4 +126,7 @@ def with_states(frame: pd.DataFrame) -> pd.DataFrame:
     """Results written before states and remarks were columns, in today's columns."""
     if "state" not in frame.columns:
         frame = frame.assign(state=frame["status"].map(lambda s: state_of_status(str(s)).value))
+    if "method" not in frame.columns:
+        frame = frame.assign(method="")
+    frame["method"] = frame["method"].fillna("")
     return frame if "remark" in frame.columns else frame.assign(remark="")

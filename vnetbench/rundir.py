@@ -101,6 +101,11 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, lambda temp: temp.write_text(text))
 
 
+def slug(text: str) -> str:
+    """'MTU 1400, encrypted' -> 'mtu-1400-encrypted' (a step's folder and file names)."""
+    return "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+
+
 @dataclass(frozen=True)
 class RunLayout:
     """Where a single run keeps each scenario's stack files, raw output and logs."""

@@ -27,8 +27,10 @@ from pydantic import (
 
 from vnetbench.errors import UserError
 from vnetbench.units import (
+    format_bytes,
     format_milliseconds,
     format_rate,
+    parse_bytes,
     parse_milliseconds,
     parse_percent,
     parse_rate,
@@ -53,6 +55,7 @@ MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
 Percent = Annotated[float, BeforeValidator(parse_percent)]
+Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1)]
 
 
 class Model(BaseModel):
@@ -68,6 +71,8 @@ class LinkProfile(Model):
     loss: Percent = 0.0
     jitter_reorder: bool = False
     offloads: bool = Field(True, description="False: TSO/GSO/GRO off for per-packet loss")
+    mtu: int | None = Field(None, ge=576, le=65535,
+                            description="the segment's MTU, on both ends (bridge and veths)")
 
     @model_validator(mode="after")
     def _jitter_needs_a_delay(self) -> LinkProfile:
@@ -90,13 +95,14 @@ class LinkProfile(Model):
 
     def describe(self) -> str:
         """'rate=100mbit delay=10ms loss=1% offloads=on', or 'unshaped'."""
-        if not self.is_shaped and self.offloads:
+        if not self.is_shaped and self.offloads and not self.mtu:
             return "unshaped"
         parts = [f"rate={format_rate(self.rate)}"] if self.rate else []
         parts += [f"delay={format_milliseconds(self.delay)}"] if self.delay else []
         parts += [f"jitter={format_milliseconds(self.jitter)}"] if self.jitter else []
         parts += [f"loss={self.loss:g}%"] if self.loss else []
         parts += ["reorder"] if self.jitter_reorder else []
+        parts += [f"mtu={self.mtu}"] if self.mtu else []
         parts.append(f"offloads={'on' if self.offloads else 'off'}")
         return " ".join(parts)
 
@@ -136,6 +142,35 @@ class Settings(Model):
     join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
     limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
     limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
+    tunnel_mtu: int | None = Field(None, ge=576, le=65535,
+                                   description="the overlay's tunnel device MTU where it can "
+                                   "be set (unset: each overlay's default)")
+    udp_length: int | None = Field(None, ge=16, le=65507,
+                                   description="UDP datagram payload bytes (iperf3 -l)")
+    clients: int = Field(1, ge=1, le=32, description="client containers, each running its "
+                         "own iperf3 against its own server (not -P)")
+    ping_sizes: tuple[int, ...] = Field((), max_length=10,
+                                        description="ping payloads measured in turn "
+                                        "(none: ping_size)")
+    transfer_bytes: Bytes = Field(100 * 2**20, description="bytes each way of the transfer "
+                                  "scenario (iperf3 -n)")
+    transfer_timeout_s: float = Field(120.0, gt=0, le=3600,
+                                      description="transfer's bound per direction")
+
+    @field_validator("ping_sizes")
+    @classmethod
+    def _ping_sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        wrong = [s for s in sizes if not 0 <= s <= 65000]
+        if wrong:
+            raise ValueError(f"ping payloads are 0 to 65000 bytes; {wrong} are not")
+        return sizes
+
+    @field_serializer("transfer_bytes")
+    def _bytes_text(self, count: int) -> str:
+        return format_bytes(count)
+
+    def measured_ping_sizes(self) -> tuple[int, ...]:
+        return self.ping_sizes or (self.ping_size,)
 
 
     @model_validator(mode="after")
@@ -147,6 +182,14 @@ class Settings(Model):
             raise ValueError("tls: true and encryption: false contradict each other; drop "
                              "one (encryption: false turns TLS off where the overlay has it)")
         return self
+
+
+# Settings a measurement reads, not the stack: topologies that differ only in these
+# run on the same containers (a method's steps share a stack).
+MEASUREMENT_SETTINGS = frozenset({
+    "seconds", "passes", "pings", "ping_interval_ms", "streams", "reverse", "udp_mbit",
+    "ping_size", "ping_sizes", "udp_length", "clients", "transfer_bytes",
+    "transfer_timeout_s", "flood_mbit", "join_wait_s"})
 
 
 class AgentContainer(Model):
@@ -262,6 +305,9 @@ class Topology(Model):
                 )
         if self.measure is not None:
             problems += self._measure_problems(set(names))
+        problems += [f"agents.{i}.link.mtu: an MTU belongs to a segment; set it on "
+                     "links.site or links.backbone" for i, a in enumerate(self.agents)
+                     if a.link is not None and a.link.mtu]
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -276,6 +322,13 @@ class Topology(Model):
         if pair[0] == pair[1]:
             return [f"measure: from and to are both {pair[0]}; name two different agents"]
         return []
+
+    def stack_key(self) -> str:
+        """What the containers depend on: equal keys run on the same stack."""
+        data = self.model_dump(mode="json")
+        data["settings"] = {k: v for k, v in data["settings"].items()
+                            if k not in MEASUREMENT_SETTINGS}
+        return repr(sorted(data.items()))
 
     def agents_on(self, switch: str) -> list[AgentSpec]:
         return [a for a in self.agents if a.switch == switch]

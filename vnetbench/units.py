@@ -42,6 +42,31 @@ def parse_milliseconds(text: str | int | float) -> float:
     return float(match.group(1)) * _TIME_UNITS[match.group(2)]
 
 
+_BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def parse_bytes(text: str | int) -> int:
+    """'100MiB' -> 104857600; '10MB' -> 10_000_000; a whole number is bytes."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = re.fullmatch(_NUMBER + r"\s*([a-z]*)", str(text).strip().lower())
+    if not match or (match.group(2) or "b") not in _BYTE_UNITS:
+        raise ValueError(f"'{text}' is not an amount of data: write e.g. '100MiB', "
+                         "'10MB' or a number of bytes")
+    return int(float(match.group(1)) * _BYTE_UNITS[match.group(2) or "b"])
+
+
+def format_bytes(count: int) -> str:
+    """104857600 -> '100MiB'; 4176084992 -> '3.9GiB' (exact where it is)."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count % factor == 0 and count:
+            return f"{count // factor}{unit}"
+        if count >= factor:
+            return f"{count / factor:.1f}{unit}"
+    return f"{count}B"
+
+
 def format_milliseconds(milliseconds: float) -> str:
     return f"{milliseconds:g}ms"
 

@@ -1,7 +1,8 @@
-"""`vnetbench matrix --quick` on baseline: a results directory that report and
-compare (against itself: no change) accept."""
+"""`vnetbench matrix --quick` on baseline, with a reference method: a results
+directory that report and compare (against itself: no change) accept."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ runner = CliRunner()
 
 def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     result = runner.invoke(app, ["matrix", "--quick", "--overlay", "baseline",
-                                 "--out", str(tmp_path)])
+                                 "--method", "instageni", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     directory = Path(result.stdout.strip().splitlines()[-1])
     assert directory.parent == tmp_path
@@ -26,6 +27,9 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert (frame[frame.metric == "tcp_mbit"]["value"] > 1000).all()
     header = json.loads((directory / "run.json").read_text())
     assert header["cells"]["throughput/baseline/default"].startswith("completed")
+    assert header["cells"]["method/instageni/baseline"].startswith("completed")
+    assert set(frame[frame["method"] == "instageni"]["variant"]) == {
+        "1 client (tcp)", "5 clients (tcp)", "1 client (udp)"}  # the short form
     assert header["ended"]
     raw = header["calibration"]["raw_veth_mbit"]  # the first cell: the machine's limit
     assert raw > 500 and len(header["calibration"]["raw_veth_passes"]) == 3
@@ -35,7 +39,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
         assert leftovers(run_id) == []
 
     again = runner.invoke(app, ["matrix", "--quick", "--resume", "--overlay", "baseline",
-                                "--out", str(tmp_path)])
+                                "--method", "instageni", "--out", str(tmp_path)])
     assert again.exit_code == 0, again.output
     assert "0 cell(s) to run, 2 already done" in again.output  # throughput, flood
     assert len(load_results(directory)) == len(frame)
@@ -44,7 +48,9 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert report.exit_code == 0, report.output
     text = (directory / "report.md").read_text()
     assert "## Against this machine's limit" in text and "## Where the time went" in text
-    assert "| throughput/baseline/default |" in text  # the cell's timing kept on --resume
+    assert re.search(r"\| throughput/baseline/default +\|", text)  # timing kept on --resume
+    assert "## Method: instageni" in text
+    assert re.search(r"\| method/instageni/baseline +\|", text)  # its timing too
     assert f"{raw:.0f} Mbit/s" in text
     compare = runner.invoke(app, ["compare", str(directory), str(directory)])
     assert compare.exit_code == 0

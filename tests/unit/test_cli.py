@@ -164,3 +164,28 @@ def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
     assert result.exit_code == 2
     assert "the Docker engine stopped answering (Cannot connect" in " ".join(
         result.output.split())
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["run"], "Name what to run"),
+    (["run", "throughput", "--method", "vpncloud"], "--method vpncloud sets the measurement"),
+    (["run", "--method", "iperf"], "no method called 'iperf'"),
+    (["run", "throughput", "--ping-sizes", "100,big"], "--ping-sizes '100,big' is not a list"),
+    (["run", "throughput", "--tunnel-mtu", "100"], "settings.tunnel_mtu"),
+    (["run", "transfer", "--transfer-bytes", "lots"], "is not an amount of data"),
+])
+def test_method_and_its_settings_refused_before_anything_starts(
+        tmp_path: Path, args: list[str], expected: str) -> None:
+    result = runner.invoke(app, [*args, "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert expected in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_methods_lists_each_with_its_reference() -> None:
+    result = runner.invoke(app, ["methods"])
+    assert result.exit_code == 0
+    for name, reference in (("vpncloud", "vpncloud-performance.txt"),
+                            ("instageni", "instageni-openflow-iperf.txt")):
+        assert name in result.output and reference in result.output

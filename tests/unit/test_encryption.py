@@ -62,5 +62,5 @@ def test_tls_on_and_encryption_off_contradict_and_true_is_the_default() -> None:
 def test_up_and_the_plugin_refuse_what_runs_refuse() -> None:
     plain = topology("wireguard", encryption=False)
     with pytest.raises(UserError, match="Leave encryption on for wireguard"):
-        overlay_for(plain).require_encryption_setting(plain)
-    overlay_for(topology("wireguard")).require_encryption_setting(topology("wireguard"))
+        overlay_for(plain).require_supported_settings(plain)
+    overlay_for(topology("wireguard")).require_supported_settings(topology("wireguard"))

@@ -44,6 +44,17 @@ def cpu_by_role(run_id: str) -> dict[str, float]:
     return dict(totals)
 
 
+def cpu_by_container(run_id: str, names: set[str]) -> dict[str, float]:
+    """CPU seconds used so far by the named containers of the run."""
+    used = {}
+    for container in list_containers(run_filter(run_id)):
+        if container.name in names and container.state == "running":
+            seconds = cpu_seconds(container.id)
+            if seconds is not None:
+                used[container.name] = seconds
+    return used
+
+
 def cpu_percent(before: dict[str, float], after: dict[str, float],
                 seconds: float) -> dict[str, float]:
     """Percent of one core per role over an interval (probes started inside it count

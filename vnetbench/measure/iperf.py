@@ -100,9 +100,13 @@ def parse_iperf_udp(text: str) -> UdpResult:
     if not received or not sent or "packets" not in received:
         raise IperfError("iperf3's report has no UDP summary (the test did not finish)")
     test = (report.get("start") or {}).get("test_start") or {}
+    # The receiver's "packets" is the highest sequence number it saw, and its losses
+    # the gaps below it: a tail that never arrived is in neither. Datagrams received
+    # are packets - lost_packets; everything else the sender sent was lost.
+    arrived = int(received["packets"]) - int(received.get("lost_packets", 0))
     return UdpResult(
         packets_sent=int(sent["packets"]),
-        packets_lost=int(received.get("lost_packets", 0)),
+        packets_lost=max(0, int(sent["packets"]) - arrived),
         seconds=float(sent["seconds"]),
         sender_mbit=sent["bits_per_second"] / 1e6,
         receiver_mbit=received["bits_per_second"] / 1e6,
@@ -114,10 +118,46 @@ IperfRun = ToolRun[IperfResult]
 UdpRun = ToolRun[UdpResult]
 
 
-def client_argv(target: str, seconds: float, options: list[str]) -> list[str]:
+PORT = 5201  # iperf3's own; clients beyond the first use the ports after it
+
+
+def client_argv(target: str, seconds: float, options: list[str],
+                port: int = PORT) -> list[str]:
     """A client of `seconds` against target with a JSON report, plus the caller's options."""
     return ["iperf3", "-c", target, "-t", f"{seconds:g}", "-J",
-            "--connect-timeout", str(CONNECT_TIMEOUT_MS), *options]
+            "--connect-timeout", str(CONNECT_TIMEOUT_MS),
+            *(["-p", str(port)] if port != PORT else []), *options]
+
+
+def combined_tcp(results: list[IperfResult]) -> IperfResult:
+    """Several clients' tests as one: rates, bytes and retransmits summed (each over
+    its own interval: the clients start within a fraction of a second)."""
+    if len(results) == 1:
+        return results[0]
+    retransmits = [r.retransmits for r in results if r.retransmits is not None]
+    return IperfResult(
+        receiver_mbit=sum(r.receiver_mbit for r in results),
+        sender_mbit=sum(r.sender_mbit for r in results),
+        retransmits=sum(retransmits) if retransmits else None,
+        seconds=max(r.seconds for r in results),
+        streams=sum(r.streams for r in results),
+        bytes_received=sum(r.bytes_received for r in results),
+        sender_cpu_percent=None, receiver_cpu_percent=None,
+        version=results[0].version)
+
+
+def combined_udp(results: list[UdpResult]) -> UdpResult:
+    """Several UDP clients as one: packets and rates summed."""
+    if len(results) == 1:
+        return results[0]
+    return UdpResult(
+        packets_sent=sum(r.packets_sent for r in results),
+        packets_lost=sum(r.packets_lost for r in results),
+        seconds=max(r.seconds for r in results),
+        sender_mbit=sum(r.sender_mbit for r in results),
+        receiver_mbit=sum(r.receiver_mbit for r in results),
+        payload_bytes=results[0].payload_bytes)
+
 
 
 def udp_options(mbit: float, payload_bytes: int | None = None) -> list[str]:
@@ -132,21 +172,22 @@ class IperfServer:
 
     run_id: str
     address: str
+    port: int = PORT
 
     def run(self, client: str, seconds: float, options: list[str],
             raw_path: Path) -> IperfRun:
         """A test from client's namespace, summarised as a TCP stream (parse_iperf_json)."""
-        return parsed(self._client(client, seconds, options, raw_path), parse_iperf_json,
+        return parsed(self.client_output(client, seconds, options, raw_path), parse_iperf_json,
                       IperfError)
 
     def run_udp(self, client: str, seconds: float, mbit: float, payload_bytes: int,
                 raw_path: Path) -> UdpRun:
         """UDP from client's namespace, as the receiver counted it."""
-        raw = self._client(client, seconds, udp_options(mbit, payload_bytes), raw_path)
+        raw = self.client_output(client, seconds, udp_options(mbit, payload_bytes), raw_path)
         return parsed(raw, parse_iperf_udp, IperfError)
 
-    def _client(self, client: str, seconds: float, options: list[str], raw_path: Path) -> str:
-        argv = client_argv(self.address, seconds, options)
+    def client_output(self, client: str, seconds: float, options: list[str], raw_path: Path) -> str:
+        argv = client_argv(self.address, seconds, options, self.port)
         output = ""
         for _ in range(CONNECT_ATTEMPTS):
             output = run_probe(self.run_id, client, argv, seconds + CLIENT_GRACE_SECONDS).stdout
@@ -158,10 +199,11 @@ class IperfServer:
 
 
 @contextmanager
-def iperf_server(run_id: str, container: str, address: str, name: str) -> Iterator[IperfServer]:
+def iperf_server(run_id: str, container: str, address: str, name: str,
+                 port: int = PORT) -> Iterator[IperfServer]:
     """A one-off server in container's namespace (reached at address), removed afterwards."""
-    server = start_probe(run_id, container, ["iperf3", "-s", "-1"], name=name)
+    server = start_probe(run_id, container, ["iperf3", "-s", "-1", "-p", str(port)], name=name)
     try:
-        yield IperfServer(run_id, address)
+        yield IperfServer(run_id, address, port)
     finally:
         stop_probe(server)

@@ -110,17 +110,52 @@ class Overlay(ABC):
         if missing:
             raise OverlayUnavailable(f"The overlay '{self.name}' cannot run here: {missing}")
 
-    def require_encryption_setting(self, topology: Topology) -> None:
-        """For a topology brought up outside the scenarios (`up`, the pytest plugin):
-        encryption: false on an overlay that cannot is an error, not a quiet default."""
+    # The tunnel MTUs settings.tunnel_mtu may ask of this overlay (lowest, highest);
+    # None: vnetbench cannot set it, for the reason in fixed_tunnel_mtu.
+    tunnel_mtu_range: tuple[int, int] | None = None
+    fixed_tunnel_mtu = "vnetbench has no way to set its tunnel MTU"
+    tunnel_mtu_note = ""  # why the range is what it is, said when a setting is fitted
+
+    def tunnel_mtu_limits(self, topology: Topology) -> tuple[int, int] | None:
+        """The tunnel MTUs this topology can have (its links may bound them)."""
+        return self.tunnel_mtu_range
+
+    def tunnel_mtu(self, topology: Topology) -> int | None:
+        """The tunnel device's MTU in this run: the setting, else the overlay's own
+        (None: the overlay program's default)."""
+        return topology.settings.tunnel_mtu
+
+    def settings_applicability(self, topology: Topology) -> Applicability:
+        """Settings this overlay cannot honour (encryption: false, a tunnel MTU),
+        refused with why, never quietly measured otherwise."""
         refused = self.encryption_applicability(topology)
         if isinstance(refused, Unsupported):
+            return refused
+        if topology.settings.tunnel_mtu and self.tunnel_mtu_range is None:
+            return Unsupported(f"not supported: the tunnel MTU cannot be set on "
+                               f"{self.name}: {self.fixed_tunnel_mtu}")
+        return APPLICABLE
+
+    def require_supported_settings(self, topology: Topology) -> None:
+        """For a topology brought up outside the scenarios (`up`, the pytest plugin):
+        a setting the overlay cannot honour is an error, not a quiet default."""
+        refused = self.settings_applicability(topology)
+        if not isinstance(refused, Unsupported):
+            return
+        if topology.settings.encryption is False and self.fixed_encryption:
             raise UserError(f"{refused.status}. Leave encryption on for {self.name} "
                             "(drop encryption: false or --no-encryption), or choose an "
                             "overlay that can turn it off.")
+        raise UserError(f"{refused.status}. Drop tunnel_mtu (or --tunnel-mtu) for "
+                        f"{self.name}, or choose an overlay whose tunnel MTU can be set.")
 
     def adjust(self, topology: Topology) -> Adjusted:
-        """The settings this build can run (e.g. TLS off where the build has none)."""
+        """The settings this build can run, and what changed: the overlay's own
+        adjustments (adjust_settings), then a tunnel MTU brought into its range."""
+        return fit_tunnel_mtu(self, self.adjust_settings(topology))
+
+    def adjust_settings(self, topology: Topology) -> Adjusted:
+        """The overlay's own adjustments (e.g. TLS off where the build has none)."""
         return Adjusted(topology)
 
     @abstractmethod
@@ -185,6 +220,26 @@ class Overlay(ABC):
         if scenario == "join":
             return {f"n{n}": {"machines": n} for n in (20, 50)}
         return {"default": {}}
+
+
+def fit_tunnel_mtu(overlay: Overlay, adjusted: Adjusted) -> Adjusted:
+    """A tunnel MTU outside what the overlay takes is measured at the nearest it
+    takes, and the results say so (a method's large MTU on every overlay)."""
+    topology = adjusted.topology
+    asked = topology.settings.tunnel_mtu
+    limits = overlay.tunnel_mtu_limits(topology)
+    if asked is None or limits is None:
+        return adjusted
+    low, high = limits
+    fitted = min(max(asked, low), high)
+    if fitted == asked:
+        return adjusted
+    settings = topology.settings.model_copy(update={"tunnel_mtu": fitted})
+    why = f" ({overlay.tunnel_mtu_note})" if overlay.tunnel_mtu_note else ""
+    said = (f"tunnel MTU {asked} is outside {overlay.name}'s {low}-{high}{why}: measured "
+            f"at {fitted}")
+    return Adjusted(topology.model_copy(update={"settings": settings}),
+                    "; ".join(r for r in (adjusted.remark, said) if r))
 
 
 def remove_private_files(overlay: Overlay, run_dir: Path) -> list[Path]:

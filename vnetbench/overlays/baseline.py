@@ -7,7 +7,7 @@ import platform
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
-from vnetbench.overlays.base import Overlay
+from vnetbench.overlays.base import Adjusted, Overlay
 from vnetbench.topology import Topology
 
 
@@ -21,6 +21,18 @@ class Baseline(Overlay):
 
     def version(self) -> str:
         return f"Linux {platform.release()} kernel forwarding"
+
+    def adjust_settings(self, topology: Topology) -> Adjusted:
+        """No tunnel and no encryption: a tunnel MTU and encryption: false do not
+        apply; the native path is measured (a method's reference column)."""
+        asked = {k: v for k, v in (("tunnel_mtu", topology.settings.tunnel_mtu),
+                                   ("encryption", topology.settings.encryption))
+                 if v is not None}
+        if not asked:
+            return Adjusted(topology)
+        settings = topology.settings.model_copy(update=dict.fromkeys(asked))
+        return Adjusted(topology.model_copy(update={"settings": settings}),
+                        f"the native path: no tunnel ({' and '.join(asked)} do not apply)")
 
     def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         if scenario in ("join", "config"):

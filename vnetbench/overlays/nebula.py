@@ -28,6 +28,7 @@ PORT = 4242
 CA_DIR = "_ca"  # "_": no node can be named so (topology names take letters, digits, "-")
 CONFIG = "config.yml"
 PRIVATE_KEYS = ("host.key", "ca.key")
+DEFAULT_MTU = 1300  # Nebula's own default
 
 
 class Nebula(TunnelOverlay):
@@ -38,6 +39,11 @@ class Nebula(TunnelOverlay):
     join_event = ("agent", "handshake")
     tunnel_interface = "nebula1"
     fixed_encryption = "Nebula has no null cipher (AES-256-GCM or ChaCha20-Poly1305 always)"
+    tunnel_mtu_range = (576, 8969)
+    tunnel_mtu_note = "Nebula reads the underlay in 9001-byte buffers; its header and tag take 32"
+
+    def tunnel_mtu(self, topology: Topology) -> int:
+        return topology.settings.tunnel_mtu or DEFAULT_MTU
 
     def version(self) -> str:
         return "Nebula 1.9.3 (Debian 13 package)"
@@ -60,7 +66,8 @@ class Nebula(TunnelOverlay):
         nodes = {s: (s, True) for s in topology.switches} | {
             a.name: (a.switch, False) for a in topology.agents}
         for node, (switch, lighthouse) in nodes.items():
-            config = node_config(topology, plan, lighthouse, own_switch=switch)
+            config = node_config(topology, plan, lighthouse, own_switch=switch,
+                                 mtu=self.tunnel_mtu(topology))
             written.append(self.write_public(self.node_home(files, node) / CONFIG,
                                              [json.dumps(config, indent=2)]))
         script = self.node_home(files, CA_DIR) / "make-certs"
@@ -75,7 +82,7 @@ class Nebula(TunnelOverlay):
 
 
 def node_config(topology: Topology, plan: AddressPlan, lighthouse: bool,
-                own_switch: str) -> dict[str, Any]:
+                own_switch: str, mtu: int = 1300) -> dict[str, Any]:
     """Nebula's config (YAML; written as JSON, which YAML reads). A lighthouse is
     reached at its site address from its own site, at its backbone address from
     elsewhere (the hubs route between sites)."""
@@ -94,7 +101,7 @@ def node_config(topology: Topology, plan: AddressPlan, lighthouse: bool,
                        "hosts": [] if lighthouse else list(underlay)},
         "listen": {"host": "0.0.0.0", "port": PORT},
         "punchy": {"punch": False},
-        "tun": {"dev": "nebula1", "mtu": 1300},
+        "tun": {"dev": "nebula1", "mtu": mtu},
         "logging": {"level": "info", "format": "text"},
         "firewall": {"outbound": [{"port": "any", "proto": "any", "host": "any"}],
                      "inbound": [{"port": "any", "proto": "any", "host": "any"}]},

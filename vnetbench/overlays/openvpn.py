@@ -71,6 +71,10 @@ class OpenVpn(TunnelOverlay):
                  "others' site links over the backbone)")
     join_event = ("agent", "joined")
     tunnel_interface = "tun0"
+    tunnel_mtu_range = (576, 65535)  # tun-mtu, on the agents' and the hubs' links
+
+    def tunnel_mtu(self, topology: Topology) -> int | None:
+        return topology.settings.tunnel_mtu or self.options.mtu
 
     def version(self) -> str:
         return "OpenVPN 2.6 (Debian 13 package)"
@@ -103,7 +107,7 @@ class OpenVpn(TunnelOverlay):
                         if self.options.proto == "tcp" else "proto udp",
                         f"remote {plan.switch_site[switch]} {CLIENT_PORT}", "nobind",
                         "remote-cert-tls server", "connect-retry 1",
-                        *common(self.options.mtu, plain(topology))]))
+                        *common(self.tunnel_mtu(topology), plain(topology))]))
         written += self.site_links(topology, plan, directory)
         return written
 
@@ -139,7 +143,8 @@ class OpenVpn(TunnelOverlay):
                 f"push \"route-gateway {site.network_address + 1}\"",
                 f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
                 "push \"topology subnet\"", f"client-config-dir {MOUNT}/ccd", "ccd-exclusive",
-                "dh none", "keepalive 10 60", *common(self.options.mtu, plain(topology))]
+                "dh none", "keepalive 10 60",
+                *common(self.tunnel_mtu(topology), plain(topology))]
 
     def site_links(self, topology: Topology, plan: AddressPlan, directory: Path) -> list[Path]:
         """The first hub serves the others; each other hub is its client, with iroute."""
@@ -155,7 +160,7 @@ class OpenVpn(TunnelOverlay):
                   "push \"topology subnet\"",
                   f"client-config-dir {MOUNT}/ccd-site", "dh none", "keepalive 10 60",
                   f"push \"route {TUNNEL_NETWORK.network_address} {TUNNEL_NETWORK.netmask}\"",
-                  *common(plain=plain(topology))]
+                  *common(self.tunnel_mtu(topology), plain(topology))]
         core_home = self.node_home(directory, f"hub-{core}")
         (core_home / "ccd-site").mkdir(exist_ok=True)
         written = []
@@ -170,6 +175,6 @@ class OpenVpn(TunnelOverlay):
                     "client", "dev tun1", "proto tcp-client",
                     f"remote {plan.switch_backbone[core]} {SITE_PORT}", "nobind",
                     "remote-cert-tls server", "connect-retry 1",
-                    *common(plain=plain(topology))]))
+                    *common(self.tunnel_mtu(topology), plain(topology))]))
         written.append(self.write_public(core_home / "site.conf", server))
         return written

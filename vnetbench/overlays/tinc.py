@@ -43,6 +43,9 @@ class Tinc(TunnelOverlay):
     tunnel_interface = "tun0"
     fixed_encryption = ("with TCPOnly, tinc 1.0 carries the data on its meta connections, "
                         "which are always encrypted (Cipher = none applies to UDP only)")
+    tunnel_mtu_range = (576, 1500)
+    tunnel_mtu_note = ("Debian's tinc 1.0 is built without jumbograms: at tun MTU 9000, "
+                       "8000-byte pings were all lost")
 
     def version(self) -> str:
         return "tinc 1.0.36 (Debian 13 package)"
@@ -70,18 +73,19 @@ class Tinc(TunnelOverlay):
                     for s in topology.switches}
 
         core = f"hub_{tinc_name(topology.switches[0])}"
+        mtu = topology.settings.tunnel_mtu
         written = [prepare_gate(run_dir)]
         for switch in topology.switches:
             me = f"hub_{tinc_name(switch)}"
             connect = [] if me == core else [core]
             written.append(self.node_dir(run_dir, switch, me, connect, keys[switch][0],
                                          str(addresses[switch]),
-                                         hubs(dict(plan.switch_backbone)) | agents))
+                                         hubs(dict(plan.switch_backbone)) | agents, mtu))
         for agent in topology.agents:
             written.append(self.node_dir(run_dir, agent.name, tinc_name(agent.name),
                                          [f"hub_{tinc_name(agent.switch)}"],
                                          keys[agent.name][0], str(addresses[agent.name]),
-                                         hubs(dict(plan.switch_site)) | agents))
+                                         hubs(dict(plan.switch_site)) | agents, mtu))
         return written
 
     def private_files(self, run_dir: Path) -> list[Path]:
@@ -89,7 +93,7 @@ class Tinc(TunnelOverlay):
 
     @staticmethod
     def node_dir(run_dir: Path, node: str, name: str, connect: list[str], private: str,
-                 address: str, hosts: dict[str, list[str]]) -> Path:
+                 address: str, hosts: dict[str, list[str]], mtu: int | None = None) -> Path:
         directory = run_dir / FILES / node
         (directory / "hosts").mkdir(parents=True, exist_ok=True)
         (directory / "tinc.conf").write_text("\n".join(
@@ -99,7 +103,7 @@ class Tinc(TunnelOverlay):
         up = directory / "tinc-up"
         up.write_text("#!/bin/sh\nip address add "
                       f"{address}/{TUNNEL_NETWORK.prefixlen} dev $INTERFACE\n"
-                      "ip link set $INTERFACE up\n")
+                      f"ip link set $INTERFACE{f' mtu {mtu}' if mtu else ''} up\n")
         up.chmod(0o755)
         write_private(directory / PRIVATE_KEY, private)
         for host, lines in hosts.items():

@@ -28,6 +28,7 @@ from vnetbench.topology import Topology
 
 PORT = 51820
 MTU = 1420
+HEADERS = 80  # WireGuard's own 32, UDP 8, IPv6 40 (wg-quick's reckoning)
 FILES = "wireguard"
 CONF = "wg0.conf"  # in each node's directory, FILES/<node>/
 PRIVATE_KEY = re.compile(r"^[ \t]*PrivateKey[ \t]*=.*$", re.MULTILINE)
@@ -64,6 +65,18 @@ class WireGuard(TunnelOverlay):
     fixed_encryption = "WireGuard has no null cipher (ChaCha20-Poly1305 always)"
     join_event = ("agent", "handshake")
     tunnel_interface = "wg0"
+    tunnel_mtu_range = (1280, 65535)
+    tunnel_mtu_note = ("wireguard-go sends with UDP GSO, which cannot fragment: above this, "
+                       "its sends fail with 'message too long'")
+
+    def tunnel_mtu_limits(self, topology: Topology) -> tuple[int, int]:
+        """Its UDP packets (tunnel MTU + 80 bytes of IPv6-sized headers) must fit the
+        smallest link MTU (1500 unless set)."""
+        links = (topology.links.site.mtu or 1500, topology.links.backbone.mtu or 1500)
+        return self.tunnel_mtu_range[0], min(links) - HEADERS
+
+    def tunnel_mtu(self, topology: Topology) -> int:
+        return topology.settings.tunnel_mtu or self.options.mtu
 
     def version(self) -> str:
         return "wireguard-go 0.0.20230223 (as it reports itself) + wireguard-tools, Debian 13"
@@ -76,7 +89,7 @@ class WireGuard(TunnelOverlay):
         addresses = tunnel_addresses(topology)
         return {"wg": {
             "addresses": {k: str(v) for k, v in addresses.items()},
-            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.options.mtu,
+            "prefix": TUNNEL_NETWORK.prefixlen, "mtu": self.tunnel_mtu(topology),
             "files": "/vnetbench-files", **gate.template_context(),
         }}
 

@@ -8,11 +8,13 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.errors import UserError
-from vnetbench.report.plots import write_plots
+from vnetbench.methods import METHODS
+from vnetbench.report.plots import write_plots, write_series_plots
 from vnetbench.report.tables import (
     baseline_ratios,
     headline_table,
     markdown,
+    method_table,
     overlay_tables,
     problems,
     raw_fractions,
@@ -52,16 +54,35 @@ def machine_header(header: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def method_sections(frame: pd.DataFrame, directory: Path) -> list[str]:
+    """One section per reference method in the results: what it reproduces, how it
+    differs, its table, and its time-series plots."""
+    lines = []
+    for name in dict.fromkeys(frame["method"]):
+        if not name or name not in METHODS:
+            continue
+        method = METHODS[name]
+        plots = write_series_plots(frame[frame["method"] == name], directory, name)
+        lines += [f"## Method: {name}", "", f"{method.summary}. Reference: "
+                  f"`{method.reference}`. Differences: {method.differences}.", "",
+                  markdown(method_table(frame, method)),
+                  *(f"![{p.stem}]({p.name})" for p in plots), ""]
+    return lines
+
+
 def build_report(directory: Path) -> tuple[Path, str]:
     """Write report.md and the plots; return the path and the summary table text."""
     header, frame = load_directory(directory)
+    methods = method_sections(frame, directory)
+    frame_all, frame = frame, frame[frame["method"] == ""]
     summary = summary_table(frame)
     headline = markdown(headline_table(summary))
     ratios = baseline_ratios(summary)
     ratios["ratio"] = ratios["ratio"].map(lambda r: f"{r:.3f}")
     plots = write_plots(summary, directory)
-    full = summary.drop(columns=["mean", "low", "high"]).assign(
-        cv=summary["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
+    every = summary_table(frame_all)
+    full = every.drop(columns=["mean", "low", "high"]).assign(
+        cv=every["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
     text = "\n".join([
         f"# vnetbench results: {directory.name}", "",
         machine_header(header), "",
@@ -72,14 +93,15 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "baseline).", "",
         *(line for scenario, table in overlay_tables(summary).items()
           for line in (f"### {scenario}", "", markdown(table))),
+        *methods,
         "## Results as one list", "", headline,
         "## Overlay / baseline", "", markdown(ratios),
         "## Against this machine's limit", "", raw_limit_text(header), "",
         markdown(raw_fractions(summary, raw_limit(header))),
-        "## Passes without numbers", "", markdown(problems(frame)),
+        "## Passes without numbers", "", markdown(problems(frame_all)),
         "## Links", "", "Each profile applies to each direction across a segment; "
         "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
-        "fidelity.", "", markdown(links_table(frame)),
+        "fidelity.", "", markdown(links_table(frame_all)),
         "## Where the time went", "", "Seconds per cell: the testbed's bring-up (with "
         "shaping) and teardown (with saving logs) beside the measurement itself.", "",
         markdown(timing_table(header)),

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from vnetbench.metrics import Better, catalogue
+from vnetbench.rundir import slug
 
 
 def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
@@ -93,3 +94,34 @@ def axis_label(column: str) -> str:
     words = column.removeprefix("var_").split("_")
     unit = {"mbit": "Mbit/s", "ms": "ms each way", "percent": "% each way"}.get(words[-1])
     return " ".join(words[:-1]) + f" ({unit})" if unit else " ".join(words)
+
+
+def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> list[Path]:
+    """Per step (variant): bytes moved against time, a line per overlay, direction
+    and pass, from the rows of per-interval bytes (`*_interval_bytes`, interval_s)."""
+    if "interval_s" not in frame.columns:
+        return []
+    points = frame[frame["interval_s"].notna()
+                   & frame["metric"].astype(str).str.endswith("_interval_bytes")]
+    written = []
+    for variant, of_step in points.groupby("variant", sort=False):
+        figure, axes = plt.subplots(figsize=(6, 3.8))
+        colours = dict(zip(dict.fromkeys(of_step["overlay"]), plt.rcParams[
+            "axes.prop_cycle"].by_key()["color"] * 4, strict=False))
+        for (overlay, metric, pass_no), line in of_step.groupby(
+                ["overlay", "metric", "pass"], sort=False):
+            line = line.sort_values("interval_s")
+            direction = str(metric).removesuffix("_interval_bytes")
+            axes.plot(line["interval_s"], line["value"].cumsum() / 2**20,
+                      color=colours[overlay], linestyle="-" if direction == "upload" else "--",
+                      label=f"{overlay} {direction}" if pass_no == 1 else None)
+        axes.set_xlabel("seconds since the direction began")
+        axes.set_ylabel("MiB moved")
+        axes.set_title(f"{prefix}, {variant}: bytes over time (a line per pass)", fontsize=9)
+        axes.legend(fontsize=7)
+        figure.tight_layout()
+        path = directory / f"{prefix}-{slug(str(variant))}-bytes.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        written.append(path)
+    return written

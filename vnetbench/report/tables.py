@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.methods import Method
 from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
 from vnetbench.stats import format_range, summarise
@@ -26,7 +27,7 @@ def carried_columns(frame: pd.DataFrame) -> list[str]:
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (scenario, overlay, variant, metric): n, mean, range, CV."""
     usable = frame["state"].map(lambda s: State(s).measured).astype(bool)
-    measured = frame[usable].dropna(subset=["value"])
+    measured = frame[usable & pass_values(frame)].dropna(subset=["value"])
     carried = carried_columns(frame)
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):
@@ -39,6 +40,13 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
                      **{c: group[c].iloc[0] for c in carried}})
     return pd.DataFrame(rows, columns=[*GROUP, "n", "mean", "low", "high", "cv", "result",
                                        *carried])
+
+
+def pass_values(frame: pd.DataFrame) -> pd.Series:
+    """Rows holding a pass's own value, not a point of a time series (interval_s)."""
+    if "interval_s" not in frame.columns:
+        return pd.Series(True, index=frame.index)
+    return frame["interval_s"].isna()
 
 
 def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -84,12 +92,59 @@ def overlay_tables(summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None) -> str:
+def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> pd.DataFrame:
+    """A method's table as its reference prints it: a row per step and measurement,
+    a column per overlay (range, n, CV; rates and times also against the native
+    path of the same step); a status row where an overlay has no numbers or was
+    measured otherwise than asked. `compact` (a terminal): ranges and ratios only."""
+    rows = frame[frame["method"] == method.name] if "method" in frame.columns else frame[:0]
+    summary = summary_table(rows)
+    metrics = catalogue()
+    overlays = list(dict.fromkeys(rows["overlay"]))
+    table = []
+    for step in method.steps:
+        of_step = summary[summary["variant"] == step.label]
+        for metric in method.rows:
+            picked = of_step[of_step["metric"] == metric]
+            if picked.empty:
+                continue
+            native = picked[picked["overlay"] == "baseline"]["mean"]
+            reference = float(native.iloc[0]) if len(native) and RATIO_UNITS.get(
+                str(picked["unit"].iloc[0])) else None
+            row = {"step": step.label, "measurement": metrics.label(metric)}
+            for record in picked.to_dict("records"):
+                ratio = (float(record["mean"]) / reference if reference
+                         and record["overlay"] != "baseline" else None)
+                cell = overlay_cell(record, ratio, "native", detail=not compact)
+                row[str(record["overlay"])] = cell
+            table.append(row)
+        table += step_status(rows[rows["variant"] == step.label], step.label, compact)
+    present = [o for o in overlays if any(o in r for r in table)]
+    return pd.DataFrame(table, columns=["step", "measurement", *present]).fillna("-")
+
+
+RATIO_UNITS = {"Mbit/s": True, "ms": True, "s": True}
+
+
+def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str, str]]:
+    """A status row for a step where some overlay did not measure (with why)."""
+    said = rows[rows["status"] != "ok"]  # not measured, or measured as adjusted
+    if said.empty:
+        return []
+    row = {"step": label, "measurement": "status"}
+    for overlay, group in rows.groupby("overlay", sort=False):
+        text = "; ".join(sorted({str(s) for s in group["status"]}))
+        row[str(overlay)] = text if not compact or len(text) < 80 else text[:77] + "..."
+    return [row]
+
+
+def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
+                 against: str = "baseline", detail: bool = True) -> str:
     cv = record["cv"]
     known = isinstance(cv, float) and not math.isnan(cv)
     spread = f", CV {100 * cv:.1f} %" if known else ""
-    text = f"{record['result']} (n {record['n']}{spread})"
-    return f"{text}, {ratio:.3g}x baseline" if ratio is not None else text
+    text = f"{record['result']} (n {record['n']}{spread})" if detail else str(record["result"])
+    return f"{text}, {ratio:.3g}x {against}" if ratio is not None else text
 
 
 def _measurement_name(row: pd.Series) -> str:

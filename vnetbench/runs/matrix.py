@@ -20,6 +20,7 @@ from vnetbench.engine import require_engine
 from vnetbench.errors import UserError
 from vnetbench.images import build_project_images
 from vnetbench.measure.veth import bare_rates
+from vnetbench.methods import Method
 from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet, load_results
@@ -31,6 +32,7 @@ from vnetbench.rundir import (
     recorded,
     save_header,
 )
+from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
 from vnetbench.topology import Topology
@@ -54,9 +56,10 @@ class Cell:
 def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]:
     """Every scenario variant with every overlay variant, for the pairs that apply.
     A pair an overlay *build* does not support still gets its cells: they record
-    "not supported" rows (without starting anything), so the report says so."""
+    "not supported" rows (without starting anything), so the report says so.
+    Scenarios outside the matrix (a method's own, e.g. transfer) are left out."""
     cells = []
-    for scenario in scenarios:
+    for scenario in (s for s in scenarios if s.in_matrix):
         for overlay in overlays:
             if isinstance(overlay.supports(scenario.name), NotApplicable):
                 continue
@@ -109,7 +112,10 @@ def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
 
 
 def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = False,
-               overlay_names: list[str] | None = None) -> Path:
+               overlay_names: list[str] | None = None,
+               methods: list[Method] | None = None) -> Path:
+    """The cells, then each reference method asked for (its own section of the
+    report; the short form with --quick), every overlay that runs here."""
     require_engine()
     build_project_images()
     overlays = available_overlays(base, overlay_names)
@@ -145,7 +151,29 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
             header["cells"][cell.key] = f"completed ({run_dir.name})"
             header["cell_timings"][cell.key] = summed_timings(
                 read_header(run_dir).get("timings", []))
+        for method in methods or []:
+            run_method_cells(base, method, overlays, directory, header, results, quick)
     return directory
+
+
+def run_method_cells(base: Topology, method: Method, overlays: list[Overlay],
+                     directory: Path, header: dict[str, Any], results: ResultSet,
+                     quick: bool) -> None:
+    """One cell per overlay: method/<name>/<overlay> (--resume skips completed ones)."""
+    for overlay in overlays:
+        key = f"method/{method.name}/{overlay.name}"
+        if str(header["cells"].get(key, "")).startswith("completed"):
+            continue
+        header["cells"][key] = "running"
+        save_header(directory, header)
+        try:
+            run_dir = run_method_into(base, method, {overlay.name: overlay}, results,
+                                      directory / "runs", quick)[overlay.name]
+        except BaseException as error:
+            header["cells"][key] = f"stopped: {error or type(error).__name__}"
+            raise
+        header["cells"][key] = f"completed ({run_dir.name})"
+        header["cell_timings"][key] = summed_timings(read_header(run_dir).get("timings", []))
 
 
 def machine_limit(topology: Topology, directory: Path) -> dict[str, Any]:

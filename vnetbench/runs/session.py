@@ -7,8 +7,10 @@ container logs, results.{parquet,csv,txt} and run.json.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,15 @@ from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.overlays.base import remove_private_files
 from vnetbench.render import RenderedRun, render_run
 from vnetbench.results import ResultSet, result_line
-from vnetbench.rundir import TIMING_PARTS, RunLayout, new_header, new_run_id, recorded, save_header
+from vnetbench.rundir import (
+    TIMING_PARTS,
+    RunLayout,
+    new_header,
+    new_run_id,
+    recorded,
+    save_header,
+    slug,
+)
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
@@ -51,7 +61,7 @@ def link_record(topology: Topology) -> dict[str, Any]:
     declared = {name: profile.model_dump(mode="json")
                 for name, profile in (("site", topology.links.site),
                                       ("backbone", topology.links.backbone))
-                if profile.is_shaped or not profile.offloads}
+                if profile.is_shaped or not profile.offloads or profile.mtu}
     declared |= {f"agent {a.name}": a.link.model_dump(mode="json")
                  for a in topology.agents if a.link}
     return {"declared": declared, "applied": {}}
@@ -82,7 +92,7 @@ def prepared_for_stack(topology: Topology, overlay: Overlay) -> tuple[Topology, 
     """For a topology brought up outside the scenarios (`up`, the pytest plugin): the
     settings this overlay runs (encryption: false refused where it cannot), checked
     against the kernel's shaping, and the project's images."""
-    overlay.require_encryption_setting(topology)
+    overlay.require_supported_settings(topology)
     topology = overlay.adjust(topology).topology
     check_shaping(topology)
     return topology, build_project_images()
@@ -141,73 +151,142 @@ def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topo
     return record
 
 
+@dataclass(frozen=True)
+class Task:
+    """A scenario's passes in one topology's settings. Consecutive tasks of the same
+    `group` whose topologies differ only in measurement settings share a stack (a
+    method's steps); a task without a group gets its own (join: one per pass)."""
+
+    scenario: Scenario
+    topology: Topology
+    variant: str | None = None  # the results' variant (None: the result set's own)
+    group: str | None = None
+    remark: str = ""  # how the overlay adjusted the settings (filled in by run_tasks)
+
+    @property
+    def directory_name(self) -> str:
+        """The task's folder in the run directory: the scenario, or the step's slug."""
+        return self.scenario.name if self.variant is None else slug(self.variant)
+
+
 def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
                   results: ResultSet | None = None, overlay: Overlay | None = None) -> Path:
-    """Run each scenario's passes on its own stack; return the run directory.
+    """Run each scenario's passes on its own stack; return the run directory."""
+    return run_tasks([Task(s, topology) for s in scenarios], out_dir, results, overlay)
+
+
+def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None,
+              overlay: Overlay | None = None) -> Path:
+    """Run the tasks' passes into one run directory; return it.
 
     Rows go to `results` when given (the matrix's shared set), else to a
     result set in the run directory. A scenario the overlay does not support
     gives one row per pass saying why, without starting anything. `overlay` is the
-    run's configured adapter (made from the topology when not given).
+    run's configured adapter (made from the first topology when not given).
     """
-    for scenario in scenarios:
-        scenario.check(topology)
+    for task in tasks:
+        task.scenario.check(task.topology)
     require_engine()
-    overlay = overlay or overlay_for(topology)
+    overlay = overlay or overlay_for(tasks[0].topology)
     overlay.require_available()  # run() and sweep() check every overlay first
-    adjusted = overlay.adjust(topology)
-    topology = adjusted.topology
-    if adjusted.remark:
-        note(f"[yellow]{overlay.name}: {adjusted.remark}[/]")
-    check_shaping(topology)
+    tasks = [adjusted_task(overlay, task) for task in tasks]
+    for task in tasks:
+        check_shaping(task.topology)
     images = build_project_images()
+    topology = tasks[0].topology
     run_id, directory = new_run_directory(topology, out_dir)
     if results is None:
         results = ResultSet(run_id, directory)
     results.run_id = run_id
     with claimed_block() as claim:  # kept for every stack of the run
         plan = plan_addresses(topology, run_id, claim.block)
-        record = start_record(directory, run_id, plan, topology, overlay, scenarios)
+        record = start_record(directory, run_id, plan, topology, overlay,
+                              list({t.scenario.name: t.scenario for t in tasks}.values()))
+        if any(t.variant for t in tasks):
+            record.data["steps"] = {t.variant: t.topology.settings.model_dump(mode="json")
+                                    for t in tasks if t.variant}
         note(f"run {run_id}: results in {directory}")
         try:
             with recorded(directory, record.data):
-                run_each(scenarios, topology, overlay, run_id, claim, images, results, record,
-                         adjusted.remark)
+                run_each(tasks, overlay, run_id, claim, images, results, record)
         finally:
             results.write()
     return directory
 
 
-def run_each(scenarios: list[Scenario], topology: Topology, overlay: Overlay, run_id: str,
-             claim: BlockClaim, images: ImageSet, results: ResultSet, record: RunRecord,
-             remark: str) -> None:
-    """Each scenario on its own stack (join: one per pass), into one run directory."""
+def adjusted_task(overlay: Overlay, task: Task) -> Task:
+    """The task in the settings this overlay runs, with the remark saying how."""
+    adjusted = overlay.adjust(task.topology)
+    if adjusted.remark:
+        note(f"[yellow]{overlay.name}{f' ({task.variant})' if task.variant else ''}: "
+             f"{adjusted.remark}[/]")
+    return replace(task, topology=adjusted.topology, remark=adjusted.remark)
+
+
+def stack_groups(tasks: list[Task]) -> list[list[Task]]:
+    """Consecutive tasks of one group on one stack key run together."""
+    groups: list[list[Task]] = []
+    for task in tasks:
+        last = groups[-1][-1] if groups else None
+        if (last is not None and task.group is not None and task.group == last.group
+                and not task.scenario.fresh_stack_per_pass
+                and not last.scenario.fresh_stack_per_pass
+                and task.topology.stack_key() == last.topology.stack_key()):
+            groups[-1].append(task)
+        else:
+            groups.append([task])
+    return groups
+
+
+def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
+    """Can the overlay run this task? If not, its rows say why."""
+    applicability = overlay.supports(task.scenario.name, task.topology)
+    if isinstance(applicability, Applicable):
+        applicability = overlay.settings_applicability(task.topology)
+    if isinstance(applicability, Applicable):
+        return True
+    with_variant(results, task, lambda: record_not_run(task.scenario, task.topology,
+                                                       applicability, results))
+    return False
+
+
+def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim,
+             images: ImageSet, results: ResultSet, record: RunRecord) -> None:
+    """Each group of tasks on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(record.directory)
-    for scenario in scenarios:
-        applicability = overlay.supports(scenario.name, topology)
-        if isinstance(applicability, Applicable):
-            applicability = overlay.encryption_applicability(topology)
-        if not isinstance(applicability, Applicable):
-            record_not_run(scenario, topology, applicability, results)
+    for group in stack_groups(tasks):
+        group = [task for task in group if runnable(task, overlay, results)]
+        if not group:
             continue
-        stack_topology = scenario.stack_topology(topology, overlay)
-        passes = list(range(1, topology.settings.passes + 1))
-        stacks = ([([p], layout.logs(scenario.name, p)) for p in passes]
-                  if scenario.fresh_stack_per_pass
-                  else [(passes, layout.logs(scenario.name))])
+        first = group[0]
+        passes = list(range(1, first.topology.settings.passes + 1))
+        stacks = ([([p], layout.logs(first.directory_name, p)) for p in passes]
+                  if first.scenario.fresh_stack_per_pass
+                  else [(passes, layout.logs(first.directory_name))])
+        stack_topology = first.scenario.stack_topology(first.topology, overlay)
         for stack_passes, logs_dir in stacks:
             for attempt in range(1, BLOCK_ATTEMPTS + 1):
                 rendered = render_run(stack_topology, overlay, run_id, claim.block,
-                                      layout.scenario(scenario.name), images,
+                                      layout.scenario(first.directory_name), images,
                                       current_owner(), engine_facts())
                 try:
-                    run_on_stack(scenario, rendered, stack_topology, overlay, results,
-                                 stack_passes, logs_dir, record, remark)
+                    run_on_stack(group, rendered, stack_topology, overlay, results,
+                                 stack_passes, logs_dir, record)
                     break
                 except BlockTaken as refused:
                     if attempt == BLOCK_ATTEMPTS:
                         raise
-                    move_block(claim, record, refused, topology)
+                    move_block(claim, record, refused, first.topology)
+
+
+def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> None:
+    """Run action with the result set's variant set to the task's (when it has one)."""
+    before = results.variant
+    results.variant = task.variant or before
+    try:
+        action()
+    finally:
+        results.variant = before
 
 
 BLOCK_ATTEMPTS = 3  # blocks tried per stack when the engine refuses one
@@ -231,28 +310,37 @@ def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
     return {n.key: {"subnet": str(n.subnet), "bridge": n.bridge} for n in plan.networks}
 
 
-def run_on_stack(scenario: Scenario, rendered: RenderedRun, topology: Topology,
+def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
                  overlay: Overlay, results: ResultSet, passes: list[int], logs_dir: Path,
-                 record: RunRecord, remark: str = "") -> None:
-    """Bring one stack up, run the passes, tear down; keep its logs and events, and
-    the time each part took (run.json `timings`: the testbed's cost beside the
-    measurement's)."""
+                 record: RunRecord) -> None:
+    """Bring one stack up, run each task's passes, tear down; keep its logs and
+    events, and the time each part took (run.json `timings`: the testbed's cost
+    beside the measurement's). `passes` are the first task's (join: one per stack)."""
     stack: Stack | None = None
-    clock = StackClock(scenario.name, passes)
+    first = tasks[0]
+    clock = StackClock(first.directory_name, passes)
     try:
         with running(rendered, logs_dir) as stack:
             applied = shape_run(stack.run_id, topology)
             if applied:
-                record.data["links"]["applied"][scenario.name] = applied
+                record.data["links"]["applied"][first.directory_name] = applied
                 record.save()
             clock.mark()  # up and shaped
-            context = ScenarioContext(stack, topology, overlay, rendered.plan,
-                                      rendered.directory / "raw")
             with ShapingKeeper(stack.run_id, topology):
                 started: dict[int, datetime] = {}
-                for pass_no in passes:
-                    started[pass_no] = datetime.now(UTC)
-                    run_pass(scenario, context, pass_no, results, remark, started)
+                for task in tasks:
+                    raw = rendered.directory / "raw"
+                    measured = task.scenario.stack_topology(task.topology, overlay)
+                    context = ScenarioContext(stack, measured, overlay, rendered.plan,
+                                              raw / slug(task.variant) if len(tasks) > 1
+                                              and task.variant else raw)
+                    own = passes if task is first else list(
+                        range(1, task.topology.settings.passes + 1))
+                    for pass_no in own:
+                        started[pass_no] = datetime.now(UTC)
+                        with_variant(results, task, partial(
+                            run_pass, task.scenario, context, pass_no, results, task.remark,
+                            started))
             clock.mark()  # measured
         clock.mark()  # torn down
     finally:
@@ -318,9 +406,13 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
         outcome.state = outcome.state if not outcome.state.measured else State.FAILED
         outcome.notes.append(f"[red]{named}[/]")
     status = f"{outcome.status}; {remark}" if remark else outcome.status
-    results.add(scenario.name, topology.overlay, pass_no, outcome.metrics,
-                scenario.settings(topology) | link_settings(topology), status=status,
-                state=outcome.state, remark=remark)
+    settings = scenario.settings(topology) | link_settings(topology)
+    results.add(scenario.name, topology.overlay, pass_no, outcome.metrics, settings,
+                status=status, state=outcome.state, remark=remark)
+    for point in outcome.series:
+        results.add(scenario.name, topology.overlay, pass_no,
+                    {point.metric: (point.value, point.unit)}, settings, status=status,
+                    state=outcome.state, remark=remark, columns={"interval_s": point.interval_s})
     fields = dict(outcome.summary)
     if status != "ok":
         fields["status"] = status

@@ -6,9 +6,10 @@ from vnetbench.scenarios.config import ConfigChange
 from vnetbench.scenarios.flood import Flood
 from vnetbench.scenarios.join import Join
 from vnetbench.scenarios.throughput import Throughput
+from vnetbench.scenarios.transfer import TransferScenario
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood())
+    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood(), TransferScenario())
 }
 
 

@@ -60,6 +60,16 @@ class ScenarioContext:
         return {source.node: last_lines(source, count) for source in sources}
 
 
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One value of a time series within a pass (a row with `interval_s`)."""
+
+    metric: str
+    value: float
+    unit: str
+    interval_s: float  # the end of its interval, seconds since the measurement began
+
+
 @dataclass
 class PassResult:
     metrics: Metrics
@@ -67,6 +77,7 @@ class PassResult:
     status: str = "ok"  # the sentence for people, e.g. "path dead: 0 of 200 pings ..."
     notes: list[str] = field(default_factory=list)
     state: State = State.OK  # what code reads
+    series: list[SeriesPoint] = field(default_factory=list)
 
 
 class Scenario(ABC):
@@ -75,6 +86,7 @@ class Scenario(ABC):
     # Every metric run_pass emits, declared here (the metric catalogue reads them).
     metrics: ClassVar[tuple[Metric, ...]] = ()
     fresh_stack_per_pass = False  # e.g. join: every pass starts from nothing
+    in_matrix = True  # False: run by name or by a method only (not in `make bench`)
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The topology this scenario's stack runs (e.g. join: N gated agents)."""

@@ -2,21 +2,41 @@
 
 As the seed: BENCH_SECONDS of TCP with iperf3, then 200 pings at 10 ms. A
 path that delivers nothing is reported as "path dead", within bounded time.
+The reference methods vary it: several client containers at once (each its
+own iperf3 against its own server, InstaGENI's "clients"), UDP at a rate in
+datagrams of a given size (galaxy42), pings at several payloads (VpnCloud),
+and CPU per side of the stream (VpnCloud's "sender, receiver").
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 
 from vnetbench.errors import UserError
-from vnetbench.measure.cpu import cpu_by_role, cpu_percent
-from vnetbench.measure.iperf import IperfResult, iperf_server, udp_options
+from vnetbench.measure.cpu import cpu_by_container, cpu_by_role, cpu_percent
+from vnetbench.measure.iperf import (
+    PORT,
+    IperfError,
+    IperfResult,
+    IperfServer,
+    UdpResult,
+    combined_tcp,
+    combined_udp,
+    iperf_server,
+    parse_iperf_json,
+    parse_iperf_udp,
+    udp_options,
+)
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.measure.probe import run_probe, save_raw
+from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
 from vnetbench.metrics import Better, Metric
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.stack import Stack
 from vnetbench.topology import AgentSpec, Topology
 from vnetbench.ui import waiting
 
@@ -56,12 +76,30 @@ class Throughput(Scenario):
                "CPU of the {role} containers during the stream (% of a core)"),
         Metric("tcp_bytes", "bytes"),
         Metric("tcp_sender_cpu", "%", Better.LOWER),
-        Metric("rtt_min_ms", "ms", Better.LOWER),
-        Metric("rtt_max_ms", "ms", Better.LOWER),
-        Metric("rtt_mdev_ms", "ms", Better.LOWER),
+        Metric("rtt_min_ms", "ms", Better.LOWER, label="Ping round trip, min"),
+        Metric("rtt_max_ms", "ms", Better.LOWER, label="Ping round trip, max"),
+        Metric("rtt_mdev_ms", "ms", Better.LOWER, label="Ping round trip, mdev"),
         Metric("ping_sent", "count"),
         Metric("ping_received", "count", Better.HIGHER),
         Metric("tunnel_rx_bytes", "bytes"),
+        Metric("cpu_sending_agent_percent", "% of a core", Better.LOWER,
+               "CPU of the sending agent's container (% of a core)"),
+        Metric("cpu_receiving_agent_percent", "% of a core", Better.LOWER,
+               "CPU of the receiving agent's container (% of a core)"),
+        Metric("udp_mbit", "Mbit/s", Better.HIGHER, "UDP received", plot="udp"),
+        Metric("udp_loss", "%", Better.LOWER, "UDP datagrams lost"),
+        Metric("udp_sent_mbit", "Mbit/s", label="UDP sent"),
+        Metric("udp_datagrams_sent", "count"),
+        Metric("clients_end_spread_s", "s", Better.LOWER,
+               label="Spread of the clients' ends (how far apart they ran)"),
+        Metric("rtt_mean_ms_at_{size}b", "ms", Better.LOWER,
+               "Mean ping round trip, {size}-byte payload"),
+        Metric("rtt_min_ms_at_{size}b", "ms", Better.LOWER),
+        Metric("rtt_max_ms_at_{size}b", "ms", Better.LOWER),
+        Metric("rtt_mdev_ms_at_{size}b", "ms", Better.LOWER),
+        Metric("ping_loss_at_{size}b", "%", Better.LOWER),
+        Metric("tunnel_mtu", "bytes", label="Tunnel MTU (as the kernel reports it)"),
+        Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
     )
 
     def check(self, topology: Topology) -> None:
@@ -72,27 +110,31 @@ class Throughput(Scenario):
         return {"seconds": s.seconds, "pings": s.pings, "ping_interval_ms": s.ping_interval_ms,
                 "streams": s.streams, "reverse": s.reverse, "udp_mbit": s.udp_mbit or 0,
                 "ping_size": s.ping_size, "tls": s.tls, "limits": s.limits,
-                "encryption": s.encryption}
+                "encryption": s.encryption, "tunnel_mtu": s.tunnel_mtu or 0,
+                "clients": s.clients, "udp_length": s.udp_length or 0,
+                "ping_sizes": ",".join(str(size) for size in s.ping_sizes)}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
-        stream = self._tcp(context, client.name, server.name, target, pass_no)
-        tcp, tcp_error = stream.result, stream.error
-        pings = self._ping(context, client.name, target, pass_no)
-        ping, ping_error = pings.result, pings.error
-        metrics = tcp_metrics(tcp) | ping_metrics(ping) | {
-            f"cpu_{role}_percent": (value, "% of a core") for role, value in stream.cpu.items()
-            if role in ("agent", "switch", "conductor")}
-        if context.overlay.tunnel_interface:
-            metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
+        mtus = interface_mtus(context, client.name)
+        stream = self._stream(context, client.name, server.name, target, pass_no)
+        tcp, udp, tcp_error = stream.tcp, stream.udp, stream.error
+        pings = self._pings(context, client.name, target, pass_no)
+        ping, ping_error = pings[0].result, pings[0].error
+        metrics = (stream_metrics(stream) | ping_metrics(ping) | sized_ping_metrics(
+            context.topology, pings) | mtus)
         summary: dict[str, float | int | str | None] = {
             "tcp_mbit": tcp.receiver_mbit if tcp else None,
             "retransmits": tcp.retransmits if tcp else None,
             "rtt_ms": ping.rtt_mean_ms if ping else None,
             "pings": f"{ping.received}/{ping.transmitted}" if ping else None,
         }
-        state, status = path_status(tcp, tcp_error, ping, ping_error)
+        if udp:
+            summary = {"udp_mbit": udp.receiver_mbit,
+                       "udp_loss": udp_metrics(udp)["udp_loss"][0],
+                       **{k: v for k, v in summary.items() if not k.startswith(("tcp", "ret"))}}
+        state, status = path_status(tcp or udp, tcp_error, ping, ping_error)
         notes = []
         if state is State.DEAD:
             logs = context.last_log_lines()
@@ -104,42 +146,151 @@ class Throughput(Scenario):
             notes.append(f"[yellow]{status}[/]")
         return PassResult(metrics, summary, status, notes, state)
 
-    def _tcp(
+    def _stream(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
     ) -> Stream:
-        stack, seconds = context.stack, context.topology.settings.seconds
+        """The stream (or the clients' streams, all at once), with the CPU each role and
+        each side of it used meanwhile, and the bytes the server's tunnel received."""
+        stack, settings = context.stack, context.topology.settings
         options = stream_options(context.topology)
         tunnel = TunnelCounter(context, server)
+        sides = {"sending": context.container(server if settings.reverse else client),
+                 "receiving": context.container(client if settings.reverse else server)}
         kind = " ".join(options) or "TCP"
-        with iperf_server(stack.run_id, context.container(server), target,
-                          f"{stack.rendered.project}-iperf-server-{pass_no}") as iperf, \
-                waiting(f"pass {pass_no}: {kind} {client} → {server} ({target})", seconds):
-            cpu_before, started = cpu_by_role(stack.run_id), time.monotonic()
-            run = iperf.run(context.container(client), seconds, options,
-                            context.raw_dir / f"iperf3-pass{pass_no}.json")
-            cpu = cpu_percent(cpu_before, cpu_by_role(stack.run_id), time.monotonic() - started)
+        count = f"{settings.clients} clients: " if settings.clients > 1 else ""
+        with ExitStack() as servers, waiting(
+                f"pass {pass_no}: {count}{kind} {client} → {server} ({target})",
+                settings.seconds):
+            iperfs = [servers.enter_context(iperf_server(
+                stack.run_id, context.container(server), target,
+                f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
+                for n in range(settings.clients)]
+            roles_before, sides_before = cpu_by_role(stack.run_id), side_cpu(stack, sides)
+            started = time.monotonic()
+            runs = run_clients(iperfs, context.container(client), settings.seconds, options,
+                               context.raw_dir, pass_no, udp=bool(settings.udp_mbit))
+            elapsed = time.monotonic() - started
+            cpu = cpu_percent(roles_before, cpu_by_role(stack.run_id), elapsed)
+            per_side = cpu_percent(sides_before, side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
-        return Stream(run.result, run.error, cpu, tunnel_bytes)
+        return Stream.of(runs, cpu, per_side, tunnel_bytes)
 
-    def _ping(self, context: ScenarioContext, client: str, target: str,
-              pass_no: int) -> PingRun:
+    def _pings(self, context: ScenarioContext, client: str, target: str,
+               pass_no: int) -> list[PingRun]:
+        """Pings at each payload size in turn (the first size gives the rtt_* metrics)."""
         settings = context.topology.settings
         interval = settings.ping_interval_ms / 1000
         expected = settings.pings * interval
-        with waiting(f"pass {pass_no}: {settings.pings} pings every "
-                     f"{settings.ping_interval_ms:g} ms", expected):
-            return run_ping(context.stack.run_id, context.container(client), target,
-                            settings.pings, interval, settings.ping_size,
-                            context.raw_dir / f"ping-pass{pass_no}.txt",
-                            timeout_seconds=3 * expected + 10)
+        sizes = settings.measured_ping_sizes()
+        runs = []
+        for size in sizes:
+            suffix = f"-{size}b" if settings.ping_sizes else ""
+            with waiting(f"pass {pass_no}: {settings.pings} pings of {size} bytes every "
+                         f"{settings.ping_interval_ms:g} ms", expected):
+                runs.append(run_ping(context.stack.run_id, context.container(client), target,
+                                     settings.pings, interval, size,
+                                     context.raw_dir / f"ping-pass{pass_no}{suffix}.txt",
+                                     timeout_seconds=3 * expected + 10))
+        return runs
+
+
+ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]
+
+
+def run_clients(servers: list[IperfServer], client: str, seconds: float, options: list[str],
+                raw_dir: Path, pass_no: int, udp: bool) -> list[tuple[ClientRun, float]]:
+    """One client container per server, all started at once; each run with the
+    moment it ended (their spread shows how far apart they ran)."""
+    def one(index: int) -> tuple[ClientRun, float]:
+        suffix = f"-client{index + 1}" if len(servers) > 1 else ""
+        path = raw_dir / f"iperf3-pass{pass_no}{suffix}.json"
+        server = servers[index]
+        raw = server.client_output(client, seconds, options, path)
+        run: ClientRun = (parsed(raw, parse_iperf_udp, IperfError) if udp
+                          else parsed(raw, parse_iperf_json, IperfError))
+        return run, time.monotonic()
+
+    with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+        return list(pool.map(one, range(len(servers))))
+
+
+def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
+    """CPU seconds so far of the sending and the receiving agent's containers."""
+    used = cpu_by_container(stack.run_id, set(sides.values()))
+    return {side: used[name] for side, name in sides.items() if name in used}
 
 
 @dataclass(frozen=True)
 class Stream:
-    result: IperfResult | None
-    error: str | None
+    tcp: IperfResult | None
+    udp: UdpResult | None
+    error: str | None  # the first client's error, if any client failed
     cpu: dict[str, float]  # percent of a core per role during the stream
+    sides: dict[str, float]  # percent of a core of the sending and receiving agent
     tunnel_bytes: int | None  # received on the server's tunnel device
+    end_spread_s: float | None  # between the first and the last client's end
+
+    @classmethod
+    def of(cls, runs: list[tuple[ClientRun, float]], cpu: dict[str, float],
+           sides: dict[str, float], tunnel_bytes: int | None) -> Stream:
+        """The clients' runs as one stream: all of them, or none with the error."""
+        errors = [run.error for run, _ in runs if run.result is None]
+        results = [run.result for run, _ in runs if run.result is not None]
+        error = (f"{len(errors)} of {len(runs)} clients failed: {errors[0]}"
+                 if errors and len(runs) > 1 else errors[0] if errors else None)
+        tcp = [r for r in results if isinstance(r, IperfResult)]
+        udp = [r for r in results if isinstance(r, UdpResult)]
+        ends = [end for _, end in runs]
+        return cls(combined_tcp(tcp) if tcp and not errors else None,
+                   combined_udp(udp) if udp and not errors else None, error, cpu, sides,
+                   tunnel_bytes, max(ends) - min(ends) if len(ends) > 1 else None)
+
+
+def stream_metrics(stream: Stream) -> Metrics:
+    """TCP's or UDP's metrics, CPU per role and per side, tunnel bytes."""
+    metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
+    metrics |= {f"cpu_{role}_percent": (value, "% of a core")
+                for role, value in stream.cpu.items() if role in ("agent", "switch", "conductor")}
+    metrics |= {f"cpu_{side}_agent_percent": (value, "% of a core")
+                for side, value in stream.sides.items()}
+    if stream.tunnel_bytes is not None:
+        metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
+    if stream.end_spread_s is not None:
+        metrics["clients_end_spread_s"] = (stream.end_spread_s, "s")
+    return metrics
+
+
+def udp_metrics(udp: UdpResult) -> Metrics:
+    return {"udp_mbit": (udp.receiver_mbit, "Mbit/s"),
+            "udp_loss": (100 * udp.packets_lost / max(udp.packets_sent, 1), "%"),
+            "udp_sent_mbit": (udp.sender_mbit, "Mbit/s"),
+            "udp_datagrams_sent": (udp.packets_sent, "count")}
+
+
+def sized_ping_metrics(topology: Topology, runs: list[PingRun]) -> Metrics:
+    """Per payload size, when the settings name sizes (ping_sizes)."""
+    metrics: Metrics = {}
+    for size, run in zip(topology.settings.ping_sizes, runs, strict=False):
+        for name, (value, unit) in ping_metrics(run.result).items():
+            if name.startswith(("rtt_", "ping_loss")):
+                metrics[f"{name}_at_{size}b"] = (value, unit)
+    return metrics
+
+
+def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
+    """The MTUs the kernel reports in the agent's namespace: its tunnel device's and
+    its underlay link's (the largest of its eth* devices), as applied."""
+    out = run_probe(context.stack.run_id, context.container(agent),
+                    ["sh", "-c", "for i in /sys/class/net/*; do echo ${i##*/} "
+                     "$(cat $i/mtu); done"], 10)
+    mtus = dict(line.split() for line in out.stdout.splitlines() if len(line.split()) == 2)
+    tunnel = context.overlay.tunnel_interface
+    links = [int(v) for k, v in mtus.items() if k.startswith("eth") and v.isdigit()]
+    metrics: Metrics = {"link_mtu": (max(links) if links else None, "bytes")}
+    if tunnel:
+        value = mtus.get(tunnel, "")
+        metrics["tunnel_mtu"] = (int(value) if value.isdigit() else None, "bytes")
+    return metrics
 
 
 def stream_options(topology: Topology) -> list[str]:
@@ -147,7 +298,7 @@ def stream_options(topology: Topology) -> list[str]:
     s = topology.settings
     options = ["-P", str(s.streams)] if s.streams > 1 else []
     options += ["-R"] if s.reverse else []
-    options += udp_options(s.udp_mbit) if s.udp_mbit else []
+    options += udp_options(s.udp_mbit, s.udp_length) if s.udp_mbit else []
     return options
 
 
@@ -193,7 +344,7 @@ def ping_metrics(ping: PingResult | None) -> Metrics:
 
 
 def path_status(
-    tcp: IperfResult | None, tcp_error: str | None, ping: PingResult | None,
+    tcp: IperfResult | UdpResult | None, tcp_error: str | None, ping: PingResult | None,
     ping_error: str | None,
 ) -> tuple[State, str]:
     """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...")."""

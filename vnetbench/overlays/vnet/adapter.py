@@ -135,7 +135,10 @@ class Vnet(Overlay):
             return self.facts.unavailable
         return self.facts.absent.get(feature)
 
-    def adjust(self, topology: Topology) -> Adjusted:
+    fixed_tunnel_mtu = ("vNet's interface (../shared/vnet/INTERFACE.md) documents no MTU "
+                        "setting; its agents configure their TUN device themselves")
+
+    def adjust_settings(self, topology: Topology) -> Adjusted:
         """TLS unset: TLS where the build has it, else plain, and the results say so;
         encryption: false is TLS off."""
         if topology.settings.encryption is False and topology.settings.tls is None:

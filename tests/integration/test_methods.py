@@ -1,0 +1,122 @@
+"""Each reference method in its short form, on real overlays: the settings each
+needs reach the kernel (tunnel and link MTUs read back), what an overlay cannot
+do is refused with why, and the measurements land in the method's table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.conftest import leftovers
+from vnetbench.methods import get_method
+from vnetbench.report.markdown import build_report
+from vnetbench.report.tables import method_table
+from vnetbench.results import load_results
+from vnetbench.runs.method import run_method
+from vnetbench.topology import parse_topology
+
+pytestmark = pytest.mark.integration
+TWO_SITES = {"name": "it-method", "switches": 2, "agents": 2}
+MIB = 2**20
+
+
+def run_short(name: str, overlays: list[str], tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    directory = run_method(parse_topology(TWO_SITES, "test"), get_method(name), overlays,
+                           tmp_path, short=True)
+    frame = load_results(directory)
+    if "interval_s" not in frame.columns:  # only a transfer has time series
+        frame = frame.assign(interval_s=float("nan"))
+    for run in (directory / "runs").iterdir():
+        assert leftovers(json.loads((run / "run.json").read_text())["run_id"]) == []
+    return directory, frame
+
+
+def value(frame: pd.DataFrame, overlay: str, step: str, metric: str) -> float:
+    rows = frame[(frame["overlay"] == overlay) & (frame["variant"] == step)
+                 & (frame["metric"] == metric) & frame["interval_s"].isna()]
+    assert len(rows) == 1, (overlay, step, metric, rows)
+    return float(rows["value"].iloc[0])
+
+
+def test_vpncloud_mtus_and_encryption_as_each_overlay_can(tmp_path: Path) -> None:
+    directory, frame = run_short("vpncloud", ["wireguard", "openvpn"], tmp_path)
+    plain, large = "MTU 1400, unencrypted", "MTU 16384, encrypted"
+    # OpenVPN turns its cipher off and takes both MTUs, as the kernel reports them
+    assert value(frame, "openvpn", plain, "tunnel_mtu") == 1400
+    assert value(frame, "openvpn", large, "tunnel_mtu") == 16384
+    # WireGuard cannot go unencrypted; at 16384 its UDP GSO needs the packets to fit
+    # the 1500-byte link, so it runs at 1420 and says why
+    refused = frame[(frame["overlay"] == "wireguard") & (frame["variant"] == plain)]
+    assert (refused["state"] == "not supported").all()
+    assert "no null cipher" in refused["status"].iloc[0]
+    assert value(frame, "wireguard", large, "tunnel_mtu") == 1420
+    fitted = frame[(frame["overlay"] == "wireguard") & (frame["variant"] == large)]
+    assert "measured at 1420" in fitted["status"].iloc[0]
+    for overlay, step in (("openvpn", plain), ("openvpn", large), ("wireguard", large),
+                          ("baseline", plain)):
+        for size in (100, 500, 1000):  # 50 pings each; the pings follow the stream
+            assert value(frame, overlay, step, f"ping_loss_at_{size}b") <= 10
+        # kernel forwarding (~10 Gbit/s here) against userspace tunnels (< 1 Gbit/s)
+        if overlay != "baseline":
+            assert (value(frame, "baseline", step, "tcp_mbit")
+                    > 2 * value(frame, overlay, step, "tcp_mbit") > 0)
+            assert value(frame, overlay, step, "cpu_sending_agent_percent") > 1
+    table = method_table(frame, get_method("vpncloud"))
+    assert list(table.columns) == ["step", "measurement", "baseline", "wireguard", "openvpn"]
+    report, _ = build_report(directory)
+    assert "## Method: vpncloud" in report.read_text()
+
+
+def test_libp2p_perf_times_each_direction_to_its_last_byte(tmp_path: Path) -> None:
+    directory, frame = run_short("libp2p-perf", ["wireguard"], tmp_path)
+    for overlay in ("baseline", "wireguard"):
+        for step in ("unshaped", "1 % loss"):
+            for direction in ("upload", "download"):
+                assert value(frame, overlay, step, f"{direction}_bytes") == 50 * MIB
+                seconds = value(frame, overlay, step, f"{direction}_seconds")
+                assert 0 < seconds < 30
+    # the per-second rows: their bytes add up to the whole, at increasing times
+    points = frame[(frame["overlay"] == "wireguard") & (frame["variant"] == "unshaped")
+                   & (frame["metric"] == "upload_interval_bytes")]
+    assert points["interval_s"].is_monotonic_increasing
+    assert points["value"].sum() == 50 * MIB
+    # userspace WireGuard (< 1 Gbit/s here) takes longer than kernel forwarding
+    assert (value(frame, "wireguard", "unshaped", "upload_seconds")
+            > 2 * value(frame, "baseline", "unshaped", "upload_seconds"))
+    build_report(directory)
+    assert (directory / "libp2p-perf-unshaped-bytes.png").stat().st_size > 0
+
+
+def test_galaxy42_jumbo_links_and_big_datagrams(tmp_path: Path) -> None:
+    _, frame = run_short("galaxy42", ["nebula"], tmp_path)
+    steps = ("1 sender, 8972-byte UDP", "2 senders, 8972-byte UDP")
+    for overlay in ("baseline", "nebula"):
+        for step in steps:
+            assert value(frame, overlay, step, "link_mtu") == 9000  # set on both ends
+            received = value(frame, overlay, step, "udp_mbit")
+            assert 0 < received <= 1.01 * value(frame, overlay, step, "udp_sent_mbit")
+    # Nebula reads 9001-byte buffers: the 9000 asked becomes 8969, and it says so
+    assert value(frame, "nebula", steps[0], "tunnel_mtu") == 8969
+    # two senders offer twice the short form's 1 Gbit/s
+    assert value(frame, "baseline", steps[1], "udp_sent_mbit") > 1500
+    assert (frame["set_udp_length"].dropna() == 8972).all()
+
+
+def test_instageni_separate_client_containers_and_one_udp_client(tmp_path: Path) -> None:
+    directory, frame = run_short("instageni", ["wireguard"], tmp_path)
+    for overlay in ("baseline", "wireguard"):
+        assert value(frame, overlay, "1 client (tcp)", "tcp_mbit") > 50
+        assert value(frame, overlay, "5 clients (tcp)", "tcp_mbit") > 50
+        udp = value(frame, overlay, "1 client (udp)", "udp_mbit")
+        assert 0 < udp <= 1.01 * value(frame, overlay, "1 client (udp)", "udp_sent_mbit")
+        for stat in ("rtt_min_ms", "rtt_mean_ms", "rtt_max_ms"):
+            assert value(frame, overlay, "1 client (tcp)", stat) > 0
+    # five clients: five client reports, each from its own container
+    reports = list(directory.rglob("iperf3-pass1-client*.json"))
+    assert len(reports) == 5 * 2, [p.name for p in reports]
+    # the three steps need no new containers: one stack per overlay
+    runs = [json.loads((r / "run.json").read_text()) for r in (directory / "runs").iterdir()]
+    assert all(len(run["timings"]) == 1 for run in runs)

@@ -1,0 +1,64 @@
+"""A reference method on several overlays: its steps, one overlay after another,
+into one results directory (a `method` column names it), and its table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vnetbench.methods import Method
+from vnetbench.overlays import Overlay
+from vnetbench.results import ResultSet
+from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.runs.comparison import require_overlays
+from vnetbench.runs.session import Task, run_tasks
+from vnetbench.scenarios import get_scenario
+from vnetbench.topology import Topology
+
+NATIVE = "baseline"  # every method's reference column: the path without an overlay
+
+
+def method_overlays(names: list[str], with_baseline: bool) -> list[str]:
+    """The overlays in order, the native path first (as the references measure it)."""
+    if with_baseline and NATIVE not in names:
+        return [NATIVE, *names]
+    return names
+
+
+def method_tasks(topology: Topology, method: Method, overlay: str, short: bool) -> list[Task]:
+    """The method's steps on one overlay; steps that differ only in what they measure
+    share a stack."""
+    scenario = get_scenario(method.scenario)
+    base = topology.model_copy(update={"overlay": overlay})
+    return [Task(scenario, method.step_topology(base, step, short), variant=step.label,
+                 group=method.name) for step in method.steps_for(short)]
+
+
+def run_method_into(topology: Topology, method: Method, overlays: dict[str, Overlay],
+                    results: ResultSet, runs_dir: Path, short: bool) -> dict[str, Path]:
+    """Every overlay's steps into a shared result set; each overlay's run directory."""
+    before, directories = results.method, {}
+    results.method = method.name
+    try:
+        for name, adapter in overlays.items():
+            directories[name] = run_tasks(method_tasks(topology, method, name, short),
+                                          runs_dir, results, adapter)
+    finally:
+        results.method = before
+    return directories
+
+
+def run_method(topology: Topology, method: Method, overlay_names: list[str], out_dir: Path,
+               short: bool = False, with_baseline: bool = True) -> Path:
+    """`vnetbench run --method NAME`: one directory holding every overlay's runs."""
+    names = method_overlays(overlay_names, with_baseline)
+    adapters = require_overlays(topology, names)
+    for name in names:  # every step is valid before anything starts
+        method_tasks(topology, method, name, short)
+    directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
+    header = new_header("method", adapters.values(), method=method.name,
+                        reference=method.reference, short=short,
+                        steps=[s.label for s in method.steps_for(short)])
+    results = ResultSet(method.name, directory)
+    with recorded(directory, header):
+        run_method_into(topology, method, adapters, results, directory / "runs", short)
+    return directory

@@ -1,0 +1,104 @@
+"""transfer: a fixed number of bytes uploaded, then downloaded, each timed to the
+last byte (libp2p perf's method: `--upload-bytes`, then `--download-bytes`).
+
+socat between the measured pair, counted by pv at the receiver (see
+measure.transfer for why not iperf3 -n), each direction bounded by
+transfer_timeout_s; every second's figure is kept as its own row of the results
+(`interval_s`), so a plot shows the bytes over time per overlay.
+"""
+
+from __future__ import annotations
+
+from vnetbench.measure.probe import ToolRun
+from vnetbench.measure.transfer import Transfer, run_transfer
+from vnetbench.metrics import Better, Metric
+from vnetbench.outcome import State
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
+from vnetbench.scenarios.throughput import pick_pair
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+from vnetbench.units import format_bytes
+
+DIRECTIONS = ("upload", "download")
+
+
+class TransferScenario(Scenario):
+    name = "transfer"
+    description = "a fixed number of bytes uploaded, then downloaded, timed to the last byte"
+    in_matrix = False  # the libp2p-perf method's; the matrix's time budget is the seed's
+    metrics = tuple(metric for d in DIRECTIONS for metric in (
+        Metric(f"{d}_seconds", "s", Better.LOWER, f"Time to the last byte, {d}"),
+        Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer"),
+        Metric(f"{d}_bytes", "bytes", Better.HIGHER),
+        Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
+        Metric(f"{d}_interval_bytes", "bytes")))
+
+    def check(self, topology: Topology) -> None:
+        pick_pair(topology)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {"transfer_bytes": s.transfer_bytes, "timeout_s": s.transfer_timeout_s,
+                "encryption": s.encryption, "tunnel_mtu": s.tunnel_mtu or 0}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        client, server = pick_pair(context.topology, context.placement())
+        target = context.overlay.target_address(context.topology, context.plan, server.name)
+        runs = {direction: self._transfer(context, client.name, server.name, target,
+                                          pass_no, direction) for direction in DIRECTIONS}
+        metrics: Metrics = {}
+        series: list[SeriesPoint] = []
+        for direction, run in runs.items():
+            metrics |= transfer_metrics(direction, run.result)
+            series += transfer_series(direction, run.result)
+        summary: dict[str, float | int | str | None] = {
+            f"{d}_s": run.result.seconds if run.result else None for d, run in runs.items()}
+        state, status = transfer_status(runs, context.topology.settings.transfer_timeout_s)
+        return PassResult(metrics, summary, status, [], state, series)
+
+    def _transfer(self, context: ScenarioContext, client: str, server: str, target: str,
+                  pass_no: int, direction: str) -> ToolRun[Transfer]:
+        stack, settings = context.stack, context.topology.settings
+        count = settings.transfer_bytes
+        with waiting(f"pass {pass_no}: {direction} of {format_bytes(count)} "
+                     f"{client} ↔ {server}", None):
+            return run_transfer(stack.run_id, context.container(client),
+                                context.container(server), target, count,
+                                direction == "download", settings.transfer_timeout_s,
+                                context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")
+
+
+def transfer_metrics(direction: str, transfer: Transfer | None) -> Metrics:
+    """Rate and time to the last byte, only for a transfer that finished."""
+    done = transfer is not None and transfer.complete
+    return {f"{direction}_mbit": (transfer.mbit if done and transfer else None, "Mbit/s"),
+            f"{direction}_seconds": (transfer.seconds if done and transfer else None, "s"),
+            f"{direction}_bytes": (transfer.done_bytes if transfer else None, "bytes")}
+
+
+def transfer_series(direction: str, transfer: Transfer | None) -> list[SeriesPoint]:
+    if transfer is None:
+        return []
+    return [point for interval in transfer.intervals for point in (
+        SeriesPoint(f"{direction}_interval_mbit", interval.mbit, "Mbit/s", interval.end_s),
+        SeriesPoint(f"{direction}_interval_bytes", interval.bytes, "bytes", interval.end_s))]
+
+
+def transfer_status(runs: dict[str, ToolRun[Transfer]],
+                    bound_s: float) -> tuple[State, str]:
+    """OK when both finished; PARTIAL when one was cut short by its bound or failed;
+    DEAD when nothing moved either way."""
+    problems = []
+    for direction, run in runs.items():
+        if run.result is None:
+            problems.append(f"{direction} failed: {run.error}")
+        elif not run.result.complete:
+            problems.append(
+                f"{direction} not finished in {bound_s:g} s: {format_bytes(run.result.done_bytes)}"
+                f" of {format_bytes(run.result.asked_bytes)} moved")
+    moved = sum(run.result.done_bytes for run in runs.values() if run.result)
+    if not moved:
+        return State.DEAD, "path dead: 0 bytes moved either way; " + "; ".join(problems)
+    if problems:
+        return State.PARTIAL, "; ".join(problems)
+    return State.OK, "ok"
