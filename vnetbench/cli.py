@@ -235,7 +235,8 @@ def run(
     topology = with_pair(topology, pair)
     overlays = parse_overlays(overlay, topology.overlay)
     if method is not None:
-        run_method_command(method, scenarios or [], topology, overlays, short, baseline, out)
+        run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
+                           overrides)
         return
     if not scenarios:
         raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
@@ -271,8 +272,9 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,
                        overlays: list[str], short: bool, baseline: bool,
-                       out: Path | None) -> None:
-    """`run --method NAME`: its steps on each overlay, its table, report.md."""
+                       out: Path | None, given: Mapping[str, object]) -> None:
+    """`run --method NAME`: its steps on each overlay, its table, report.md; the
+    options given (--passes, --seconds...) above the method's own settings."""
     from vnetbench.methods import get_method
     from vnetbench.report.markdown import build_report
     from vnetbench.report.tables import method_table
@@ -283,7 +285,8 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
         raise UserError(f"--method {name} sets the measurement itself; drop the scenario "
                         f"names ({' '.join(scenarios)}) or the --method option.")
     method = get_method(name)
-    directory = run_method(topology, method, overlays, out_directory(out), short, baseline)
+    directory = run_method(topology, method, overlays, out_directory(out), short, baseline,
+                           dict(given))
     out_console.print(f"{method.name} ({method.reference}):")
     out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))
     report_path, _ = build_report(directory)

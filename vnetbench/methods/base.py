@@ -37,10 +37,13 @@ class Method:
             return tuple(s for s in self.steps if s.label in self.short_steps)
         return self.steps
 
-    def step_topology(self, base: Topology, step: Step, short: bool = False) -> Topology:
-        """The base topology with the method's settings, the step's, and its links."""
-        settings = {**base.settings.model_dump(), **self.settings, **step.settings,
-                    **(self.short if short else {})}
+    def step_topology(self, base: Topology, step: Step, short: bool = False,
+                      given: dict[str, Any] | None = None) -> Topology:
+        """The base topology with, in rising precedence, the method's settings, its
+        short form's, those `given` on the command line, and the step's own (what
+        makes the step); then the step's links."""
+        settings = {**base.settings.model_dump(), **self.settings,
+                    **(self.short if short else {}), **(given or {}), **step.settings}
         links = base.links.model_dump()
         for segment, profile in step.links.items():
             links[segment] = {**links[segment], **profile}

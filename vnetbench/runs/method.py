@@ -4,6 +4,7 @@ into one results directory (a `method` column names it), and its table."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from vnetbench.methods import Method
 from vnetbench.overlays import Overlay
@@ -24,23 +25,25 @@ def method_overlays(names: list[str], with_baseline: bool) -> list[str]:
     return names
 
 
-def method_tasks(topology: Topology, method: Method, overlay: str, short: bool) -> list[Task]:
-    """The method's steps on one overlay; steps that differ only in what they measure
-    share a stack."""
+def method_tasks(topology: Topology, method: Method, overlay: str, short: bool,
+                 given: dict[str, Any] | None = None) -> list[Task]:
+    """The method's steps on one overlay (`given`: settings from the command line);
+    steps that differ only in what they measure share a stack."""
     scenario = get_scenario(method.scenario)
     base = topology.model_copy(update={"overlay": overlay})
-    return [Task(scenario, method.step_topology(base, step, short), variant=step.label,
+    return [Task(scenario, method.step_topology(base, step, short, given), variant=step.label,
                  group=method.name) for step in method.steps_for(short)]
 
 
 def run_method_into(topology: Topology, method: Method, overlays: dict[str, Overlay],
-                    results: ResultSet, runs_dir: Path, short: bool) -> dict[str, Path]:
+                    results: ResultSet, runs_dir: Path, short: bool,
+                    given: dict[str, Any] | None = None) -> dict[str, Path]:
     """Every overlay's steps into a shared result set; each overlay's run directory."""
     before, directories = results.method, {}
     results.method = method.name
     try:
         for name, adapter in overlays.items():
-            directories[name] = run_tasks(method_tasks(topology, method, name, short),
+            directories[name] = run_tasks(method_tasks(topology, method, name, short, given),
                                           runs_dir, results, adapter)
     finally:
         results.method = before
@@ -48,17 +51,20 @@ def run_method_into(topology: Topology, method: Method, overlays: dict[str, Over
 
 
 def run_method(topology: Topology, method: Method, overlay_names: list[str], out_dir: Path,
-               short: bool = False, with_baseline: bool = True) -> Path:
-    """`vnetbench run --method NAME`: one directory holding every overlay's runs."""
+               short: bool = False, with_baseline: bool = True,
+               given: dict[str, Any] | None = None) -> Path:
+    """`vnetbench run --method NAME`: one directory holding every overlay's runs;
+    `given`: settings from the command line, above the method's own."""
     names = method_overlays(overlay_names, with_baseline)
-    adapters = require_overlays(topology, names)
     for name in names:  # every step is valid before anything starts
-        method_tasks(topology, method, name, short)
+        method_tasks(topology, method, name, short, given)
+    adapters = require_overlays(topology, names)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
     header = new_header("method", adapters.values(), method=method.name,
                         reference=method.reference, short=short,
                         steps=[s.label for s in method.steps_for(short)])
     results = ResultSet(method.name, directory)
     with recorded(directory, header):
-        run_method_into(topology, method, adapters, results, directory / "runs", short)
+        run_method_into(topology, method, adapters, results, directory / "runs", short,
+                        given)
     return directory
