@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from tests.integration.conftest import leftovers
+from vnetbench.cli import app
 from vnetbench.methods import get_method
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import method_table
@@ -106,7 +108,14 @@ def test_galaxy42_jumbo_links_and_big_datagrams(tmp_path: Path) -> None:
 
 
 def test_instageni_separate_client_containers_and_one_udp_client(tmp_path: Path) -> None:
-    directory, frame = run_short("instageni", ["wireguard"], tmp_path)
+    result = CliRunner().invoke(app, ["run", "--method", "instageni", "--short",
+                                      "--overlay", "wireguard", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "instageni (instageni-openflow-iperf.txt)" in result.output
+    assert "5 clients (tcp)" in result.output  # the method's table, printed
+    (directory,) = tmp_path.iterdir()
+    assert (directory / "report.md").exists()
+    frame = load_results(directory).assign(interval_s=float("nan"))
     for overlay in ("baseline", "wireguard"):
         assert value(frame, overlay, "1 client (tcp)", "tcp_mbit") > 50
         assert value(frame, overlay, "5 clients (tcp)", "tcp_mbit") > 50
@@ -120,3 +129,4 @@ def test_instageni_separate_client_containers_and_one_udp_client(tmp_path: Path)
     # the three steps need no new containers: one stack per overlay
     runs = [json.loads((r / "run.json").read_text()) for r in (directory / "runs").iterdir()]
     assert all(len(run["timings"]) == 1 for run in runs)
+    assert all(leftovers(run["run_id"]) == [] for run in runs)

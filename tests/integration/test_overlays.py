@@ -96,3 +96,17 @@ def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None
                             [get_scenario("throughput")], tmp_path)
     status = load_results(refused)["status"].iloc[0]
     assert status.startswith("not supported: encryption cannot be turned off on wireguard")
+
+
+def test_tinc_without_encryption_carries_the_data_over_udp(tmp_path: Path) -> None:
+    topology = parse_topology(
+        {"name": "it-tinc-plain", "overlay": "tinc", "switches": 2, "agents": 2,
+         "settings": {"seconds": 2, "passes": 1, "pings": 20, "encryption": False}}, "test")
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    value = load_results(run_dir).set_index("metric")["value"]
+    status = load_results(run_dir)["status"].iloc[0]
+    assert "over UDP with Cipher = none" in status, status
+    assert value["tcp_mbit"] > FLOOR_MBIT
+    assert value["tunnel_rx_bytes"] >= value["tcp_bytes"]
+    hosts = list((run_dir / "throughput" / "tinc").rglob("hosts/*"))
+    assert hosts and all("Cipher = none" in h.read_text() for h in hosts)

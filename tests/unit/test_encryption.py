@@ -25,7 +25,6 @@ def topology(overlay: str, **settings: object) -> Topology:
 @pytest.mark.parametrize(("overlay", "reason"), [
     ("wireguard", "WireGuard has no null cipher"),
     ("nebula", "Nebula has no null cipher"),
-    ("tinc", "meta connections, which are always encrypted"),
 ])
 def test_overlays_that_always_encrypt_refuse_with_their_reason(overlay: str,
                                                                reason: str) -> None:
@@ -45,6 +44,21 @@ def test_openvpn_turns_its_data_channel_cipher_off(tmp_path: Path) -> None:
     assert configs and all("cipher none" in c and "data-ciphers none" in c for c in configs)
     adapter.write_files(topology("openvpn"), plan_addresses(plain, "t", BLOCK), tmp_path / "e")
     assert not any("cipher none" in p.read_text() for p in (tmp_path / "e").rglob("*.conf"))
+
+
+def test_tinc_goes_unencrypted_over_udp_and_says_so(tmp_path: Path) -> None:
+    plain = topology("tinc", encryption=False)
+    adapter = overlay_for(plain)
+    assert isinstance(adapter.settings_applicability(plain), Applicable)
+    assert "over UDP with Cipher = none" in adapter.adjust(plain).remark
+    adapter.write_files(plain, plan_addresses(plain, "t", BLOCK), tmp_path)
+    assert all("TCPOnly = no" in p.read_text() for p in tmp_path.rglob("tinc.conf"))
+    hosts = [p.read_text() for p in tmp_path.rglob("hosts/*")]
+    assert hosts and all("Cipher = none" in h and "Digest = none" in h for h in hosts)
+    default = topology("tinc")
+    adapter.write_files(default, plan_addresses(default, "t", BLOCK), tmp_path / "e")
+    assert all("TCPOnly = yes" in p.read_text() for p in (tmp_path / "e").rglob("tinc.conf"))
+    assert not adapter.adjust(default).remark
 
 
 def test_vnet_without_encryption_runs_without_tls() -> None:

@@ -32,7 +32,8 @@ class Baseline(Overlay):
             return Adjusted(topology)
         settings = topology.settings.model_copy(update=dict.fromkeys(asked))
         return Adjusted(topology.model_copy(update={"settings": settings}),
-                        f"the native path: no tunnel ({' and '.join(asked)} do not apply)")
+                        f"the native path: no tunnel ({' and '.join(asked)} "
+                        f"{'do' if len(asked) > 1 else 'does'} not apply)")
 
     def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         if scenario in ("join", "config"):

@@ -8,17 +8,23 @@ are generated per run; each node's config directory, `tinc/<node>/` (its own
 rsa_key.priv, 0600, and the public host files it needs), is the only one its
 container mounts, read-only (tinc's own `-K` would fail silently there, so it
 is never used). rsa_key.priv is deleted after the run.
+
+encryption: false cannot keep TCPOnly (tinc 1.0 always encrypts its meta
+connections, which then carry the data): the data goes over UDP instead, with
+`Cipher = none` and `Digest = none` in every host file, and the results say so.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vnetbench import gate
 from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
 from vnetbench.gate import prepare_gate
+from vnetbench.overlays.base import Adjusted
 from vnetbench.overlays.keys import tinc_keypair
 from vnetbench.overlays.tunnel import TunnelOverlay
 from vnetbench.pki import write_private
@@ -28,6 +34,18 @@ NETWORK = "vnetbench"
 FILES = "tinc"
 PORT = 655
 PRIVATE_KEY = "rsa_key.priv"
+
+
+PLAIN_REMARK = ("unencrypted: tinc's data over UDP with Cipher = none and Digest = none "
+                "(TCPOnly off: tinc 1.0 always encrypts its meta connections)")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What every node's config shares: the tun MTU, and whether the data is plain."""
+
+    mtu: int | None = None
+    plain: bool = False
 
 
 def tinc_name(node: str) -> str:
@@ -41,8 +59,6 @@ class Tinc(TunnelOverlay):
     data_path = "agent → hub → hub → agent (tinc meta connections over TCP; IndirectData)"
     join_event = ("agent", "joined")
     tunnel_interface = "tun0"
-    fixed_encryption = ("with TCPOnly, tinc 1.0 carries the data on its meta connections, "
-                        "which are always encrypted (Cipher = none applies to UDP only)")
     tunnel_mtu_range = (576, 1500)
     tunnel_mtu_note = ("Debian's tinc 1.0 is built without jumbograms: at tun MTU 9000, "
                        "8000-byte pings were all lost")
@@ -53,6 +69,10 @@ class Tinc(TunnelOverlay):
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return {"agent": {"joined": r"Connection with hub_\S+ \(\S+ port \d+\) activated"}}
 
+    def adjust_settings(self, topology: Topology) -> Adjusted:
+        """Unencrypted is a different transport (UDP): said with every result."""
+        return Adjusted(topology, PLAIN_REMARK if topology.settings.encryption is False else "")
+
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         return {"tinc": {"files": f"/etc/tinc/{NETWORK}", "network": NETWORK,
                          **gate.template_context()}}
@@ -62,30 +82,31 @@ class Tinc(TunnelOverlay):
         addresses = tunnel_addresses(topology)
         keys = {node: tinc_keypair() for node in
                 [*topology.switches, *(a.name for a in topology.agents)]}
+        mode = Mode(topology.settings.tunnel_mtu, topology.settings.encryption is False)
+        plain = ["Cipher = none", "Digest = none"] if mode.plain else []
         agents = {tinc_name(a.name): ["IndirectData = yes", f"Subnet = {addresses[a.name]}/32",
-                                      keys[a.name][1]] for a in topology.agents}
+                                      *plain, keys[a.name][1]] for a in topology.agents}
 
         def hubs(via: dict[str, object]) -> dict[str, list[str]]:
             """Hub host files with the address a node reaches them at: hubs over the
             backbone, agents on their site."""
             return {f"hub_{tinc_name(s)}": [f"Address = {via[s]} {PORT}",
-                                            f"Subnet = {addresses[s]}/32", keys[s][1]]
+                                            f"Subnet = {addresses[s]}/32", *plain, keys[s][1]]
                     for s in topology.switches}
 
         core = f"hub_{tinc_name(topology.switches[0])}"
-        mtu = topology.settings.tunnel_mtu
         written = [prepare_gate(run_dir)]
         for switch in topology.switches:
             me = f"hub_{tinc_name(switch)}"
             connect = [] if me == core else [core]
             written.append(self.node_dir(run_dir, switch, me, connect, keys[switch][0],
                                          str(addresses[switch]),
-                                         hubs(dict(plan.switch_backbone)) | agents, mtu))
+                                         hubs(dict(plan.switch_backbone)) | agents, mode))
         for agent in topology.agents:
             written.append(self.node_dir(run_dir, agent.name, tinc_name(agent.name),
                                          [f"hub_{tinc_name(agent.switch)}"],
                                          keys[agent.name][0], str(addresses[agent.name]),
-                                         hubs(dict(plan.switch_site)) | agents, mtu))
+                                         hubs(dict(plan.switch_site)) | agents, mode))
         return written
 
     def private_files(self, run_dir: Path) -> list[Path]:
@@ -93,11 +114,13 @@ class Tinc(TunnelOverlay):
 
     @staticmethod
     def node_dir(run_dir: Path, node: str, name: str, connect: list[str], private: str,
-                 address: str, hosts: dict[str, list[str]], mtu: int | None = None) -> Path:
+                 address: str, hosts: dict[str, list[str]], mode: Mode) -> Path:
         directory = run_dir / FILES / node
         (directory / "hosts").mkdir(parents=True, exist_ok=True)
+        mtu = mode.mtu
         (directory / "tinc.conf").write_text("\n".join(
-            [f"Name = {name}", "Mode = router", "TCPOnly = yes", "AddressFamily = ipv4",
+            [f"Name = {name}", "Mode = router", f"TCPOnly = {'no' if mode.plain else 'yes'}",
+             "AddressFamily = ipv4",
              "DeviceType = tun", "Interface = tun0", "ProcessPriority = normal",
              *(f"ConnectTo = {c}" for c in connect)]) + "\n")
         up = directory / "tinc-up"

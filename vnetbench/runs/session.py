@@ -327,7 +327,7 @@ def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
                 record.save()
             clock.mark()  # up and shaped
             with ShapingKeeper(stack.run_id, topology):
-                started: dict[int, datetime] = {}
+                started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
                 for task in tasks:
                     raw = rendered.directory / "raw"
                     measured = task.scenario.stack_topology(task.topology, overlay)
@@ -337,7 +337,8 @@ def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
                     own = passes if task is first else list(
                         range(1, task.topology.settings.passes + 1))
                     for pass_no in own:
-                        started[pass_no] = datetime.now(UTC)
+                        step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
+                        started[f"{step}pass {pass_no}"] = datetime.now(UTC)
                         with_variant(results, task, partial(
                             run_pass, task.scenario, context, pass_no, results, task.remark,
                             started))
@@ -393,7 +394,7 @@ def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
              results: ResultSet, remark: str = "",
-             started: dict[int, datetime] | None = None) -> None:
+             started: dict[str, datetime] | None = None) -> None:
     """One pass; `remark` (how the overlay adjusted the settings) joins its status,
     and so does every container of the system under test that has died, named with
     its exit code, when, during which pass, and its last log line."""
@@ -422,10 +423,11 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
 
 
-def pass_of(moment: datetime, started: dict[int, datetime]) -> str:
-    """'during pass N' for the last pass that had started by then, else 'before pass 1'."""
-    begun = [p for p, at in started.items() if at <= moment]
-    return f"during pass {max(begun)}" if begun else "before the first pass"
+def pass_of(moment: datetime, started: dict[str, datetime]) -> str:
+    """'during pass N' (of its step) for the last pass begun by then, else 'before the
+    first pass'."""
+    begun = {name: at for name, at in started.items() if at <= moment}
+    return f"during {max(begun, key=begun.__getitem__)}" if begun else "before the first pass"
 
 
 def emit(results: ResultSet, line: str) -> None:
