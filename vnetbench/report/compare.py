@@ -10,6 +10,7 @@ import pandas as pd
 from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
 from vnetbench.report.markdown import load_directory
+from vnetbench.report.tables import pass_values
 from vnetbench.stats import Verdict, compare_samples
 
 KEYS = ["scenario", "overlay", "variant", "metric", "unit"]
@@ -22,8 +23,9 @@ def compare_directories(old: Path, new: Path, threshold: float) -> pd.DataFrame:
 
 
 def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    old_ok = old[old["state"] == State.OK].dropna(subset=["value"])
-    new_ok = new[new["state"] == State.OK].dropna(subset=["value"])
+    """Per pass values only: a time series' points (interval_s) are not samples."""
+    old_ok = old[(old["state"] == State.OK) & pass_values(old)].dropna(subset=["value"])
+    new_ok = new[(new["state"] == State.OK) & pass_values(new)].dropna(subset=["value"])
     metrics = catalogue()
     new_groups = {key: group["value"].to_numpy() for key, group in new_ok.groupby(KEYS)}
     rows = []
