@@ -360,7 +360,7 @@ def path_status(
                             f"delivered ({tcp_error or ping_error})")
     problems = []
     if tcp is None:
-        problems.append(f"TCP failed: {tcp_error}")
+        problems.append(f"the stream failed: {tcp_error}")
     if ping is None:
         problems.append(f"ping failed: {ping_error}")
     return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")
