@@ -119,8 +119,8 @@ class Throughput(Scenario):
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
         mtus = interface_mtus(context, client.name)
-        # a series of ping sizes (VpnCloud's own ping test) goes first, on the idle path:
-        # after a stream, OpenVPN's TCP queue took up to 20 ms to drain
+        # a series of ping sizes (VpnCloud's own ping test) goes first, before this
+        # pass's stream, as VpnCloud ran it apart from its throughput test
         early = context.topology.settings.ping_sizes
         pings = self._pings(context, client.name, target, pass_no) if early else []
         stream = self._stream(context, client.name, server.name, target, pass_no)
