@@ -29,11 +29,14 @@ def wait_for_stream(timeout: float = 90) -> str:
     raise AssertionError("no iperf3 client probe appeared within the timeout")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_tears_down(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize(("sig", "clients"), [(signal.SIGINT, 1), (signal.SIGTERM, 1),
+                                             (signal.SIGINT, 3)])
+def test_interrupted_run_tears_down(tmp_path: Path, sig: signal.Signals, clients: int) -> None:
+    """Interrupted mid-stream, also with several client containers streaming at once
+    (their threads must not hold the exit until their 60 s are over)."""
     topology = tmp_path / "t.yml"
     topology.write_text("name: it-interrupt\nswitches: 2\nagents: 2\n"
-                        "settings: {seconds: 60, passes: 1}\n")
+                        f"settings: {{seconds: 60, passes: 1, clients: {clients}}}\n")
     process = subprocess.Popen(
         [sys.executable, "-m", "vnetbench", "run", "throughput", "-t", str(topology),
          "--out", str(tmp_path / "out")],

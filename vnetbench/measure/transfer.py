@@ -105,7 +105,8 @@ def run_transfer(run_id: str, client: str, server: str, target: str, count: int,
     sender_bound, receiver_bound = timeout_seconds, timeout_seconds + 10
     heard: list[ProbeOutput] = []
     thread = threading.Thread(target=lambda: heard.append(run_probe(
-        run_id, listener, listen_argv, sender_bound if download else receiver_bound)))
+        run_id, listener, listen_argv, sender_bound if download else receiver_bound)),
+        daemon=True)  # on Ctrl-C the teardown ends its probe; nothing waits for it
     thread.start()
     connected = run_probe(run_id, connector, connect_argv,
                           receiver_bound if download else sender_bound)

@@ -215,8 +215,13 @@ def run_clients(servers: list[IperfServer], client: str, seconds: float, options
                           else parsed(raw, parse_iperf_json, IperfError))
         return run, time.monotonic()
 
-    with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+    if len(servers) == 1:
+        return [one(0)]
+    pool = ThreadPoolExecutor(max_workers=len(servers))
+    try:
         return list(pool.map(one, range(len(servers))))
+    finally:  # never wait here: on Ctrl-C the teardown ends the clients' probes
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
