@@ -238,6 +238,9 @@ def run(
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
                            overrides)
         return
+    if short:
+        raise UserError("--short is a reference method's short form; give --method NAME "
+                        "with it, or shorten scenarios with --seconds and --passes.")
     if not scenarios:
         raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
                         "flood, transfer), or a reference method with --method NAME.")

@@ -170,6 +170,7 @@ def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
     (["run"], "Name what to run"),
     (["run", "throughput", "--method", "vpncloud"], "--method vpncloud sets the measurement"),
     (["run", "--method", "iperf"], "no method called 'iperf'"),
+    (["run", "throughput", "--short"], "--short is a reference method's short form"),
     (["run", "throughput", "--ping-sizes", "100,big"], "--ping-sizes '100,big' is not a list"),
     (["run", "throughput", "--tunnel-mtu", "100"], "settings.tunnel_mtu"),
     (["run", "transfer", "--transfer-bytes", "lots"], "is not an amount of data"),

@@ -138,3 +138,14 @@ def test_method_table_has_a_row_per_step_and_measurement_and_says_why_not() -> N
     status = table[table["measurement"] == "status"].iloc[0]
     assert status["step"] == method.steps[2].label
     assert "cannot be turned off" in status["wireguard"]
+
+
+def test_a_step_that_contradicts_the_topology_is_one_paragraph_naming_the_step() -> None:
+    with_tls = topology("vnet", tls=True)
+    with pytest.raises(UserError, match=r"(?s)step 'MTU 1400, unencrypted'.*contradict"):
+        method_tasks(with_tls, get_method("vpncloud"), "vnet", short=True)
+
+
+def test_a_job_counts_every_pass_of_every_step() -> None:
+    assert get_method("instageni").passes(topology(), short=False) == 4 * 3
+    assert get_method("instageni").passes(topology(), short=True) == 3 * 1

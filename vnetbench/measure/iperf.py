@@ -159,7 +159,6 @@ def combined_udp(results: list[UdpResult]) -> UdpResult:
         payload_bytes=results[0].payload_bytes)
 
 
-
 def udp_options(mbit: float, payload_bytes: int | None = None) -> list[str]:
     """UDP at `mbit` Mbit/s, in datagrams of payload_bytes when given."""
     length = ["-l", str(payload_bytes)] if payload_bytes is not None else []

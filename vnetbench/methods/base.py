@@ -7,7 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnetbench.topology import Topology
+from pydantic import ValidationError
+
+from vnetbench.errors import UserError
+from vnetbench.topology import Topology, describe_validation_error
 
 
 @dataclass(frozen=True)
@@ -47,5 +50,16 @@ class Method:
         links = base.links.model_dump()
         for segment, profile in step.links.items():
             links[segment] = {**links[segment], **profile}
-        return Topology.model_validate({**base.model_dump(), "settings": settings,
-                                        "links": links})
+        try:
+            return Topology.model_validate({**base.model_dump(), "settings": settings,
+                                            "links": links})
+        except ValidationError as error:  # e.g. the topology's tls: true, a step's
+            raise UserError(describe_validation_error(  # encryption: false
+                error, f"topology '{base.name}' under method {self.name}, step "
+                f"'{step.label}'")) from None
+
+    def passes(self, base: Topology, short: bool, given: dict[str, Any] | None = None
+               ) -> int:
+        """Passes of every step on one overlay (a job's progress counts them)."""
+        return sum(self.step_topology(base, step, short, given).settings.passes
+                   for step in self.steps_for(short))

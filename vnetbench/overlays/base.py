@@ -131,7 +131,7 @@ class Overlay(ABC):
         refused = self.encryption_applicability(topology)
         if isinstance(refused, Unsupported):
             return refused
-        if topology.settings.tunnel_mtu and self.tunnel_mtu_range is None:
+        if topology.settings.tunnel_mtu and self.tunnel_mtu_limits(topology) is None:
             return Unsupported(f"not supported: the tunnel MTU cannot be set on "
                                f"{self.name}: {self.fixed_tunnel_mtu}")
         return APPLICABLE

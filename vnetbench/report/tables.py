@@ -109,8 +109,8 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
             if picked.empty:
                 continue
             native = picked[picked["overlay"] == "baseline"]["mean"]
-            reference = float(native.iloc[0]) if len(native) and RATIO_UNITS.get(
-                str(picked["unit"].iloc[0])) else None
+            reference = (float(native.iloc[0]) if len(native)
+                         and str(picked["unit"].iloc[0]) in RATIO_UNITS else None)
             row = {"step": step.label, "measurement": metrics.label(metric)}
             for record in picked.to_dict("records"):
                 ratio = (float(record["mean"]) / reference if reference
@@ -123,7 +123,7 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
     return pd.DataFrame(table, columns=["step", "measurement", *present]).fillna("-")
 
 
-RATIO_UNITS = {"Mbit/s": True, "ms": True, "s": True}
+RATIO_UNITS = frozenset({"Mbit/s", "ms", "s"})  # rates and times: against the native path
 
 
 def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str, str]]:

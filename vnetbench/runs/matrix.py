@@ -131,7 +131,10 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
     header["calibration"] = previous.get("calibration") or {}
     header["cell_timings"] = previous.get("cell_timings") or {}
-    with recorded(directory, header), job_progress("matrix", steps=len(todo) * passes):
+    steps = len(todo) * passes + sum(
+        method.passes(base, quick) for method in methods or [] for overlay in overlays
+        if not method_cell_done(header, method, overlay))
+    with recorded(directory, header), job_progress("matrix", steps=steps):
         if not header["calibration"] and todo:
             header["calibration"] = machine_limit(cell_topology(base, cells[0], quick),
                                                   directory)
@@ -161,8 +164,8 @@ def run_method_cells(base: Topology, method: Method, overlays: list[Overlay],
                      quick: bool) -> None:
     """One cell per overlay: method/<name>/<overlay> (--resume skips completed ones)."""
     for overlay in overlays:
-        key = f"method/{method.name}/{overlay.name}"
-        if str(header["cells"].get(key, "")).startswith("completed"):
+        key = method_cell(method, overlay)
+        if method_cell_done(header, method, overlay):
             continue
         header["cells"][key] = "running"
         save_header(directory, header)
@@ -174,6 +177,14 @@ def run_method_cells(base: Topology, method: Method, overlays: list[Overlay],
             raise
         header["cells"][key] = f"completed ({run_dir.name})"
         header["cell_timings"][key] = summed_timings(read_header(run_dir).get("timings", []))
+
+
+def method_cell(method: Method, overlay: Overlay) -> str:
+    return f"method/{method.name}/{overlay.name}"
+
+
+def method_cell_done(header: dict[str, Any], method: Method, overlay: Overlay) -> bool:
+    return str(header["cells"].get(method_cell(method, overlay), "")).startswith("completed")
 
 
 def machine_limit(topology: Topology, directory: Path) -> dict[str, Any]:

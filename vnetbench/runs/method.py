@@ -14,6 +14,7 @@ from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import Task, run_tasks
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import Topology
+from vnetbench.ui import job_progress
 
 NATIVE = "baseline"  # every method's reference column: the path without an overlay
 
@@ -56,15 +57,15 @@ def run_method(topology: Topology, method: Method, overlay_names: list[str], out
     """`vnetbench run --method NAME`: one directory holding every overlay's runs;
     `given`: settings from the command line, above the method's own."""
     names = method_overlays(overlay_names, with_baseline)
-    for name in names:  # every step is valid before anything starts
-        method_tasks(topology, method, name, short, given)
+    # counting the passes builds every step: each is valid before anything starts
+    steps = len(names) * method.passes(topology, short, given)
     adapters = require_overlays(topology, names)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
     header = new_header("method", adapters.values(), method=method.name,
                         reference=method.reference, short=short,
                         steps=[s.label for s in method.steps_for(short)])
     results = ResultSet(method.name, directory)
-    with recorded(directory, header):
+    with recorded(directory, header), job_progress(f"method {method.name}", steps):
         run_method_into(topology, method, adapters, results, directory / "runs", short,
                         given)
     return directory
