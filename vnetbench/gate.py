@@ -8,18 +8,28 @@ gated container opens the pipe for reading (which blocks) through the
 read-only entry wrapper `vnetbench-entry`; vnetbench opens it for writing,
 which wakes them all, holds it open briefly for any container still between
 its "waiting" mark and its open(), then closes it.
+
+Join passes share one bring-up (issue #13): in a gated stack the wrapper
+supervises every program of the system under test (`supervise`). Between
+passes vnetbench sends SIGUSR1 to the agents, which stop their programs and
+wait at the gate again, then to the conductor and switches, which start theirs
+again; each start leaves a mark in the gate's `marks` directory, which
+vnetbench reads without an engine call.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from vnetbench import labels
 from vnetbench.paths import PACKAGE
 
 ENTRY_SOURCE = PACKAGE / "data" / "vnetbench-entry"
@@ -28,6 +38,8 @@ FIFO_NAME = "release"
 MOUNT_POINT = "/vnetbench"  # where containers see the gate directory
 ENTRY = f"{MOUNT_POINT}/vnetbench-entry"
 FIFO_IN_CONTAINER = f"{MOUNT_POINT}/{FIFO_NAME}"
+MARKS_DIR = "marks"
+MARKS_MOUNT = "/vnetbench-marks"  # writable, unlike the wrapper's directory
 WAITING_MARK = "/tmp/vnetbench-gate-waiting"
 RELEASED_MARK = "/tmp/vnetbench-gate-released"
 STAMP = re.compile(r"vnetbench-gate released (?P<seconds>\d+[.,]\d+)")
@@ -45,6 +57,9 @@ def prepare_gate(run_dir: Path) -> Path:
     if fifo.exists():
         fifo.unlink()
     os.mkfifo(fifo, 0o644)
+    marks = directory / MARKS_DIR
+    marks.mkdir(exist_ok=True)
+    marks.chmod(0o777)  # programs of other images may run as any user
     return directory
 
 
@@ -67,10 +82,60 @@ def release(gate_dir: Path, hold_seconds: float = HOLD_SECONDS) -> float:
     return released
 
 
-def release_stamp(log_text: str) -> float | None:
-    """The release time a container stamped in its log, if it was released."""
-    found = STAMP.search(log_text)
-    return float(found["seconds"].replace(",", ".")) if found else None
+def release_stamp(log_text: str, since: float | None = None) -> float | None:
+    """The latest release time a container stamped in its log (at or after `since`,
+    epoch seconds, when given), if it was released."""
+    stamps = [float(found["seconds"].replace(",", ".")) for found in STAMP.finditer(log_text)]
+    stamps = [s for s in stamps if since is None or s >= since]
+    return stamps[-1] if stamps else None
+
+
+def supervise(services: dict[str, Any], roles: Iterable[str]) -> None:
+    """Run every service of these roles under the entry wrapper's supervision (in
+    place): its marks directory, and for a service not behind the gate, its health
+    check as the readiness test the wrapper runs after each start again."""
+    wanted = set(roles)
+    for name, service in services.items():
+        if service.get("labels", {}).get(labels.ROLE) not in wanted:
+            continue
+        environment = service.setdefault("environment", {})
+        environment["VNETBENCH_MARKS"] = f"{MARKS_MOUNT}/{name}"
+        test = service.get("healthcheck", {}).get("test")
+        if "VNETBENCH_GATE" not in environment and test:
+            environment["VNETBENCH_READY"] = shell_test(test)
+        volumes = service.setdefault("volumes", [])
+        volumes.append(f"./{GATE_DIR}/{MARKS_DIR}:{MARKS_MOUNT}")
+        if not any(str(v).endswith(f":{MOUNT_POINT}:ro") for v in volumes):
+            volumes.append(f"./{GATE_DIR}:{MOUNT_POINT}:ro")
+        entrypoint = service.get("entrypoint") or []
+        if not entrypoint or entrypoint[0] != ENTRY:
+            service["entrypoint"] = [ENTRY, *entrypoint]
+
+
+def shell_test(test: str | list[str]) -> str:
+    """A compose health-check test as one shell command."""
+    if isinstance(test, str):
+        return test
+    kind, *words = test
+    return words[0] if kind == "CMD-SHELL" else shlex.join(words)
+
+
+def marks_missing(gate_dir: Path, names: Iterable[str], kind: str, start: int) -> list[str]:
+    """The services that have not marked start number `start` ("waiting" or "ready")."""
+    marks = gate_dir / MARKS_DIR
+    return sorted(n for n in names if not (marks / f"{n}.{kind}.{start}").exists())
+
+
+def wait_for_marks(gate_dir: Path, names: Iterable[str], kind: str, start: int,
+                   timeout_s: float) -> list[str]:
+    """Wait (bounded) until every service has marked this start; the ones that did not.
+    A directory listing every 50 ms: no engine call, and no measurement is running."""
+    deadline = time.monotonic() + timeout_s
+    missing = marks_missing(gate_dir, names, kind, start)
+    while missing and time.monotonic() < deadline:
+        time.sleep(0.05)
+        missing = marks_missing(gate_dir, missing, kind, start)
+    return missing
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,9 @@ SEGMENT = "vnetbench.segment"
 OVERLAY = "vnetbench.overlay"
 TOOL = "vnetbench.tool"
 
+# The system under test's roles (every other role is vnetbench's own helper).
+SYSTEM_ROLES = ("conductor", "switch", "agent")
+
 LabelFilter = tuple[Literal["label"], str]
 
 

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from pathlib import Path
 
+import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from vnetbench import __version__
+from vnetbench import __version__, gate
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.engine import EngineFacts
 from vnetbench.images import ImageSet
-from vnetbench.labels import detached_owner, names_for_templates
+from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates
 from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
@@ -81,7 +82,31 @@ def render_compose(
         **overlay.template_context(topology, plan),
     }
     text = template_environment().get_template("compose.yml.j2").render(context)
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    return supervised(text) if topology.start_gate else text
+
+
+def supervised(text: str) -> str:
+    """A gated stack (join) whose programs the entry wrapper restarts between passes
+    (gate.supervise), its header comments kept."""
+    compose = yaml.safe_load(text)
+    gate.supervise(compose["services"], SYSTEM_ROLES)
+    comments = text[:text.index("\nname:") + 1]  # the header: lines before `name:`
+    note = ("# The system under test runs supervised by vnetbench-entry (restarted in\n"
+            "# place between join passes).\n")
+    return comments + note + yaml.dump(compose, Dumper=BlockDumper, sort_keys=False, width=100)
+
+
+class BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (scripts) as literal blocks, as the templates write them."""
+
+
+def _literal_block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value,
+                                   style="|" if "\n" in value else None)
+
+
+BlockDumper.add_representer(str, _literal_block)
 
 
 def render_run(

@@ -22,7 +22,7 @@ from types import FrameType
 
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import labels
+from vnetbench import gate, labels
 from vnetbench.engine import (
     ENGINE_CALL_SECONDS,
     Listed,
@@ -173,6 +173,7 @@ class Stack:
     def __init__(self, rendered: RenderedRun) -> None:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
+        self.gate_releases = 0  # starts of a gated stack's programs released so far
         self.compose = bounded_client(
             ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -269,15 +270,35 @@ class Stack:
         return sources
 
     @contextmanager
-    def log_stream(self, role: str) -> Iterator[LogStream]:
-        """The logs of one role's containers as they come, from one `docker compose
-        logs --follow` (a wait that polls it makes no engine call per container)."""
+    def log_stream(self, role: str, since: datetime | None = None) -> Iterator[LogStream]:
+        """The logs of one role's containers as they come (since a time), from one
+        `docker compose logs --follow` (a wait that polls it makes no engine call per
+        container)."""
         containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
-        stream = LogStream(self.rendered.project, containers)
+        stream = LogStream(self.rendered.project, containers, since)
         try:
             yield stream
         finally:
             stream.close()
+
+    def restart_programs(self, start: int, timeout_s: float) -> Restarted:
+        """Start number `start` of a supervised (gated) stack's programs in the same
+        containers: the agents stop theirs and wait at the gate again, then the
+        conductor and switches start theirs again and pass their readiness test.
+        Two engine calls (one signal each); the marks are files (gate.wait_for_marks)."""
+        begun = time.monotonic()
+        system = [c for c in list_containers(run_filter(self.run_id))
+                  if c.labels.get(labels.ROLE) in labels.SYSTEM_ROLES and c.state == "running"]
+        agents = [c for c in system if c.labels.get(labels.ROLE) == "agent"]
+        servers = [c for c in system if c not in agents]
+        gate_dir = self.rendered.directory / gate.GATE_DIR
+        stuck: list[str] = []
+        for group, kind in ((agents, "waiting"), (servers, "ready")):
+            if group:
+                docker.container.kill([c.id for c in group], signal="USR1")
+                names = [c.name.removeprefix(f"{self.rendered.project}-") for c in group]
+                stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
+        return Restarted(len(system), stuck, time.monotonic() - begun)
 
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
@@ -310,17 +331,29 @@ def compose_log_line(line: str) -> tuple[str, str]:
     return (name.strip(), text.rstrip("\n")) if bar else ("", "")
 
 
+@dataclass(frozen=True)
+class Restarted:
+    """Programs started again in place (Stack.restart_programs)."""
+
+    containers: int
+    stuck: list[str]  # services that did not reach the gate again, or not become ready
+    seconds: float
+
+
 class LogStream:
     """Lines of some containers' logs, gathered by a thread from one compose process."""
 
-    def __init__(self, project: str, containers: list[Listed]) -> None:
+    def __init__(self, project: str, containers: list[Listed],
+                 since: datetime | None = None) -> None:
         self.containers = containers
         self.lines: dict[str, list[str]] = {c.name: [] for c in containers}
         prefix = f"{project}-"
         services = [c.name.removeprefix(prefix) for c in containers]
+        after = ["--since", since.isoformat()] if since else []
         self.process = subprocess.Popen(
             ["docker", "compose", "-p", project, "logs", "--follow", "--timestamps",
-             "--no-color", *services], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+             "--no-color", *after, *services], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -140,6 +140,9 @@ class Settings(Model):
     join_pool: int | None = Field(None, ge=1, le=100,
                                   description="agents per container in join (none: auto)")
     join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
+    join_fresh: Literal["processes", "containers"] = Field(
+        "processes", description="what every join pass starts afresh: the programs, in "
+        "containers kept between passes, or the containers themselves (a stack per pass)")
     limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
     limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
     tunnel_mtu: int | None = Field(None, ge=576, le=65535,

@@ -21,7 +21,8 @@ def emitted_names() -> set[str]:
     """What each scenario's metric builders emit, with and without results."""
     join = JoinOutcome(total=4, joined={"a": pd.Timestamp(100.2, unit="s")},
                        switches=Counter(switch1=1), released_first=100.0,
-                       released_last=100.01, gate_waiting=0, reasons=Counter())
+                       released_last=100.01, gate_waiting=0, reasons=Counter(), settle_s=0.1,
+                       restart_s=0.5, not_restarted=[])
     limits = AgentLimits(5000, 50e6, 1.0)
     names = set(tcp_metrics(None)) | set(ping_metrics(None))
     names |= set(flood_metrics(None, None, None, None)) | set(

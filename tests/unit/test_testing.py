@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.runs.calibration import Figure, cpu_jiffies, figure_rows
+from vnetbench.measure.cpu import cpu_jiffies
+from vnetbench.runs.calibration import Figure, figure_rows
 from vnetbench.testing import topology_from
 
 

@@ -217,7 +217,7 @@ def test_join_result_reports_partial_joins_with_reasons() -> None:
     outcome = JoinOutcome(total=10, joined=joined, switches=Counter(switch1=4, switch2=4),
                           released_first=100.0, released_last=100.05, gate_waiting=0,
                           reasons=Counter({"log ends: [Agent] Did not receive switch "
-                                           "assignment": 2}))
+                                           "assignment": 2}), settle_s=0.1)
     result = result_of(outcome, 30)
     assert result.metrics["join_seconds"][0] == pytest.approx(0.07)
     assert result.metrics["joined"][0] == 8 and result.metrics["not_joined"][0] == 2

@@ -3,6 +3,8 @@ gives CPU per side). Read on the host: cgroup v1 (cpuacct) or v2 (cpu.stat)."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -11,6 +13,30 @@ from vnetbench.engine import list_containers
 from vnetbench.labels import run_filter
 
 CGROUP = Path("/sys/fs/cgroup")
+
+
+def cpu_jiffies(stat: str | None = None) -> int:
+    """Busy time of all cores since boot: /proc/stat's first line, all but idle and
+    iowait (user nice system idle iowait irq softirq steal; guest is inside user)."""
+    text = stat if stat is not None else Path("/proc/stat").read_text()
+    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
+                     timeout_s: float = 5.0) -> float:
+    """Wait until the host uses less than `busy_cores` of CPU over a window (bounded);
+    the seconds waited. Containers and programs that have just started (a bring-up, a
+    restart) are busy for a moment, and what they take, the agents released next
+    would lack: their release stamps would spread with it."""
+    begun = time.monotonic()
+    tick = os.sysconf("SC_CLK_TCK")
+    while time.monotonic() - begun < timeout_s:
+        before = cpu_jiffies()
+        time.sleep(window_s)
+        if (cpu_jiffies() - before) / tick / window_s < busy_cores:
+            break
+    return time.monotonic() - begun
 
 
 def cpu_seconds(container_id: str) -> float | None:

@@ -34,6 +34,7 @@ from vnetbench.gate import (
 )
 from vnetbench.images import TOOLS_IMAGE, ImageSet, build_project_images
 from vnetbench.labels import current_owner, run_filter, run_labels
+from vnetbench.measure.cpu import cpu_jiffies
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_run
@@ -249,14 +250,6 @@ def host_cpu_percent(seconds: float, what: str) -> float:
         time.sleep(seconds)
         after, elapsed = cpu_jiffies(), time.monotonic() - started
     return 100 * (after - before) / os.sysconf("SC_CLK_TCK") / elapsed
-
-
-def cpu_jiffies(stat: str | None = None) -> int:
-    """Busy time of all cores since boot: /proc/stat's first line, all but idle and
-    iowait (user nice system idle iowait irq softirq steal; guest is inside user)."""
-    text = stat if stat is not None else Path("/proc/stat").read_text()
-    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
-    return sum(fields[:8]) - fields[3] - fields[4]
 
 
 def two_sites(name: str, seconds: float, passes: int, pings: int = 100,

@@ -229,8 +229,8 @@ def stack_groups(tasks: list[Task]) -> list[list[Task]]:
     for task in tasks:
         last = groups[-1][-1] if groups else None
         if (last is not None and task.group is not None and task.group == last.group
-                and not task.scenario.fresh_stack_per_pass
-                and not last.scenario.fresh_stack_per_pass
+                and not task.scenario.fresh_stack_per_pass(task.topology)
+                and not last.scenario.fresh_stack_per_pass(last.topology)
                 and task.topology.stack_key() == last.topology.stack_key()):
             groups[-1].append(task)
         else:
@@ -261,7 +261,7 @@ def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim
         first = group[0]
         passes = list(range(1, first.topology.settings.passes + 1))
         stacks = ([([p], layout.logs(first.directory_name, p)) for p in passes]
-                  if first.scenario.fresh_stack_per_pass
+                  if first.scenario.fresh_stack_per_pass(first.topology)
                   else [(passes, layout.logs(first.directory_name))])
         stack_topology = first.scenario.stack_topology(first.topology, overlay)
         for stack_passes, logs_dir in stacks:
@@ -318,7 +318,7 @@ def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
     beside the measurement's). `passes` are the first task's (join: one per stack)."""
     stack: Stack | None = None
     first = tasks[0]
-    clock = StackClock(first.directory_name, passes)
+    clock = StackClock(first.directory_name, passes, first.scenario.fresh_between_passes)
     try:
         with running(rendered, logs_dir) as stack:
             applied = shape_run(stack.run_id, topology)
@@ -357,8 +357,8 @@ def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
 class StackClock:
     """Seconds of one stack: bring-up (with shaping), measurement, teardown (with logs)."""
 
-    def __init__(self, scenario: str, passes: list[int]) -> None:
-        self.scenario, self.passes = scenario, passes
+    def __init__(self, scenario: str, passes: list[int], between_passes: str) -> None:
+        self.scenario, self.passes, self.between_passes = scenario, passes, between_passes
         self.marks = [time.monotonic()]
 
     def mark(self) -> None:
@@ -368,7 +368,9 @@ class StackClock:
     def record(self) -> dict[str, Any]:
         spans = {part: round(b - a, 2) for part, a, b
                  in zip(TIMING_PARTS, self.marks, self.marks[1:], strict=False)}
-        return {"scenario": self.scenario, "passes": self.passes, **spans}
+        fresh = {f"pass {p}": "containers and programs" if i == 0 else self.between_passes
+                 for i, p in enumerate(self.passes)}
+        return {"scenario": self.scenario, "passes": self.passes, **spans, "fresh": fresh}
 
 
 def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:

@@ -85,12 +85,17 @@ class Scenario(ABC):
     description: ClassVar[str]
     # Every metric run_pass emits, declared here (the metric catalogue reads them).
     metrics: ClassVar[tuple[Metric, ...]] = ()
-    fresh_stack_per_pass = False  # e.g. join: every pass starts from nothing
+    # What is fresh in every pass but the first on a stack (run.json `timings`).
+    fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
     in_matrix = True  # False: run by name or by a method only (not in `make bench`)
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The topology this scenario's stack runs (e.g. join: N gated agents)."""
         return topology
+
+    def fresh_stack_per_pass(self, topology: Topology) -> bool:
+        """Does every pass bring up its own stack?"""
+        return False
 
     def check(self, topology: Topology) -> None:  # noqa: B027 (optional hook)
         """Raise UserError before anything starts if the topology cannot host this."""

@@ -6,7 +6,13 @@ The time runs from the first release to the join event (the overlay's
 `join_event`, e.g. vNet's conductor registering the agent) of the last agent
 that joined within the bounded wait. Beside it: the gate's own spread, how
 agents split across switches, and for every agent that did not join, the
-reason its own log gives. Every pass starts a fresh stack.
+reason its own log gives.
+
+Every pass starts fresh programs: by default in the same containers (the entry
+wrapper stops them and re-arms the gate: `Stack.restart_programs`), so a pass
+costs seconds of testbed instead of a bring-up and a teardown; with
+`join_fresh: containers`, a stack per pass. Each pass reads only the log lines
+written after its own restart.
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import pandas as pd
 
 from vnetbench.gate import gate_spread, release, release_stamp
+from vnetbench.measure.cpu import wait_until_quiet
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
 from vnetbench.metrics import SKIPPED, Better, Metric
 from vnetbench.outcome import State
@@ -30,6 +38,7 @@ from vnetbench.ui import waiting
 
 CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers started in ~4 s
 POLL_SECONDS = 0.5
+RESTART_WAIT_S = 90.0  # for every program to stop, and the servers' to be ready again
 
 
 def pool_size(machines: int, requested: int | None, pools_allowed: bool = True) -> int:
@@ -56,6 +65,9 @@ class JoinOutcome:
     released_last: float | None
     gate_waiting: int
     reasons: Counter[str]
+    settle_s: float  # waiting for a quiet host before the release
+    restart_s: float | None = None  # programs started again in place before this pass
+    not_restarted: list[str] = field(default_factory=list)
 
     @property
     def seconds(self) -> float | None:
@@ -95,7 +107,7 @@ def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]
 class Join(Scenario):
     name = "join"
     description = "time for N agents released at once by a start gate to join"
-    fresh_stack_per_pass = True
+    fresh_between_passes = "programs (stopped and started again in the same containers)"
     metrics = (
         Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
         Metric("joined", "count", Better.HIGHER, "Machines joined"),
@@ -104,7 +116,14 @@ class Join(Scenario):
         Metric("not_joined", "count", Better.LOWER),
         Metric("gate_never_released", "count", Better.LOWER),
         Metric("joined_on_{switch}", "count"),
+        Metric("restart_seconds", "s", Better.LOWER,
+               label="Programs stopped and started again before the pass"),
+        Metric("settle_seconds", "s", label="Quiet host awaited before the release"),
+        Metric("not_restarted", "count", Better.LOWER),
     )
+
+    def fresh_stack_per_pass(self, topology: Topology) -> bool:
+        return topology.settings.join_fresh == "containers"
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         machines = topology.settings.machines
@@ -120,7 +139,8 @@ class Join(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The stack topology's own agent_pool is the pool size that ran."""
-        return {"machines": topology.settings.machines, "pool": topology.agent_pool}
+        return {"machines": topology.settings.machines, "pool": topology.agent_pool,
+                "fresh": topology.settings.join_fresh}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:
@@ -136,13 +156,25 @@ class Join(Scenario):
         deadline_seconds = join_wait(context.topology)
         assert context.overlay.join_event is not None
         role = context.overlay.join_event[0]
-        with waiting(f"pass {pass_no}: {total} agents released at once, waiting for joins",
-                     min(deadline_seconds, 1 + total * 0.01)), \
-                context.stack.log_stream(role) as stream:
-            released = release(gate_dir)
-            joined = self.wait_for_joins(context, stream, total, released + deadline_seconds)
-        agents = context.stack.logs("agent")
-        spread = gate_spread({s.container: release_stamp(s.text) for s in agents})
+        restarting = context.stack.gate_releases > 0  # not this stack's first pass
+        since = time.time() if restarting else None
+        after = datetime.fromtimestamp(since, UTC) if since else None
+        restarted = None
+        # the log follower starts first: its start-up costs CPU the release needs
+        with context.stack.log_stream(role, after) as stream:
+            if restarting:
+                with waiting(f"pass {pass_no}: programs stopped and started again"):
+                    restarted = context.stack.restart_programs(
+                        context.stack.gate_releases + 1, RESTART_WAIT_S)
+            settle_s = wait_until_quiet()
+            with waiting(f"pass {pass_no}: {total} agents released at once, waiting for "
+                         "joins", min(deadline_seconds, 1 + total * 0.01)):
+                released = release(gate_dir)
+                context.stack.gate_releases += 1
+                joined = self.wait_for_joins(context, stream, total,
+                                             released + deadline_seconds, after)
+        agents = context.stack.logs("agent", since=after)
+        spread = gate_spread({s.container: release_stamp(s.text, since) for s in agents})
         missing = {a.name for a in context.topology.agents} - set(joined["agent"])
         return JoinOutcome(
             total=total,
@@ -150,10 +182,13 @@ class Join(Scenario):
             switches=Counter(joined["switch"]),
             released_first=spread.first, released_last=spread.last,
             gate_waiting=spread.waiting,
-            reasons=failure_reasons(agents, missing))
+            settle_s=settle_s,
+            reasons=failure_reasons(agents, missing),
+            restart_s=restarted.seconds if restarted else None,
+            not_restarted=restarted.stuck if restarted else [])
 
     def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
-                       deadline: float) -> pd.DataFrame:
+                       deadline: float, since: datetime | None) -> pd.DataFrame:
         """Joins as the role's logs report them. The wait reads one log stream (no
         engine call per poll while the agents join); the answer is read once more
         from the logs themselves, so a stream that failed cannot lose a join."""
@@ -166,10 +201,11 @@ class Join(Scenario):
                 break
             time.sleep(POLL_SECONDS)
         if not stream.alive:  # the follower died: fall back to polling the logs
-            while (len(joined_agents(context.events(role, event), context.topology)) < total
+            while (len(joined_agents(context.events(role, event, since),
+                                     context.topology)) < total
                    and time.time() <= deadline):
                 time.sleep(POLL_SECONDS)
-        return joined_agents(context.events(role, event), context.topology)
+        return joined_agents(context.events(role, event, since), context.topology)
 
 
 def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
@@ -184,9 +220,13 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         "not_joined": (outcome.total - joined, "count"),
         "gate_spread_ms": (spread_ms, "ms"),
         "gate_never_released": (outcome.gate_waiting, "count"),
+        "settle_seconds": (outcome.settle_s, "s"),
     }
     for switch, count in sorted(outcome.switches.items()):
         metrics[f"joined_on_{switch}"] = (count, "count")
+    if outcome.restart_s is not None:
+        metrics["restart_seconds"] = (outcome.restart_s, "s")
+        metrics["not_restarted"] = (len(outcome.not_restarted), "count")
     summary: dict[str, float | int | str | None] = {
         "join_s": round(outcome.seconds, 3) if outcome.seconds is not None else None,
         "joined": f"{joined}/{outcome.total}",
@@ -202,5 +242,9 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
                   f"(time is for those that joined); not joined: {reasons}")
     if outcome.gate_waiting:
         status += f"; {outcome.gate_waiting} container(s) never left the gate"
+        state = State.PARTIAL
+    if outcome.not_restarted:
+        status += (f"; {len(outcome.not_restarted)} container(s) did not start their "
+                   f"program again: {', '.join(outcome.not_restarted[:5])}")
         state = State.PARTIAL
     return PassResult(metrics, summary, status, state=state)

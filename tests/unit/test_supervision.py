@@ -1,0 +1,149 @@
+"""Join passes on kept containers: the compose file of a gated stack puts every
+program of the system under test under the entry wrapper's supervision, and the
+wrapper itself (plain bash, run here on the host: no engine) stops and starts its
+program on SIGUSR1, behind the gate again, leaving the marks vnetbench reads."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from ipaddress import IPv4Network
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vnetbench import gate
+from vnetbench.addressing import plan_addresses
+from vnetbench.images import ImageSet
+from vnetbench.overlays import overlay_for
+from vnetbench.render import render_compose
+from vnetbench.topology import parse_topology
+
+WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine
+
+
+def rendered(overlay: str, start_gate: bool) -> dict:
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 3, "overlay": overlay,
+                               "start_gate": start_gate}, "t.yml")
+    plan = plan_addresses(topology, "r1", IPv4Network("10.170.0.0/16"))
+    return yaml.safe_load(render_compose(topology, overlay_for(topology), "r1", plan,
+                                         ImageSet()))
+
+
+@pytest.mark.parametrize("overlay", ["wireguard", "nebula", "openvpn", "tinc"])
+def test_a_gated_stack_supervises_every_program_of_the_system(overlay: str) -> None:
+    services = rendered(overlay, start_gate=True)["services"]
+    system = {name: s for name, s in services.items()
+              if s["labels"]["vnetbench.role"] in ("conductor", "switch", "agent")}
+    assert {s["labels"]["vnetbench.role"] for s in system.values()} >= {"switch", "agent"}
+    for name, service in system.items():
+        assert service["entrypoint"][0] == gate.ENTRY, name
+        assert service["environment"]["VNETBENCH_MARKS"] == f"{gate.MARKS_MOUNT}/{name}"
+        assert f"./gate/marks:{gate.MARKS_MOUNT}" in service["volumes"]
+        assert sum(v == "./gate:/vnetbench:ro" for v in service["volumes"]) == 1
+        gated = "VNETBENCH_GATE" in service["environment"]
+        assert gated == (service["labels"]["vnetbench.role"] == "agent"), name
+        # servers come back through their own health check, run by the wrapper
+        assert ("VNETBENCH_READY" in service["environment"]) == (not gated), name
+    assert "VNETBENCH_MARKS" not in services["fabric"].get("environment", {})
+
+
+def test_an_ungated_stack_is_left_as_its_templates_write_it() -> None:
+    services = rendered("wireguard", start_gate=False)["services"]
+    assert not any("VNETBENCH_MARKS" in s.get("environment", {}) for s in services.values())
+    assert "entrypoint" not in services["hub-switch1"]
+
+
+def test_health_checks_become_shell_commands() -> None:
+    assert gate.shell_test(["CMD", "test", "-f", "/run/x y"]) == "test -f '/run/x y'"
+    assert gate.shell_test(["CMD-SHELL", "wg show | grep -q peer"]) == "wg show | grep -q peer"
+    assert gate.shell_test("pgrep tincd") == "pgrep tincd"
+
+
+def test_latest_release_stamp_and_since() -> None:
+    log = "vnetbench-gate released 100.5\nx\nvnetbench-gate released 200.25\n"
+    assert gate.release_stamp(log) == 200.25
+    assert gate.release_stamp(log, since=150) == 200.25
+    assert gate.release_stamp(log, since=300) is None
+
+
+def test_marks_are_waited_for_and_the_missing_named(tmp_path: Path) -> None:
+    directory = gate.prepare_gate(tmp_path)
+    (directory / "marks" / "agent1.waiting.2").touch()
+    assert gate.wait_for_marks(directory, ["agent1"], "waiting", 2, 0.1) == []
+    assert gate.wait_for_marks(directory, ["agent1", "agent2"], "waiting", 2, 0.1) == ["agent2"]
+    assert gate.marks_missing(directory, ["agent1"], "ready", 2) == ["agent1"]
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def open_gate(fifo: Path) -> None:
+    descriptor = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    time.sleep(0.2)
+    os.close(descriptor)
+
+
+@pytest.fixture
+def wrapper(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The entry wrapper supervising a program that writes its pid, behind a gate."""
+    directory = gate.prepare_gate(tmp_path)
+    environment = {**os.environ, "VNETBENCH_GATE": str(directory / "release"),
+                   "VNETBENCH_MARKS": str(directory / "marks" / "agent1")}
+    program = f"echo $$ >> {tmp_path}/pids; exec sleep 60"
+    process = subprocess.Popen([str(directory / "vnetbench-entry"), "bash", "-c", program],
+                               env=environment, stdout=subprocess.PIPE, text=True)
+    yield directory, tmp_path / "pids", process
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+
+
+def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # type: ignore[no-untyped-def]
+    directory, pids, process = wrapper
+    marks = directory / "marks"
+    wait_for(marks / "agent1.waiting.1")
+    time.sleep(0.2)
+    assert not pids.exists(), "the program started before the gate opened"
+    open_gate(directory / "release")
+    wait_for(pids)
+    first = int(pids.read_text())
+    process.send_signal(signal.SIGUSR1)
+    wait_for(marks / "agent1.waiting.2")
+    with pytest.raises(ProcessLookupError):  # stopped, and only then at the gate again
+        os.kill(first, 0)
+    assert len(pids.read_text().split()) == 1, "started again before the gate opened"
+    open_gate(directory / "release")
+    deadline = time.monotonic() + WAIT_S
+    while len(pids.read_text().split()) < 2:
+        assert time.monotonic() < deadline, "the program was not started again"
+        time.sleep(0.02)
+    second = int(pids.read_text().split()[1])
+    assert second != first and process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=WAIT_S) == 143
+    with pytest.raises(ProcessLookupError):
+        os.kill(second, 0)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    assert output.count("vnetbench-gate released") == 2
+    assert "start 2: program started again" in output
+
+
+def test_a_supervised_server_marks_ready_and_ends_with_its_program(tmp_path: Path) -> None:
+    directory = gate.prepare_gate(tmp_path)
+    ready = tmp_path / "ready"
+    environment = {**os.environ, "VNETBENCH_MARKS": str(directory / "marks" / "hub"),
+                   "VNETBENCH_READY": f"test -f {ready}"}
+    program = f"sleep 0.3; touch {ready}; sleep 1; exit 7"
+    process = subprocess.run([str(directory / "vnetbench-entry"), "bash", "-c", program],
+                             env=environment, timeout=WAIT_S, capture_output=True)
+    assert process.returncode == 7  # the program ending on its own ends the container
+    assert (directory / "marks" / "hub.ready.1").exists()
