@@ -548,12 +548,14 @@ def calibrate(
     seconds: Annotated[float, typer.Option(min=1, max=60, help="Length of each TCP stream.")]
     = 5.0,
     passes: Annotated[int, typer.Option(min=1, max=20, help="Streams per figure.")] = 3,
-    scale: Annotated[bool, typer.Option(help="Also bring up and tear down 200 containers.")]
-    = False,
+    scale: Annotated[bool, typer.Option(
+        help="Also the testbed at scale: 200 containers up and down, the start gate, "
+             "join passes on kept containers, rooms of vNet agents.")] = False,
     out: Annotated[Path, typer.Option(help="Where calibrate-<time>/ goes.")] = Path("results"),
 ) -> None:
     """This machine's limits and the testbed's own cost, each against its target: raw
-    veth pair, baseline path, delay line, idle cost (and with --scale, 200 containers)."""
+    veth pair, baseline path, delay line, idle cost (and with --scale, the testbed at
+    scale)."""
     import pandas as pd
 
     from vnetbench.rundir import writable_directory

@@ -73,7 +73,7 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     assert status["config"] == "ok" or status["config"].startswith("not supported by this vNet")
     assert status["flood"] == "ok" or status["flood"].startswith("path dead")
 
-    events = pd.read_parquet(run_dir / "join" / "logs" / "pass1" / "events.parquet")
+    events = pd.read_parquet(run_dir / "join" / "logs" / "events.parquet")
     assert (events["event"] == "agent_joined").sum() == joined
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "completed"

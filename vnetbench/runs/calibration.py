@@ -5,7 +5,9 @@ and in this order: a bare veth pair between two namespaces (the physical limit
 here), the baseline path as vnetbench runs it (agent, router, router, agent),
 the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
-tear down 200 containers. Each figure is printed against its target, and the
+tear down 200 containers, a join pass's restart on kept containers against a
+stack per pass, and (with vNet images) rooms of 200 and 800 vNet agents up and
+joined. Each figure is printed against its target, and the
 whole table is kept in calibration.json of the run's directory.
 """
 
@@ -174,7 +176,62 @@ def scale_figures(directory: Path, images: ImageSet) -> list[Figure]:
                timings["up"] < 30, "baseline: routers and agents, health checks passed"),
         Figure(f"teardown of {SCALE_CONTAINERS} containers", timings["down"], "s", "< 15",
                timings["down"] < 15, "logs saved, then everything removed by label"),
+        *kept_container_figures(directory),
+        *vnet_join_figures(directory),
     ]
+
+
+def join_run(directory: Path, name: str, overlay: str, machines: int, passes: int,
+             pool: int | None = None) -> tuple[Any, dict[str, Any]]:
+    """A join run: its results frame and its stack's timings (one stack)."""
+    settings = {"machines": machines, "passes": passes, "join_pool": pool}
+    topology = parse_topology({"name": name, "overlay": overlay, "switches": 2, "agents": 2,
+                               "settings": {k: v for k, v in settings.items() if v}},
+                              "calibration")
+    run_dir = run_scenarios(topology, [get_scenario("join")], directory / "runs")
+    return load_results(run_dir), read_header(run_dir)["timings"][0]
+
+
+def pass_value(frame: Any, pass_no: int, metric: str) -> float | None:
+    found = frame[(frame["pass"] == pass_no) & (frame["metric"] == metric)]["value"].dropna()
+    return float(found.iloc[0]) if len(found) else None
+
+
+def kept_container_figures(directory: Path) -> list[Figure]:
+    """What a join pass costs the testbed on kept containers (programs stopped and
+    started again) against a stack per pass (bring-up and teardown): WireGuard,
+    which every machine has, 50 clients in their own containers."""
+    frame, timing = join_run(directory, "calibrate-join-kept", "wireguard", 50, 2)
+    restart = pass_value(frame, 2, "restart_seconds")
+    fresh = timing["bring_up_s"] + timing["teardown_s"]
+    ratio = restart / fresh if restart else None
+    return [Figure("join pass on kept containers: programs started again", restart, "s",
+                   note=f"50 WireGuard clients; joined {pass_value(frame, 2, 'joined'):.0f}"),
+            Figure("its cost against a stack per pass (bring-up + teardown)", ratio, "ratio",
+                   note=f"{fresh:.1f} s for a stack of the same 54 containers")]
+
+
+def vnet_join_figures(directory: Path) -> list[Figure]:
+    """Rooms of vNet agents up and joined (bring-up, then the first pass's join), one
+    container each and in pools, when vNet images are here."""
+    rooms = (("200 one-container vNet agents up and joined", 200, 1),
+             ("800 pooled vNet agents up and joined", 800, None))
+    missing = overlay_for(many_agents("calibrate-vnet", 2), "vnet").unavailable_reason()
+    if missing:
+        return [Figure(name, None, "s", "< 30", None, f"not measured: {missing}")
+                for name, _, _ in rooms]
+    figures = []
+    for name, machines, pool in rooms:
+        frame, timing = join_run(directory, f"calibrate-vnet{machines}", "vnet", machines,
+                                 1, pool)
+        join = pass_value(frame, 1, "join_seconds")
+        total = timing["bring_up_s"] + join if join is not None else None
+        figures.append(Figure(
+            name, total, "s", "< 30", None if total is None else total < 30,
+            f"bring-up {timing['bring_up_s']:.1f} s + join {join or 0:.1f} s; joined "
+            f"{pass_value(frame, 1, 'joined') or 0:.0f} of {machines} (pools of "
+            f"{frame['set_pool'].iloc[0]:.0f})"))
+    return figures
 
 
 def gate_figure(directory: Path, containers: int) -> Figure:
