@@ -15,11 +15,13 @@ pytestmark = pytest.mark.integration
 
 
 def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
+    # a relative --out, as `make perf` gives it: every bind mount must still be a path
     done = subprocess.run([sys.executable, "-m", "vnetbench", "calibrate", "--seconds", "1",
-                           "--passes", "1", "--out", str(tmp_path)], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
+                           "--passes", "1", "--out", "results"], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "COLUMNS": "200"},
+                          cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    (found,) = tmp_path.glob("calibrate-*/calibration.json")
+    (found,) = tmp_path.glob("results/calibrate-*/calibration.json")
     figures = {f["name"]: f for f in json.loads(found.read_text())["figures"]}
     raw = figures["raw veth pair (TCP)"]["value"]
     # A veth pair is a memory copy in one kernel: even a loaded CI machine moves

@@ -73,7 +73,8 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     """Measure every figure into a new directory under out_dir; return both."""
     require_engine()
     images = build_project_images()
-    directory = new_directory(out_dir, f"calibrate-{stamp()}")
+    # absolute: the gate directory is bind-mounted (a relative path names a volume)
+    directory = new_directory(out_dir.resolve(), f"calibrate-{stamp()}")
     figures: list[Figure] = []
 
     def keep(*found: Figure) -> None:
