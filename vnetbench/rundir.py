@@ -33,8 +33,9 @@ FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`
 STAMP_FORMAT = "%Y%m%d-%H%M%S"
 
 
-# run.json `timings`: each stack's seconds, in the order they pass
-TIMING_PARTS = ("bring_up_s", "measure_s", "teardown_s")
+# run.json `timings`: each stack's seconds: bring-up, programs restarted between
+# passes (join, with the wait for a quiet host), measurement, teardown
+TIMING_PARTS = ("bring_up_s", "restart_s", "measure_s", "teardown_s")
 
 
 def now_iso() -> str:

@@ -174,6 +174,7 @@ class Stack:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
         self.gate_releases = 0  # starts of a gated stack's programs released so far
+        self.restart_seconds = 0.0  # spent between passes: restarts, waits for a quiet host
         self.compose = bounded_client(
             ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -298,7 +299,9 @@ class Stack:
                 docker.container.kill([c.id for c in group], signal="USR1")
                 names = [c.name.removeprefix(f"{self.rendered.project}-") for c in group]
                 stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
-        return Restarted(len(system), stuck, time.monotonic() - begun)
+        seconds = time.monotonic() - begun
+        self.restart_seconds += seconds
+        return Restarted(len(system), stuck, seconds)
 
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""

@@ -119,9 +119,13 @@ def test_where_the_time_went_per_cell_and_per_run() -> None:
               {"scenario": "join", "passes": [2], "bring_up_s": 8.0, "measure_s": 5.0,
                "teardown_s": 7.0}]
     cell = summed_timings(stacks)
-    assert cell == {"bring_up_s": 17.0, "measure_s": 9.0, "teardown_s": 14.0}
+    assert cell == {"bring_up_s": 17.0, "restart_s": 0.0, "measure_s": 9.0,
+                    "teardown_s": 14.0}  # a record from before restarts: none
     matrix = timing_table({"cell_timings": {"join/wireguard/n50": cell}})
     assert matrix.iloc[0]["total s"] == 40.0 and matrix.iloc[0]["testbed share"] == "78 %"
+    kept = {"bring_up_s": 9.0, "restart_s": 2.0, "measure_s": 7.0, "teardown_s": 2.0}
+    row = timing_table({"cell_timings": {"join/wireguard/n50": kept}}).iloc[0]
+    assert row["restarts s"] == 2.0 and row["testbed share"] == "65 %"  # 13 of 20 s
     run = timing_table({"timings": stacks})
     assert list(run["cell"]) == ["join passes [1]", "join passes [2]"]
     assert "not recorded" in timing_table({}).iloc[0, 0]

@@ -147,3 +147,18 @@ def test_a_supervised_server_marks_ready_and_ends_with_its_program(tmp_path: Pat
                              env=environment, timeout=WAIT_S, capture_output=True)
     assert process.returncode == 7  # the program ending on its own ends the container
     assert (directory / "marks" / "hub.ready.1").exists()
+
+
+def test_the_stack_clock_takes_restarts_out_of_the_measurement() -> None:
+    from vnetbench.runs.session import StackClock
+
+    clock = StackClock("join", [1, 2, 3], "programs (started again)")
+    clock.marks, clock.restart_s = [0.0, 10.0, 40.0, 45.0], 6.0
+    record = clock.record()
+    assert {k: record[k] for k in ("bring_up_s", "restart_s", "measure_s", "teardown_s")} == {
+        "bring_up_s": 10.0, "restart_s": 6.0, "measure_s": 24.0, "teardown_s": 5.0}
+    assert record["fresh"] == {"pass 1": "containers and programs",
+                               "pass 2": "programs (started again)",
+                               "pass 3": "programs (started again)"}
+    clock.marks = [0.0, 10.0]  # failed while measuring: only what was measured
+    assert "measure_s" not in clock.record() and clock.record()["bring_up_s"] == 10.0

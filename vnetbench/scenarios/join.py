@@ -167,6 +167,7 @@ class Join(Scenario):
                     restarted = context.stack.restart_programs(
                         context.stack.gate_releases + 1, RESTART_WAIT_S)
             settle_s = wait_until_quiet()
+            context.stack.restart_seconds += settle_s
             with waiting(f"pass {pass_no}: {total} agents released at once, waiting for "
                          "joins", min(deadline_seconds, 1 + total * 0.01)):
                 released = release(gate_dir)
