@@ -39,6 +39,7 @@ MOUNT_POINT = "/vnetbench"  # where containers see the gate directory
 ENTRY = f"{MOUNT_POINT}/vnetbench-entry"
 FIFO_IN_CONTAINER = f"{MOUNT_POINT}/{FIFO_NAME}"
 MARKS_DIR = "marks"
+START_FILE = "start"  # beside the wrapper: the number of the programs' current start
 MARKS_MOUNT = "/vnetbench-marks"  # writable, unlike the wrapper's directory
 WAITING_MARK = "/tmp/vnetbench-gate-waiting"
 RELEASED_MARK = "/tmp/vnetbench-gate-released"
@@ -58,9 +59,19 @@ def prepare_gate(run_dir: Path) -> Path:
         fifo.unlink()
     os.mkfifo(fifo, 0o644)
     marks = directory / MARKS_DIR
-    marks.mkdir(exist_ok=True)
+    shutil.rmtree(marks, ignore_errors=True)  # a stale mark would open the gate early
+    marks.mkdir()
     marks.chmod(0o777)  # programs of other images may run as any user
+    write_start(directory, 1)
     return directory
+
+
+def write_start(gate_dir: Path, number: int) -> None:
+    """The start number the wrapper puts in its marks (written whole: temp, rename)."""
+    temporary = gate_dir / f".{START_FILE}"
+    temporary.write_text(f"{number}\n")
+    temporary.chmod(0o644)
+    temporary.replace(gate_dir / START_FILE)
 
 
 def template_context() -> dict[str, object]:
@@ -101,7 +112,7 @@ def supervise(services: dict[str, Any], roles: Iterable[str]) -> None:
         environment = service.setdefault("environment", {})
         environment["VNETBENCH_MARKS"] = f"{MARKS_MOUNT}/{name}"
         test = service.get("healthcheck", {}).get("test")
-        if "VNETBENCH_GATE" not in environment and test:
+        if "VNETBENCH_GATE" not in environment and test and test != ["NONE"]:
             environment["VNETBENCH_READY"] = shell_test(test)
         volumes = service.setdefault("volumes", [])
         volumes.append(f"./{GATE_DIR}/{MARKS_DIR}:{MARKS_MOUNT}")

@@ -7,6 +7,7 @@ renders the same bytes on any machine, engine or not.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -91,7 +92,8 @@ def supervised(text: str) -> str:
     (gate.supervise), its header comments kept."""
     compose = yaml.safe_load(text)
     gate.supervise(compose["services"], SYSTEM_ROLES)
-    comments = text[:text.index("\nname:") + 1]  # the header: lines before `name:`
+    lines = text.splitlines(keepends=True)
+    comments = "".join(itertools.takewhile(lambda line: line.startswith("#"), lines))
     note = ("# The system under test runs supervised by vnetbench-entry (restarted in\n"
             "# place between join passes).\n")
     return comments + note + yaml.dump(compose, Dumper=BlockDumper, sort_keys=False, width=100)

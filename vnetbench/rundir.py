@@ -33,8 +33,9 @@ FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`
 STAMP_FORMAT = "%Y%m%d-%H%M%S"
 
 
-# run.json `timings`: each stack's seconds: bring-up, programs restarted between
-# passes (join, with the wait for a quiet host), measurement, teardown
+# run.json `timings`: each stack's seconds: bring-up, what join spends around each
+# release (programs restarted between passes, waits for a quiet host), measurement,
+# teardown
 TIMING_PARTS = ("bring_up_s", "restart_s", "measure_s", "teardown_s")
 
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
@@ -33,6 +33,7 @@ from vnetbench.engine import (
 )
 from vnetbench.errors import BlockTaken, Interrupted, UserError
 from vnetbench.labels import run_filter
+from vnetbench.measure.cpu import wait_until_quiet
 from vnetbench.measure.events import Source
 from vnetbench.render import RenderedRun
 from vnetbench.ui import note, silence_consoles, waiting
@@ -174,7 +175,7 @@ class Stack:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
         self.gate_releases = 0  # starts of a gated stack's programs released so far
-        self.restart_seconds = 0.0  # spent between passes: restarts, waits for a quiet host
+        self.restart_seconds = 0.0  # the testbed's around join releases: restarts, settling
         self.compose = bounded_client(
             ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -282,26 +283,54 @@ class Stack:
         finally:
             stream.close()
 
-    def restart_programs(self, start: int, timeout_s: float) -> Restarted:
-        """Start number `start` of a supervised (gated) stack's programs in the same
+    # Restart order: agents stop first (back at the gate), then the conductor and only
+    # then the switches, as at bring-up (switches depend on a healthy conductor).
+    RESTART_ORDER = (("agent", "waiting"), ("conductor", "ready"), ("switch", "ready"))
+
+    def restart_programs(self, timeout_s: float) -> Restarted:
+        """The next start of a supervised (gated) stack's programs, in the same
         containers: the agents stop theirs and wait at the gate again, then the
-        conductor and switches start theirs again and pass their readiness test.
-        Two engine calls (one signal each); the marks are files (gate.wait_for_marks)."""
+        conductor and the switches start theirs again and pass their readiness test.
+        One signal per role; the marks are files (gate.wait_for_marks). A container
+        whose program has ended is started again, and named."""
         begun = time.monotonic()
-        system = [c for c in list_containers(run_filter(self.run_id))
-                  if c.labels.get(labels.ROLE) in labels.SYSTEM_ROLES and c.state == "running"]
-        agents = [c for c in system if c.labels.get(labels.ROLE) == "agent"]
-        servers = [c for c in system if c not in agents]
         gate_dir = self.rendered.directory / gate.GATE_DIR
+        start = self.gate_releases + 1
+        gate.write_start(gate_dir, start)
         stuck: list[str] = []
-        for group, kind in ((agents, "waiting"), (servers, "ready")):
-            if group:
-                docker.container.kill([c.id for c in group], signal="USR1")
-                names = [c.name.removeprefix(f"{self.rendered.project}-") for c in group]
-                stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
+        revived: list[str] = []
+        for role, kind in self.RESTART_ORDER:
+            containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
+            names = [self.service_of(c) for c in containers]
+            revived += self.start_again(c for c in containers if c.state != "running")
+            running = [c.id for c in containers if c.state == "running"]
+            if running:
+                with suppress(DockerException):  # one that just ended: its mark is missing
+                    docker.container.kill(running, signal="USR1")
+            stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
         seconds = time.monotonic() - begun
         self.restart_seconds += seconds
-        return Restarted(len(system), stuck, seconds)
+        return Restarted(tuple(stuck), tuple(revived), seconds)
+
+    def start_again(self, stopped: Iterable[Listed]) -> list[str]:
+        """Start containers whose program ended (their death was reported in its pass)."""
+        started = []
+        for container in stopped:
+            with suppress(DockerException):
+                docker.container.start(container.id)
+                started.append(self.service_of(container))
+        return started
+
+    def service_of(self, container: Listed) -> str:
+        return container.name.removeprefix(f"{self.rendered.project}-")
+
+    def release_gate(self) -> GateOpened:
+        """Open the start gate once the host is quiet (bounded); the release time."""
+        settle_s, quiet = wait_until_quiet()
+        self.restart_seconds += settle_s
+        released = gate.release(self.rendered.directory / gate.GATE_DIR)
+        self.gate_releases += 1
+        return GateOpened(released, settle_s, quiet)
 
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
@@ -338,9 +367,18 @@ def compose_log_line(line: str) -> tuple[str, str]:
 class Restarted:
     """Programs started again in place (Stack.restart_programs)."""
 
-    containers: int
-    stuck: list[str]  # services that did not reach the gate again, or not become ready
+    stuck: tuple[str, ...]  # services not back at the gate, or not ready again, in time
+    revived: tuple[str, ...]  # containers whose program had ended, started again
     seconds: float
+
+
+@dataclass(frozen=True)
+class GateOpened:
+    """A release of the start gate (Stack.release_gate)."""
+
+    released: float  # epoch seconds, taken before the pipe opens
+    settle_s: float  # waited for a quiet host first
+    quiet: bool  # False: the host stayed busy and the gate opened at the bound
 
 
 class LogStream:

@@ -15,6 +15,7 @@ from vnetbench.scenarios.config import config_metrics
 from vnetbench.scenarios.flood import flood_metrics
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.throughput import ping_metrics, tcp_metrics
+from vnetbench.stack import Restarted
 
 
 def emitted_names() -> set[str]:
@@ -22,7 +23,7 @@ def emitted_names() -> set[str]:
     join = JoinOutcome(total=4, joined={"a": pd.Timestamp(100.2, unit="s")},
                        switches=Counter(switch1=1), released_first=100.0,
                        released_last=100.01, gate_waiting=0, reasons=Counter(), settle_s=0.1,
-                       restart_s=0.5, not_restarted=[])
+                       restarted=Restarted(stuck=(), revived=(), seconds=0.5))
     limits = AgentLimits(5000, 50e6, 1.0)
     names = set(tcp_metrics(None)) | set(ping_metrics(None))
     names |= set(flood_metrics(None, None, None, None)) | set(

@@ -91,11 +91,17 @@ def open_gate(fifo: Path) -> None:
     os.close(descriptor)
 
 
+def own_state(tmp_path: Path) -> dict[str, str]:
+    """The wrapper's own files in the test's directory, not the host's /tmp and /run."""
+    return {**os.environ, "VNETBENCH_TMP": str(tmp_path),
+            "VNETBENCH_READY_FILE": str(tmp_path / "ready-file")}
+
+
 @pytest.fixture
 def wrapper(tmp_path: Path):  # type: ignore[no-untyped-def]
     """The entry wrapper supervising a program that writes its pid, behind a gate."""
     directory = gate.prepare_gate(tmp_path)
-    environment = {**os.environ, "VNETBENCH_GATE": str(directory / "release"),
+    environment = {**own_state(tmp_path), "VNETBENCH_GATE": str(directory / "release"),
                    "VNETBENCH_MARKS": str(directory / "marks" / "agent1")}
     program = f"echo $$ >> {tmp_path}/pids; exec sleep 60"
     process = subprocess.Popen([str(directory / "vnetbench-entry"), "bash", "-c", program],
@@ -115,6 +121,7 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
     open_gate(directory / "release")
     wait_for(pids)
     first = int(pids.read_text())
+    gate.write_start(directory, 2)  # as Stack.restart_programs does before its signal
     process.send_signal(signal.SIGUSR1)
     wait_for(marks / "agent1.waiting.2")
     with pytest.raises(ProcessLookupError):  # stopped, and only then at the gate again
@@ -140,13 +147,43 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
 def test_a_supervised_server_marks_ready_and_ends_with_its_program(tmp_path: Path) -> None:
     directory = gate.prepare_gate(tmp_path)
     ready = tmp_path / "ready"
-    environment = {**os.environ, "VNETBENCH_MARKS": str(directory / "marks" / "hub"),
+    environment = {**own_state(tmp_path), "VNETBENCH_MARKS": str(directory / "marks" / "hub"),
                    "VNETBENCH_READY": f"test -f {ready}"}
     program = f"sleep 0.3; touch {ready}; sleep 1; exit 7"
     process = subprocess.run([str(directory / "vnetbench-entry"), "bash", "-c", program],
                              env=environment, timeout=WAIT_S, capture_output=True)
     assert process.returncode == 7  # the program ending on its own ends the container
     assert (directory / "marks" / "hub.ready.1").exists()
+
+
+def test_a_server_without_a_readiness_test_is_ready_once_started(tmp_path: Path) -> None:
+    directory = gate.prepare_gate(tmp_path)
+    environment = {**own_state(tmp_path), "VNETBENCH_MARKS": str(directory / "marks" / "hub")}
+    subprocess.run([str(directory / "vnetbench-entry"), "true"], env=environment,
+                   timeout=WAIT_S, check=True)
+    assert (directory / "marks" / "hub.ready.1").exists()
+
+
+def test_a_container_still_at_the_gate_answers_the_next_restart(wrapper) -> None:  # type: ignore[no-untyped-def]
+    """One that was never released (it came after the release's hold) marks the next
+    start when signalled, so later passes do not wait for it in vain."""
+    directory, pids, process = wrapper
+    wait_for(directory / "marks" / "agent1.waiting.1")
+    gate.write_start(directory, 2)
+    process.send_signal(signal.SIGUSR1)
+    wait_for(directory / "marks" / "agent1.waiting.2")
+    assert not pids.exists() and process.poll() is None
+    open_gate(directory / "release")
+    wait_for(pids)  # released by the next opening, as the others
+
+
+def test_preparing_a_gate_clears_stale_marks(tmp_path: Path) -> None:
+    directory = gate.prepare_gate(tmp_path)
+    (directory / "marks" / "agent1.waiting.2").touch()
+    gate.write_start(directory, 2)
+    directory = gate.prepare_gate(tmp_path)
+    assert list((directory / "marks").iterdir()) == []
+    assert (directory / "start").read_text() == "1\n"
 
 
 def test_the_stack_clock_takes_restarts_out_of_the_measurement() -> None:

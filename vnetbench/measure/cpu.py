@@ -24,19 +24,19 @@ def cpu_jiffies(stat: str | None = None) -> int:
 
 
 def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
-                     timeout_s: float = 5.0) -> float:
+                     timeout_s: float = 5.0) -> tuple[float, bool]:
     """Wait until the host uses less than `busy_cores` of CPU over a window (bounded);
-    the seconds waited. Containers and programs that have just started (a bring-up, a
-    restart) are busy for a moment, and what they take, the agents released next
-    would lack: their release stamps would spread with it."""
+    the seconds waited, and whether it got there. Containers and programs that have
+    just started (a bring-up, a restart) are busy for a moment, and what they take,
+    the agents released next would lack: their release stamps would spread with it."""
     begun = time.monotonic()
     tick = os.sysconf("SC_CLK_TCK")
     while time.monotonic() - begun < timeout_s:
         before = cpu_jiffies()
         time.sleep(window_s)
         if (cpu_jiffies() - before) / tick / window_s < busy_cores:
-            break
-    return time.monotonic() - begun
+            return time.monotonic() - begun, True
+    return time.monotonic() - begun, False
 
 
 def cpu_seconds(container_id: str) -> float | None:

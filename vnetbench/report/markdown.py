@@ -103,9 +103,9 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
         "fidelity.", "", markdown(links_table(frame_all)),
         "## Where the time went", "", "Seconds per cell: the testbed's bring-up (with "
-        "shaping), its restarts between join passes (programs stopped and started again, "
-        "the wait for a quiet host) and teardown (with saving logs) beside the measurement "
-        "itself.", "",
+        "shaping), what join spends around each release (programs stopped and started "
+        "again between passes, the wait for a quiet host) and teardown (with saving "
+        "logs) beside the measurement itself.", "",
         markdown(timing_table(header)),
         "## Every metric", "", markdown(full),
         "## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), "",

@@ -205,9 +205,10 @@ def kept_container_figures(directory: Path) -> list[Figure]:
     frame, timing = join_run(directory, "calibrate-join-kept", "wireguard", 50, 2)
     restart = pass_value(frame, 2, "restart_seconds")
     fresh = timing["bring_up_s"] + timing["teardown_s"]
-    ratio = restart / fresh if restart else None
+    ratio = restart / fresh if restart is not None and fresh else None
+    joined = pass_value(frame, 2, "joined")
     return [Figure("join pass on kept containers: programs started again", restart, "s",
-                   note=f"50 WireGuard clients; joined {pass_value(frame, 2, 'joined'):.0f}"),
+                   note=f"50 WireGuard clients; {joined or 0:.0f} joined again"),
             Figure("its cost against a stack per pass (bring-up + teardown)", ratio, "ratio",
                    note=f"{fresh:.1f} s for a stack of the same 54 containers")]
 

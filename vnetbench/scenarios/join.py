@@ -20,24 +20,24 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
 
-from vnetbench.gate import gate_spread, release, release_stamp
-from vnetbench.measure.cpu import wait_until_quiet
+from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
 from vnetbench.metrics import SKIPPED, Better, Metric
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.stack import LogStream
+from vnetbench.stack import LogStream, Restarted
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
 CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers started in ~4 s
 POLL_SECONDS = 0.5
+WRAPPER_LINES = ("vnetbench-gate", "vnetbench-entry")  # the wrapper's, not the program's
 RESTART_WAIT_S = 90.0  # for every program to stop, and the servers' to be ready again
 
 
@@ -66,8 +66,8 @@ class JoinOutcome:
     gate_waiting: int
     reasons: Counter[str]
     settle_s: float  # waiting for a quiet host before the release
-    restart_s: float | None = None  # programs started again in place before this pass
-    not_restarted: list[str] = field(default_factory=list)
+    quiet: bool = True  # False: the host stayed busy, the gate opened at the bound
+    restarted: Restarted | None = None  # programs started again in place before this pass
 
     @property
     def seconds(self) -> float | None:
@@ -95,7 +95,7 @@ def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]
     last: dict[str, str] = {}
     for source in agent_logs:
         for line in in_time_order(lines_of(source)):
-            if line.process in missing and not line.text.startswith("vnetbench-gate"):
+            if line.process in missing and not line.text.startswith(WRAPPER_LINES):
                 last[line.process] = line.text
     reasons: Counter[str] = Counter()
     for agent in missing:
@@ -152,30 +152,20 @@ class Join(Scenario):
 
     def measure(self, context: ScenarioContext, pass_no: int) -> JoinOutcome:
         total = len(context.topology.agents)
-        gate_dir = context.stack.rendered.directory / "gate"
-        deadline_seconds = join_wait(context.topology)
+        stack = context.stack
         assert context.overlay.join_event is not None
         role = context.overlay.join_event[0]
-        restarting = context.stack.gate_releases > 0  # not this stack's first pass
-        since = time.time() if restarting else None
-        after = datetime.fromtimestamp(since, UTC) if since else None
-        restarted = None
         # the log follower starts first: its start-up costs CPU the release needs
-        with context.stack.log_stream(role, after) as stream:
-            if restarting:
-                with waiting(f"pass {pass_no}: programs stopped and started again"):
-                    restarted = context.stack.restart_programs(
-                        context.stack.gate_releases + 1, RESTART_WAIT_S)
-            settle_s = wait_until_quiet()
-            context.stack.restart_seconds += settle_s
+        with stack.log_stream(role, since=datetime.now(UTC)) as stream:
+            restarted = self.restart(context, pass_no) if stack.gate_releases else None
             with waiting(f"pass {pass_no}: {total} agents released at once, waiting for "
-                         "joins", min(deadline_seconds, 1 + total * 0.01)):
-                released = release(gate_dir)
-                context.stack.gate_releases += 1
-                joined = self.wait_for_joins(context, stream, total,
-                                             released + deadline_seconds, after)
-        agents = context.stack.logs("agent", since=after)
-        spread = gate_spread({s.container: release_stamp(s.text, since) for s in agents})
+                         "joins", min(join_wait(context.topology), 1 + total * 0.01)):
+                opened = stack.release_gate()
+                joined = self.wait_for_joins(context, stream, total, opened.released)
+        since = datetime.fromtimestamp(opened.released, UTC)
+        agents = stack.logs("agent", since=since)
+        spread = gate_spread({s.container: release_stamp(s.text, opened.released)
+                              for s in agents})
         missing = {a.name for a in context.topology.agents} - set(joined["agent"])
         return JoinOutcome(
             total=total,
@@ -183,30 +173,39 @@ class Join(Scenario):
             switches=Counter(joined["switch"]),
             released_first=spread.first, released_last=spread.last,
             gate_waiting=spread.waiting,
-            settle_s=settle_s,
             reasons=failure_reasons(agents, missing),
-            restart_s=restarted.seconds if restarted else None,
-            not_restarted=restarted.stuck if restarted else [])
+            settle_s=opened.settle_s, quiet=opened.quiet, restarted=restarted)
+
+    @staticmethod
+    def restart(context: ScenarioContext, pass_no: int) -> Restarted:
+        """Every program of the stack started again, the agents back at the gate."""
+        with waiting(f"pass {pass_no}: programs stopped and started again"):
+            return context.stack.restart_programs(RESTART_WAIT_S)
 
     def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
-                       deadline: float, since: datetime | None) -> pd.DataFrame:
-        """Joins as the role's logs report them. The wait reads one log stream (no
-        engine call per poll while the agents join); the answer is read once more
-        from the logs themselves, so a stream that failed cannot lose a join."""
+                       released: float) -> pd.DataFrame:
+        """Joins as the role's logs report them after the release. The wait reads one
+        log stream (no engine call per poll while the agents join); the answer is read
+        once more from the logs themselves, so a stream that failed cannot lose a join."""
         assert context.overlay.join_event is not None
         role, event = context.overlay.join_event
+        deadline = released + join_wait(context.topology)
+        since = datetime.fromtimestamp(released, UTC)
+
+        def joined_from(sources: list[Source] | None = None) -> pd.DataFrame:
+            events = (context.events(role, event, since) if sources is None else
+                      lookup_events(sources, context.overlay.event_patterns(), role, event))
+            return joined_agents(events[events["time"] >= pd.Timestamp(since)],
+                                 context.topology)
+
         while stream.alive and time.time() <= deadline:
-            events = lookup_events(stream.sources(), context.overlay.event_patterns(),
-                                   role, event)
-            if len(joined_agents(events, context.topology)) >= total:
+            if len(joined_from(stream.sources())) >= total:
                 break
             time.sleep(POLL_SECONDS)
         if not stream.alive:  # the follower died: fall back to polling the logs
-            while (len(joined_agents(context.events(role, event, since),
-                                     context.topology)) < total
-                   and time.time() <= deadline):
+            while len(joined_from()) < total and time.time() <= deadline:
                 time.sleep(POLL_SECONDS)
-        return joined_agents(context.events(role, event, since), context.topology)
+        return joined_from()
 
 
 def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
@@ -225,9 +224,9 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
     }
     for switch, count in sorted(outcome.switches.items()):
         metrics[f"joined_on_{switch}"] = (count, "count")
-    if outcome.restart_s is not None:
-        metrics["restart_seconds"] = (outcome.restart_s, "s")
-        metrics["not_restarted"] = (len(outcome.not_restarted), "count")
+    if outcome.restarted is not None:
+        metrics["restart_seconds"] = (outcome.restarted.seconds, "s")
+        metrics["not_restarted"] = (len(outcome.restarted.stuck), "count")
     summary: dict[str, float | int | str | None] = {
         "join_s": round(outcome.seconds, 3) if outcome.seconds is not None else None,
         "joined": f"{joined}/{outcome.total}",
@@ -244,8 +243,15 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
     if outcome.gate_waiting:
         status += f"; {outcome.gate_waiting} container(s) never left the gate"
         state = State.PARTIAL
-    if outcome.not_restarted:
-        status += (f"; {len(outcome.not_restarted)} container(s) did not start their "
-                   f"program again: {', '.join(outcome.not_restarted[:5])}")
+    restarted = outcome.restarted
+    if restarted and restarted.stuck:
+        status += (f"; {len(restarted.stuck)} container(s) did not start their program "
+                   f"again in time: {', '.join(restarted.stuck[:5])}")
         state = State.PARTIAL
+    if restarted and restarted.revived:
+        status += (f"; started again after their program ended: "
+                   f"{', '.join(restarted.revived[:5])}")
+    if not outcome.quiet:
+        status += (f"; the host stayed busy: the gate opened after {outcome.settle_s:.0f} s "
+                   "without a quiet moment")
     return PassResult(metrics, summary, status, state=state)
