@@ -11,8 +11,8 @@ reason its own log gives.
 Every pass starts fresh programs: by default in the same containers (the entry
 wrapper stops them and re-arms the gate: `Stack.restart_programs`), so a pass
 costs seconds of testbed instead of a bring-up and a teardown; with
-`join_fresh: containers`, a stack per pass. Each pass reads only the log lines
-written after its own restart.
+`join_fresh: containers`, a stack per pass. Each pass reads only the log lines,
+join events and release stamps written after its own release.
 """
 
 from __future__ import annotations
