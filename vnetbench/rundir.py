@@ -176,7 +176,7 @@ def recorded(directory: Path, header: dict[str, Any]) -> Iterator[dict[str, Any]
         yield header
         header["status"] = "completed"
     except KeyboardInterrupt as interrupt:
-        header["status"] = f"interrupted ({interrupt or 'Ctrl-C'})"
+        header["status"] = f"interrupted ({str(interrupt) or 'Ctrl-C'})"
         raise
     except Exception as error:
         header["status"] = f"failed: {error}"

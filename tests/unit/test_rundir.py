@@ -65,6 +65,9 @@ def test_recorded_says_how_it_ended(tmp_path: Path) -> None:
         raise RuntimeError("engine gone")
     header = read_header(tmp_path)
     assert header["status"] == "failed: engine gone" and header["ended"]
+    with pytest.raises(KeyboardInterrupt), recorded(tmp_path, {"status": "running"}):
+        raise KeyboardInterrupt  # Ctrl-C carries no message
+    assert read_header(tmp_path)["status"] == "interrupted (Ctrl-C)"
 
 
 def test_damaged_parquet_falls_back_to_the_csv(tmp_path: Path) -> None:
