@@ -175,7 +175,7 @@ class Stack:
         self.rendered = rendered
         self.saved_logs: list[Source] = []
         self.gate_releases = 0  # starts of a gated stack's programs released so far
-        self.restart_seconds = 0.0  # the testbed's around join releases: restarts, settling
+        self.release_overhead_s = 0.0  # join's testbed time: restarts, quiet-host waits
         self.compose = bounded_client(
             ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,
@@ -247,7 +247,7 @@ class Stack:
                 container = quick.container.inspect(listed.id)
                 state = container.state
                 tail = str(quick.container.logs(container, tail=1)).strip()
-                found.append(Death(container.name.removeprefix(f"{self.rendered.project}-"),
+                found.append(Death(self.service_of(container.name),
                                    int(state.exit_code or 0),
                                    state.finished_at or datetime.now(UTC), tail[-200:]))
         return sorted(found, key=lambda death: death.finished)
@@ -301,7 +301,7 @@ class Stack:
         revived: list[str] = []
         for role, kind in self.RESTART_ORDER:
             containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
-            names = [self.service_of(c) for c in containers]
+            names = [self.service_of(c.name) for c in containers]
             revived += self.start_again(c for c in containers if c.state != "running")
             running = [c.id for c in containers if c.state == "running"]
             if running:
@@ -309,7 +309,7 @@ class Stack:
                     docker.container.kill(running, signal="USR1")
             stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
         seconds = time.monotonic() - begun
-        self.restart_seconds += seconds
+        self.release_overhead_s += seconds
         return Restarted(tuple(stuck), tuple(revived), seconds)
 
     def start_again(self, stopped: Iterable[Listed]) -> list[str]:
@@ -318,16 +318,17 @@ class Stack:
         for container in stopped:
             with suppress(DockerException):
                 docker.container.start(container.id)
-                started.append(self.service_of(container))
+                started.append(self.service_of(container.name))
         return started
 
-    def service_of(self, container: Listed) -> str:
-        return container.name.removeprefix(f"{self.rendered.project}-")
+    def service_of(self, container_name: str) -> str:
+        """A container's service in the compose file (its name without the project)."""
+        return container_name.removeprefix(f"{self.rendered.project}-")
 
     def release_gate(self) -> GateOpened:
         """Open the start gate once the host is quiet (bounded); the release time."""
         settle_s, quiet = wait_until_quiet()
-        self.restart_seconds += settle_s
+        self.release_overhead_s += settle_s
         released = gate.release(self.rendered.directory / gate.GATE_DIR)
         self.gate_releases += 1
         return GateOpened(released, settle_s, quiet)

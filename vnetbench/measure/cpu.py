@@ -23,6 +23,14 @@ def cpu_jiffies(stat: str | None = None) -> int:
     return sum(fields[:8]) - fields[3] - fields[4]
 
 
+def host_busy_cores(seconds: float) -> float:
+    """Cores' worth of host CPU in use over the next `seconds` (all cores summed)."""
+    before, started = cpu_jiffies(), time.monotonic()
+    time.sleep(seconds)
+    busy, elapsed = cpu_jiffies() - before, time.monotonic() - started
+    return busy / os.sysconf("SC_CLK_TCK") / elapsed
+
+
 def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
                      timeout_s: float = 5.0) -> tuple[float, bool]:
     """Wait until the host uses less than `busy_cores` of CPU over a window (bounded);
@@ -30,11 +38,8 @@ def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
     just started (a bring-up, a restart) are busy for a moment, and what they take,
     the agents released next would lack: their release stamps would spread with it."""
     begun = time.monotonic()
-    tick = os.sysconf("SC_CLK_TCK")
     while time.monotonic() - begun < timeout_s:
-        before = cpu_jiffies()
-        time.sleep(window_s)
-        if (cpu_jiffies() - before) / tick / window_s < busy_cores:
+        if host_busy_cores(window_s) < busy_cores:
             return time.monotonic() - begun, True
     return time.monotonic() - begun, False
 

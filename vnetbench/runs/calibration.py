@@ -7,8 +7,8 @@ the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
 tear down 200 containers, a join pass's restart on kept containers against a
 stack per pass, and (with vNet images) rooms of 200 and 800 vNet agents up and
-joined. Each figure is printed against its target, and the
-whole table is kept in calibration.json of the run's directory.
+joined. Each figure is printed against its target, and the whole table is kept
+in calibration.json of the run's directory.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from vnetbench.gate import (
 )
 from vnetbench.images import TOOLS_IMAGE, ImageSet, build_project_images
 from vnetbench.labels import current_owner, run_filter, run_labels
-from vnetbench.measure.cpu import cpu_jiffies
+from vnetbench.measure.cpu import host_busy_cores
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_run
@@ -305,10 +305,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet
 def host_cpu_percent(seconds: float, what: str) -> float:
     """Host CPU in use over `seconds`, in % of one core (all cores summed)."""
     with waiting(f"host CPU of {what} ({seconds:g} s)", seconds):
-        before, started = cpu_jiffies(), time.monotonic()
-        time.sleep(seconds)
-        after, elapsed = cpu_jiffies(), time.monotonic() - started
-    return 100 * (after - before) / os.sysconf("SC_CLK_TCK") / elapsed
+        return 100 * host_busy_cores(seconds)
 
 
 def two_sites(name: str, seconds: float, passes: int, pings: int = 100,

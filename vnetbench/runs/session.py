@@ -343,7 +343,7 @@ def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
                             run_pass, task.scenario, context, pass_no, results, task.remark,
                             started))
             clock.mark()  # measured
-            clock.restart_s = stack.restart_seconds
+            clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down
     finally:
         forget_private_keys(overlay, rendered.directory)
