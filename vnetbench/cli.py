@@ -98,6 +98,12 @@ app.add_typer(images_app, name="images")
 TopologyOption = Annotated[
     Path, typer.Option("--topology", "-t", help="Topology YAML file.")
 ]
+EngineOption = Annotated[str | None, typer.Option(
+    help="compose: this machine's engine; swarm: the nodes of a Docker Swarm ('vnetbench "
+         "swarm up' makes a test one here). Overrides the topology's 'engine'.")]
+swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Docker nodes).",
+                        no_args_is_help=True)
+app.add_typer(swarm_app, name="swarm")
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
@@ -216,6 +222,7 @@ def run(
     vnet_profile: Annotated[Path | None, typer.Option(
         help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    engine: EngineOption = None,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
     steps), tear everything down."""
@@ -232,7 +239,7 @@ def run(
                  if v is not None}
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
-    topology = with_pair(topology, pair)
+    topology = with_engine(with_pair(topology, pair), engine)
     overlays = parse_overlays(overlay, topology.overlay)
     if method is not None:
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
@@ -305,6 +312,16 @@ def methods() -> None:
         steps = "; ".join(s.label for s in method.steps)
         out_console.print(f"[bold]{method.name}[/] ({method.reference}): {method.summary}. "
                           f"Steps: {steps}.", soft_wrap=True)
+
+
+def with_engine(topology: Topology, engine: str | None) -> Topology:
+    """The topology on the engine `--engine` names."""
+    if engine is None:
+        return topology
+    if engine not in ("compose", "swarm"):
+        raise UserError(f"--engine {engine!r} is not an engine vnetbench runs on: give "
+                        "--engine compose (this machine) or --engine swarm (a Docker Swarm).")
+    return topology.model_copy(update={"engine": engine})
 
 
 def with_pair(topology: Topology, pair: str | None) -> Topology:
@@ -424,6 +441,7 @@ def matrix(
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
     = Path("results"),
+    engine: EngineOption = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
     from vnetbench.methods import METHODS, get_method
@@ -435,7 +453,8 @@ def matrix(
         check_overlay_name(name)
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
-    directory = run_matrix(read_topology(topology_file), writable_directory(out, "--out"),
+    directory = run_matrix(with_engine(read_topology(topology_file), engine),
+                           writable_directory(out, "--out"),
                            quick=quick, resume=resume,
                            overlay_names=overlay, methods=methods)
     out_console.print(str(directory))
@@ -650,3 +669,27 @@ def images_vnet(
 def version() -> None:
     """Print vnetbench's version."""
     out_console.print(__version__)
+
+
+@swarm_app.command("up")
+@guarded
+def swarm_up(
+    nodes: Annotated[int, typer.Option(help="Nodes of the test swarm (2 to 5).")] = 2,
+) -> None:
+    """Start a test swarm of Docker-in-Docker nodes here (kept when it is up already)."""
+    from vnetbench.engine import require_engine
+    from vnetbench.swarm.testbed import swarm_up as start
+
+    require_engine()
+    out_console.print(start(nodes))
+
+
+@swarm_app.command("down")
+@guarded
+def swarm_down() -> None:
+    """Remove the test swarm's nodes, their engines' data and its network."""
+    from vnetbench.engine import require_engine
+    from vnetbench.swarm.testbed import swarm_down as remove
+
+    require_engine()
+    out_console.print(f"removed {remove()} test swarm node(s)")

@@ -34,6 +34,58 @@ docker = bounded_client(ENGINE_CALL_SECONDS)
 quick = bounded_client(QUICK_CALL_SECONDS)
 
 
+@dataclass(frozen=True)
+class NodeEngine:
+    """The engine of one host of a swarm, as vnetbench reaches it (its endpoint)."""
+
+    name: str  # the swarm node's hostname
+    endpoint: str  # unix://..., ssh://..., tcp://...
+
+    @property
+    def client(self) -> DockerClient:
+        return bounded_client(ENGINE_CALL_SECONDS, host=self.endpoint)
+
+    @property
+    def quick(self) -> DockerClient:
+        return bounded_client(QUICK_CALL_SECONDS, host=self.endpoint)
+
+
+class Engines:
+    """Where a run's containers live: the local engine, or, while a swarm run is up,
+    the engines of the swarm's nodes (every listing covers them all, and a
+    container's own calls go to the node that hosts it)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeEngine] = {}
+        self.placed: dict[str, str] = {}  # container name -> node name
+
+    def use(self, nodes: Sequence[NodeEngine], placed: dict[str, str]) -> None:
+        self.nodes = {node.name: node for node in nodes}
+        self.placed = dict(placed)
+
+    def forget(self) -> None:
+        self.nodes, self.placed = {}, {}
+
+    def listing(self) -> list[tuple[str, DockerClient]]:
+        """(node name, quick client) of every engine a run spans; '' is the local one."""
+        if not self.nodes:
+            return [("", quick)]
+        return [(name, node.quick) for name, node in self.nodes.items()]
+
+    def client_at(self, where: str, bounded: bool = True) -> DockerClient:
+        node = self.nodes.get(where)
+        if node is None:
+            return docker if bounded else quick
+        return node.client if bounded else node.quick
+
+    def client_for(self, container: str) -> DockerClient:
+        """The client of the engine that hosts this container (by name)."""
+        return self.client_at(self.placed.get(container, ""))
+
+
+engines = Engines()
+
+
 START_INTERVAL_SINCE = 25  # Docker Engine that knows healthcheck.start_interval
 
 
@@ -107,15 +159,24 @@ class Listed:
     state: str  # created, running, restarting, exited, dead...
     health: str | None  # starting, healthy, unhealthy; None without a health check
     labels: dict[str, str]
+    where: str = ""  # the swarm node that hosts it; '' for the local engine
 
 
-def list_containers(filters: Sequence[tuple[str, str]], client: DockerClient = quick
+def list_containers(filters: Sequence[tuple[str, str]], client: DockerClient | None = None
                     ) -> list[Listed]:
-    """Containers with their state and vnetbench's labels, in one CLI call.
+    """Containers with their state and vnetbench's labels, one CLI call per engine
+    (the local one, or every node of a swarm run that is up).
 
     python-on-whales inspects a container again on every attribute read once its
     last inspection is 0.2 s old: reading the labels of 200 containers cost 200
     `docker inspect` calls (3.4 s), three times per teardown."""
+    if client is not None:
+        return _list_on(client, filters, "")
+    return [c for where, each in engines.listing() for c in _list_on(each, filters, where)]
+
+
+def _list_on(client: DockerClient, filters: Sequence[tuple[str, str]],
+             where: str) -> list[Listed]:
     from python_on_whales.utils import run
 
     from vnetbench import labels
@@ -131,7 +192,7 @@ def list_containers(filters: Sequence[tuple[str, str]], client: DockerClient = q
     for line in str(run(command)).splitlines():
         cid, name, state, status, *values = line.split("\t")
         found.append(Listed(cid, name, state, health_of(status),
-                            {k: v for k, v in zip(keys, values, strict=False) if v}))
+                            {k: v for k, v in zip(keys, values, strict=False) if v}, where))
     return found
 
 

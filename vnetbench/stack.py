@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate, labels
@@ -28,6 +29,7 @@ from vnetbench.engine import (
     Listed,
     bounded_client,
     docker,
+    engines,
     list_containers,
     quick,
 )
@@ -55,7 +57,8 @@ class Death:
 
 
 LOG_READERS = 8  # concurrent `docker logs` calls when saving a stack's logs
-HELPER_ROLES = {"ca", "probe", "shaper", "fabric", "capability-probe", "fabric-sweep"}
+HELPER_ROLES = {"ca", "probe", "shaper", "fabric", "capability-probe", "fabric-sweep",
+                "gatekeeper"}
 
 
 @dataclass
@@ -82,37 +85,39 @@ def remove_run_objects(run_id: str | None) -> Removed:
     everything else has nothing to flush and is killed and removed in one call;
     a network's stale endpoints are disconnected before it is removed."""
     removed = Removed()
-    containers = list_containers(run_filter(run_id))
-    graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
-    if graceful:
-        with suppress(DockerException):
-            quick.container.stop(graceful, time=GRACE_SECONDS)
-    if containers:
-        with suppress(DockerException):  # some may be gone already (--rm probes)
-            quick.container.remove([c.id for c in containers], force=True, volumes=True)
-        removed.containers = len(containers)
-    for network in quick.network.list(filters=run_filter(run_id)):
-        removed.networks += remove_network(network.id)
-    volumes = quick.volume.list(filters=run_filter(run_id))
-    if volumes:
-        with suppress(DockerException):
-            quick.volume.remove([v.name for v in volumes])
-        removed.volumes = len(volumes)
+    for _where, client in engines.listing():  # a swarm run: every node, manager first
+        containers = list_containers(run_filter(run_id), client)
+        graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
+        if graceful:
+            with suppress(DockerException):
+                client.container.stop(graceful, time=GRACE_SECONDS)
+        if containers:
+            with suppress(DockerException):  # some may be gone already (--rm probes)
+                client.container.remove([c.id for c in containers], force=True, volumes=True)
+            removed.containers += len(containers)
+    for _where, client in reversed(engines.listing()):  # swarm networks: on the manager
+        for network in client.network.list(filters=run_filter(run_id)):
+            removed.networks += remove_network(network.id, client=client)
+        volumes = client.volume.list(filters=run_filter(run_id))
+        if volumes:
+            with suppress(DockerException):
+                client.volume.remove([v.name for v in volumes])
+            removed.volumes += len(volumes)
     return removed
 
 
-def remove_network(network_id: str, attempts: int = 3) -> int:
+def remove_network(network_id: str, attempts: int = 3, client: DockerClient = quick) -> int:
     """Remove one network, disconnecting endpoints left by containers that are gone
     or still going (a network once stayed 'in use' after a 50-client run); 1 if removed."""
     for attempt in range(attempts):
         try:
-            quick.network.remove(network_id)
+            client.network.remove(network_id)
             return 1
         except DockerException as error:
             text = str(error).lower()
-            if "not found" in text or "no such network" in text:
-                return 0  # gone already
-            disconnect_all(network_id)
+            if "not found" in text or "no such network" in text or "swarm manager" in text:
+                return 0  # gone already (or a swarm network, removed on a manager)
+            disconnect_all(network_id, client)
             if attempt == attempts - 1:
                 note(f"[yellow]network {network_id[:12]} could not be removed ({error}); "
                      "'vnetbench clean' removes it later[/]")
@@ -120,24 +125,25 @@ def remove_network(network_id: str, attempts: int = 3) -> int:
     return 0
 
 
-def disconnect_all(network_id: str) -> None:
+def disconnect_all(network_id: str, client: DockerClient = quick) -> None:
     """Force-disconnect every endpoint of a network, stale ones included."""
     with suppress(DockerException):
-        for endpoint in (quick.network.inspect(network_id).containers or {}).values():
+        for endpoint in (client.network.inspect(network_id).containers or {}).values():
             name = getattr(endpoint, "name", None) or str(endpoint)
             with suppress(DockerException):
-                quick.network.disconnect(network_id, name, force=True)
+                client.network.disconnect(network_id, name, force=True)
 
 
-def start_period_over(container_id: str) -> bool:
+def start_period_over(container: Listed) -> bool:
     """Has the container's health-check start period passed since it started?"""
     try:
-        container = quick.container.inspect(container_id)
+        inspected = engines.client_at(container.where, bounded=False).container.inspect(
+            container.id)
     except DockerException:
         return True  # gone: it will not become ready
-    check = container.config.healthcheck
+    check = inspected.config.healthcheck
     period_ns = getattr(check, "start_period", None) or 0
-    started = container.state.started_at
+    started = inspected.state.started_at
     if not started or not period_ns:
         return False
     return (datetime.now(UTC) - started).total_seconds() > period_ns / 1e9
@@ -224,7 +230,7 @@ class Stack:
                 # compose has tried to start them all: "created" means it failed; with
                 # start_interval, "starting" after the start period means never ready
                 starting = container.state == "restarting" or (
-                    health == "starting" and not start_period_over(container.id))
+                    health == "starting" and not start_period_over(container))
                 settled = ready or (not starting and (not running or health == "unhealthy"))
                 states[container.name] = (container.labels.get(labels.ROLE), ready, settled)
             if all(settled for _, _, settled in states.values()) or time.time() > deadline:
@@ -243,10 +249,11 @@ class Stack:
                    if c.state in ("exited", "dead") and c.labels.get(labels.ROLE)
                    not in HELPER_ROLES]
         for listed in stopped:  # one listing per pass; only stopped ones inspected
+            client = engines.client_at(listed.where, bounded=False)
             with suppress(DockerException):
-                container = quick.container.inspect(listed.id)
+                container = client.container.inspect(listed.id)
                 state = container.state
-                tail = str(quick.container.logs(container, tail=1)).strip()
+                tail = str(client.container.logs(container, tail=1)).strip()
                 found.append(Death(self.service_of(container.name),
                                    int(state.exit_code or 0),
                                    state.finished_at or datetime.now(UTC), tail[-200:]))
@@ -259,12 +266,14 @@ class Stack:
             filters.append(labels.role_filter(role))
 
         def read(container: Listed) -> Source | None:
+            client = engines.client_at(container.where)
             try:  # a probe started with --rm may be gone already
-                text = docker.container.logs(container.id, timestamps=True, since=since)
+                text = client.container.logs(container.id, timestamps=True, since=since)
             except DockerException:
                 return None
             return Source(container.name, container.labels.get(labels.ROLE, ""),
-                          container.labels.get(labels.NODE, container.name), str(text))
+                          container.labels.get(labels.NODE, container.name),
+                          self.on_manager_clock(str(text), container.where))
 
         with ThreadPoolExecutor(LOG_READERS) as readers:  # 200 containers: 200 CLI calls
             found = readers.map(read, list_containers(filters))
@@ -277,11 +286,24 @@ class Stack:
         `docker compose logs --follow` (a wait that polls it makes no engine call per
         container)."""
         containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
-        stream = LogStream(self.rendered.project, containers, since)
+        stream = LogStream(self.rendered.project, containers, since, self.on_manager_clock)
         try:
             yield stream
         finally:
             stream.close()
+
+    def on_manager_clock(self, text: str, where: str) -> str:
+        """A log read from the engine at `where`, its times on this machine's clock
+        (one engine: as it is; a swarm: corrected by the node's measured offset)."""
+        return text
+
+    def placement_settings(self) -> dict[str, str]:
+        """Result columns saying where the roles ran (none on one engine)."""
+        return {}
+
+    def where_record(self) -> dict[str, object]:
+        """run.json's record of the hosts that ran the stack (none on one engine)."""
+        return {}
 
     # Restart order: agents stop first (back at the gate), then the conductor and only
     # then the switches, as at bring-up (switches depend on a healthy conductor).
@@ -294,20 +316,21 @@ class Stack:
         One signal per role; the marks are files (gate.wait_for_marks). A container
         whose program has ended is started again, and named."""
         begun = time.monotonic()
-        gate_dir = self.rendered.directory / gate.GATE_DIR
         start = self.gate_releases + 1
-        gate.write_start(gate_dir, start)
+        self.write_start(start)
         stuck: list[str] = []
         revived: list[str] = []
         for role, kind in self.RESTART_ORDER:
             containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
             names = [self.service_of(c.name) for c in containers]
             revived += self.start_again(c for c in containers if c.state != "running")
-            running = [c.id for c in containers if c.state == "running"]
-            if running:
-                with suppress(DockerException):  # one that just ended: its mark is missing
-                    docker.container.kill(running, signal="USR1")
-            stuck += gate.wait_for_marks(gate_dir, names, kind, start, timeout_s)
+            for where, client in engines.listing():
+                running = [c.id for c in containers if c.state == "running"
+                           and c.where == where]
+                if running:
+                    with suppress(DockerException):  # one that just ended: no mark
+                        client.container.kill(running, signal="USR1")
+            stuck += self.wait_for_marks(names, kind, start, timeout_s)
         seconds = time.monotonic() - begun
         self.release_overhead_s += seconds
         return Restarted(tuple(stuck), tuple(revived), seconds)
@@ -317,7 +340,7 @@ class Stack:
         started = []
         for container in stopped:
             with suppress(DockerException):
-                docker.container.start(container.id)
+                engines.client_at(container.where).container.start(container.id)
                 started.append(self.service_of(container.name))
         return started
 
@@ -329,9 +352,24 @@ class Stack:
         """Open the start gate once the host is quiet (bounded); the release time."""
         settle_s, quiet = wait_until_quiet()
         self.release_overhead_s += settle_s
-        released = gate.release(self.rendered.directory / gate.GATE_DIR)
+        released = self.release()
         self.gate_releases += 1
         return GateOpened(released, settle_s, quiet)
+
+    # The gate's three operations, on the run directory here (a swarm: on each node).
+    @property
+    def gate_dir(self) -> Path:
+        return self.rendered.directory / gate.GATE_DIR
+
+    def write_start(self, number: int) -> None:
+        gate.write_start(self.gate_dir, number)
+
+    def wait_for_marks(self, names: list[str], kind: str, start: int,
+                       timeout_s: float) -> list[str]:
+        return gate.wait_for_marks(self.gate_dir, names, kind, start, timeout_s)
+
+    def release(self) -> float:
+        return gate.release(self.gate_dir)
 
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
@@ -386,23 +424,30 @@ class LogStream:
     """Lines of some containers' logs, gathered by a thread from one compose process."""
 
     def __init__(self, project: str, containers: list[Listed],
-                 since: datetime | None = None) -> None:
+                 since: datetime | None = None,
+                 clock: Callable[[str, str], str] = lambda text, where: text) -> None:
         self.containers = containers
+        self.clock = clock
         self.lines: dict[str, list[str]] = {c.name: [] for c in containers}
         prefix = f"{project}-"
-        services = [c.name.removeprefix(prefix) for c in containers]
         after = ["--since", since.isoformat()] if since else []
-        self.process = subprocess.Popen(
-            ["docker", "compose", "-p", project, "logs", "--follow", "--timestamps",
-             "--no-color", *after, *services], stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True, errors="replace")
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.processes: list[subprocess.Popen[str]] = []
+        self.readers: list[threading.Thread] = []
+        for where in dict.fromkeys(c.where for c in containers):  # one per engine
+            services = [c.name.removeprefix(prefix) for c in containers if c.where == where]
+            host = ["--host", engines.nodes[where].endpoint] if where else []
+            process = subprocess.Popen(
+                ["docker", *host, "compose", "-p", project, "logs", "--follow",
+                 "--timestamps", "--no-color", *after, *services], stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, text=True, errors="replace")
+            reader = threading.Thread(target=self._read, args=(process,), daemon=True)
+            reader.start()
+            self.processes.append(process)
+            self.readers.append(reader)
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
             container, text = compose_log_line(line)
             if container in self.lines:
                 self.lines[container].append(text)
@@ -410,22 +455,25 @@ class LogStream:
     def sources(self) -> list[Source]:
         """What each container has logged so far, as Stack.logs gives it."""
         return [Source(c.name, c.labels.get(labels.ROLE, ""), c.labels.get(labels.NODE, c.name),
-                       "\n".join(list(self.lines[c.name]))) for c in self.containers]
+                       self.clock("\n".join(list(self.lines[c.name])), c.where))
+                for c in self.containers]
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return all(process.poll() is None for process in self.processes)
 
     def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.reader.join(timeout=5)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        for process in self.processes:
+            process.terminate()
+        for process, reader in zip(self.processes, self.readers, strict=True):
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            reader.join(timeout=5)
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 # Signals that end a run through its teardown: Ctrl-C (handled even when a
@@ -467,13 +515,18 @@ def shielded() -> AbstractContextManager[None]:
 
 @contextmanager
 def running(rendered: RenderedRun, logs_dir: Path | None = None,
-            bring_up: Callable[[Stack], object] = Stack.up) -> Iterator[Stack]:
+            bring_up: Callable[[Stack], object] | None = None,
+            stack: Stack | None = None) -> Iterator[Stack]:
     """Bring the stack up (Stack.up, or another way: the pytest plugin's); whatever
-    happens, keep its logs and tear it all down."""
-    stack = Stack(rendered)
+    happens, keep its logs and tear it all down. `stack`: one made for another engine
+    (a swarm's), else one on this machine's."""
+    stack = stack or Stack(rendered)
     with teardown_guard():
         try:
-            bring_up(stack)
+            if bring_up is None:
+                stack.up()
+            else:
+                bring_up(stack)
             yield stack
         finally:
             with shielded(), waiting(f"tearing down {rendered.project}"):

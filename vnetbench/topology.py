@@ -226,6 +226,24 @@ class Topology(Model):
     measure: MeasurePair | None = None
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
+    engine: Literal["compose", "swarm"] = Field(
+        "compose", description="compose: this machine's engine; swarm: a Docker Swarm's "
+        "nodes (vnetbench.swarm)")
+    hosts: dict[str, str] = Field(
+        default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
+        "node that runs it; unnamed sites spread over the nodes")
+    manager: str | None = Field(
+        None, description="swarm: a manager's Docker endpoint (else $VNETBENCH_SWARM, the "
+        "test swarm, or this machine's engine)")
+
+    @model_validator(mode="after")
+    def _hosts_name_sites(self) -> Topology:
+        unknown = sorted(set(self.hosts) - {*self.switches, "conductor"})
+        if unknown:
+            raise ValueError(f"hosts places {', '.join(unknown)}, which the topology does not "
+                             f"have: use switch names ({', '.join(self.switches)}) or "
+                             "'conductor'")
+        return self
 
     @field_validator("overlay")
     @classmethod

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engine import docker
+from vnetbench.engine import engines
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import TOOL, run_labels
 
@@ -38,7 +38,7 @@ def run_probe(
     """Run argv to completion in target's namespace, bounded by timeout_seconds."""
     bounded = ["timeout", "-k", "2", f"{timeout_seconds:.0f}", *argv]
     try:
-        stdout = docker.run(
+        stdout = engines.client_for(target).run(
             TOOLS_IMAGE,
             bounded,
             networks=[f"container:{target}"],
@@ -53,7 +53,7 @@ def run_probe(
 
 def start_probe(run_id: str, target: str, argv: list[str], name: str) -> Container:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace."""
-    container = docker.run(
+    container = engines.client_for(target).run(
         TOOLS_IMAGE,
         argv,
         name=name,
@@ -69,7 +69,7 @@ def start_probe(run_id: str, target: str, argv: list[str], name: str) -> Contain
 
 def stop_probe(container: Container) -> None:
     with suppress(DockerException):  # already gone: a one-off server that exited
-        docker.container.remove(container, force=True)
+        container.remove(force=True)
 
 
 T = TypeVar("T")

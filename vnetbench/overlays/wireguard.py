@@ -76,7 +76,9 @@ class WireGuard(TunnelOverlay):
         return self.tunnel_mtu_range[0], min(links) - HEADERS
 
     def tunnel_mtu(self, topology: Topology) -> int:
-        return topology.settings.tunnel_mtu or self.options.mtu
+        """The setting, else the option fitted to the links (a swarm's are 1450)."""
+        return topology.settings.tunnel_mtu or min(self.options.mtu,
+                                                   self.tunnel_mtu_limits(topology)[1])
 
     def version(self) -> str:
         return "wireguard-go 0.0.20230223 (as it reports itself) + wireguard-tools, Debian 13"

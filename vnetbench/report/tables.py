@@ -221,7 +221,20 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
         column = f"{row.overlay}/baseline"
         mask = (table["scenario"] == row.scenario) & (table["metric"] == row.metric)
         table.loc[mask, column] = f"{row.ratio:.3g}"
-    return table.fillna("-")
+    return with_hosts(table.fillna("-"), frame)
+
+
+def with_hosts(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """A run on several hosts (a swarm): a column saying where each role ran, on each
+    scenario's first row."""
+    if "set_hosts" not in frame.columns or frame["set_hosts"].isna().all():
+        return table
+    hosts = frame.dropna(subset=["set_hosts"]).groupby("scenario", sort=False)["set_hosts"]
+    placed = hosts.agg(lambda values: " | ".join(dict.fromkeys(str(v) for v in values)))
+    first = ~table["scenario"].duplicated()
+    column = table["scenario"].map(placed).fillna("-").where(first, "")
+    table.insert(2, "ran on", column)
+    return table
 
 
 def status_rows(frame: pd.DataFrame) -> pd.DataFrame:

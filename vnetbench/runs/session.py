@@ -40,6 +40,7 @@ from vnetbench.rundir import (
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
+from vnetbench.swarm import StackMaker, on_engine, stack_maker
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
 
@@ -189,11 +190,13 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     require_engine()
     overlay = overlay or overlay_for(tasks[0].topology)
     overlay.require_available()  # run() and sweep() check every overlay first
-    tasks = [adjusted_task(overlay, task) for task in tasks]
+    tasks = [adjusted_task(overlay, replace(task, topology=on_engine(task.topology)))
+             for task in tasks]
     for task in tasks:
         check_shaping(task.topology)
     images = build_project_images()
     topology = tasks[0].topology
+    make = stack_maker(topology)  # a swarm: found and checked before anything starts
     run_id, directory = new_run_directory(topology, out_dir)
     if results is None:
         results = ResultSet(run_id, directory)
@@ -208,7 +211,7 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
         note(f"run {run_id}: results in {directory}")
         try:
             with recorded(directory, record.data):
-                run_each(tasks, overlay, run_id, claim, images, results, record)
+                run_each(tasks, overlay, run_id, claim, images, results, record, make)
         finally:
             results.write()
     return directory
@@ -251,7 +254,8 @@ def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
 
 
 def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim,
-             images: ImageSet, results: ResultSet, record: RunRecord) -> None:
+             images: ImageSet, results: ResultSet, record: RunRecord,
+             make: StackMaker) -> None:
     """Each group of tasks on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(record.directory)
     for group in stack_groups(tasks):
@@ -270,8 +274,8 @@ def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim
                                       layout.scenario(first.directory_name), images,
                                       current_owner(), engine_facts())
                 try:
-                    run_on_stack(group, rendered, stack_topology, overlay, results,
-                                 stack_passes, logs_dir, record)
+                    run_on_stack(group, make(rendered, stack_topology), stack_topology,
+                                 overlay, results, stack_passes, logs_dir, record)
                     break
                 except BlockTaken as refused:
                     if attempt == BLOCK_ATTEMPTS:
@@ -310,17 +314,22 @@ def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
     return {n.key: {"subnet": str(n.subnet), "bridge": n.bridge} for n in plan.networks}
 
 
-def run_on_stack(tasks: list[Task], rendered: RenderedRun, topology: Topology,
+def run_on_stack(tasks: list[Task], made: Stack, topology: Topology,
                  overlay: Overlay, results: ResultSet, passes: list[int], logs_dir: Path,
                  record: RunRecord) -> None:
     """Bring one stack up, run each task's passes, tear down; keep its logs and
     events, and the time each part took (run.json `timings`: the testbed's cost
     beside the measurement's). `passes` are the first task's (join: one per stack)."""
     stack: Stack | None = None
+    rendered = made.rendered
     first = tasks[0]
     clock = StackClock(first.directory_name, passes, first.scenario.fresh_between_passes)
     try:
-        with running(rendered, logs_dir) as stack:
+        with running(rendered, logs_dir, stack=made) as stack:
+            where = stack.where_record()
+            if where:
+                record.data.setdefault("hosts", {})[first.directory_name] = where
+                record.save()
             applied = shape_run(stack.run_id, topology)
             if applied:
                 record.data["links"]["applied"][first.directory_name] = applied
@@ -411,6 +420,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     its exit code, when, during which pass, and its last log line."""
     topology = context.topology
     outcome = scenario.run_pass(context, pass_no)
+    hosts = context.stack.placement_settings()
     deaths = context.stack.deaths()
     if deaths:
         named = "; ".join(d.describe(pass_of(d.finished, started or {})) for d in deaths)
@@ -418,7 +428,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
         outcome.state = outcome.state if not outcome.state.measured else State.FAILED
         outcome.notes.append(f"[red]{named}[/]")
     status = f"{outcome.status}; {remark}" if remark else outcome.status
-    settings = scenario.settings(topology) | link_settings(topology)
+    settings = scenario.settings(topology) | link_settings(topology) | hosts
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics, settings,
                 status=status, state=outcome.state, remark=remark)
     for point in outcome.series:

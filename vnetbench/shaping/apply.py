@@ -30,7 +30,7 @@ from python_on_whales import Container
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import labels
-from vnetbench.engine import docker, list_containers
+from vnetbench.engine import engines, list_containers
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_filter, run_labels
@@ -72,14 +72,19 @@ def is_shaped(topology: Topology) -> bool:
 
 def members(run_id: str) -> list[Member]:
     segments = {n.name: (n.labels or {}).get(labels.SEGMENT, "")
-                for n in docker.network.list(filters=run_filter(run_id))}
+                for _, client in engines.listing()
+                for n in client.network.list(filters=run_filter(run_id))}
     shaped = []
-    wanted = [c.id for c in list_containers(run_filter(run_id))
-              if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
-    try:  # one inspect for all (a probe started with --rm may be gone: then one by one)
-        inspected = docker.container.inspect(wanted) if wanted else []
-    except DockerException:
-        inspected = [c for c in (inspect_or_none(i) for i in wanted) if c is not None]
+    running = [c for c in list_containers(run_filter(run_id))
+               if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
+    inspected = []
+    for where in dict.fromkeys(c.where for c in running):  # one engine at a time
+        client = engines.client_at(where)
+        wanted = [c.id for c in running if c.where == where]
+        try:  # one inspect for all (a probe started with --rm may be gone: one by one)
+            inspected += client.container.inspect(wanted)
+        except DockerException:
+            inspected += [c for c in (inspect_or_none(i, where) for i in wanted) if c]
     for container in inspected:
         found = container.config.labels or {}
         networks = container.network_settings.networks or {}
@@ -124,6 +129,7 @@ def check_shaping(topology: Topology) -> None:
 
 def start_shaper(run_id: str, member: Member, spec: dict[str, Any]) -> Container:
     name = f"{member.container}-shaper"
+    docker = engines.client_for(member.container)  # the node that hosts it
     with suppress(DockerException):  # a shaper left from before a restart
         docker.container.remove(name, force=True)
     container = docker.run(
@@ -132,11 +138,12 @@ def start_shaper(run_id: str, member: Member, spec: dict[str, Any]) -> Container
         envs={"VNETBENCH_SHAPING": json.dumps(spec)}, init=True, pull="never",
         labels=run_labels(run_id, SHAPER_ROLE, member.node))
     assert isinstance(container, Container)
-    wait_applied(container)
+    wait_applied(container, member.container)
     return container
 
 
-def wait_applied(container: Container) -> None:
+def wait_applied(container: Container, target: str) -> None:
+    docker = engines.client_for(target)
     deadline = time.time() + APPLY_TIMEOUT_SECONDS
     while time.time() < deadline:
         logs = str(docker.container.logs(container))
@@ -161,6 +168,7 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
 def read_back(container: str) -> dict[str, Any]:
     """The namespace's tc and iptables state as the kernel reports it, and the
     delay line's measured own latency (subtracted from its delays)."""
+    docker = engines.client_for(container.removesuffix("-shaper"))
     overhead = delay_line_overhead_us(str(docker.container.logs(container)))
     qdiscs = str(docker.execute(container, ["tc", "-j", "qdisc", "show"]))
     rules = str(docker.execute(container, ["sh", "-c", "iptables-save 2>/dev/null"]))
@@ -252,8 +260,8 @@ class ShapingKeeper:
                          f"{error}[/]")
 
 
-def inspect_or_none(container_id: str) -> Container | None:
+def inspect_or_none(container_id: str, where: str = "") -> Container | None:
     try:
-        return docker.container.inspect(container_id)
+        return engines.client_at(where).container.inspect(container_id)
     except DockerException:
         return None

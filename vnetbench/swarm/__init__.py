@@ -1,0 +1,55 @@
+"""The same topologies on a Docker Swarm of several hosts (`--engine swarm`).
+
+What the swarm gives a run: membership (its nodes, their names and labels)
+and multi-host overlay networks (VXLAN), one per segment, attachable and
+internal. What it cannot give: a swarm service has no fixed address
+(`ipv4_address` is ignored by `docker stack deploy`), no `devices:` and no
+`network_mode: container:`. Every overlay here routes between fixed
+addresses and measures from inside the agents' namespaces, so the run's
+containers are not swarm services: the rendered compose file is split per
+node (placement.py), and each node's share is brought up with Docker Compose
+through that node's engine, attached to the swarm's overlay networks with
+their planned addresses. Probes and shapers are plain containers started on
+the node that hosts their target; the start gate has a keeper per node
+(gatekeepers.py), released at once, and each node's clock offset to this
+machine is measured and taken out of its log times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vnetbench.render import RenderedRun
+from vnetbench.stack import Stack
+from vnetbench.topology import Topology
+
+StackMaker = Callable[[RenderedRun, Topology], Stack]
+SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
+
+
+def on_engine(topology: Topology) -> Topology:
+    """The topology as its engine runs it: on a swarm, a segment without a declared MTU
+    has the overlay network's (the overlays fit their tunnels to it; a swarm on jumbo
+    frames declares `mtu: 1500` in its links)."""
+    if topology.engine != "swarm":
+        return topology
+    links = {name: (profile if profile.mtu else profile.model_copy(update={"mtu": SEGMENT_MTU}))
+             for name, profile in (("site", topology.links.site),
+                                   ("backbone", topology.links.backbone))}
+    return topology.model_copy(update={"links": topology.links.model_copy(update=links)})
+
+
+def one_engine(rendered: RenderedRun, topology: Topology) -> Stack:
+    return Stack(rendered)
+
+
+def stack_maker(topology: Topology) -> StackMaker:
+    """How this run's stacks are made: on this machine's engine, or on the swarm the
+    topology names (found and checked now, before anything starts)."""
+    if topology.engine != "swarm":
+        return one_engine
+    from vnetbench.swarm.cluster import discover, manager_endpoint
+    from vnetbench.swarm.stack import SwarmStack
+
+    swarm = discover(manager_endpoint(topology))
+    return lambda rendered, stack_topology: SwarmStack(rendered, stack_topology, swarm)

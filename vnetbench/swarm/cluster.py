@@ -1,0 +1,151 @@
+"""A swarm as vnetbench reaches it: its manager, its nodes and their engines.
+
+Each node's Docker endpoint is the node label `vnetbench.endpoint` (set by
+`vnetbench swarm up` for the test swarm; on real hosts `docker node update
+--label-add vnetbench.endpoint=ssh://user@host NODE`); the manager answers at
+the endpoint in use.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from python_on_whales.exceptions import DockerException
+
+from vnetbench.engine import QUICK_CALL_SECONDS, NodeEngine, bounded_client, docker
+from vnetbench.errors import UserError
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+
+ENDPOINT_LABEL = "vnetbench.endpoint"
+MANAGER_VARIABLE = "VNETBENCH_SWARM"  # a manager's endpoint, when the topology names none
+TEST_SWARM_LABEL = "vnetbench.swarm"  # the test swarm's node containers (testbed.py)
+IMAGE_LOAD_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class SwarmNode:
+    engine: NodeEngine
+    manager: bool
+
+    @property
+    def name(self) -> str:
+        return self.engine.name
+
+
+@dataclass(frozen=True)
+class Swarm:
+    manager_endpoint: str
+    nodes: tuple[SwarmNode, ...]  # the manager's own node first, then by name
+
+    @property
+    def names(self) -> list[str]:
+        return [node.name for node in self.nodes]
+
+    @property
+    def engines(self) -> list[NodeEngine]:
+        return [node.engine for node in self.nodes]
+
+
+NO_SWARM = ("No Docker Swarm to run on: {why}. For a test swarm on this machine run "
+            "'vnetbench swarm up' (Docker-in-Docker nodes); for real hosts, name a "
+            "manager's endpoint in the topology ('manager: ssh://user@host') or in "
+            f"{MANAGER_VARIABLE}, and give each node its endpoint as the node label "
+            f"{ENDPOINT_LABEL}.")
+
+
+def manager_endpoint(topology: Topology) -> str:
+    """The topology's manager, else $VNETBENCH_SWARM, else the test swarm's manager,
+    else this machine's engine if it manages a swarm."""
+    named = topology.manager or os.environ.get(MANAGER_VARIABLE)
+    if named:
+        return str(named)
+    from vnetbench.swarm.testbed import test_swarm_manager
+
+    found = test_swarm_manager()
+    if found:
+        return found
+    try:
+        info = docker.system.info()
+    except DockerException:
+        raise UserError(NO_SWARM.format(why="the local engine does not answer")) from None
+    if getattr(info.swarm, "control_available", False):
+        return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    raise UserError(NO_SWARM.format(why="no manager is named, there is no test swarm, and "
+                                    "this machine's engine is no swarm manager"))
+
+
+def discover(endpoint: str) -> Swarm:
+    """The swarm's ready, active nodes and their endpoints, asked of a manager."""
+    client = bounded_client(QUICK_CALL_SECONDS, host=endpoint)
+    try:
+        listed = client.node.list()
+    except DockerException as error:
+        raise UserError(NO_SWARM.format(
+            why=f"the manager at {endpoint} refused ({(error.stderr or str(error)).strip()})")
+        ) from None
+    nodes, missing = [], []
+    for node in listed:
+        if node.status.state != "ready" or node.spec.availability != "active":
+            continue
+        hostname = str(node.description.hostname)
+        manager = node.manager_status is not None and node.manager_status.leader is True
+        node_endpoint = (node.spec.labels or {}).get(ENDPOINT_LABEL) or (
+            endpoint if manager else None)
+        if node_endpoint is None:
+            missing.append(hostname)
+            continue
+        nodes.append(SwarmNode(NodeEngine(hostname, node_endpoint), manager))
+    if missing:
+        raise UserError(f"The swarm's nodes {', '.join(missing)} have no Docker endpoint "
+                        f"vnetbench can reach: give each the node label {ENDPOINT_LABEL} "
+                        f"(docker node update --label-add {ENDPOINT_LABEL}=ssh://user@host "
+                        "NODE) and run again.")
+    nodes.sort(key=lambda n: (not n.manager, n.name))
+    return Swarm(endpoint, tuple(nodes))
+
+
+def node_facts(node: NodeEngine) -> dict[str, Any]:
+    """run.json's record of a node: engine version, kernel, cores."""
+    info = node.quick.system.info()
+    return {"endpoint": node.endpoint, "engine": info.server_version,
+            "kernel": info.kernel_version, "cores": info.n_cpu,
+            "memory_gib": round((info.mem_total or 0) / 2**30, 1)}
+
+
+def image_ids(node: NodeEngine, images: list[str]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for image in images:
+        try:
+            found[image] = str(node.quick.image.inspect(image).id)
+        except DockerException:
+            found[image] = None
+    return found
+
+
+def load_images(nodes: list[NodeEngine], images: list[str]) -> list[str]:
+    """Each image onto every node that lacks it (or holds another build), by
+    `docker save | docker load` over the node's endpoint: no registry needed."""
+    local = {image: str(docker.image.inspect(image).id) for image in images}
+
+    def load(node: NodeEngine) -> list[str]:
+        there = image_ids(node, images)
+        stale = [image for image in images if there[image] != local[image]]
+        if stale:
+            save = subprocess.Popen(["docker", "save", *stale], stdout=subprocess.PIPE)
+            loaded = subprocess.run(["docker", "--host", node.endpoint, "load", "-q"],
+                                    stdin=save.stdout, capture_output=True, text=True,
+                                    timeout=IMAGE_LOAD_SECONDS)
+            save.wait()
+            if loaded.returncode != 0 or save.returncode != 0:
+                raise UserError(f"Loading {', '.join(stale)} onto swarm node {node.name} "
+                                f"failed: {loaded.stderr.strip()[-400:]} Check that the "
+                                "node's engine answers at its endpoint and has disk space.")
+        return [f"{image} -> {node.name}" for image in stale]
+
+    with waiting(f"images onto {len(nodes)} swarm node(s)"), ThreadPoolExecutor() as pool:
+        return [line for lines in pool.map(load, nodes) for line in lines]

@@ -1,0 +1,149 @@
+"""A keeper per node: the start gate, its marks and the node's clock, across hosts.
+
+Each node holds a copy of the stack's gate directory. Its keeper is a small
+container of the tools image with that copy mounted; vnetbench keeps one
+`docker exec -i` session open to each keeper and speaks a line protocol over
+it, so a release is one line written to every session at once (no process
+start on the path) and a clock reading is one line each way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+
+from python_on_whales.exceptions import DockerException
+
+from vnetbench import gate
+from vnetbench.engine import NodeEngine
+from vnetbench.errors import UserError
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import run_labels
+
+KEEPER_ROLE = "gatekeeper"
+CLOCK_SAMPLES = 9
+
+PROTOCOL = r"""
+mkdir -p "$1/marks" && cd "$1"
+echo ready
+while read -r command argument; do
+  case "$command" in
+    clock) date +%s.%N ;;
+    start) printf '%s\n' "$argument" > .start && chmod 644 .start && mv .start start && echo ok ;;
+    marks) echo $(ls marks) ;;
+    release) exec 3<>release; sleep "$argument"; exec 3>&-; echo released ;;
+    *) echo "unknown $command" ;;
+  esac
+done
+"""
+
+
+@dataclass(frozen=True)
+class ClockOffset:
+    """A node's clock minus this machine's, and half the best round trip (its bound)."""
+
+    offset_s: float
+    uncertainty_s: float
+
+    @property
+    def correction_s(self) -> float:
+        """What to take from the node's times: nothing when the offset is within its
+        own uncertainty (correcting by noise would add error, e.g. nodes of one host)."""
+        return self.offset_s if abs(self.offset_s) > self.uncertainty_s else 0.0
+
+
+class Gatekeeper:
+    """One node's keeper container and the session to it."""
+
+    def __init__(self, node: NodeEngine, run_id: str, name: str, gate_dir: str) -> None:
+        self.node, self.run_id, self.name, self.gate_dir = node, run_id, name, gate_dir
+        self.session: subprocess.Popen[str] | None = None
+
+    def start(self, networks: list[str], mount: str) -> None:
+        """The keeper, attached to every network of the run (a worker's Compose finds
+        a swarm network only once a container of that node uses it)."""
+        client = self.node.client
+        first, *others = networks
+        try:
+            client.run(TOOLS_IMAGE, ["sleep", "infinity"], name=self.name, detach=True,
+                       init=True, pull="never", volumes=[(mount, mount)], networks=[first],
+                       labels=run_labels(self.run_id, KEEPER_ROLE, self.node.name))
+            for network in others:
+                client.network.connect(network, self.name)
+        except DockerException as error:
+            raise UserError(f"The gatekeeper on swarm node {self.node.name} did not start: "
+                            f"{(error.stderr or str(error)).strip()[-400:]}") from None
+        self.session = subprocess.Popen(
+            ["docker", "--host", self.node.endpoint, "exec", "-i", self.name, "sh", "-c",
+             PROTOCOL, "keeper", self.gate_dir],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.answer()
+
+    def send(self, line: str) -> None:
+        assert self.session is not None and self.session.stdin is not None
+        self.session.stdin.write(line + "\n")
+        self.session.stdin.flush()
+
+    def answer(self) -> str:
+        assert self.session is not None and self.session.stdout is not None
+        line = self.session.stdout.readline()
+        if not line:
+            raise UserError(f"The gatekeeper session to swarm node {self.node.name} ended.")
+        return line.strip()
+
+    def ask(self, line: str) -> str:
+        self.send(line)
+        return self.answer()
+
+    def clock(self) -> ClockOffset:
+        """The node's clock offset, from the sample with the shortest round trip."""
+        best: tuple[float, float] | None = None
+        for _ in range(CLOCK_SAMPLES):
+            before = time.time()
+            there = float(self.ask("clock"))
+            after = time.time()
+            sample = (after - before, there - (before + after) / 2)
+            best = sample if best is None or sample[0] < best[0] else best
+        assert best is not None
+        return ClockOffset(best[1], best[0] / 2)
+
+    def write_start(self, number: int) -> None:
+        self.ask(f"start {number}")
+
+    def marks(self) -> set[str]:
+        return set(self.ask("marks").split())
+
+    def close(self) -> None:
+        if self.session is not None:
+            if self.session.stdin is not None:
+                self.session.stdin.close()
+            try:
+                self.session.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.session.kill()
+                self.session.wait()
+            self.session = None
+
+
+def release_all(keepers: list[Gatekeeper], hold_s: float = gate.HOLD_SECONDS) -> float:
+    """One release line to every keeper, back to back; the time before the first."""
+    released = time.time()
+    for keeper in keepers:
+        keeper.send(f"release {hold_s}")
+    for keeper in keepers:
+        keeper.answer()
+    return released
+
+
+def wait_for_marks(keepers: list[Gatekeeper], names: list[str], kind: str, start: int,
+                   timeout_s: float) -> list[str]:
+    """As gate.wait_for_marks, over every node's marks (one line per node per look)."""
+    deadline = time.monotonic() + timeout_s
+    wanted = {f"{name}.{kind}.{start}": name for name in names}
+    while True:
+        seen = set().union(*(keeper.marks() for keeper in keepers))
+        missing = sorted(name for mark, name in wanted.items() if mark not in seen)
+        if not missing or time.monotonic() > deadline:
+            return missing
+        time.sleep(0.1)

@@ -1,0 +1,280 @@
+"""A rendered run on a swarm: each node's share up through its own engine."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import tarfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Any
+
+import yaml
+from python_on_whales.exceptions import DockerException
+
+from vnetbench import gate, labels
+from vnetbench.engine import ENGINE_CALL_SECONDS, NodeEngine, bounded_client, engines
+from vnetbench.errors import BlockTaken, UserError
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import run_labels
+from vnetbench.render import RenderedRun
+from vnetbench.stack import Removed, Stack
+from vnetbench.swarm.cluster import Swarm, load_images, node_facts
+from vnetbench.swarm.gatekeepers import (
+    ClockOffset,
+    Gatekeeper,
+    release_all,
+    wait_for_marks,
+)
+from vnetbench.swarm.placement import (
+    EVERY_NODE_ROLES,
+    node_service_name,
+    node_share,
+    overlay_name,
+    placed_services,
+    site_nodes,
+    waves,
+)
+from vnetbench.topology import Topology
+from vnetbench.ui import note, waiting
+
+VXLAN_BYTES = 50  # outer Ethernet, IP, UDP and VXLAN headers
+NODE_RUNS = "/var/lib/vnetbench/runs"  # each node's copies of the run's stack directories
+COPIED_DIRS = ("logs", "raw")  # not needed on the nodes
+DOCKER_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)", re.MULTILINE)
+
+
+class SwarmStack(Stack):
+    """One rendered run spread over a swarm's nodes (see vnetbench.swarm)."""
+
+    def __init__(self, rendered: RenderedRun, topology: Topology, swarm: Swarm) -> None:
+        super().__init__(rendered)
+        self.swarm, self.topology = swarm, topology
+        self.spec = yaml.safe_load(rendered.compose_file.read_text())
+        self.sites = site_nodes(topology, swarm.names)
+        self.placed = placed_services(self.spec, topology, self.sites, swarm.names)
+        self.node_root = f"{NODE_RUNS}/{rendered.project}/{rendered.directory.name}"
+        self.keepers: list[Gatekeeper] = []
+        self.offsets: dict[str, ClockOffset] = {}
+        self.facts: dict[str, dict[str, Any]] = {}
+
+    # -- where things are -------------------------------------------------------
+    def node(self, name: str) -> NodeEngine:
+        return next(n.engine for n in self.swarm.nodes if n.name == name)
+
+    def containers_by_node(self) -> dict[str, str]:
+        """Container name -> node, for every service of the run."""
+        placed = {}
+        for node, services in self.placed.items():
+            for name in services:
+                service = self.spec["services"][name]
+                every = service.get("labels", {}).get(labels.ROLE) in EVERY_NODE_ROLES
+                placed[self.container(node_service_name(name, node, every))] = node
+        return placed
+
+    def placement_settings(self) -> dict[str, str]:
+        """'hosts' column: per node, the sites and other roles it ran."""
+        parts = []
+        for node, services in self.placed.items():
+            roles = []
+            for switch in (s for s, n in self.sites.items() if n == node):
+                agents = len(self.topology.agents_on(switch))
+                roles.append(f"{switch}+{agents} agent{'s' if agents != 1 else ''}")
+            roles += sorted({str(self.spec["services"][s]["labels"].get(labels.ROLE))
+                             for s in services} - {"switch", "agent", "fabric", "router",
+                                                   "hub"})
+            parts.append(f"{node}: {', '.join(roles) or 'helpers'}")
+        return {"hosts": "; ".join(parts)}
+
+    def where_record(self) -> dict[str, Any]:
+        """run.json: the swarm's nodes (engine, kernel, cores, clock offset), and where
+        each site and service ran."""
+        return {
+            "manager": self.swarm.manager_endpoint,
+            "nodes": {name: {**self.facts.get(name, {}),
+                             **({"clock_offset_ms": round(o.offset_s * 1000, 3),
+                                 "clock_uncertainty_ms": round(o.uncertainty_s * 1000, 3),
+                                 "clock_corrected": o.correction_s != 0}
+                                if (o := self.offsets.get(name)) else {})}
+                      for name in self.swarm.names},
+            "sites": self.sites,
+            "services": self.placed,
+        }
+
+    # -- bring-up -----------------------------------------------------------------
+    def up(self, timeout_seconds: int = 180) -> None:
+        engines.use(self.swarm.engines, self.containers_by_node())
+        nodes = [self.node(name) for name in self.placed]
+        with ThreadPoolExecutor() as pool:
+            self.facts = dict(zip(self.swarm.names, pool.map(
+                node_facts, self.swarm.engines), strict=True))
+        load_images(nodes, self.images())
+        self.create_networks()
+        self.copy_run_directory(nodes)
+        self.start_keepers(nodes)
+        shares = self.write_shares()
+        for wave in waves(self.spec):
+            with waiting(f"bringing up {self.rendered.project} on {len(shares)} swarm "
+                         "node(s) (health checks)"), ThreadPoolExecutor() as pool:
+                jobs = [pool.submit(self.up_on, node, path, wave, timeout_seconds)
+                        for node, path in shares.items()]
+                errors = [error for job in jobs if (error := job.result())]
+            if errors:
+                self.after_failed_up(errors, timeout_seconds)
+
+    def images(self) -> list[str]:
+        used = {str(s["image"]) for s in self.spec["services"].values() if "image" in s}
+        return sorted(used | {TOOLS_IMAGE})
+
+    def create_networks(self) -> None:
+        """The run's networks as attachable internal overlays, made on the manager."""
+        for key, network in self.spec["networks"].items():
+            mtu = (network.get("driver_opts") or {}).get("com.docker.network.driver.mtu")
+            # the overlay driver's MTU option is the underlay's: its interfaces get 50 less
+            options = [f"--opt=com.docker.network.driver.mtu={int(mtu) + VXLAN_BYTES}"
+                       ] if mtu else []
+            tags = [f"--label={k}={v}" for k, v in (network.get("labels") or {}).items()]
+            subnet = IPv4Network(network["ipam"]["config"][0]["subnet"])
+            made = subprocess.run(
+                ["docker", "--host", self.swarm.manager_endpoint, "network", "create",
+                 "--driver=overlay", "--attachable", "--internal", f"--subnet={subnet}",
+                 f"--ip-range={dynamic_range(subnet)}", *options, *tags,
+                 overlay_name(self.rendered.project, key)],
+                capture_output=True, text=True, timeout=120)
+            if made.returncode != 0:
+                refused = made.stderr.strip()
+                if "overlap" in refused.lower():
+                    raise BlockTaken(self.rendered.plan.block, refused.splitlines()[-1])
+                raise UserError(f"The swarm refused the overlay network {key}: {refused}")
+
+    def copy_run_directory(self, nodes: list[NodeEngine]) -> None:
+        """The stack directory (configs, keys, the gate) onto each node, by a tar stream
+        into a helper container: the node's engine is all it takes."""
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for path in sorted(self.rendered.directory.iterdir()):
+                if path.name not in COPIED_DIRS:
+                    tar.add(path, arcname=path.name)
+        for node in nodes:
+            self.on_node(node, ["sh", "-c", f"mkdir -p {self.node_root} && "
+                                f"tar -x -C {self.node_root}"], archive.getvalue())
+
+    def on_node(self, node: NodeEngine, argv: list[str], data: bytes = b"") -> None:
+        """A helper of the tools image with the node's run copies mounted."""
+        label = [f"--label={k}={v}" for k, v in
+                 run_labels(self.run_id, "node-files", node.name).items()]
+        done = subprocess.run(
+            ["docker", "--host", node.endpoint, "run", "--rm", "-i", *label,
+             "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
+            input=data, capture_output=True, timeout=300)
+        if done.returncode != 0:
+            raise UserError(f"Preparing the run's files on swarm node {node.name} failed: "
+                            f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+
+    def start_keepers(self, nodes: list[NodeEngine]) -> None:
+        networks = [overlay_name(self.rendered.project, key) for key in self.spec["networks"]]
+        for node in nodes:
+            keeper = Gatekeeper(node, self.run_id,
+                                self.container(f"gatekeeper-{node.name}"),
+                                f"{self.node_root}/{gate.GATE_DIR}")
+            self.keepers.append(keeper)
+            keeper.start(networks, self.node_root)
+            self.offsets[node.name] = keeper.clock()
+
+    def write_shares(self) -> dict[str, Path]:
+        shares = {}
+        for node, services in self.placed.items():
+            share = node_share(self.spec, services, node, self.rendered.project,
+                               str(self.rendered.directory), self.node_root)
+            path = self.rendered.directory / f"compose.{node}.yml"
+            path.write_text(yaml.safe_dump(share, sort_keys=False, width=100))
+            shares[node] = path
+        return shares
+
+    def up_on(self, node: str, path: Path, wave: list[str], timeout_s: int) -> str | None:
+        """One wave of one node's services up and healthy; the error, if any."""
+        share = yaml.safe_load(path.read_text())["services"]
+        services = [s for s in share if s in wave or any(
+            s == node_service_name(w, node, True) for w in wave)]
+        if not services:
+            return None
+        compose = bounded_client(ENGINE_CALL_SECONDS, host=self.node(node).endpoint,
+                                 compose_files=[path],
+                                 compose_project_name=self.rendered.project).compose
+        try:
+            compose.up(services, detach=True, wait=True, wait_timeout=timeout_s, quiet=True)
+        except DockerException as error:
+            return f"{node}: {(error.stderr or str(error)).strip()[-400:]}"
+        return None
+
+    def after_failed_up(self, errors: list[str], timeout_s: int) -> None:
+        """As on one engine: agents that never became ready are named and the run goes
+        on; anything else failing ends it."""
+        failed = self.settle(deadline=time.time() + timeout_s)
+        if failed is None:
+            raise UserError(f"The topology did not come up on the swarm within {timeout_s} "
+                            f"s: {' | '.join(errors)} Container logs are kept in "
+                            f"{self.rendered.directory / 'logs'}.")
+        note(f"[yellow]{len(failed)} agent container(s) did not become ready "
+             f"({', '.join(failed)}); the run goes on and the scenarios report what they "
+             "cannot measure[/]")
+
+    # -- the gate, on every node --------------------------------------------------
+    def write_start(self, number: int) -> None:
+        for keeper in self.keepers:
+            keeper.write_start(number)
+
+    def wait_for_marks(self, names: list[str], kind: str, start: int,
+                       timeout_s: float) -> list[str]:
+        return wait_for_marks(self.keepers, names, kind, start, timeout_s)
+
+    def release(self) -> float:
+        return release_all(self.keepers)
+
+    # -- logs on this machine's clock --------------------------------------------
+    def on_manager_clock(self, text: str, where: str) -> str:
+        offset = self.offsets.get(where)
+        if offset is None or not offset.correction_s:
+            return text
+        return corrected_times(text, offset.correction_s)
+
+    # -- teardown -------------------------------------------------------------------
+    def down(self) -> Removed:
+        """Every node: the run's containers, networks and volumes by label, and the
+        node's copy of the run's files; then the engines are this machine's again."""
+        for keeper in self.keepers:
+            keeper.close()
+        try:
+            removed = super().down()
+            for node in self.swarm.engines:
+                with suppress(UserError, subprocess.TimeoutExpired):
+                    self.on_node(node, ["rm", "-rf", f"{NODE_RUNS}/{self.rendered.project}"])
+            return removed
+        finally:
+            engines.forget()
+
+
+def dynamic_range(subnet: IPv4Network) -> IPv4Network:
+    """Where the swarm may pick addresses itself (each node's load-balancer endpoint,
+    the gatekeepers): the top /25 of the subnet, which the address plan leaves free
+    (agents count up from .10, at most 1000 per site of 4096 addresses)."""
+    return list(subnet.subnets(new_prefix=25))[-1]
+
+
+def corrected_times(text: str, correction_s: float) -> str:
+    """Docker's line timestamps and the gate's release stamps minus a node's offset."""
+    def docker_time(found: re.Match[str]) -> str:
+        moment = datetime.fromisoformat(found[1].replace("Z", "+00:00"))
+        shifted = (moment - timedelta(seconds=correction_s)).astimezone(UTC)
+        return shifted.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def stamp(found: re.Match[str]) -> str:
+        seconds = float(found["seconds"].replace(",", ".")) - correction_s
+        return found[0].replace(found["seconds"], f"{seconds:.6f}")
+
+    return gate.STAMP.sub(stamp, DOCKER_TIME.sub(docker_time, text))
