@@ -509,13 +509,14 @@ def compare(
 def up(
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
+    engine: EngineOption = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
     from vnetbench.allocation import claimed_block
     from vnetbench.runs.comparison import require_overlays
     from vnetbench.runs.session import bring_up_detached
 
-    topology = read_topology(topology_file)
+    topology = with_engine(read_topology(topology_file), engine)
     overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
     with claimed_block() as claim:  # until its networks exist
         rendered = bring_up_detached(topology, overlay, out_directory(out), claim)
@@ -531,17 +532,27 @@ def down(
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
-    from vnetbench.stack import remove_run_objects, run_ids_present
+    from vnetbench.stack import Removed, remove_run_objects, run_ids_present
+    from vnetbench.swarm import each_engine
+    from vnetbench.swarm.stack import remove_node_copies
 
     if not run_id.strip() or any(c in run_id for c in "=,*? "):
         raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
                         "it (`vnetbench clean` lists the runs present).")
     require_engine()
-    if run_id not in run_ids_present():
-        raise UserError(f"There is no run '{run_id}' on this engine (runs present: "
-                        f"{', '.join(run_ids_present()) or 'none'}).")
-    removed = remove_run_objects(run_id)
-    rules = remove_fabric_rules(run_id)
+    present: list[str] = []
+    removed, rules = Removed(), 0
+    for swarm in each_engine():  # this machine's, then a known swarm's nodes
+        here = run_ids_present()
+        present += here
+        if run_id in here:
+            removed.add(remove_run_objects(run_id))
+            rules += remove_fabric_rules(run_id) if swarm is None else 0
+            for node in swarm.engines if swarm else []:
+                remove_node_copies(node, run_id)
+    if run_id not in present:
+        raise UserError(f"There is no run '{run_id}' on this engine or a known swarm (runs "
+                        f"present: {', '.join(sorted(set(present))) or 'none'}).")
     forget_up_keys(run_id, out)
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s)")
 
@@ -597,19 +608,26 @@ def clean(
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
     from vnetbench.stack import Removed, orphaned_runs, remove_run_objects, run_owners
+    from vnetbench.swarm import each_engine
+    from vnetbench.swarm.stack import remove_node_copies
 
     require_engine()
-    owners = run_owners()
-    chosen = sorted(owners) if every else orphaned_runs()
-    removed = Removed()
-    for run_id in chosen:
-        done = remove_run_objects(run_id)
-        removed.containers += done.containers
-        removed.networks += done.networks
-        removed.volumes += done.volumes
-    rules = sum(remove_fabric_rules(run_id) for run_id in chosen)
-    if every:
-        rules += remove_fabric_rules(None)
+    removed, rules = Removed(), 0
+    owners: dict[str, str | None] = {}
+    chosen: list[str] = []
+    for swarm in each_engine():  # this machine's, then a known swarm's nodes
+        here = run_owners()
+        owners |= here
+        picked = sorted(here) if every else orphaned_runs()
+        chosen += picked
+        for run_id in picked:
+            removed.add(remove_run_objects(run_id))
+            for node in swarm.engines if swarm else []:
+                remove_node_copies(node, run_id)
+        if swarm is None:
+            rules += sum(remove_fabric_rules(run_id) for run_id in picked)
+            rules += remove_fabric_rules(None) if every else 0
+    chosen = sorted(set(chosen))
     kept = sorted(set(owners) - set(chosen))
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) of "
                       f"{len(chosen)} run(s)" + (f"; kept {len(kept)} run(s) whose owner is "

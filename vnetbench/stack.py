@@ -28,7 +28,6 @@ from vnetbench.engine import (
     ENGINE_CALL_SECONDS,
     Listed,
     bounded_client,
-    docker,
     engines,
     list_containers,
     quick,
@@ -66,6 +65,11 @@ class Removed:
     containers: int = 0
     networks: int = 0
     volumes: int = 0
+
+    def add(self, other: Removed) -> None:
+        self.containers += other.containers
+        self.networks += other.networks
+        self.volumes += other.volumes
 
     def __str__(self) -> str:
         return (
@@ -152,7 +156,8 @@ def start_period_over(container: Listed) -> bool:
 def run_owners() -> dict[str, str | None]:
     """Every run with containers or networks on this engine, and its owner label."""
     found = [container.labels for container in list_containers(run_filter(None))]
-    found += [network.labels or {} for network in quick.network.list(filters=run_filter(None))]
+    found += [network.labels or {} for _, client in engines.listing()
+              for network in client.network.list(filters=run_filter(None))]
     owners: dict[str, str | None] = {}
     for object_labels in found:
         run_id = object_labels.get(labels.RUN)
@@ -169,8 +174,8 @@ def orphaned_runs() -> list[str]:
 def run_ids_present() -> list[str]:
     """Runs that still have containers or networks on this engine."""
     ids = {c.labels.get(labels.RUN, "") for c in list_containers(run_filter(None))}
-    ids |= {(n.labels or {}).get(labels.RUN, "")
-            for n in docker.network.list(filters=run_filter(None))}
+    ids |= {(n.labels or {}).get(labels.RUN, "") for _, client in engines.listing()
+            for n in client.network.list(filters=run_filter(None))}
     return sorted(i for i in ids if i)
 
 

@@ -103,7 +103,8 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
-    topology, images = prepared_for_stack(topology, overlay)
+    topology, images = prepared_for_stack(on_engine(topology), overlay)
+    make = stack_maker(topology)
     run_id, directory = new_run_directory(topology, out_dir)
     for attempt in range(1, BLOCK_ATTEMPTS + 1):
         rendered = render_run(topology, overlay, run_id, claim.block, directory, images,
@@ -111,9 +112,10 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
         record = up_record(rendered, topology, overlay)
         if claim.refused:  # this attempt's run.json says which blocks came before
             record.data["address_blocks_refused"] = [str(b) for b in claim.refused]
-        stack = Stack(rendered)
+        stack = make(rendered, topology)
         try:
             stack.up()
+            record.data["hosts"] = stack.where_record()
             record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
             record.save()
             return rendered

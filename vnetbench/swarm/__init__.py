@@ -17,10 +17,14 @@ machine is measured and taken out of its log times.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 
+from vnetbench.engine import engines
+from vnetbench.errors import UserError
 from vnetbench.render import RenderedRun
 from vnetbench.stack import Stack
+from vnetbench.swarm.cluster import Swarm
 from vnetbench.topology import Topology
 
 StackMaker = Callable[[RenderedRun, Topology], Stack]
@@ -41,6 +45,33 @@ def on_engine(topology: Topology) -> Topology:
 
 def one_engine(rendered: RenderedRun, topology: Topology) -> Stack:
     return Stack(rendered)
+
+
+def known_swarm() -> Swarm | None:
+    """The swarm $VNETBENCH_SWARM names, else the test swarm, if either answers."""
+    from vnetbench.swarm.cluster import MANAGER_VARIABLE, discover
+    from vnetbench.swarm.testbed import test_swarm_manager
+
+    endpoint = os.environ.get(MANAGER_VARIABLE) or test_swarm_manager()
+    if not endpoint:
+        return None
+    try:
+        return discover(endpoint)
+    except UserError:
+        return None
+
+
+def each_engine() -> Iterator[Swarm | None]:
+    """This machine's engine (None), then a known swarm's nodes (every listing and
+    removal covers them while the caller's loop body runs): for clean and down."""
+    yield None
+    swarm = known_swarm()
+    if swarm is not None:
+        engines.use(swarm.engines, {})
+        try:
+            yield swarm
+        finally:
+            engines.forget()
 
 
 def stack_maker(topology: Topology) -> StackMaker:

@@ -22,7 +22,7 @@ from vnetbench.engine import ENGINE_CALL_SECONDS, NodeEngine, bounded_client, en
 from vnetbench.errors import BlockTaken, UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
-from vnetbench.render import RenderedRun
+from vnetbench.render import RenderedRun, project_name
 from vnetbench.stack import Removed, Stack
 from vnetbench.swarm.cluster import Swarm, load_images, node_facts
 from vnetbench.swarm.gatekeepers import (
@@ -165,16 +165,7 @@ class SwarmStack(Stack):
                                 f"tar -x -C {self.node_root}"], archive.getvalue())
 
     def on_node(self, node: NodeEngine, argv: list[str], data: bytes = b"") -> None:
-        """A helper of the tools image with the node's run copies mounted."""
-        label = [f"--label={k}={v}" for k, v in
-                 run_labels(self.run_id, "node-files", node.name).items()]
-        done = subprocess.run(
-            ["docker", "--host", node.endpoint, "run", "--rm", "-i", *label,
-             "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
-            input=data, capture_output=True, timeout=300)
-        if done.returncode != 0:
-            raise UserError(f"Preparing the run's files on swarm node {node.name} failed: "
-                            f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+        on_node(node, self.run_id, argv, data)
 
     def start_keepers(self, nodes: list[NodeEngine]) -> None:
         networks = [overlay_name(self.rendered.project, key) for key in self.spec["networks"]]
@@ -252,11 +243,28 @@ class SwarmStack(Stack):
         try:
             removed = super().down()
             for node in self.swarm.engines:
-                with suppress(UserError, subprocess.TimeoutExpired):
-                    self.on_node(node, ["rm", "-rf", f"{NODE_RUNS}/{self.rendered.project}"])
+                remove_node_copies(node, self.run_id)
             return removed
         finally:
             engines.forget()
+
+
+def on_node(node: NodeEngine, run_id: str, argv: list[str], data: bytes = b"") -> None:
+    """A helper of the tools image with the node's copies of runs mounted."""
+    label = [f"--label={k}={v}" for k, v in run_labels(run_id, "node-files", node.name).items()]
+    done = subprocess.run(
+        ["docker", "--host", node.endpoint, "run", "--rm", "-i", *label,
+         "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
+        input=data, capture_output=True, timeout=300)
+    if done.returncode != 0:
+        raise UserError(f"Preparing the run's files on swarm node {node.name} failed: "
+                        f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+
+
+def remove_node_copies(node: NodeEngine, run_id: str) -> None:
+    """The node's copy of a run's files (configs, keys) goes with the run."""
+    with suppress(UserError, subprocess.TimeoutExpired):
+        on_node(node, run_id, ["rm", "-rf", f"{NODE_RUNS}/{project_name(run_id)}"])
 
 
 def dynamic_range(subnet: IPv4Network) -> IPv4Network:
