@@ -102,3 +102,25 @@ def test_parsed_keeps_raw_and_turns_only_the_parsers_error_into_text() -> None:
 def test_save_raw_creates_the_directory(tmp_path: Path) -> None:
     save_raw(tmp_path / "a" / "b" / "ping-pass1.txt", "text")
     assert (tmp_path / "a" / "b" / "ping-pass1.txt").read_text() == "text"
+
+
+def test_a_stream_that_stalls_while_pings_pass_is_a_failure(data_dir: Path) -> None:
+    """Recorded on a swarm whose WireGuard tunnel MTU did not fit the overlay network:
+    pings (small) answered, the TCP stream (full-size segments) delivered nothing in
+    5 s (iperf3 ended normally). Marked ok, it read as a measured 0 Mbit/s."""
+    from vnetbench.measure.iperf import parse_iperf_json
+    from vnetbench.measure.ping import parse_ping
+    from vnetbench.outcome import State
+    from vnetbench.scenarios.throughput import path_status, stall_floor_mbit
+    from vnetbench.topology import parse_topology
+
+    stalled = parse_iperf_json((data_dir / "iperf3-stalled-mtu.json").read_text())
+    ping = parse_ping((data_dir / "ping-over-stalled-mtu.txt").read_text())
+    state, status = path_status(stalled, None, ping, None)
+    assert state is State.FAILED
+    assert "stalled" in status and f"{ping.received} of {ping.transmitted}" in status
+    healthy = parse_iperf_json((data_dir / "iperf3-tcp-2s.json").read_text())
+    assert path_status(healthy, None, ping, None) == (State.OK, "ok")
+    slow = parse_topology({"name": "t", "switches": 2, "agents": 2,
+                           "links": {"backbone": {"rate": "100kbit"}}}, "t.yml")
+    assert stall_floor_mbit(slow) == pytest.approx(0.01)  # a tenth of a slow link's rate

@@ -139,7 +139,8 @@ class Throughput(Scenario):
             summary = {"udp_mbit": udp.receiver_mbit,
                        "udp_loss": udp_metrics(udp)["udp_loss"][0],
                        **{k: v for k, v in summary.items() if not k.startswith(("tcp", "ret"))}}
-        state, status = path_status(tcp or udp, tcp_error, ping, ping_error)
+        state, status = path_status(tcp or udp, tcp_error, ping, ping_error,
+                                    stall_floor_mbit(context.topology))
         notes = []
         if state is State.DEAD:
             logs = context.last_log_lines()
@@ -353,11 +354,25 @@ def ping_metrics(ping: PingResult | None) -> Metrics:
     }
 
 
+STALL_FLOOR_MBIT = 0.1  # a TCP stream below this, with pings answered, has stalled
+
+
+def stall_floor_mbit(topology: Topology) -> float:
+    """The rate below which a TCP stream counts as stalled: 0.1 Mbit/s, or a tenth of
+    the slowest declared link rate when that is lower."""
+    rates = [p.rate for p in (topology.links.site, topology.links.backbone,
+                              *(a.link for a in topology.agents if a.link)) if p and p.rate]
+    return min([STALL_FLOOR_MBIT, *(rate / 1e6 / 10 for rate in rates)])
+
+
 def path_status(
     tcp: IperfResult | UdpResult | None, tcp_error: str | None, ping: PingResult | None,
-    ping_error: str | None,
+    ping_error: str | None, floor_mbit: float = STALL_FLOOR_MBIT,
 ) -> tuple[State, str]:
-    """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...")."""
+    """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...").
+    A TCP stream that moves (almost) nothing while pings are answered is FAILED:
+    small packets pass and full-size ones are lost (e.g. a tunnel MTU its path cannot
+    carry), which a figure of 0 Mbit/s marked ok would hide."""
     answered = ping.received if ping else 0
     sent = ping.transmitted if ping else 0
     if tcp is None and answered == 0:
@@ -368,4 +383,8 @@ def path_status(
         problems.append(f"the stream failed: {tcp_error}")
     if ping is None:
         problems.append(f"ping failed: {ping_error}")
+    if isinstance(tcp, IperfResult) and answered and tcp.receiver_mbit < floor_mbit:
+        problems.append(f"the TCP stream stalled ({tcp.receiver_mbit:.3f} Mbit/s) while "
+                        f"{answered} of {sent} pings were answered: full-size packets are "
+                        "lost on the path (a tunnel MTU larger than its links carry?)")
     return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")
