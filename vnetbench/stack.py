@@ -306,6 +306,10 @@ class Stack:
         """Result columns saying where the roles ran (none on one engine)."""
         return {}
 
+    def file_changed(self, path: Path) -> None:
+        """A file of the stack's directory was rewritten in place while it runs (the
+        containers see it through their bind mounts; a swarm copies it to each node)."""
+
     def where_record(self) -> dict[str, object]:
         """run.json's record of the hosts that ran the stack (none on one engine)."""
         return {}

@@ -215,6 +215,13 @@ class SwarmStack(Stack):
              f"({', '.join(failed)}); the run goes on and the scenarios report what they "
              "cannot measure[/]")
 
+    def file_changed(self, path: Path) -> None:
+        """Each node's copy rewritten in place (`cat >`: same inode, which a bind
+        mount of the file itself follows)."""
+        target = f"{self.node_root}/{path.relative_to(self.rendered.directory)}"
+        for node in self.placed:
+            self.on_node(self.node(node), ["sh", "-c", 'cat > "$0"', target], path.read_bytes())
+
     # -- the gate, on every node --------------------------------------------------
     def write_start(self, number: int) -> None:
         for keeper in self.keepers:

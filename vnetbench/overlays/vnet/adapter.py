@@ -21,7 +21,7 @@ from pydantic import Field
 
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
-from vnetbench.engine import docker
+from vnetbench.engine import engines
 from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
@@ -322,11 +322,13 @@ class Vnet(Overlay):
         config = stack.rendered.directory / FILES_DIR / Path(profile.config.path).name
         text = machines_config(profile, machines)
         rewrite_in_place(config, text)  # the bind mount follows the inode
+        stack.file_changed(config)  # a swarm: each node's copy too
         self.signal_and_wait(stack, holder, str(reload.get("signal")), topology)  # load it
         extra = profile.config.rule_line.format(source=machine_name(0),
                                                 destination=machine_name(machines // 2))
         with config.open("a") as handle:
             handle.write(extra + "\n")
+        stack.file_changed(config)
         seconds, confirmed = self.signal_and_wait(stack, holder, str(reload.get("signal")),
                                                   topology)
         final = config.read_text()
@@ -342,7 +344,7 @@ class Vnet(Overlay):
                         topology: Topology) -> tuple[float | None, int]:
         """Send the reload signal; seconds until every switch logged a confirmation."""
         since = time.time()
-        docker.kill(holder, signal=signal.Signals[signal_name].name)
+        engines.client_for(holder).kill(holder, signal=signal.Signals[signal_name].name)
         deadline = since + RECONFIGURE_WAIT_SECONDS
         confirmed_count = 0
         while time.time() < deadline:
