@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import errno
 import functools
-from collections.abc import Callable, Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from python_on_whales.exceptions import DockerException
@@ -314,6 +314,23 @@ def methods() -> None:
                           f"Steps: {steps}.", soft_wrap=True)
 
 
+@contextmanager
+def on_recorded_swarm(record: Mapping[str, Any]) -> Iterator[None]:
+    """A run `up` left on a swarm (run.json `hosts`): its nodes' engines meanwhile."""
+    from vnetbench.engine import engines
+    from vnetbench.swarm.cluster import discover
+
+    manager = (record.get("hosts") or {}).get("manager")
+    if not manager:
+        yield
+        return
+    engines.use(discover(manager).engines, {})
+    try:
+        yield
+    finally:
+        engines.forget()
+
+
 def with_engine(topology: Topology, engine: str | None) -> Topology:
     """The topology on the engine `--engine` names."""
     if engine is None:
@@ -420,7 +437,8 @@ def shape(
         topology = with_link_setting(topology, assignment, assignment.values[0])
     check_shaping(topology)
     require_engine()
-    applied = shape_run(run_id, topology)
+    with on_recorded_swarm(record):
+        applied = shape_run(run_id, topology)
     record["topology"] = topology.model_dump(mode="json")
     record.setdefault("links", {})["applied"] = {"shape": applied}
     save_header(run_dir, record)
@@ -532,6 +550,7 @@ def down(
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
+    from vnetbench.rundir import read_header
     from vnetbench.stack import Removed, remove_run_objects, run_ids_present
     from vnetbench.swarm import each_engine
     from vnetbench.swarm.stack import remove_node_copies
@@ -542,7 +561,11 @@ def down(
     require_engine()
     present: list[str] = []
     removed, rules = Removed(), 0
-    for swarm in each_engine():  # this machine's, then a known swarm's nodes
+    record = {}
+    with suppress(UserError):
+        record = read_header(out_directory(out, check=False) / run_id)
+    manager = (record.get("hosts") or {}).get("manager")
+    for swarm in each_engine(manager):  # this machine's, then the run's or a known swarm
         here = run_ids_present()
         present += here
         if run_id in here:

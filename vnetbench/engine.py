@@ -79,7 +79,14 @@ class Engines:
         return node.client if bounded else node.quick
 
     def client_for(self, container: str) -> DockerClient:
-        """The client of the engine that hosts this container (by name)."""
+        """The client of the engine that hosts this container (by name); one not placed
+        by its stack (a helper, a run brought up by another process) is looked for on
+        every node once."""
+        if self.nodes and container not in self.placed:
+            for where, client in self.listing():
+                if list_containers([("name", f"^{container}$")], client):
+                    self.placed[container] = where
+                    break
         return self.client_at(self.placed.get(container, ""))
 
 

@@ -89,25 +89,42 @@ def remove_run_objects(run_id: str | None) -> Removed:
     everything else has nothing to flush and is killed and removed in one call;
     a network's stale endpoints are disconnected before it is removed."""
     removed = Removed()
-    for _where, client in engines.listing():  # a swarm run: every node, manager first
-        containers = list_containers(run_filter(run_id), client)
-        graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
-        if graceful:
-            with suppress(DockerException):
-                client.container.stop(graceful, time=GRACE_SECONDS)
-        if containers:
-            with suppress(DockerException):  # some may be gone already (--rm probes)
-                client.container.remove([c.id for c in containers], force=True, volumes=True)
-            removed.containers += len(containers)
-    for _where, client in reversed(engines.listing()):  # swarm networks: on the manager
-        for network in client.network.list(filters=run_filter(run_id)):
-            removed.networks += remove_network(network.id, client=client)
-        volumes = client.volume.list(filters=run_filter(run_id))
-        if volumes:
-            with suppress(DockerException):
-                client.volume.remove([v.name for v in volumes])
-            removed.volumes += len(volumes)
+    for where, client in engines.listing():  # a swarm run: every node, manager first
+        try:
+            remove_containers(run_id, client, removed)
+        except DockerException as error:  # one node gone must not keep the others
+            note(f"[yellow]{where or 'this engine'}: the run's containers could not be "
+                 f"listed or removed ({error}); 'vnetbench clean' removes them later[/]")
+    for where, client in reversed(engines.listing()):  # swarm networks: on the manager
+        try:
+            remove_networks_and_volumes(run_id, client, removed)
+        except DockerException as error:
+            note(f"[yellow]{where or 'this engine'}: the run's networks or volumes could "
+                 f"not be removed ({error}); 'vnetbench clean' removes them later[/]")
     return removed
+
+
+def remove_containers(run_id: str | None, client: DockerClient, removed: Removed) -> None:
+    containers = list_containers(run_filter(run_id), client)
+    graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
+    if graceful:
+        with suppress(DockerException):
+            client.container.stop(graceful, time=GRACE_SECONDS)
+    if containers:
+        with suppress(DockerException):  # some may be gone already (--rm probes)
+            client.container.remove([c.id for c in containers], force=True, volumes=True)
+        removed.containers += len(containers)
+
+
+def remove_networks_and_volumes(run_id: str | None, client: DockerClient,
+                                removed: Removed) -> None:
+    for network in client.network.list(filters=run_filter(run_id)):
+        removed.networks += remove_network(network.id, client=client)
+    volumes = client.volume.list(filters=run_filter(run_id))
+    if volumes:
+        with suppress(DockerException):
+            client.volume.remove([v.name for v in volumes])
+        removed.volumes += len(volumes)
 
 
 def remove_network(network_id: str, attempts: int = 3, client: DockerClient = quick) -> int:
@@ -272,8 +289,9 @@ class Stack:
 
         def read(container: Listed) -> Source | None:
             client = engines.client_at(container.where)
+            after = self.on_node_clock(since, container.where) if since else None
             try:  # a probe started with --rm may be gone already
-                text = client.container.logs(container.id, timestamps=True, since=since)
+                text = client.container.logs(container.id, timestamps=True, since=after)
             except DockerException:
                 return None
             return Source(container.name, container.labels.get(labels.ROLE, ""),
@@ -291,7 +309,8 @@ class Stack:
         `docker compose logs --follow` (a wait that polls it makes no engine call per
         container)."""
         containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
-        stream = LogStream(self.rendered.project, containers, since, self.on_manager_clock)
+        stream = LogStream(self.rendered.project, containers, since, self.on_manager_clock,
+                           self.on_node_clock)
         try:
             yield stream
         finally:
@@ -301,6 +320,11 @@ class Stack:
         """A log read from the engine at `where`, its times on this machine's clock
         (one engine: as it is; a swarm: corrected by the node's measured offset)."""
         return text
+
+    def on_node_clock(self, moment: datetime, where: str) -> datetime:
+        """A time of this machine's clock as the engine at `where` reads it (for its
+        `--since`)."""
+        return moment
 
     def placement_settings(self) -> dict[str, str]:
         """Result columns saying where the roles ran (none on one engine)."""
@@ -434,17 +458,19 @@ class LogStream:
 
     def __init__(self, project: str, containers: list[Listed],
                  since: datetime | None = None,
-                 clock: Callable[[str, str], str] = lambda text, where: text) -> None:
+                 clock: Callable[[str, str], str] = lambda text, where: text,
+                 node_clock: Callable[[datetime, str], datetime] = lambda at, where: at,
+                 ) -> None:
         self.containers = containers
         self.clock = clock
         self.lines: dict[str, list[str]] = {c.name: [] for c in containers}
         prefix = f"{project}-"
-        after = ["--since", since.isoformat()] if since else []
         self.processes: list[subprocess.Popen[str]] = []
         self.readers: list[threading.Thread] = []
         for where in dict.fromkeys(c.where for c in containers):  # one per engine
             services = [c.name.removeprefix(prefix) for c in containers if c.where == where]
             host = ["--host", engines.nodes[where].endpoint] if where else []
+            after = ["--since", node_clock(since, where).isoformat()] if since else []
             process = subprocess.Popen(
                 ["docker", *host, "compose", "-p", project, "logs", "--follow",
                  "--timestamps", "--no-color", *after, *services], stdout=subprocess.PIPE,

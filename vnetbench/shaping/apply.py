@@ -40,7 +40,7 @@ from vnetbench.topology import LinkProfile, Topology
 from vnetbench.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
-UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE}
+UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}
 APPLY_TIMEOUT_SECONDS = 30.0
 
 

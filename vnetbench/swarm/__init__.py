@@ -47,12 +47,13 @@ def one_engine(rendered: RenderedRun, topology: Topology) -> Stack:
     return Stack(rendered)
 
 
-def known_swarm() -> Swarm | None:
-    """The swarm $VNETBENCH_SWARM names, else the test swarm, if either answers."""
+def known_swarm(manager: str | None = None) -> Swarm | None:
+    """The swarm of this manager, else the one $VNETBENCH_SWARM names, else the test
+    swarm, if it answers."""
     from vnetbench.swarm.cluster import MANAGER_VARIABLE, discover
     from vnetbench.swarm.testbed import test_swarm_manager
 
-    endpoint = os.environ.get(MANAGER_VARIABLE) or test_swarm_manager()
+    endpoint = manager or os.environ.get(MANAGER_VARIABLE) or test_swarm_manager()
     if not endpoint:
         return None
     try:
@@ -61,11 +62,11 @@ def known_swarm() -> Swarm | None:
         return None
 
 
-def each_engine() -> Iterator[Swarm | None]:
+def each_engine(manager: str | None = None) -> Iterator[Swarm | None]:
     """This machine's engine (None), then a known swarm's nodes (every listing and
     removal covers them while the caller's loop body runs): for clean and down."""
     yield None
-    swarm = known_swarm()
+    swarm = known_swarm(manager)
     if swarm is not None:
         engines.use(swarm.engines, {})
         try:
@@ -80,7 +81,9 @@ def stack_maker(topology: Topology) -> StackMaker:
     if topology.engine != "swarm":
         return one_engine
     from vnetbench.swarm.cluster import discover, manager_endpoint
+    from vnetbench.swarm.placement import site_nodes
     from vnetbench.swarm.stack import SwarmStack
 
     swarm = discover(manager_endpoint(topology))
+    site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
     return lambda rendered, stack_topology: SwarmStack(rendered, stack_topology, swarm)

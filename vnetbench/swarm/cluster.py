@@ -84,6 +84,7 @@ def discover(endpoint: str) -> Swarm:
     client = bounded_client(QUICK_CALL_SECONDS, host=endpoint)
     try:
         listed = client.node.list()
+        contacted = getattr(client.system.info().swarm, "node_id", None)
     except DockerException as error:
         raise UserError(NO_SWARM.format(
             why=f"the manager at {endpoint} refused ({(error.stderr or str(error)).strip()})")
@@ -95,7 +96,7 @@ def discover(endpoint: str) -> Swarm:
         hostname = str(node.description.hostname)
         manager = node.manager_status is not None and node.manager_status.leader is True
         node_endpoint = (node.spec.labels or {}).get(ENDPOINT_LABEL) or (
-            endpoint if manager else None)
+            endpoint if node.id == contacted else None)  # the manager asked
         if node_endpoint is None:
             missing.append(hostname)
             continue
@@ -111,7 +112,13 @@ def discover(endpoint: str) -> Swarm:
 
 def node_facts(node: NodeEngine) -> dict[str, Any]:
     """run.json's record of a node: engine version, kernel, cores."""
-    info = node.quick.system.info()
+    try:
+        info = node.quick.system.info()
+    except DockerException as error:
+        raise UserError(f"Swarm node {node.name} does not answer at {node.endpoint} "
+                        f"({(error.stderr or str(error)).strip()[-300:]}). Fix its endpoint "
+                        f"label {ENDPOINT_LABEL} or its engine, or drain it, and run again."
+                        ) from None
     return {"endpoint": node.endpoint, "engine": info.server_version,
             "kernel": info.kernel_version, "cores": info.n_cpu,
             "memory_gib": round((info.mem_total or 0) / 2**30, 1)}
@@ -137,14 +144,22 @@ def load_images(nodes: list[NodeEngine], images: list[str]) -> list[str]:
         stale = [image for image in images if there[image] != local[image]]
         if stale:
             save = subprocess.Popen(["docker", "save", *stale], stdout=subprocess.PIPE)
-            loaded = subprocess.run(["docker", "--host", node.endpoint, "load", "-q"],
-                                    stdin=save.stdout, capture_output=True, text=True,
-                                    timeout=IMAGE_LOAD_SECONDS)
-            save.wait()
-            if loaded.returncode != 0 or save.returncode != 0:
+            load = subprocess.Popen(["docker", "--host", node.endpoint, "load", "-q"],
+                                    stdin=save.stdout, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+            assert save.stdout is not None
+            save.stdout.close()  # only `load` reads it: if load dies, save ends too
+            try:
+                _, errors = load.communicate(timeout=IMAGE_LOAD_SECONDS)
+                save.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                load.kill()
+                save.kill()
+                errors = f"no end within {IMAGE_LOAD_SECONDS} s."
+            if load.returncode != 0 or save.returncode != 0:
                 raise UserError(f"Loading {', '.join(stale)} onto swarm node {node.name} "
-                                f"failed: {loaded.stderr.strip()[-400:]} Check that the "
-                                "node's engine answers at its endpoint and has disk space.")
+                                f"failed: {errors.strip()[-400:]} Check that the node's "
+                                "engine answers at its endpoint and has disk space.")
         return [f"{image} -> {node.name}" for image in stale]
 
     with waiting(f"images onto {len(nodes)} swarm node(s)"), ThreadPoolExecutor() as pool:

@@ -9,6 +9,7 @@ start on the path) and a clock reading is one line each way.
 
 from __future__ import annotations
 
+import select
 import subprocess
 import time
 from dataclasses import dataclass
@@ -22,15 +23,17 @@ from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 
 KEEPER_ROLE = "gatekeeper"
+ANSWER_SECONDS = 30.0  # a release holds the pipe open for 1 s; anything else is a line
 CLOCK_SAMPLES = 9
 
 PROTOCOL = r"""
-mkdir -p "$1/marks" && cd "$1"
+mkdir -p "$1/marks" && cd "$1" || { echo "error: no gate directory $1"; exit 1; }
 echo ready
 while read -r command argument; do
   case "$command" in
     clock) date +%s.%N ;;
-    start) printf '%s\n' "$argument" > .start && chmod 644 .start && mv .start start && echo ok ;;
+    start) { printf '%s\n' "$argument" > .start && chmod 644 .start && mv .start start \
+             && echo ok; } || echo "error: start not written" ;;
     marks) echo $(ls marks) ;;
     release) exec 3<>release; sleep "$argument"; exec 3>&-; echo released ;;
     *) echo "unknown $command" ;;
@@ -78,18 +81,30 @@ class Gatekeeper:
             ["docker", "--host", self.node.endpoint, "exec", "-i", self.name, "sh", "-c",
              PROTOCOL, "keeper", self.gate_dir],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.answer()
+        ready = self.answer()
+        if ready != "ready":
+            raise UserError(f"The gatekeeper on swarm node {self.node.name} did not start: "
+                            f"{ready}")
 
     def send(self, line: str) -> None:
         assert self.session is not None and self.session.stdin is not None
-        self.session.stdin.write(line + "\n")
-        self.session.stdin.flush()
+        try:
+            self.session.stdin.write(line + "\n")
+            self.session.stdin.flush()
+        except OSError:
+            raise UserError(f"The gatekeeper session to swarm node {self.node.name} ended; "
+                            f"check that its engine answers at {self.node.endpoint}.") from None
 
-    def answer(self) -> str:
+    def answer(self, timeout_s: float = ANSWER_SECONDS) -> str:
+        """The keeper's next line, within a bound (a stalled endpoint ends the run)."""
         assert self.session is not None and self.session.stdout is not None
-        line = self.session.stdout.readline()
-        if not line:
-            raise UserError(f"The gatekeeper session to swarm node {self.node.name} ended.")
+        ready, _, _ = select.select([self.session.stdout], [], [], timeout_s)
+        line = self.session.stdout.readline() if ready else ""
+        if not line or line.startswith("error"):
+            raise UserError(f"The gatekeeper on swarm node {self.node.name} "
+                            f"{'said: ' + line.strip() if line else 'did not answer'} "
+                            f"(within {timeout_s:.0f} s); check that its engine answers at "
+                            f"{self.node.endpoint}.")
         return line.strip()
 
     def ask(self, line: str) -> str:

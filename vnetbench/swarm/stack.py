@@ -8,7 +8,6 @@ import subprocess
 import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from ipaddress import IPv4Network
 from pathlib import Path
@@ -43,6 +42,8 @@ from vnetbench.swarm.placement import (
 from vnetbench.topology import Topology
 from vnetbench.ui import note, waiting
 
+NODE_FILES_SECONDS = 300
+FILE_MAKER_ROLES = {"ca"}  # services that write files others of the stack read (Nebula's CA)
 VXLAN_BYTES = 50  # outer Ethernet, IP, UDP and VXLAN headers
 NODE_RUNS = "/var/lib/vnetbench/runs"  # each node's copies of the run's stack directories
 COPIED_DIRS = ("logs", "raw")  # not needed on the nodes
@@ -126,6 +127,22 @@ class SwarmStack(Stack):
                 errors = [error for job in jobs if (error := job.result())]
             if errors:
                 self.after_failed_up(errors, timeout_seconds)
+            self.share_made_files(wave)
+
+    def share_made_files(self, wave: list[str]) -> None:
+        """Files a service of this wave wrote into its node's copy of the run (Nebula's
+        CA: certificates the later waves read) go to every other node's copy."""
+        for maker, services in self.placed.items():
+            written = [path for name in services if name in wave
+                       and self.spec["services"][name].get("labels", {}).get(labels.ROLE)
+                       in FILE_MAKER_ROLES for path in writable_mounts(self.spec["services"][name])]
+            if not written:
+                continue
+            archive = self.on_node(self.node(maker), ["tar", "-c", "-C", self.node_root,
+                                                      *written])
+            for node in self.placed:
+                if node != maker:
+                    self.on_node(self.node(node), ["tar", "-x", "-C", self.node_root], archive)
 
     def images(self) -> list[str]:
         used = {str(s["image"]) for s in self.spec["services"].values() if "image" in s}
@@ -140,12 +157,16 @@ class SwarmStack(Stack):
                        ] if mtu else []
             tags = [f"--label={k}={v}" for k, v in (network.get("labels") or {}).items()]
             subnet = IPv4Network(network["ipam"]["config"][0]["subnet"])
-            made = subprocess.run(
-                ["docker", "--host", self.swarm.manager_endpoint, "network", "create",
-                 "--driver=overlay", "--attachable", "--internal", f"--subnet={subnet}",
-                 f"--ip-range={dynamic_range(subnet)}", *options, *tags,
-                 overlay_name(self.rendered.project, key)],
-                capture_output=True, text=True, timeout=120)
+            try:
+                made = subprocess.run(
+                    ["docker", "--host", self.swarm.manager_endpoint, "network", "create",
+                     "--driver=overlay", "--attachable", "--internal", f"--subnet={subnet}",
+                     f"--ip-range={dynamic_range(subnet)}", *options, *tags,
+                     overlay_name(self.rendered.project, key)],
+                    capture_output=True, text=True, timeout=120)
+            except subprocess.TimeoutExpired:
+                raise UserError(f"The swarm manager at {self.swarm.manager_endpoint} did not "
+                                "create the run's overlay network within 120 s.") from None
             if made.returncode != 0:
                 refused = made.stderr.strip()
                 if "overlap" in refused.lower():
@@ -164,8 +185,8 @@ class SwarmStack(Stack):
             self.on_node(node, ["sh", "-c", f"mkdir -p {self.node_root} && "
                                 f"tar -x -C {self.node_root}"], archive.getvalue())
 
-    def on_node(self, node: NodeEngine, argv: list[str], data: bytes = b"") -> None:
-        on_node(node, self.run_id, argv, data)
+    def on_node(self, node: NodeEngine, argv: list[str], data: bytes = b"") -> bytes:
+        return on_node(node, self.run_id, argv, data)
 
     def start_keepers(self, nodes: list[NodeEngine]) -> None:
         networks = [overlay_name(self.rendered.project, key) for key in self.spec["networks"]]
@@ -174,6 +195,7 @@ class SwarmStack(Stack):
                                 self.container(f"gatekeeper-{node.name}"),
                                 f"{self.node_root}/{gate.GATE_DIR}")
             self.keepers.append(keeper)
+            engines.placed[keeper.name] = node.name
             keeper.start(networks, self.node_root)
             self.offsets[node.name] = keeper.clock()
 
@@ -241,13 +263,17 @@ class SwarmStack(Stack):
             return text
         return corrected_times(text, offset.correction_s)
 
+    def on_node_clock(self, moment: datetime, where: str) -> datetime:
+        offset = self.offsets.get(where)
+        return moment + timedelta(seconds=offset.correction_s) if offset else moment
+
     # -- teardown -------------------------------------------------------------------
     def down(self) -> Removed:
         """Every node: the run's containers, networks and volumes by label, and the
         node's copy of the run's files; then the engines are this machine's again."""
-        for keeper in self.keepers:
-            keeper.close()
         try:
+            for keeper in self.keepers:
+                keeper.close()
             removed = super().down()
             for node in self.swarm.engines:
                 remove_node_copies(node, self.run_id)
@@ -256,22 +282,41 @@ class SwarmStack(Stack):
             engines.forget()
 
 
-def on_node(node: NodeEngine, run_id: str, argv: list[str], data: bytes = b"") -> None:
+def on_node(node: NodeEngine, run_id: str, argv: list[str], data: bytes = b"") -> bytes:
     """A helper of the tools image with the node's copies of runs mounted."""
     label = [f"--label={k}={v}" for k, v in run_labels(run_id, "node-files", node.name).items()]
-    done = subprocess.run(
-        ["docker", "--host", node.endpoint, "run", "--rm", "-i", *label,
-         "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
-        input=data, capture_output=True, timeout=300)
+    try:
+        done = subprocess.run(
+            ["docker", "--host", node.endpoint, "run", "--rm", "-i", "--pull=never", *label,
+             "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
+            input=data, capture_output=True, timeout=NODE_FILES_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"The run's files on swarm node {node.name} were not written or "
+                        f"read within {NODE_FILES_SECONDS} s: check that its engine answers "
+                        f"at {node.endpoint}.") from None
     if done.returncode != 0:
-        raise UserError(f"Preparing the run's files on swarm node {node.name} failed: "
-                        f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+        raise UserError(f"The run's files on swarm node {node.name} could not be written or "
+                        f"read: {done.stderr.decode(errors='replace').strip()[-400:]}")
+    return done.stdout
 
 
 def remove_node_copies(node: NodeEngine, run_id: str) -> None:
-    """The node's copy of a run's files (configs, keys) goes with the run."""
-    with suppress(UserError, subprocess.TimeoutExpired):
+    """The node's copy of a run's files (configs, keys) goes with the run; if it
+    cannot, the user is told where it stays."""
+    try:
         on_node(node, run_id, ["rm", "-rf", f"{NODE_RUNS}/{project_name(run_id)}"])
+    except UserError as error:
+        note(f"[yellow]{error} Remove {NODE_RUNS}/{project_name(run_id)} on that node by "
+             "hand: it may hold the run's private keys.[/]")
+
+
+def writable_mounts(service: dict[str, Any]) -> list[str]:
+    """The run-directory paths (relative) a service mounts writable."""
+    found = []
+    for volume in service.get("volumes", []):
+        if isinstance(volume, str) and volume.startswith("./") and not volume.endswith(":ro"):
+            found.append(volume.split(":")[0].removeprefix("./"))
+    return found
 
 
 def dynamic_range(subnet: IPv4Network) -> IPv4Network:
