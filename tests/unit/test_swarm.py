@@ -170,3 +170,20 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
     assert not waiter.is_alive()
     keeper.stdin.close()
     assert keeper.wait(timeout=5) == 0
+
+
+def test_files_a_ca_writes_are_known_so_other_nodes_get_them() -> None:
+    """Nebula's CA runs on one node and writes every hub's and agent's certificates
+    into the run directory there: the swarm copies those mounts to the other nodes."""
+    from vnetbench.swarm.stack import FILE_MAKER_ROLES, writable_mounts
+
+    top = topology(overlay="nebula")
+    compose = rendered(top)
+    makers = [name for name, service in compose["services"].items()
+              if service["labels"]["vnetbench.role"] in FILE_MAKER_ROLES]
+    assert makers, "Nebula's CA is a service of the stack"
+    for name in makers:
+        assert writable_mounts(compose["services"][name]) == ["nebula"]
+    readers = [s for s in compose["services"].values() if s["labels"]["vnetbench.role"]
+               in ("switch", "agent")]
+    assert all(not writable_mounts(s) for s in readers)  # they mount theirs read-only
