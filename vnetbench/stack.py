@@ -204,6 +204,7 @@ class Stack:
         self.saved_logs: list[Source] = []
         self.gate_releases = 0  # starts of a gated stack's programs released so far
         self.release_overhead_s = 0.0  # join's testbed time: restarts, quiet-host waits
+        self.release_skew_ms: float | None = None  # several hosts: last release's skew
         self.compose = bounded_client(
             ENGINE_CALL_SECONDS, compose_files=[rendered.compose_file],
             compose_project_name=rendered.project,

@@ -5,6 +5,7 @@ with the host's sh)."""
 import os
 import subprocess
 import threading
+import time
 from ipaddress import IPv4Network
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
 from vnetbench.report.tables import comparison_table
 from vnetbench.swarm import SEGMENT_MTU, on_engine
-from vnetbench.swarm.gatekeepers import PROTOCOL, ClockOffset
+from vnetbench.swarm.gatekeepers import PROTOCOL, RELEASE_AT, ClockOffset
 from vnetbench.swarm.placement import node_share, placed_services, site_nodes, waves
 from vnetbench.swarm.stack import corrected_times, dynamic_range
 from vnetbench.topology import Topology, parse_topology
@@ -149,7 +150,7 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
     gate_dir = tmp_path / "gate"
     keeper = subprocess.Popen(["sh", "-c", PROTOCOL, "keeper", str(gate_dir)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              bufsize=1)
+                              bufsize=1, env={**os.environ, "RELEASE_AT": RELEASE_AT})
     assert keeper.stdin and keeper.stdout
     assert keeper.stdout.readline().strip() == "ready"
 
@@ -163,11 +164,21 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
     (gate_dir / "marks" / "agent1.waiting.3").touch()
     assert ask("marks") == "agent1.waiting.3"
     os.mkfifo(gate_dir / "release")
-    waiter = threading.Thread(target=lambda: (gate_dir / "release").read_text())
-    waiter.start()  # blocks in open() until the keeper opens the pipe
-    assert ask("release 0.1") == "released"
+    opened: list[float] = []
+
+    def wait_at_gate() -> None:
+        with (gate_dir / "release").open() as pipe:  # blocks until the keeper opens it
+            opened.append(time.time())
+            pipe.read()
+
+    waiter = threading.Thread(target=wait_at_gate)
+    waiter.start()
+    at = time.time() + 0.3
+    answer = ask(f"release_at {at:.6f} 0.1").split()
+    assert answer[0] == "released" and at <= float(answer[1]) < at + 0.2
     waiter.join(timeout=5)
     assert not waiter.is_alive()
+    assert at <= opened[0] < at + 0.2  # not before the instant told; python starts first
     keeper.stdin.close()
     assert keeper.wait(timeout=5) == 0
 
@@ -187,3 +198,4 @@ def test_files_a_ca_writes_are_known_so_other_nodes_get_them() -> None:
     readers = [s for s in compose["services"].values() if s["labels"]["vnetbench.role"]
                in ("switch", "agent")]
     assert all(not writable_mounts(s) for s in readers)  # they mount theirs read-only
+

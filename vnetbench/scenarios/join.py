@@ -68,6 +68,7 @@ class JoinOutcome:
     settle_s: float  # waiting for a quiet host before the release
     quiet: bool = True  # False: the host stayed busy, the gate opened at the bound
     restarted: Restarted | None = None  # programs started again in place before this pass
+    node_skew_ms: float | None = None  # several hosts: the hosts' gates opened, first to last
 
     @property
     def seconds(self) -> float | None:
@@ -112,6 +113,8 @@ class Join(Scenario):
         Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
         Metric("joined", "count", Better.HIGHER, "Machines joined"),
         Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread"),
+        Metric("gate_node_skew_ms", "ms", Better.LOWER,
+               label="Start gate: the hosts' gates opened, first to last"),
         Metric("machines", "count"),
         Metric("not_joined", "count", Better.LOWER),
         Metric("gate_never_released", "count", Better.LOWER),
@@ -174,7 +177,8 @@ class Join(Scenario):
             released_first=spread.first, released_last=spread.last,
             gate_waiting=spread.waiting,
             reasons=failure_reasons(agents, missing),
-            settle_s=opened.settle_s, quiet=opened.quiet, restarted=restarted)
+            settle_s=opened.settle_s, quiet=opened.quiet, restarted=restarted,
+            node_skew_ms=stack.release_skew_ms)
 
     @staticmethod
     def restart(context: ScenarioContext, pass_no: int) -> Restarted:
@@ -220,6 +224,8 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         "not_joined": (outcome.total - joined, "count"),
         "gate_spread_ms": (spread_ms, "ms"),
         "gate_never_released": (outcome.gate_waiting, "count"),
+        **({"gate_node_skew_ms": (outcome.node_skew_ms, "ms")}
+           if outcome.node_skew_ms is not None else {}),
         "settle_seconds": (outcome.settle_s, "s"),
     }
     for switch, count in sorted(outcome.switches.items()):

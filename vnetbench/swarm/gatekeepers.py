@@ -23,19 +23,34 @@ from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 
 KEEPER_ROLE = "gatekeeper"
+# The keeper idles but for an instant: at a release it must not queue behind the
+# containers another node's keeper has just woken (on shared cores they delayed it
+# by up to 66 ms); its cgroup outweighs theirs (1024 each) at that instant.
+KEEPER_CPU_SHARES = 262144
 ANSWER_SECONDS = 30.0  # a release holds the pipe open for 1 s; anything else is a line
 CLOCK_SAMPLES = 9
 
+# Sleep until an instant of this node's clock, then open the pipe (waking every
+# container waiting at the gate), hold it open, close it.
+RELEASE_AT = (
+    "import os, sys, time\n"
+    "at, hold = float(sys.argv[1]), float(sys.argv[2])\n"
+    "time.sleep(max(0.0, at - time.time()))\n"
+    "fd = os.open('release', os.O_RDWR | os.O_NONBLOCK)\n"
+    "print('released %.6f' % time.time(), flush=True)\n"
+    "time.sleep(hold)\n"
+    "os.close(fd)\n")
 PROTOCOL = r"""
 mkdir -p "$1/marks" && cd "$1" || { echo "error: no gate directory $1"; exit 1; }
 echo ready
-while read -r command argument; do
+while read -r command argument hold; do
   case "$command" in
     clock) date +%s.%N ;;
     start) { printf '%s\n' "$argument" > .start && chmod 644 .start && mv .start start \
              && echo ok; } || echo "error: start not written" ;;
     marks) echo $(ls marks) ;;
-    release) exec 3<>release; sleep "$argument"; exec 3>&-; echo released ;;
+    release_at) python3 -c "$RELEASE_AT" "$argument" "$hold" \
+                || echo "error: the gate did not open" ;;
     *) echo "unknown $command" ;;
   esac
 done
@@ -71,6 +86,7 @@ class Gatekeeper:
         try:
             client.run(TOOLS_IMAGE, ["sleep", "infinity"], name=self.name, detach=True,
                        init=True, pull="never", volumes=[(mount, mount)], networks=[first],
+                       cpu_shares=KEEPER_CPU_SHARES,
                        labels=run_labels(self.run_id, KEEPER_ROLE, self.node.name))
             for network in others:
                 client.network.connect(network, self.name)
@@ -78,8 +94,9 @@ class Gatekeeper:
             raise UserError(f"The gatekeeper on swarm node {self.node.name} did not start: "
                             f"{(error.stderr or str(error)).strip()[-400:]}") from None
         self.session = subprocess.Popen(
-            ["docker", "--host", self.node.endpoint, "exec", "-i", self.name, "sh", "-c",
-             PROTOCOL, "keeper", self.gate_dir],
+            ["docker", "--host", self.node.endpoint, "exec", "-i", "--env",
+             f"RELEASE_AT={RELEASE_AT}", self.name, "sh", "-c", PROTOCOL, "keeper",
+             self.gate_dir],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         ready = self.answer()
         if ready != "ready":
@@ -141,14 +158,28 @@ class Gatekeeper:
             self.session = None
 
 
-def release_all(keepers: list[Gatekeeper], hold_s: float = gate.HOLD_SECONDS) -> float:
-    """One release line to every keeper, back to back; the time before the first."""
-    released = time.time()
+RELEASE_LEAD_S = 0.3  # time for every keeper to be told the instant, and ready for it
+
+
+def release_all(keepers: list[Gatekeeper], offsets: dict[str, ClockOffset],
+                hold_s: float = gate.HOLD_SECONDS) -> tuple[float, dict[str, float]]:
+    """Every keeper opens its node's gate at one instant, told in advance on each node's
+    own clock: measured on this machine, a release message that the first node's
+    released containers had to compete with for the cores reached the second node up
+    to 430 ms late; a time set beforehand does not wait for a message. The instant
+    (this machine's clock) is returned, with the time each node's gate opened (on this
+    machine's clock too)."""
+    released = time.time() + RELEASE_LEAD_S
     for keeper in keepers:
-        keeper.send(f"release {hold_s}")
+        offset = offsets.get(keeper.node.name)
+        on_node = released + (offset.correction_s if offset else 0.0)
+        keeper.send(f"release_at {on_node:.6f} {hold_s}")
+    opened = {}
     for keeper in keepers:
-        keeper.answer()
-    return released
+        offset = offsets.get(keeper.node.name)
+        there = float(keeper.answer(ANSWER_SECONDS + RELEASE_LEAD_S).split()[-1])
+        opened[keeper.node.name] = there - (offset.correction_s if offset else 0.0)
+    return released, opened
 
 
 def wait_for_marks(keepers: list[Gatekeeper], names: list[str], kind: str, start: int,

@@ -254,7 +254,9 @@ class SwarmStack(Stack):
         return wait_for_marks(self.keepers, names, kind, start, timeout_s)
 
     def release(self) -> float:
-        return release_all(self.keepers)
+        released, opened = release_all(self.keepers, self.offsets)
+        self.release_skew_ms = (max(opened.values()) - min(opened.values())) * 1000
+        return released
 
     # -- logs on this machine's clock --------------------------------------------
     def on_manager_clock(self, text: str, where: str) -> str:
