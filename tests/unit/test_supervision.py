@@ -199,3 +199,28 @@ def test_the_stack_clock_takes_restarts_out_of_the_measurement() -> None:
                                "pass 3": "programs (started again)"}
     clock.marks = [0.0, 10.0]  # failed while measuring: only what was measured
     assert "measure_s" not in clock.record() and clock.record()["bring_up_s"] == 10.0
+
+
+def test_a_restart_waits_for_every_process_of_the_program(tmp_path: Path) -> None:
+    """A program's own daemon (wireguard-go under its shell) still closing after the
+    shell died held its UDP port: the next start failed with 'Address already in use'.
+    The wrapper starts again only once the whole process group is gone."""
+    directory = gate.prepare_gate(tmp_path)
+    gone = tmp_path / "daemon-gone"
+    environment = {**own_state(tmp_path), "VNETBENCH_MARKS": str(directory / "marks" / "hub")}
+    daemon = (f"trap 'sleep 0.4; date +%s.%N > {gone}; exit 0' TERM; "
+              "while :; do sleep 0.05; done")
+    program = f"sh -c \"{daemon}\" & wait"
+    process = subprocess.Popen([str(directory / "vnetbench-entry"), "bash", "-c", program],
+                               env=environment, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(directory / "marks" / "hub.ready.1")
+        gate.write_start(directory, 2)
+        process.send_signal(signal.SIGUSR1)
+        wait_for(directory / "marks" / "hub.ready.2")
+        restarted = (directory / "marks" / "hub.ready.2").stat().st_mtime
+        assert gone.exists(), "started again while the old daemon was still running"
+        assert float(gone.read_text()) <= restarted + 0.01
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=WAIT_S)
