@@ -318,17 +318,15 @@ def methods() -> None:
 def on_recorded_swarm(record: Mapping[str, Any]) -> Iterator[None]:
     """A run `up` left on a swarm (run.json `hosts`): its nodes' engines meanwhile."""
     from vnetbench.engine import engines
+    from vnetbench.swarm import recorded_manager
     from vnetbench.swarm.cluster import discover
 
-    manager = (record.get("hosts") or {}).get("manager")
+    manager = recorded_manager(record)
     if not manager:
         yield
         return
-    engines.use(discover(manager).engines, {})
-    try:
+    with engines.using(discover(manager).engines):
         yield
-    finally:
-        engines.forget()
 
 
 def with_engine(topology: Topology, engine: str | None) -> Topology:
@@ -551,9 +549,8 @@ def down(
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
     from vnetbench.rundir import read_header
-    from vnetbench.stack import Removed, remove_run_objects, run_ids_present
-    from vnetbench.swarm import each_engine
-    from vnetbench.swarm.stack import remove_node_copies
+    from vnetbench.stack import Removed, run_ids_present
+    from vnetbench.swarm import each_engine, recorded_manager, sweep_run
 
     if not run_id.strip() or any(c in run_id for c in "=,*? "):
         raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
@@ -564,15 +561,12 @@ def down(
     record = {}
     with suppress(UserError):
         record = read_header(out_directory(out, check=False) / run_id)
-    manager = (record.get("hosts") or {}).get("manager")
-    for swarm in each_engine(manager):  # this machine's, then the run's or a known swarm
+    for swarm in each_engine(recorded_manager(record)):  # here, then the run's swarm
         here = run_ids_present()
         present += here
         if run_id in here:
-            removed.add(remove_run_objects(run_id))
+            removed.add(sweep_run(run_id, swarm))
             rules += remove_fabric_rules(run_id) if swarm is None else 0
-            for node in swarm.engines if swarm else []:
-                remove_node_copies(node, run_id)
     if run_id not in present:
         raise UserError(f"There is no run '{run_id}' on this engine or a known swarm (runs "
                         f"present: {', '.join(sorted(set(present))) or 'none'}).")
@@ -630,9 +624,8 @@ def clean(
     """Remove the runs whose vnetbench process is gone (--all: every run), nothing else."""
     from vnetbench.engine import require_engine
     from vnetbench.fabric import remove_fabric_rules
-    from vnetbench.stack import Removed, orphaned_runs, remove_run_objects, run_owners
-    from vnetbench.swarm import each_engine
-    from vnetbench.swarm.stack import remove_node_copies
+    from vnetbench.stack import Removed, orphaned_runs, run_owners
+    from vnetbench.swarm import each_engine, sweep_run
 
     require_engine()
     removed, rules = Removed(), 0
@@ -644,9 +637,7 @@ def clean(
         picked = sorted(here) if every else orphaned_runs()
         chosen += picked
         for run_id in picked:
-            removed.add(remove_run_objects(run_id))
-            for node in swarm.engines if swarm else []:
-                remove_node_copies(node, run_id)
+            removed.add(sweep_run(run_id, swarm))
         if swarm is None:
             rules += sum(remove_fabric_rules(run_id) for run_id in picked)
             rules += remove_fabric_rules(None) if every else 0

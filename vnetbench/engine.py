@@ -9,7 +9,8 @@ for the listing and removing that teardown does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from python_on_whales import DockerClient
@@ -65,6 +66,15 @@ class Engines:
 
     def forget(self) -> None:
         self.nodes, self.placed = {}, {}
+
+    @contextmanager
+    def using(self, nodes: Sequence[NodeEngine]) -> Iterator[None]:
+        """These nodes' engines for the `with` block (a command reaching a swarm)."""
+        self.use(nodes, {})
+        try:
+            yield
+        finally:
+            self.forget()
 
     def listing(self) -> list[tuple[str, DockerClient]]:
         """(node name, quick client) of every engine a run spans; '' is the local one."""

@@ -228,18 +228,23 @@ class Stack:
             refused = (error.stderr or str(error)).strip()
             if "pool overlaps" in refused.lower():
                 raise BlockTaken(self.rendered.plan.block, refused.splitlines()[-1]) from None
-            with waiting("some containers are not ready: waiting for the rest to settle"):
-                failed = self.settle(deadline=time.time() + timeout_seconds)
-            if failed is None:
-                raise UserError(
-                    f"The topology did not come up within {timeout_seconds} s: "
-                    f"{(error.stderr or str(error)).strip()[-800:]} "
-                    f"Container logs are kept in {self.rendered.directory / 'logs'}."
-                ) from None
-            reason = (error.stderr or str(error)).strip().splitlines()[-1:]
-            note(f"[yellow]{len(failed)} agent container(s) did not become ready "
-                 f"({', '.join(failed)}; compose said: {' '.join(reason)}); the run goes on "
-                 "and the scenarios report what they cannot measure[/]")
+            self.accept_unready(refused, timeout_seconds)
+
+    def accept_unready(self, refused: str, timeout_seconds: int) -> None:
+        """After compose's wait failed (`refused`: what it said): go on without the
+        agents that never became ready, naming them, or end the run if anything else
+        failed."""
+        with waiting("some containers are not ready: waiting for the rest to settle"):
+            failed = self.settle(deadline=time.time() + timeout_seconds)
+        if failed is None:
+            raise UserError(
+                f"The topology did not come up within {timeout_seconds} s: "
+                f"{refused[-800:]} Container logs are kept in "
+                f"{self.rendered.directory / 'logs'}.")
+        reason = refused.splitlines()[-1:]
+        note(f"[yellow]{len(failed)} agent container(s) did not become ready "
+             f"({', '.join(failed)}; compose said: {' '.join(reason)}); the run goes on "
+             "and the scenarios report what they cannot measure[/]")
 
     def settle(self, deadline: float) -> list[str] | None:
         """After a failed wait: the agents that are not ready, once every container has

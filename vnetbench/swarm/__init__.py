@@ -18,12 +18,13 @@ machine is measured and taken out of its log times.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from vnetbench.engine import engines
 from vnetbench.errors import UserError
 from vnetbench.render import RenderedRun
-from vnetbench.stack import Stack
+from vnetbench.stack import Removed, Stack
 from vnetbench.swarm.cluster import Swarm
 from vnetbench.topology import Topology
 
@@ -68,11 +69,25 @@ def each_engine(manager: str | None = None) -> Iterator[Swarm | None]:
     yield None
     swarm = known_swarm(manager)
     if swarm is not None:
-        engines.use(swarm.engines, {})
-        try:
+        with engines.using(swarm.engines):
             yield swarm
-        finally:
-            engines.forget()
+
+
+def recorded_manager(record: Mapping[str, Any]) -> str | None:
+    """The swarm manager a run directory's run.json names (a topology left `up`)."""
+    return (record.get("hosts") or {}).get("manager")
+
+
+def sweep_run(run_id: str, swarm: Swarm | None) -> Removed:
+    """Everything of a run on the engines in use; on a swarm also each node's copy of
+    the run's files (they may hold its keys)."""
+    from vnetbench.stack import remove_run_objects
+    from vnetbench.swarm.stack import remove_node_copies
+
+    removed = remove_run_objects(run_id)
+    for node in swarm.engines if swarm else []:
+        remove_node_copies(node, run_id)
+    return removed
 
 
 def stack_maker(topology: Topology) -> StackMaker:

@@ -61,8 +61,10 @@ def placed_services(compose: Mapping[str, Any], topology: Topology,
     return {node: services for node, services in placed.items() if services}
 
 
-def node_service_name(name: str, node: str, every_node: bool) -> str:
-    return f"{name}-{node}" if every_node else name
+def node_service_name(name: str, service: Mapping[str, Any], node: str) -> str:
+    """A service's name in a node's share: a helper of every node gets the node's."""
+    every = service.get("labels", {}).get(labels.ROLE) in EVERY_NODE_ROLES
+    return f"{name}-{node}" if every else name
 
 
 def node_share(compose: Mapping[str, Any], services: Sequence[str], node: str,
@@ -74,8 +76,7 @@ def node_share(compose: Mapping[str, Any], services: Sequence[str], node: str,
     used: set[str] = set()
     for name in services:
         service = copy.deepcopy(compose["services"][name])
-        every = service.get("labels", {}).get(labels.ROLE) in EVERY_NODE_ROLES
-        own = node_service_name(name, node, every)
+        own = node_service_name(name, service, node)
         if "container_name" in service:
             service["container_name"] = f"{project}-{own}"
         depends = service.get("depends_on")

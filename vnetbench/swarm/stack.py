@@ -6,7 +6,6 @@ import io
 import re
 import subprocess
 import tarfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from ipaddress import IPv4Network
@@ -31,7 +30,6 @@ from vnetbench.swarm.gatekeepers import (
     wait_for_marks,
 )
 from vnetbench.swarm.placement import (
-    EVERY_NODE_ROLES,
     node_service_name,
     node_share,
     overlay_name,
@@ -70,13 +68,13 @@ class SwarmStack(Stack):
 
     def containers_by_node(self) -> dict[str, str]:
         """Container name -> node, for every service of the run."""
-        placed = {}
-        for node, services in self.placed.items():
-            for name in services:
-                service = self.spec["services"][name]
-                every = service.get("labels", {}).get(labels.ROLE) in EVERY_NODE_ROLES
-                placed[self.container(node_service_name(name, node, every))] = node
-        return placed
+        return {self.container(name): node for node in self.placed
+                for name in self.services_on(node)}
+
+    def services_on(self, node: str, wave: list[str] | None = None) -> list[str]:
+        """The services of a node's share (of one wave), by their names there."""
+        return [node_service_name(name, self.spec["services"][name], node)
+                for name in self.placed[node] if wave is None or name in wave]
 
     def placement_settings(self) -> dict[str, str]:
         """'hosts' column: per node, the sites and other roles it ran."""
@@ -115,18 +113,22 @@ class SwarmStack(Stack):
             self.facts = dict(zip(self.swarm.names, pool.map(
                 node_facts, self.swarm.engines), strict=True))
         load_images(nodes, self.images())
-        self.create_networks()
-        self.copy_run_directory(nodes)
-        self.start_keepers(nodes)
+        with waiting(f"{len(nodes)} swarm node(s): overlay networks, the run's files, "
+                     "gatekeepers and clock offsets"):
+            self.create_networks()
+            self.copy_run_directory(nodes)
+            self.start_keepers(nodes)
         shares = self.write_shares()
-        for wave in waves(self.spec):
+        ordered = waves(self.spec)
+        for number, wave in enumerate(ordered, 1):
             with waiting(f"bringing up {self.rendered.project} on {len(shares)} swarm "
-                         "node(s) (health checks)"), ThreadPoolExecutor() as pool:
+                         f"node(s), wave {number} of {len(ordered)} (health checks)"), \
+                    ThreadPoolExecutor() as pool:
                 jobs = [pool.submit(self.up_on, node, path, wave, timeout_seconds)
                         for node, path in shares.items()]
                 errors = [error for job in jobs if (error := job.result())]
             if errors:
-                self.after_failed_up(errors, timeout_seconds)
+                self.accept_unready(" | ".join(errors), timeout_seconds)
             self.share_made_files(wave)
 
     def share_made_files(self, wave: list[str]) -> None:
@@ -211,9 +213,7 @@ class SwarmStack(Stack):
 
     def up_on(self, node: str, path: Path, wave: list[str], timeout_s: int) -> str | None:
         """One wave of one node's services up and healthy; the error, if any."""
-        share = yaml.safe_load(path.read_text())["services"]
-        services = [s for s in share if s in wave or any(
-            s == node_service_name(w, node, True) for w in wave)]
+        services = self.services_on(node, wave)
         if not services:
             return None
         compose = bounded_client(ENGINE_CALL_SECONDS, host=self.node(node).endpoint,
@@ -224,18 +224,6 @@ class SwarmStack(Stack):
         except DockerException as error:
             return f"{node}: {(error.stderr or str(error)).strip()[-400:]}"
         return None
-
-    def after_failed_up(self, errors: list[str], timeout_s: int) -> None:
-        """As on one engine: agents that never became ready are named and the run goes
-        on; anything else failing ends it."""
-        failed = self.settle(deadline=time.time() + timeout_s)
-        if failed is None:
-            raise UserError(f"The topology did not come up on the swarm within {timeout_s} "
-                            f"s: {' | '.join(errors)} Container logs are kept in "
-                            f"{self.rendered.directory / 'logs'}.")
-        note(f"[yellow]{len(failed)} agent container(s) did not become ready "
-             f"({', '.join(failed)}); the run goes on and the scenarios report what they "
-             "cannot measure[/]")
 
     def file_changed(self, path: Path) -> None:
         """Each node's copy rewritten in place (`cat >`: same inode, which a bind
