@@ -494,30 +494,90 @@ def compare(
     new: Annotated[Path, typer.Argument(help="The results directory to judge.")],
     fail_over: Annotated[str, typer.Option(help="Exit 1 on a regression beyond this.")]
     = "5%",
+    noise: Annotated[Path | None, typer.Option(
+        help="An A/A directory (vnetbench ab with no --b): changes within its noise floor "
+             "are no change. Default: OLD's or NEW's own noise.json, if either has one.")]
+    = None,
+    judge_all: Annotated[bool, typer.Option(
+        "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
+    = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write JSON here.")]
     = None,
 ) -> None:
-    """NEW/OLD per metric with a bootstrap interval over passes, and a verdict."""
+    """NEW/OLD per metric with a bootstrap interval over passes, judged against this
+    machine's noise floor when one is known."""
+    from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import compare_directories, regressions
     from vnetbench.report.tables import markdown
-    from vnetbench.units import parse_percent
 
-    try:
-        threshold = parse_percent(fail_over) / 100
-    except ValueError as error:
-        raise UserError(f"--fail-over {fail_over}: {error}.") from None
-    table = compare_directories(old, new, threshold)
+    threshold = parse_fraction(fail_over, "--fail-over")
+    floor, source = noise_near(noise, [old, new])
+    table = compare_directories(old, new, threshold, floor, judge_all)
     if json_out:
         json_out.write_text(table.to_json(orient="records", indent=2))
     shown = table.assign(**{c: table[c].map(lambda v: f"{v:.3f}")
                             for c in ("ratio", "ci_low", "ci_high")})
-    out_console.print(markdown(shown))
+    out_console.print(markdown(shown.drop(columns=["noise_pct"])))
+    note(f"noise floor: {source}")
     worse = regressions(table)
     if not worse.empty:
         err_console.print(f"{len(worse)} regression(s) beyond {fail_over}: "
                           + ", ".join(f"{r.scenario}/{r.overlay}/{r.metric}"
                                       for r in worse.itertuples()))
         raise typer.Exit(1)
+
+
+@app.command()
+@guarded
+def ab(
+    scenario: Annotated[str, typer.Argument(help="The scenario, e.g. throughput or join.")],
+    a: Annotated[list[str] | None, typer.Option(
+        "--a", help="Arm A's changes to the topology, KEY=VALUE (repeatable); none: the "
+                    "topology as it is.")] = None,
+    b: Annotated[list[str] | None, typer.Option(
+        "--b", help="Arm B's changes, KEY=VALUE (repeatable); none: B is A (an A/A, which "
+                    "measures this machine's noise floor).")] = None,
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    rounds: Annotated[int, typer.Option(
+        help="Rounds; each brings A and B up once, in the order AB, BA, AB, ...")] = 8,
+    passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged).")] = 1,
+    seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
+    min_effect: Annotated[str, typer.Option(
+        help="Smallest change that gets a verdict (a smaller one is 'no change').")] = "5%",
+    judge_all: Annotated[bool, typer.Option(
+        "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
+    = False,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+) -> None:
+    """Measure two variants in one session, their bring-ups interleaved, and judge
+    each metric over the pairs (exit 1 when B is worse on a judged metric)."""
+    from vnetbench.report.ab import verdict_summary
+    from vnetbench.report.tables import markdown
+    from vnetbench.runs.ab import make_arms, run_ab
+    from vnetbench.scenarios import get_scenario
+
+    effect = parse_fraction(min_effect, "--min-effect")
+    overrides = {"seconds": seconds} if seconds is not None else {}
+    arms = make_arms(read_topology(topology_file, overrides), a or [],
+                     b if b is not None else None, passes)
+    directory = run_ab(get_scenario(scenario), arms, rounds, out_directory(out), effect,
+                       judge_all)
+    table, verdict, worse = verdict_summary(directory)
+    out_console.print(markdown(table))
+    out_console.print(verdict, soft_wrap=True)
+    note(f"results: {directory}")
+    if worse:
+        raise typer.Exit(1)
+
+
+def parse_fraction(text: str, option: str) -> float:
+    """'5%' -> 0.05, for an option given in percent."""
+    from vnetbench.units import parse_percent
+
+    try:
+        return parse_percent(text) / 100
+    except ValueError as error:
+        raise UserError(f"{option} {text}: {error}.") from None
 
 
 @app.command()

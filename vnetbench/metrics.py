@@ -4,6 +4,12 @@ and regression verdicts instead of tables kept by hand.
 
 A metric name may hold one `{field}` (`cpu_{role}_percent`, `joined_on_{switch}`):
 it then stands for every name of that shape.
+
+A metric is *judged* (given a better/worse verdict by `compare` and `ab`) when it
+says which way is better and is not declared noisy: counters that move a lot
+between identical runs on a shared machine (retransmits, ping mdev and max, CPU
+shares, the testbed's own gate timings) are shown beside the verdicts, and judged
+only when asked (`--all`).
 """
 
 from __future__ import annotations
@@ -28,12 +34,18 @@ class Metric:
     headline: str | None = None  # the label in headline tables; None: not a headline
     plot: str | None = None  # file stem of its bar chart per overlay (report plots)
     label: str | None = None  # how a method's table names it when it is no headline
+    noisy: bool = False  # shown, not judged, by compare and ab unless asked (--all)
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         parts = re.split(r"\{\w+\}", self.name)
         regex = r"[\w.-]+".join(re.escape(p) for p in parts)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+
+    @property
+    def judged(self) -> bool:
+        """Does a change of it get a verdict (by default)?"""
+        return self.better is not Better.NEITHER and not self.noisy
 
     def matches(self, name: str) -> bool:
         return bool(self.pattern.match(name))
@@ -72,6 +84,10 @@ class Catalogue:
     def better(self, name: str) -> Better:
         metric = self.find(name)
         return metric.better if metric else Better.NEITHER
+
+    def judged(self, name: str) -> bool:
+        metric = self.find(name)
+        return metric.judged if metric else False
 
     def headline(self, name: str) -> str | None:
         metric = self.find(name)

@@ -7,7 +7,7 @@ confidence interval for NEW/OLD without assuming a distribution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
@@ -60,6 +60,7 @@ class Verdict(StrEnum):
     WORSE = "worse"
     NO_CHANGE = "no change"
     UNKNOWN = "no verdict"
+    NOT_JUDGED = "shown, not judged"  # noisy, or neither way is better (metrics.py)
 
 
 @dataclass(frozen=True)
@@ -110,3 +111,142 @@ def compare_samples(old: ArrayLike, new: ArrayLike, better: Better,
     went_up = ratio > 1.0
     verdict = Verdict.BETTER if went_up == (better is Better.HIGHER) else Verdict.WORSE
     return Comparison(ratio, low, high, verdict)
+
+
+# --- A/B over interleaved bring-ups -------------------------------------------------
+#
+# The unit of independence is a bring-up, not a pass: on a shared machine the drift
+# between bring-ups (which core, what else runs, the stack's own start) is larger than
+# the spread between passes of one stack (Kalibera and Jones 2013). `vnetbench ab`
+# pairs the A and B bring-ups of each round, run back to back in the order A B, B A,
+# A B..., so slow drift hits both sides of a pair alike, and judges the pairs' log
+# ratios with the Wilcoxon signed-rank test: exact for small n, no normality assumed,
+# one wild round cannot carry the verdict. The effect is the Hodges-Lehmann estimate
+# (the median of the pairs' Walsh averages) with its distribution-free interval.
+# A difference counts only if the test rejects "no change" at ALPHA *and* the effect
+# is larger than a minimum effect: statistical significance alone flags changes too
+# small to act on, which an A/A test of many metrics would show as false alarms.
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    pairs: int  # rounds with a value on both sides
+    ratio: float  # B/A: exp of the Hodges-Lehmann estimate of the pairs' log ratios
+    low: float  # its distribution-free confidence interval (1 - ALPHA, or wider)
+    high: float
+    p_value: float  # two-sided exact Wilcoxon signed-rank
+    verdict: Verdict
+    reason: str  # why no verdict, or '' (for people)
+
+
+def signed_rank_counts(n: int) -> list[int]:
+    """How many of the 2**n sign patterns give each sum of positive ranks 0..n(n+1)/2:
+    the exact null distribution of Wilcoxon's W+ (no ties)."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for rank in range(1, n + 1):
+        for total in range(len(counts) - 1, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    return counts
+
+
+def signed_rank_p(differences: ArrayLike) -> float:
+    """Two-sided exact p-value of the signed-rank test; zero differences dropped
+    (Wilcoxon's own rule), ties in size get their mean rank."""
+    d = np.asarray(differences, dtype=float)
+    d = d[d != 0]
+    if d.size == 0:
+        return 1.0
+    ranks = _ranks(np.abs(d))
+    positive = float(ranks[d > 0].sum())
+    smaller = min(positive, d.size * (d.size + 1) / 2 - positive)
+    counts = signed_rank_counts(d.size)
+    tail = sum(c for w, c in enumerate(counts) if w <= smaller + 1e-9)
+    return float(min(1.0, 2 * tail / 2 ** int(d.size)))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    order = values.argsort()
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(1, values.size + 1)
+    for value in np.unique(values):  # ties share their mean rank
+        same = values == value
+        ranks[same] = ranks[same].mean()
+    return ranks
+
+
+def hodges_lehmann(differences: ArrayLike) -> tuple[float, float, float]:
+    """The median of the Walsh averages and its interval at 1 - ALPHA: the k-th
+    smallest and largest Walsh averages, k from the exact W+ distribution. With too
+    few pairs for that confidence, the interval is the whole range of the averages."""
+    d = np.asarray(differences, dtype=float)
+    i, j = np.triu_indices(d.size)
+    walsh = np.sort((d[i] + d[j]) / 2)
+    counts = signed_rank_counts(d.size)
+    total = 2 ** d.size
+    below, k = 0, 0
+    for w, count in enumerate(counts):  # largest k with P(W+ <= k - 1) <= ALPHA / 2
+        if (below + count) / total > ALPHA / 2:
+            break
+        below += count
+        k = w + 1
+    k = max(k, 1)
+    return float(np.median(walsh)), float(walsh[k - 1]), float(walsh[-k])
+
+
+MIN_PAIRS = 6  # below this no outcome of the exact test reaches p < ALPHA (2/2**5 > 0.05)
+
+
+def compare_rounds(a: ArrayLike, b: ArrayLike, better: Better,
+                   min_effect: float) -> PairedComparison:
+    """Verdict for one metric from paired rounds (a[i] and b[i] measured back to back).
+
+    Pairs with a missing side are dropped. Values that are all positive are
+    compared as log ratios; otherwise (a counter that can be 0) as differences
+    relative to A's mean. `min_effect` is a fraction (0.05: 5 %).
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    both = ~np.isnan(x) & ~np.isnan(y)
+    x, y = x[both], y[both]
+    nan = float("nan")
+    if x.size == 0:
+        return PairedComparison(0, nan, nan, nan, nan, Verdict.UNKNOWN, "no pair measured")
+    if np.array_equal(x, y):
+        return PairedComparison(int(x.size), 1.0, 1.0, 1.0, 1.0, Verdict.NO_CHANGE, "")
+    logs = bool((x > 0).all() and (y > 0).all())
+    if not logs and x.mean() <= 0:
+        return PairedComparison(int(x.size), nan, nan, nan, nan, Verdict.UNKNOWN,
+                                "A is 0 throughout: no ratio")
+    d = np.log(y) - np.log(x) if logs else (y - x) / x.mean()
+
+    def to_ratio(value: float) -> float:
+        return float(np.exp(value)) if logs else 1.0 + value
+
+    centre, low, high = hodges_lehmann(d)
+    p_value = signed_rank_p(d)
+    ratio = float(to_ratio(centre))
+    result = PairedComparison(int(x.size), ratio, float(to_ratio(low)), float(to_ratio(high)),
+                              p_value, Verdict.NO_CHANGE, "")
+    if x.size < MIN_PAIRS:
+        return replace(result, verdict=Verdict.UNKNOWN,
+                       reason=f"{x.size} pairs: a verdict needs {MIN_PAIRS}")
+    if p_value >= ALPHA or abs(ratio - 1.0) <= min_effect:
+        return result
+    if better is Better.NEITHER:
+        return replace(result, verdict=Verdict.UNKNOWN, reason="neither way is better")
+    went_up = ratio > 1.0
+    verdict = Verdict.BETTER if went_up == (better is Better.HIGHER) else Verdict.WORSE
+    return replace(result, verdict=verdict)
+
+
+def noise_floor(a: ArrayLike, b: ArrayLike) -> tuple[int, float]:
+    """From an A/A (the same build on both sides): the pairs, and the largest relative
+    difference between the two bring-ups of a round (0.06: 6 %). Two separate runs of
+    one build on this machine differ by about this much."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    both = ~np.isnan(x) & ~np.isnan(y) & (x != 0)
+    x, y = x[both], y[both]
+    if x.size == 0:
+        return 0, float("nan")
+    return int(x.size), float(np.abs(y / x - 1.0).max())

@@ -1,5 +1,14 @@
-"""`vnetbench compare OLD NEW`: per metric, NEW/OLD with a bootstrap interval
-over passes and a verdict; a regression beyond the threshold fails the exit."""
+"""`vnetbench compare OLD NEW`: per metric, NEW/OLD with a bootstrap interval over
+passes and a verdict; a regression beyond the threshold fails the exit.
+
+Two results directories are two sessions: the passes of one are not independent
+draws of what the other measures (the drift between sessions is larger than the
+spread between passes), so the bootstrap interval alone is too narrow. With this
+machine's noise floor (an A/A's noise.json: `vnetbench ab SCENARIO` with no --b),
+a change within that noise is "no change", said with its size; without one, the
+table says the verdicts are over passes only. `vnetbench ab` is the measurement
+to gate on: it interleaves both builds in one session.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +20,27 @@ from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
 from vnetbench.report.markdown import load_directory
 from vnetbench.report.tables import pass_values
-from vnetbench.stats import Verdict, compare_samples
+from vnetbench.stats import Comparison, Verdict, compare_samples
 
 KEYS = ["scenario", "overlay", "variant", "metric", "unit"]
+COLUMNS = [*KEYS, "old_n", "new_n", "ratio", "ci_low", "ci_high", "noise_pct", "verdict",
+           "reason"]
+NO_FLOOR = "no noise floor for it: over passes only (compare --noise AA_DIR)"
 
 
-def compare_directories(old: Path, new: Path, threshold: float) -> pd.DataFrame:
+def compare_directories(old: Path, new: Path, threshold: float,
+                        noise: dict[str, float] | None = None,
+                        judge_all: bool = False) -> pd.DataFrame:
     _, old_frame = load_directory(old)
     _, new_frame = load_directory(new)
-    return compare_frames(old_frame, new_frame, threshold)
+    return compare_frames(old_frame, new_frame, threshold, noise, judge_all)
 
 
-def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """Per pass values only: a time series' points (interval_s) are not samples."""
+def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float,
+                   noise: dict[str, float] | None = None,
+                   judge_all: bool = False) -> pd.DataFrame:
+    """Per pass values only: a time series' points (interval_s) are not samples.
+    `noise`: scenario/overlay/metric -> percent (an A/A's noise.json)."""
     old_ok = old[(old["state"] == State.OK) & pass_values(old)].dropna(subset=["value"])
     new_ok = new[(new["state"] == State.OK) & pass_values(new)].dropna(subset=["value"])
     metrics = catalogue()
@@ -32,14 +49,31 @@ def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float) -> pd
     for key, group in old_ok.groupby(KEYS):
         if key not in new_groups:
             continue
+        scenario, overlay, _, metric, _ = (str(part) for part in key)
         result = compare_samples(group["value"].to_numpy(), new_groups[key],
-                                 metrics.better(str(key[3])), threshold)
+                                 metrics.better(metric), threshold)
+        floor = (noise or {}).get(f"{scenario}/{overlay}/{metric}")
+        verdict, reason = judged_verdict(result, floor, judge_all or metrics.judged(metric))
         rows.append({**dict(zip(KEYS, key, strict=True)), "old_n": len(group),
                      "new_n": len(new_groups[key]), "ratio": result.ratio,
-                     "ci_low": result.low, "ci_high": result.high,
-                     "verdict": result.verdict.value})
-    return pd.DataFrame(rows, columns=[*KEYS, "old_n", "new_n", "ratio", "ci_low", "ci_high",
-                                       "verdict"])
+                     "ci_low": result.low, "ci_high": result.high, "noise_pct": floor,
+                     "verdict": verdict.value, "reason": reason})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def judged_verdict(result: Comparison, noise_pct: float | None,
+                   judged: bool) -> tuple[Verdict, str]:
+    """The bootstrap's verdict, unless the metric is not judged or the change lies
+    within this machine's noise floor."""
+    if not judged:
+        return Verdict.NOT_JUDGED, "noisy, or neither way is better: --all judges it"
+    if result.verdict not in (Verdict.BETTER, Verdict.WORSE):
+        return result.verdict, "" if noise_pct is not None else NO_FLOOR
+    if noise_pct is None:
+        return result.verdict, NO_FLOOR
+    if abs(result.ratio - 1.0) * 100 <= noise_pct:
+        return Verdict.NO_CHANGE, f"within this machine's noise, ±{noise_pct:.1f} %"
+    return result.verdict, f"beyond this machine's noise, ±{noise_pct:.1f} %"
 
 
 def regressions(table: pd.DataFrame) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from vnetbench.errors import UserError
 from vnetbench.methods import METHODS
+from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
 from vnetbench.report.plots import write_plots, write_series_plots
 from vnetbench.report.tables import (
     baseline_ratios,
@@ -94,6 +95,7 @@ def build_report(directory: Path) -> tuple[Path, str]:
         *(line for scenario, table in overlay_tables(summary).items()
           for line in (f"### {scenario}", "", markdown(table))),
         *methods,
+        *ab_section(directory, header),
         "## Results as one list", "", headline,
         "## Overlay / baseline", "", markdown(ratios),
         "## Against this machine's limit", "", raw_limit_text(header), "",
@@ -113,6 +115,24 @@ def build_report(directory: Path) -> tuple[Path, str]:
     path = directory / REPORT
     path.write_text(text)
     return path, headline
+
+
+def ab_section(directory: Path, header: dict[str, Any]) -> list[str]:
+    """An A/B's (or A/A's) verdicts over its interleaved rounds, with what each arm was."""
+    if not (directory / VERDICTS_FILE).exists():
+        return []
+    table, sentence, _ = verdict_summary(directory)
+    arms = header.get("arms", {})
+    title = "A/A: this machine's noise floor" if header.get("aa") else "A/B: verdicts"
+    described = [f"- {label}: {' '.join(arm.get('spec', [])) or 'the topology as it is'} "
+                 f"({arm.get('overlay', '?')})" for label, arm in arms.items()]
+    return [f"## {title}", "", *described, "",
+            "Rounds of one bring-up each of A and B, in the order AB, BA, AB...; per "
+            "metric, B/A is the Hodges-Lehmann estimate over the rounds' pairs with its "
+            "95 % interval, p the exact Wilcoxon signed-rank test's; a change counts when "
+            "p < 0.05 and it exceeds the minimum effect. In an A/A, 'A/A noise' is the "
+            "largest difference between the two bring-ups of one round (noise.json, read "
+            "by `compare --noise`).", "", sentence, "", markdown(table), ""]
 
 
 def raw_limit(header: dict[str, Any]) -> float | None:

@@ -112,15 +112,15 @@ class Join(Scenario):
     metrics = (
         Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
         Metric("joined", "count", Better.HIGHER, "Machines joined"),
-        Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread"),
+        Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread", noisy=True),
         Metric("gate_node_skew_ms", "ms", Better.LOWER,
-               label="Start gate: the hosts' gates opened, first to last"),
+               label="Start gate: the hosts' gates opened, first to last", noisy=True),
         Metric("machines", "count"),
         Metric("not_joined", "count", Better.LOWER),
         Metric("gate_never_released", "count", Better.LOWER),
         Metric("joined_on_{switch}", "count"),
         Metric("restart_seconds", "s", Better.LOWER,
-               label="Programs stopped and started again before the pass"),
+               label="Programs stopped and started again before the pass", noisy=True),
         Metric("settle_seconds", "s", label="Quiet host awaited before the release"),
         Metric("not_restarted", "count", Better.LOWER),
     )

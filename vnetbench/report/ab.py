@@ -1,0 +1,164 @@
+"""The verdicts of `vnetbench ab` and the noise floor an A/A measures.
+
+From the rows of an A/B directory (variant = arm A or B, var_round = the round):
+one value per arm and round (the mean of that bring-up's measured passes), then
+per metric the paired test of vnetbench/stats.py, "A/B over interleaved
+bring-ups". An A/A's pairs give the largest difference between two bring-ups of
+one build (noise.json), which `compare` judges two separate directories with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.errors import UserError
+from vnetbench.metrics import Better, catalogue
+from vnetbench.outcome import State
+from vnetbench.report.tables import pass_values
+from vnetbench.rundir import read_header
+from vnetbench.stats import Verdict, compare_rounds, noise_floor
+
+NOISE_FILE = "noise.json"
+VERDICTS_FILE = "verdicts.csv"
+KEYS = ["scenario", "metric", "unit"]
+
+
+def round_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """One value per (metric, arm, round): the mean of that bring-up's measured passes."""
+    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
+    usable = frame[measured & pass_values(frame)].dropna(subset=["value"])
+    return (usable.groupby([*KEYS, "variant", "var_round"])["value"].mean()
+            .unstack("variant"))
+
+def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = False,
+                  aa: bool = False) -> pd.DataFrame:
+    """Per metric: both arms' medians over rounds, B/A with its interval, p, the
+    number of pairs and the verdict; metrics declared noisy are shown, not judged.
+    In an A/A, noise_pct is the largest difference between a round's two sides."""
+    metrics = catalogue()
+    columns = [*KEYS, "pairs", "a_median", "b_median", "ratio", "ci_low", "ci_high",
+               "p_value", "noise_pct", "judged", "verdict", "reason"]
+    values = round_values(frame)
+    rows = []
+    for key, group in values.groupby(level=KEYS, sort=False):
+        a = group.get("A", pd.Series(dtype=float)).to_numpy(dtype=float)
+        b = group.get("B", pd.Series(dtype=float)).to_numpy(dtype=float)
+        metric = str(key[1])
+        judged = judge_all or metrics.judged(metric)
+        result = compare_rounds(a, b, metrics.better(metric), min_effect)
+        verdict, reason = result.verdict, result.reason
+        if not judged:
+            verdict, reason = Verdict.NOT_JUDGED, not_judged_reason(metric)
+        pairs, noise = noise_floor(a, b) if aa else (0, float("nan"))
+        rows.append({**dict(zip(KEYS, key, strict=True)), "pairs": result.pairs,
+                     "a_median": float(pd.Series(a).median()),
+                     "b_median": float(pd.Series(b).median()),
+                     "ratio": result.ratio, "ci_low": result.low, "ci_high": result.high,
+                     "p_value": result.p_value, "noise_pct": 100 * noise if pairs else None,
+                     "judged": judged, "verdict": verdict.value, "reason": reason})
+    return pd.DataFrame(rows, columns=columns)
+
+def not_judged_reason(metric: str) -> str:
+    found = catalogue().find(metric)
+    if found is None or found.better is Better.NEITHER:
+        return "a count or a setting: neither way is better"
+    return "noisy between identical runs: --all judges it"
+
+def noise_record(table: pd.DataFrame, header: dict[str, Any]) -> dict[str, Any]:
+    """noise.json: per scenario/overlay/metric, the largest relative difference between
+    the two bring-ups of an A/A round, and how many rounds said so."""
+    overlay = header["arms"]["A"]["overlay"]
+    measured = table.dropna(subset=["noise_pct"]).to_dict("records")
+    metrics = {f"{r['scenario']}/{overlay}/{r['metric']}": {
+        "noise_pct": float(r["noise_pct"]), "pairs": int(r["pairs"]), "unit": str(r["unit"])}
+        for r in measured}
+    return {"measured": header.get("started"), "machine": header.get("machine", {}),
+            "rounds": header["rounds"], "spec": header["arms"]["A"]["spec"],
+            "metrics": metrics}
+
+def read_noise(directory: Path) -> dict[str, float]:
+    """scenario/overlay/metric -> noise in percent, from an A/A directory's noise.json."""
+    path = directory / NOISE_FILE
+    if not path.exists():
+        kind = read_header(directory).get("kind")
+        what = " (it is an A/B of two different arms)" if kind == "ab" else ""
+        raise UserError(f"{directory} holds no {NOISE_FILE}{what}: give the directory of "
+                        "an A/A, made by 'vnetbench ab SCENARIO' with no --b.")
+    try:
+        data = json.loads(path.read_text())
+        return {key: float(entry["noise_pct"]) for key, entry in data["metrics"].items()}
+    except (ValueError, KeyError, TypeError) as error:
+        raise UserError(f"{path} cannot be read as a noise floor ({error}); run the A/A "
+                        "again.") from None
+
+def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
+    """The verdict table as people read it, one sentence, and whether B is worse on a
+    judged metric (a CI gate's answer)."""
+    header = read_header(directory)
+    table = pd.read_csv(directory / VERDICTS_FILE)
+    shown = pd.DataFrame({
+        "metric": table["scenario"] + "/" + table["metric"],
+        "unit": table["unit"].fillna(""),
+        "A": table["a_median"].map(_figure),
+        "B": table["b_median"].map(_figure),
+        "B/A [95 % interval]": [f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(r) else "-"
+                               for r, lo, hi in zip(table["ratio"], table["ci_low"],
+                                                    table["ci_high"], strict=True)],
+        "p": table["p_value"].map(lambda p: "-" if pd.isna(p) else f"{p:.3f}"),
+        "pairs": table["pairs"],
+        "verdict": [v if not reason else f"{v} ({reason})"
+                    for v, reason in zip(table["verdict"], table["reason"].fillna(""),
+                                         strict=True)],
+    })
+    if header.get("aa"):
+        shown["A/A noise"] = table["noise_pct"].map(lambda v: "-" if pd.isna(v)
+                                                    else f"±{v:.1f} %")
+    judged = table[table["judged"]]
+    counts = header.get("verdicts", {})
+    worse = judged[judged["verdict"] == Verdict.WORSE.value]
+    same = int((judged["verdict"] == Verdict.NO_CHANGE.value).sum())
+    kind = "A/A" if header.get("aa") else "A/B"
+    sentence = (f"{kind}, {header.get('rounds')} rounds, minimum effect "
+                f"{100 * float(header.get('min_effect', 0)):g} %: {same} of {len(judged)} "
+                f"judged metrics no change, {counts.get('better', 0)} better, "
+                f"{len(worse)} worse, {counts.get('no verdict', 0)} no verdict; "
+                f"{counts.get(Verdict.NOT_JUDGED.value, 0)} shown, not judged.")
+    if not worse.empty:
+        sentence += " Worse: " + ", ".join(f"{r.scenario}/{r.metric}" for r in
+                                           worse.itertuples()) + "."
+    return shown, sentence, not worse.empty
+
+def _figure(value: float) -> str:
+    if pd.isna(value):
+        return "-"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+def noise_near(given: Path | None, directories: Sequence[Path]) -> tuple[dict[str, float], str]:
+    """The noise floor `compare` judges with: the A/A given, else the first of the
+    compared directories that is one; and a sentence saying which (or none)."""
+    if given is not None:
+        return read_noise(given), f"the A/A in {given}"
+    for directory in directories:
+        if (directory / NOISE_FILE).exists():
+            return read_noise(directory), f"the A/A in {directory}"
+    return {}, ("none measured: verdicts over passes only, which understates the drift "
+                "between sessions (measure one with 'vnetbench ab SCENARIO' and pass "
+                "--noise DIR, or compare both builds in one session with 'vnetbench ab')")
+
+
+def write_verdicts(directory: Path, table: pd.DataFrame, header: dict[str, Any],
+                   aa: bool) -> None:
+    """verdicts.csv, the counts in run.json, and for an A/A the noise floor."""
+    table.to_csv(directory / VERDICTS_FILE, index=False)
+    judged = table[table["judged"]]
+    header["verdicts"] = {verdict.value: int((judged["verdict"] == verdict.value).sum())
+                          for verdict in Verdict}
+    header["verdicts"][Verdict.NOT_JUDGED.value] = int((~table["judged"]).sum())
+    if aa:
+        (directory / NOISE_FILE).write_text(json.dumps(noise_record(table, header), indent=2)
+                                            + "\n")

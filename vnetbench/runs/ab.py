@@ -1,0 +1,190 @@
+"""`vnetbench ab`: two variants of the system under test measured in one session,
+their bring-ups interleaved (A B, B A, A B, ...), judged pair by pair.
+
+A variant ("arm") is the topology with a few changes: another overlay, other vNet
+images, other overlay options, other link settings or scenario settings, or a
+whole other topology file. Every bring-up is a run of its own under `runs/`; the
+rows of all of them go to one results set, `variant` naming the arm (A or B) and
+`var_round` the round. With no B given, B is A: an A/A, whose pairs give this
+machine's run-to-run noise per metric (noise.json), read by `compare --noise`.
+Why pairs of bring-ups and which test: vnetbench/stats.py, "A/B over interleaved
+bring-ups".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from vnetbench.errors import UserError
+from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
+from vnetbench.overlays.vnet.artifacts import with_vnet_options
+from vnetbench.report.ab import verdict_table, write_verdicts
+from vnetbench.results import ResultSet, load_results
+from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.runs.comparison import require_overlays
+from vnetbench.runs.session import run_scenarios
+from vnetbench.scenarios import Scenario
+from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
+from vnetbench.stats import MIN_PAIRS
+from vnetbench.topology import Settings, Topology, load_topology
+from vnetbench.ui import note
+
+ARMS = ("A", "B")
+DEFAULT_ROUNDS = 8  # the exact test's smallest p at 8 pairs is 2/256: room for one odd round
+SPEC_HELP = ("KEY=VALUE, repeatable: overlay=NAME, topology=FILE, a setting (tunnel_mtu=1280, "
+             "encryption=false, ...), SEGMENT.KEY=VALUE for a link (backbone.rate=90mbit), "
+             "option.OVERLAY.KEY=VALUE for overlay_options, vnet-image=[ROLE=]IMAGE, "
+             "vnet-profile=FILE")
+
+
+@dataclass(frozen=True)
+class Arm:
+    label: str  # A or B
+    spec: tuple[str, ...]  # what was given, KEY=VALUE each
+    topology: Topology
+
+    @property
+    def description(self) -> str:
+        return " ".join(self.spec) or "the topology as it is"
+
+
+def arm_topology(base: Topology, spec: Sequence[str], option: str) -> Topology:
+    """The base topology with one arm's changes, each validated like the file itself;
+    a `topology=FILE` item replaces the base first, wherever it stands."""
+    items = sorted(spec, key=lambda item: not item.startswith("topology="))
+    topology = base
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {item} is not KEY=VALUE. Give {SPEC_HELP}.")
+        topology = changed(topology, key.strip(), value.strip(), f"{option} {item}")
+    return topology
+
+
+def changed(topology: Topology, key: str, value: str, source: str) -> Topology:
+    """One change of an arm (source names it in errors)."""
+    if key == "topology":
+        return load_topology(Path(value), {}, OVERLAY_NAMES)
+    if key == "overlay":
+        if value not in OVERLAY_NAMES:
+            raise UserError(f"{source}: no overlay named {value!r}; vnetbench has "
+                            f"{', '.join(OVERLAY_NAMES)}.")
+        return topology.model_copy(update={"overlay": value})
+    if key == "vnet-image":
+        return with_vnet_options(topology, [value], None)
+    if key == "vnet-profile":
+        return with_vnet_options(topology, None, Path(value))
+    if key.partition(".")[0] in SEGMENTS or key.startswith("agent:"):
+        return with_link(topology, key, value, source)
+    if key.startswith("option."):
+        return with_overlay_option(topology, key, value, source)
+    if key in Settings.model_fields:
+        return validated(topology, {"settings": {**topology.settings.model_dump(),
+                                                 key: yaml.safe_load(value)}}, source)
+    raise UserError(f"{source}: {key!r} is nothing an arm can change. Give {SPEC_HELP}.")
+
+
+def with_link(topology: Topology, key: str, value: str, source: str) -> Topology:
+    """A link setting, its errors named by the arm's option (not sweep's --set)."""
+    try:
+        return with_link_setting(topology, parse_assignment(f"{key}={value}"), value)
+    except UserError as error:
+        said = str(error).removeprefix(f"--set {key}={value}: ").removeprefix("'--set ")
+        raise UserError(f"{source}: {said}") from None
+
+
+def with_overlay_option(topology: Topology, key: str, value: str, source: str) -> Topology:
+    parts = key.split(".")
+    if len(parts) != 3 or not all(parts):
+        raise UserError(f"{source}: an overlay option is option.OVERLAY.KEY=VALUE, e.g. "
+                        "option.wireguard.keepalive=25.")
+    _, overlay, name = parts
+    options = {**topology.overlay_options,
+               overlay: {**topology.overlay_options.get(overlay, {}),
+                         name: yaml.safe_load(value)}}
+    changed_topology = validated(topology, {"overlay_options": options}, source)
+    try:
+        overlay_for(changed_topology, overlay)  # its options are checked by its adapter
+    except UserError as error:
+        raise UserError(f"{source}: {error}") from None
+    return changed_topology
+
+
+def validated(topology: Topology, update: dict[str, Any], source: str) -> Topology:
+    try:
+        return Topology.model_validate({**topology.model_dump(), **update})
+    except ValidationError as error:
+        problem = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: "
+                            f"{str(e['msg']).removeprefix('Value error, ')}"
+                            for e in error.errors())
+        raise UserError(f"{source}: {problem}.") from None
+
+
+def schedule(rounds: int) -> list[tuple[int, str]]:
+    """(round, arm) in running order: A B, B A, A B, ... (each arm first in half the
+    rounds, so neither always runs on the machine the other has just warmed)."""
+    return [(r, arm) for r in range(1, rounds + 1)
+            for arm in (ARMS if r % 2 else ARMS[::-1])]
+
+
+def make_arms(base: Topology, a: Sequence[str], b: Sequence[str] | None,
+              passes: int) -> list[Arm]:
+    """Arm A, and B (A itself when none is given: an A/A), `passes` per bring-up."""
+    per_bring_up = {"passes": passes}
+    arms = []
+    for label, spec in zip(ARMS, (a, a if b is None else b), strict=True):
+        topology = arm_topology(base, spec, f"--{label.lower()}")
+        settings = topology.settings.model_copy(update=per_bring_up)
+        arms.append(Arm(label, tuple(spec), topology.model_copy(update={"settings": settings})))
+    return arms
+
+
+def run_ab(scenario: Scenario, arms: list[Arm], rounds: int, out_dir: Path,
+           min_effect: float, judge_all: bool = False) -> Path:
+    """Every round's bring-ups in schedule order into one directory; then the
+    verdicts (verdicts.csv, run.json) and, for an A/A, the noise floor (noise.json)."""
+    if rounds < MIN_PAIRS:
+        raise UserError(f"--rounds {rounds}: a verdict needs {MIN_PAIRS} rounds or more (the "
+                        f"exact signed-rank test cannot reach p < 0.05 with fewer pairs).")
+    for arm in arms:
+        scenario.check(arm.topology)
+    adapters = {arm.label: require_overlays(arm.topology, [arm.topology.overlay])[
+        arm.topology.overlay] for arm in arms}
+    aa = arms[0].spec == arms[1].spec
+    directory = new_directory(out_dir, f"{arms[0].topology.name}-{stamp()}-"
+                                       f"{'aa' if aa else 'ab'}")
+    header = new_header("ab", adapters.values(), scenario=scenario.name, rounds=rounds,
+                        aa=aa, min_effect=min_effect, judge_all=judge_all,
+                        arms={arm.label: {"spec": list(arm.spec), "overlay":
+                                          arm.topology.overlay} for arm in arms},
+                        schedule=[])
+    results = ResultSet("ab", directory)
+    by_label = {arm.label: arm for arm in arms}
+    with recorded(directory, header):
+        for number, (round_no, label) in enumerate(schedule(rounds), start=1):
+            note(f"ab: bring-up {number} of {2 * rounds}: round {round_no}, {label} "
+                 f"({by_label[label].description})")
+            run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
+                         directory, header)
+        table = verdict_table(load_results(directory), min_effect, judge_all, aa)
+        write_verdicts(directory, table, header, aa)
+    return directory
+
+
+def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
+                 results: ResultSet, directory: Path, header: dict[str, Any]) -> None:
+    results.variant = arm.label
+    results.variant_parameters = {"round": round_no}
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    run_dir = run_scenarios(arm.topology, [scenario], directory / "runs", results=results,
+                            overlay=overlay)
+    header["schedule"].append({"round": round_no, "arm": arm.label, "run": run_dir.name,
+                               "started": started,
+                               "ended": datetime.now(UTC).isoformat(timespec="seconds")})
