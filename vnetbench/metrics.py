@@ -62,13 +62,16 @@ class Metric:
 
 
 SKIPPED = Metric("skipped", "", headline=None)  # the row of a pass that did not run
+# Every pass's: what the host spent outside the testbed meanwhile (measure/cpu.py)
+OUTSIDE_LOAD = Metric("host_outside_cores", "cores",
+                      label="CPU busy outside the testbed during the pass (cores)")
 
 
 class Catalogue:
     """Every declared metric, in declaration order (the order headline tables use)."""
 
     def __init__(self, metrics: Iterable[Metric]) -> None:
-        self.metrics = [SKIPPED, *metrics]
+        self.metrics = [SKIPPED, OUTSIDE_LOAD, *metrics]
         names = [m.name for m in self.metrics]
         duplicates = {n for n in names if names.count(n) > 1}
         if duplicates:

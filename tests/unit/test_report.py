@@ -150,3 +150,20 @@ def test_one_column_per_overlay_with_range_n_cv_and_ratio() -> None:
     assert tcp["baseline"].startswith("15000 to 16000 Mbit/s (n 2, CV")
     assert tcp["wireguard"].endswith("0.0355x baseline")  # 550 / 15500
     assert list(tables["join"].columns) == ["measurement", "variant", "wireguard"]
+
+
+def test_the_machines_limit_is_bracketed_and_its_move_said() -> None:
+    from vnetbench.report.markdown import raw_limit_text
+    from vnetbench.runs.matrix import bracketed
+
+    first = {"raw_veth_mbit": 14800.0, "raw_veth_passes": [14800.0, 15000.0, 14000.0],
+             "seconds": 10}
+    both = bracketed(first, {"raw_veth_mbit": 33000.0, "raw_veth_passes": [33000.0],
+                             "seconds": 10})
+    assert both["raw_veth_mbit"] == 33000.0  # a busy moment lowers it; nothing raises it
+    assert both["moved_percent"] == pytest.approx(100 * (33000 - 14800) / 33000)
+    text = raw_limit_text({"calibration": both})
+    assert "14800 and 33000 Mbit/s" in text and "moved 55 %" in text
+    failed = bracketed(first, {"error": "no veth here"})
+    assert failed["raw_veth_mbit"] == 14800.0 and "before the first cell only" in \
+        raw_limit_text({"calibration": failed})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from vnetbench import labels
@@ -92,3 +93,84 @@ def cpu_percent(before: dict[str, float], after: dict[str, float],
     from zero: their whole use fell in the interval)."""
     return {role: 100 * (after[role] - before.get(role, 0.0)) / seconds
             for role in after if seconds > 0}
+
+
+# --- CPU spent outside the testbed during a pass -----------------------------------
+#
+# On a shared machine a slow pass may be a busy machine, not a slow overlay. Host CPU
+# outside the testbed = the host's task time (user, nice, system, steal: interrupt
+# and softirq time is left out, since the traffic itself is processed there and is
+# charged to no container) minus every container of the engine (their parent cgroup,
+# whose counter keeps the time of containers already removed, such as a pass's probes)
+# minus the engine's daemons and this process with the children it waited for.
+
+ENGINE_DAEMONS = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2",
+                  "docker-proxy", "runc")
+CONTAINERS_CGROUPS = (CGROUP / "cpuacct" / "docker" / "cpuacct.usage",
+                      CGROUP / "cpu,cpuacct" / "docker" / "cpuacct.usage",
+                      CGROUP / "docker" / "cpu.stat", CGROUP / "system.slice" / "cpu.stat")
+
+
+@dataclass(frozen=True)
+class HostSample:
+    at: float  # time.monotonic()
+    tasks_s: float  # host task time, all cores
+    containers_s: float | None  # every container of the engine (None: no counter found)
+    testbed_s: float  # the engine's daemons, this process and its reaped children
+
+
+def host_task_seconds(stat: str | None = None) -> float:
+    """/proc/stat's user + nice + system + steal, in seconds (all cores)."""
+    text = stat if stat is not None else Path("/proc/stat").read_text()
+    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
+    user, nice, system, steal = fields[0], fields[1], fields[2], fields[7]
+    return (user + nice + system + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def containers_seconds() -> float | None:
+    """CPU seconds of all the engine's containers so far (cgroup v1 or v2, cgroupfs)."""
+    for path in CONTAINERS_CGROUPS:
+        if not path.exists():
+            continue
+        if path.name == "cpuacct.usage":
+            return int(path.read_text()) / 1e9
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+    return None
+
+
+def testbed_process_seconds() -> float:
+    """CPU seconds of the engine's daemons (by name) and of this process with its
+    waited-for children (the docker clients vnetbench runs)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = sum(os.times()[:4])
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or entry.name == str(os.getpid()):
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        if name in ENGINE_DAEMONS:
+            fields = rest.split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def host_sample() -> HostSample:
+    return HostSample(time.monotonic(), host_task_seconds(), containers_seconds(),
+                      testbed_process_seconds())
+
+
+def outside_cores(before: HostSample, after: HostSample) -> float | None:
+    """Cores' worth of CPU the host spent outside the testbed between two samples
+    (None where the containers' counter cannot be read); never below 0."""
+    elapsed = after.at - before.at
+    if before.containers_s is None or after.containers_s is None or elapsed <= 0:
+        return None
+    outside = ((after.tasks_s - before.tasks_s) - (after.containers_s - before.containers_s)
+               - (after.testbed_s - before.testbed_s))
+    return max(0.0, outside / elapsed)

@@ -16,6 +16,7 @@ from vnetbench.report.tables import (
     headline_table,
     markdown,
     method_table,
+    outside_load_table,
     overlay_tables,
     problems,
     raw_fractions,
@@ -101,6 +102,10 @@ def build_report(directory: Path) -> tuple[Path, str]:
         "## Against this machine's limit", "", raw_limit_text(header), "",
         markdown(raw_fractions(summary, raw_limit(header))),
         "## Passes without numbers", "", markdown(problems(frame_all)),
+        "## Outside load", "", "CPU the host spent outside the testbed (other programs) "
+        "during each pass; a pass beside a tenth of the machine's cores or more is marked "
+        "in its status: its figure may be the machine's, not the overlay's.", "",
+        markdown(outside_load_table(frame_all)),
         "## Links", "", "Each profile applies to each direction across a segment; "
         "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
         "fidelity.", "", markdown(links_table(frame_all)),
@@ -146,11 +151,20 @@ def raw_limit_text(header: dict[str, Any]) -> str:
         said = calibration.get("error")
         return (f"Not measured: {said}" if said else
                 "Not measured (the matrix's first cell, a bare veth pair, did not run).")
-    return (f"A bare veth pair between two namespaces, measured first in this matrix: "
-            f"{calibration['raw_veth_mbit']:.0f} Mbit/s (median of "
-            f"{len(calibration.get('raw_veth_passes', []))} streams of "
-            f"{calibration.get('seconds', '?')} s). `vnetbench calibrate` says where the "
-            "rest of a path's time goes.")
+    text = (f"A bare veth pair between two namespaces: {calibration['raw_veth_mbit']:.0f} "
+            f"Mbit/s (median of {len(calibration.get('raw_veth_passes', []))} streams of "
+            f"{calibration.get('seconds', '?')} s")
+    brackets = [b for b in calibration.get("brackets", []) if "raw_veth_mbit" in b]
+    if len(brackets) < 2:
+        text += ", measured before the first cell only)."
+    else:
+        moved = float(calibration.get("moved_percent", 0.0))
+        text += (", the higher of the medians measured before the first cell and after "
+                 "the last: " + " and ".join(f"{b['raw_veth_mbit']:.0f}" for b in brackets)
+                 + f" Mbit/s). The machine's limit moved {moved:.0f} % during the matrix"
+                 + ("; cells measured at its low may read slower than they are."
+                    if moved >= 10 else "."))
+    return text + " `vnetbench calibrate` says where the rest of a path's time goes."
 
 
 def timing_table(header: dict[str, Any]) -> pd.DataFrame:

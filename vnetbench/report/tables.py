@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.methods import Method
-from vnetbench.metrics import catalogue
+from vnetbench.metrics import OUTSIDE_LOAD, catalogue
 from vnetbench.outcome import State
 from vnetbench.stats import format_range, summarise
 
@@ -121,6 +121,22 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
         table += step_status(rows[rows["variant"] == step.label], step.label, compact)
     present = [o for o in overlays if any(o in r for r in table)]
     return pd.DataFrame(table, columns=["step", "measurement", *present]).fillna("-")
+
+
+def outside_load_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario, overlay and variant: the CPU the host spent outside the testbed
+    during its passes (lowest to highest), and which passes were marked for it."""
+    rows = frame[frame["metric"] == OUTSIDE_LOAD.name].dropna(subset=["value"])
+    if rows.empty:
+        return pd.DataFrame({"outside load": ["not recorded (results from before it was)"]})
+    table = []
+    for (scenario, overlay, variant), group in rows.groupby(
+            ["scenario", "overlay", "variant"], sort=False):
+        marked = group[group["status"].str.contains("under outside load", regex=False)]
+        table.append({"scenario": scenario, "overlay": overlay, "variant": variant,
+                      "cores outside the testbed": format_range(summarise(group["value"])),
+                      "passes marked": ", ".join(str(p) for p in marked["pass"]) or "none"})
+    return pd.DataFrame(table)
 
 
 RATIO_UNITS = frozenset({"Mbit/s", "ms", "s"})  # rates and times: against the native path

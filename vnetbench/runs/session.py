@@ -6,6 +6,7 @@ container logs, results.{parquet,csv,txt} and run.json.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,8 +22,9 @@ from vnetbench.engine import engine_facts, require_engine
 from vnetbench.errors import BlockTaken, UserError
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.labels import current_owner, detached_owner
+from vnetbench.measure.cpu import host_sample, outside_cores
 from vnetbench.measure.events import events_frame, write_events
-from vnetbench.metrics import SKIPPED
+from vnetbench.metrics import OUTSIDE_LOAD, SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable, State
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.overlays.base import remove_private_files
@@ -38,6 +40,7 @@ from vnetbench.rundir import (
     slug,
 )
 from vnetbench.scenarios import Scenario, ScenarioContext
+from vnetbench.scenarios.base import PassResult
 from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
 from vnetbench.stack import Stack, running
 from vnetbench.swarm import StackMaker, on_engine, stack_maker
@@ -421,7 +424,9 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     and so does every container of the system under test that has died, named with
     its exit code, when, during which pass, and its last log line."""
     topology = context.topology
+    before = host_sample()
     outcome = scenario.run_pass(context, pass_no)
+    mark_outside_load(outcome, outside_cores(before, host_sample()))
     hosts = context.stack.placement_settings()
     deaths = context.stack.deaths()
     if deaths:
@@ -444,6 +449,23 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     for text in outcome.notes:
         note(text)
     step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
+
+
+OUTSIDE_LOAD_SHARE = 0.1  # of the machine's cores: a pass measured beside this is marked
+
+
+def mark_outside_load(outcome: PassResult, cores: float | None) -> None:
+    """The pass's CPU outside the testbed as a metric, and in its status when it was
+    a tenth of the machine or more (the figure may be the machine's, not the overlay's);
+    the state is left as it is: the pass measured what it says, on a busy machine."""
+    if cores is None:
+        return
+    outcome.metrics[OUTSIDE_LOAD.name] = (round(cores, 3), OUTSIDE_LOAD.unit)
+    if cores >= OUTSIDE_LOAD_SHARE * (os.cpu_count() or 1):
+        said = (f"measured under outside load: {cores:.2f} cores busy outside the testbed "
+                "during the pass")
+        outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
+        outcome.notes.append(f"[yellow]{said}[/]")
 
 
 def pass_of(moment: datetime, started: dict[str, datetime]) -> str:

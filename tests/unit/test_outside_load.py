@@ -1,0 +1,43 @@
+"""CPU outside the testbed during a pass: the host's task time, less every container
+and the testbed's own processes; a pass beside a tenth of the machine is marked."""
+
+import os
+
+import pytest
+
+from vnetbench.measure.cpu import HostSample, host_task_seconds, outside_cores
+from vnetbench.metrics import OUTSIDE_LOAD
+from vnetbench.runs.session import OUTSIDE_LOAD_SHARE, mark_outside_load
+from vnetbench.scenarios.base import PassResult
+
+# /proc/stat's first line on this machine: user nice system idle iowait irq softirq steal
+PROC_STAT = "cpu  31434 0 14313 136342 1394 0 1827 26 0 0\ncpu0 10562 0 6608 74367 237 0 826\n"
+
+
+def test_host_task_time_leaves_idle_iowait_and_interrupts_out() -> None:
+    tick = os.sysconf("SC_CLK_TCK")
+    assert host_task_seconds(PROC_STAT) == pytest.approx((31434 + 0 + 14313 + 26) / tick)
+
+
+def test_outside_is_what_neither_containers_nor_the_testbed_used() -> None:
+    before = HostSample(at=0.0, tasks_s=100.0, containers_s=40.0, testbed_s=5.0)
+    after = HostSample(at=10.0, tasks_s=115.0, containers_s=48.0, testbed_s=6.0)
+    assert outside_cores(before, after) == pytest.approx(0.6)  # (15 - 8 - 1) / 10
+    quiet = HostSample(at=10.0, tasks_s=108.0, containers_s=48.0, testbed_s=6.0)
+    assert outside_cores(before, quiet) == 0.0  # rounding below zero is no load
+    unknown = HostSample(at=10.0, tasks_s=115.0, containers_s=None, testbed_s=6.0)
+    assert outside_cores(before, unknown) is None
+
+
+def test_a_pass_beside_a_tenth_of_the_machine_is_marked_not_failed() -> None:
+    limit = OUTSIDE_LOAD_SHARE * (os.cpu_count() or 1)
+    quiet = PassResult({}, {})
+    mark_outside_load(quiet, limit / 2)
+    assert quiet.status == "ok" and quiet.metrics[OUTSIDE_LOAD.name][0] == round(limit / 2, 3)
+    busy = PassResult({}, {}, status="partial: 19 of 20 joined")
+    mark_outside_load(busy, limit * 3)
+    assert busy.status.startswith("partial: 19 of 20 joined; measured under outside load")
+    assert busy.state.value == "ok"
+    unknown = PassResult({}, {})
+    mark_outside_load(unknown, None)
+    assert unknown.metrics == {} and unknown.status == "ok"
