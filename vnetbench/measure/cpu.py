@@ -105,7 +105,7 @@ def cpu_percent(before: dict[str, float], after: dict[str, float],
 # minus the engine's daemons and this process with the children it waited for.
 
 ENGINE_DAEMONS = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2",
-                  "docker-proxy", "runc")
+                  "docker-proxy", "runc", "docker-init")
 CONTAINERS_CGROUPS = (CGROUP / "cpuacct" / "docker" / "cpuacct.usage",
                       CGROUP / "cpu,cpuacct" / "docker" / "cpuacct.usage",
                       CGROUP / "docker" / "cpu.stat", CGROUP / "system.slice" / "cpu.stat")
@@ -154,9 +154,9 @@ def testbed_process_seconds() -> float:
         except OSError:
             continue  # gone meanwhile
         name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
-        if name in ENGINE_DAEMONS:
+        if name in ENGINE_DAEMONS:  # utime, stime, and the children it reaped (runc)
             fields = rest.split()
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            total += sum(int(v) for v in fields[11:15]) / tick
     return total
 
 
