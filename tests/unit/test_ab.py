@@ -4,6 +4,7 @@ baseline path, 6 rounds of one 2 s pass each, on this 2-core machine)."""
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -150,10 +151,8 @@ def test_cli_refuses_too_few_rounds_and_bad_arms_in_one_paragraph() -> None:
 
 
 @pytest.fixture
-def recorded_aa(tmp_path: Path, data_dir: Path) -> Path:
-    target = tmp_path / "aa"
-    shutil.copytree(data_dir / "ab-aa-baseline", target)
-    return target
+def recorded_aa(data_copy: Callable[[str], Path]) -> Path:
+    return data_copy("ab-aa-baseline")
 
 
 def test_recorded_a_a_is_no_change_on_every_judged_metric(recorded_aa: Path) -> None:
@@ -177,9 +176,8 @@ def test_noise_record_is_keyed_by_scenario_overlay_metric(recorded_aa: Path) -> 
 
 
 def test_compare_judges_against_the_noise_floor(recorded_aa: Path, tmp_path: Path,
-                                                data_dir: Path) -> None:
-    old = tmp_path / "old"
-    shutil.copytree(data_dir / "results-quick", old)
+                                                data_copy: Callable[[str], Path]) -> None:
+    old = data_copy("results-quick")
     floor = read_noise(recorded_aa)["throughput/baseline/tcp_mbit"]
     for factor, verdict, exit_code in [(1 - floor / 200, "within this machine's noise", 0),
                                        (1 - 2 * floor / 100 - 0.1, "beyond this machine", 1)]:

@@ -2,6 +2,7 @@
 matrix of the baseline overlay, 3 passes)."""
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -21,10 +22,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def results_dir(tmp_path: Path, data_dir: Path) -> Path:
-    target = tmp_path / "results"
-    shutil.copytree(data_dir / "results-quick", target)
-    return target
+def results_dir(data_copy: Callable[[str], Path]) -> Path:
+    return data_copy("results-quick")
 
 
 def test_summary_table_ranges(results_dir: Path) -> None:
