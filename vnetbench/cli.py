@@ -448,7 +448,9 @@ def shape(
 @guarded
 def matrix(
     quick: Annotated[bool, typer.Option(help="Short passes: a few minutes, for CI.")] = False,
-    resume: Annotated[bool, typer.Option(help="Continue today's directory, skip done cells.")]
+    resume: Annotated[bool, typer.Option(
+        help="Continue the newest matrix under --out (any date): its completed cells are "
+             "kept, a cell cut short runs again whole.")]
     = False,
     overlay: Annotated[list[str] | None, typer.Option(help="Only these overlays.")] = None,
     method: Annotated[list[str] | None, typer.Option(

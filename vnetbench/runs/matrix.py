@@ -9,8 +9,11 @@ written pass by pass; --resume skips the cells already complete.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -39,6 +42,7 @@ from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
+LOCK_FILE = ".matrix.lock"
 
 
 @dataclass(frozen=True)
@@ -85,16 +89,48 @@ def available_overlays(base: Topology, names: list[str] | None = None) -> list[O
 
 
 def matrix_directory(root: Path, resume: bool) -> Path:
-    """results/<date>-<cores>cpu (-2, -3... when taken); --resume continues the last."""
-    name = f"{date.today().isoformat()}-{os.cpu_count()}cpu"
-    if not resume:
-        return new_directory(root, name)
-    taken = sorted((p for p in root.glob(f"{name}*") if p.is_dir()),
-                   key=lambda p: (len(p.name), p.name))
-    return taken[-1] if taken else new_directory(root, name)
+    """results/<date>-<cores>cpu (-2, -3... when taken); --resume continues the newest
+    matrix under root by its own record (run.json's start), whatever its date."""
+    if resume and (last := newest_matrix(root)) is not None:
+        return last
+    return new_directory(root, f"{date.today().isoformat()}-{os.cpu_count()}cpu")
 
 
-def finished_cells(directory: Path, passes: int) -> set[str]:
+def newest_matrix(root: Path) -> Path | None:
+    """The matrix directory under root that started last (a damaged run.json is passed
+    over: it names no matrix)."""
+    found = []
+    for path in (p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        try:
+            header = read_header(path)
+        except UserError:
+            continue
+        if header.get("kind") == "matrix":
+            found.append((str(header.get("started") or ""), path.name, path))
+    return max(found)[2] if found else None
+
+
+@contextmanager
+def matrix_lock(directory: Path) -> Iterator[None]:
+    """One matrix process per directory: a second one (a --resume while the first
+    runs) is refused instead of mixing its rows into the first's."""
+    with open(directory / LOCK_FILE, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"Another vnetbench matrix is writing {directory} now. Wait for "
+                            "it to end (or stop it), or give --out another directory."
+                            ) from None
+        yield
+
+
+def finished_cells(directory: Path, passes: int, header: dict[str, Any]) -> set[str]:
+    """The cells a resumed matrix skips: those its record says completed (a cell cut
+    short is run again whole, its rows dropped); from the rows, for a record without
+    cells, those with every pass."""
+    if header.get("cells"):
+        return {key for key, state in header["cells"].items()
+                if str(state).startswith("completed")}
     path = directory / PARQUET
     if not path.exists():
         return set()
@@ -102,6 +138,17 @@ def finished_cells(directory: Path, passes: int) -> set[str]:
     counts = frame.groupby(["scenario", "overlay", "variant"])["pass"].nunique().reset_index()
     complete = counts[counts["pass"] >= passes]
     return {f"{r.scenario}/{r.overlay}/{r.variant}" for r in complete.itertuples()}
+
+
+def without_unfinished(results: ResultSet, done: set[str]) -> ResultSet:
+    """A resumed result set keeps only the rows of completed cells."""
+    def cell_of(row: dict[str, Any]) -> str:
+        if row.get("method"):
+            return f"method/{row['method']}/{row['overlay']}"
+        return f"{row['scenario']}/{row['overlay']}/{row['variant']}"
+
+    results.rows = [row for row in results.rows if cell_of(row) in done]
+    return results
 
 
 def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
@@ -121,12 +168,20 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     overlays = available_overlays(base, overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
+    with matrix_lock(directory):
+        return run_cells(base, directory, cells, overlays, quick, resume, methods)
+
+
+def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list[Overlay],
+              quick: bool, resume: bool, methods: list[Method] | None) -> Path:
+    """The matrix's cells into its directory (its lock held)."""
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
-    done = finished_cells(directory, passes) if resume else set()
     previous = read_header(directory) if resume else {}
+    done = finished_cells(directory, passes, previous) if resume else set()
     header = new_header("matrix", overlays, quick=quick, cells=previous.get("cells", {}))
     header["started"] = previous.get("started") or header["started"]
-    results = ResultSet.resume(directory) if resume else ResultSet("matrix", directory)
+    results = (without_unfinished(ResultSet.resume(directory), done) if resume
+               else ResultSet("matrix", directory))
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
     header["calibration"] = previous.get("calibration") or {}
