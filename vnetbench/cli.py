@@ -628,7 +628,7 @@ def down(
         present += here
         if run_id in here:
             removed.add(sweep_run(run_id, swarm))
-            rules += remove_fabric_rules(run_id) if swarm is None else 0
+            rules += remove_fabric_rules(run_id)  # on each engine in use: here, or nodes
     if run_id not in present:
         raise UserError(f"There is no run '{run_id}' on this engine or a known swarm (runs "
                         f"present: {', '.join(sorted(set(present))) or 'none'}).")
@@ -685,12 +685,13 @@ def clean(
 ) -> None:
     """Remove the runs whose vnetbench process is gone (--all: every run), nothing else."""
     from vnetbench.engine import require_engine
-    from vnetbench.fabric import remove_fabric_rules
+    from vnetbench.fabric import FabricUnknown, remove_fabric_rules
     from vnetbench.stack import Removed, orphaned_runs, run_owners
     from vnetbench.swarm import each_engine, sweep_run
 
     require_engine()
     removed, rules = Removed(), 0
+    unknown: list[str] = []
     owners: dict[str, str | None] = {}
     chosen: list[str] = []
     for swarm in each_engine():  # this machine's, then a known swarm's nodes
@@ -700,9 +701,11 @@ def clean(
         chosen += picked
         for run_id in picked:
             removed.add(sweep_run(run_id, swarm))
-        if swarm is None:
+        try:  # on each engine in use: this machine's, or the swarm's nodes
             rules += sum(remove_fabric_rules(run_id) for run_id in picked)
             rules += remove_fabric_rules(None) if every else 0
+        except FabricUnknown as error:
+            unknown.append(str(error))
     chosen = sorted(set(chosen))
     kept = sorted(set(owners) - set(chosen))
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) of "
@@ -710,6 +713,8 @@ def clean(
                                                  f"alive or that were left up on purpose: "
                                                  f"{', '.join(kept)} (--all removes them)"
                                                  if kept else ""))
+    if unknown:
+        raise UserError(" ".join(unknown))
 
 
 @app.command()

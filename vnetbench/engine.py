@@ -9,10 +9,16 @@ for the listing and removing that teardown does.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
+import python_on_whales.utils
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
@@ -32,7 +38,50 @@ def bounded_client(seconds: int, **options: object) -> DockerClient:
 
 
 docker = bounded_client(ENGINE_CALL_SECONDS)
-quick = bounded_client(QUICK_CALL_SECONDS)
+quick = quick_client = bounded_client(QUICK_CALL_SECONDS)
+STOP_SECONDS = 5  # an interrupted call's grace between TERM and KILL
+
+
+def interruptible_run(args: Sequence[str], *, input: bytes | None = None,
+                      **options: Any) -> subprocess.CompletedProcess[Any]:
+    """subprocess.run for engine calls that stops the call it is interrupted in.
+
+    `timeout` moves itself and docker into a process group of their own, so Ctrl-C
+    at the terminal reaches neither, and subprocess.run answers an interrupt by
+    killing `timeout` alone: the docker call it bounded went on (a `compose up`
+    kept creating containers while the teardown listed and removed them). Here an
+    interrupt sends TERM to the call's whole group (timeout passes it on to
+    docker), KILL after STOP_SECONDS, before the interrupt goes on."""
+    stdin = subprocess.PIPE if input is not None else options.pop("stdin", None)
+    with subprocess.Popen(args, stdin=stdin, **options) as process:
+        try:
+            stdout, stderr = process.communicate(input)
+        except BaseException:
+            stop_call(process)
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def stop_call(process: subprocess.Popen[Any]) -> None:
+    """TERM to the call's process group (its own, or just the process), then KILL."""
+    own_group = os.getpgid(process.pid) == process.pid if process.poll() is None else False
+
+    def send(number: signal.Signals) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, number) if own_group else process.send_signal(number)
+
+    send(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        process.wait()
+
+
+# python-on-whales runs every CLI call through its utils.run, which looks up
+# `subprocess.run` at call time: give it the interruptible one.
+python_on_whales.utils.subprocess = SimpleNamespace(  # type: ignore[assignment,attr-defined]
+    **{**vars(subprocess), "run": interruptible_run})
 
 
 @dataclass(frozen=True)
@@ -82,11 +131,12 @@ class Engines:
             return [("", quick)]
         return [(name, node.quick) for name, node in self.nodes.items()]
 
-    def client_at(self, where: str, bounded: bool = True) -> DockerClient:
+    def client_at(self, where: str, quick: bool = False) -> DockerClient:
+        """The engine at a node ('' local); `quick`: bounded like teardown's calls."""
         node = self.nodes.get(where)
         if node is None:
-            return docker if bounded else quick
-        return node.client if bounded else node.quick
+            return quick_client if quick else docker
+        return node.quick if quick else node.client
 
     def client_for(self, container: str) -> DockerClient:
         """The client of the engine that hosts this container (by name); one not placed

@@ -1,51 +1,75 @@
 """The host side of a run's `fabric` helper: its one DOCKER-USER rule.
 
 The helper removes its rule when stopped; these functions find and remove
-rules left by a helper that was killed instead (e.g. the engine died).
+rules left by a helper that was killed instead (e.g. the engine died), on
+every engine the run spans (this machine's, or each node of a swarm run: one
+fabric helper per node). Not being able to look is said, never read as
+"none left".
 """
 
 from __future__ import annotations
 
+from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engine import docker
-from vnetbench.images import TOOLS_IMAGE, image_id
+from vnetbench.engine import engines
+from vnetbench.errors import UserError
+from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import ROLE
 
 FLAVOURS = ("iptables-nft", "iptables-legacy")
 
 
-def _host_shell(script: str) -> str:
-    return str(docker.run(TOOLS_IMAGE, ["sh", "-c", script], networks=["host"],
-                          cap_add=["NET_ADMIN"], remove=True, pull="never",
-                          labels={ROLE: "fabric-sweep"}))
+class FabricUnknown(UserError):
+    """The DOCKER-USER chain of an engine's host could not be read."""
 
 
-def fabric_rules(run_id: str | None = None) -> list[tuple[str, str]]:
-    """(iptables flavour, rule) for the DOCKER-USER rules of a run (or of every run)."""
-    if image_id(TOOLS_IMAGE) is None:
-        return []
+def _host_shell(client: DockerClient, where: str, script: str) -> str:
+    host = f"swarm node {where}" if where else "this machine"
+    if not client.image.exists(TOOLS_IMAGE):
+        raise FabricUnknown(f"The DOCKER-USER rules on {host} cannot be checked: the image "
+                            f"{TOOLS_IMAGE} is not there. Build it ('vnetbench images build'),"
+                            " then run 'vnetbench clean'; meanwhile 'iptables -S DOCKER-USER' "
+                            "shows them.")
+    try:
+        return str(client.run(TOOLS_IMAGE, ["sh", "-c", script], networks=["host"],
+                              cap_add=["NET_ADMIN"], remove=True, pull="never",
+                              labels={ROLE: "fabric-sweep"}))
+    except DockerException as error:
+        said = (error.stderr or str(error)).strip().splitlines()[-1:]
+        raise FabricUnknown(f"The DOCKER-USER rules on {host} could not be read "
+                            f"({' '.join(said)}); 'iptables -S DOCKER-USER' there shows "
+                            "them.") from None
+
+
+def _rules_on(client: DockerClient, where: str, run_id: str | None) -> list[tuple[str, str]]:
     tag = f"vnetbench:{run_id}\"" if run_id else "vnetbench:"
     # The first flavour that holds Docker's chain, as the helper chooses; asking
     # the other would create its tables on the host.
     script = (f"for f in {' '.join(FLAVOURS)}; do if out=$($f -S DOCKER-USER 2>/dev/null); "
               'then echo "$out" | sed "s/^/$f /"; break; fi; done')
-    try:
-        output = _host_shell(script)
-    except DockerException:
-        return []
     rules = []
-    for line in output.splitlines():
+    for line in _host_shell(client, where, script).splitlines():
         flavour, _, rule = line.partition(" ")
         if tag in rule and rule.startswith("-A DOCKER-USER"):
             rules.append((flavour, rule))
     return rules
 
 
-def remove_fabric_rules(run_id: str | None = None) -> int:
-    rules = fabric_rules(run_id)
-    if rules:
-        deletes = [f"{flavour} -D {rule.removeprefix('-A ')}" for flavour, rule in rules]
-        _host_shell("; ".join(deletes))
-    return len(rules)
+def fabric_rules(run_id: str | None = None) -> list[tuple[str, str]]:
+    """(iptables flavour, rule) for the DOCKER-USER rules of a run (or of every run) on
+    every engine in use; FabricUnknown when one cannot be read."""
+    return [rule for where, client in engines.listing()
+            for rule in _rules_on(client, where, run_id)]
 
+
+def remove_fabric_rules(run_id: str | None = None) -> int:
+    """Remove them on every engine in use; how many there were."""
+    removed = 0
+    for where, client in engines.listing():
+        rules = _rules_on(client, where, run_id)
+        if rules:
+            _host_shell(client, where, "; ".join(
+                f"{flavour} -D {rule.removeprefix('-A ')}" for flavour, rule in rules))
+        removed += len(rules)
+    return removed

@@ -158,7 +158,7 @@ def disconnect_all(network_id: str, client: DockerClient = quick) -> None:
 def start_period_over(container: Listed) -> bool:
     """Has the container's health-check start period passed since it started?"""
     try:
-        inspected = engines.client_at(container.where, bounded=False).container.inspect(
+        inspected = engines.client_at(container.where, quick=True).container.inspect(
             container.id)
     except DockerException:
         return True  # gone: it will not become ready
@@ -277,7 +277,7 @@ class Stack:
                    if c.state in ("exited", "dead") and c.labels.get(labels.ROLE)
                    not in HELPER_ROLES]
         for listed in stopped:  # one listing per pass; only stopped ones inspected
-            client = engines.client_at(listed.where, bounded=False)
+            client = engines.client_at(listed.where, quick=True)
             with suppress(DockerException):
                 container = client.container.inspect(listed.id)
                 state = container.state
@@ -287,14 +287,16 @@ class Stack:
                                    state.finished_at or datetime.now(UTC), tail[-200:]))
         return sorted(found, key=lambda death: death.finished)
 
-    def logs(self, role: str | None = None, since: datetime | None = None) -> list[Source]:
-        """Every container's log (with Docker's timestamps), optionally of one role."""
+    def logs(self, role: str | None = None, since: datetime | None = None,
+             quick: bool = False) -> list[Source]:
+        """Every container's log (with Docker's timestamps), optionally of one role;
+        `quick`: each read bounded like teardown's calls (QUICK_CALL_SECONDS)."""
         filters = run_filter(self.run_id)
         if role:
             filters.append(labels.role_filter(role))
 
         def read(container: Listed) -> Source | None:
-            client = engines.client_at(container.where)
+            client = engines.client_at(container.where, quick=quick)
             after = self.on_node_clock(since, container.where) if since else None
             try:  # a probe started with --rm may be gone already
                 text = client.container.logs(container.id, timestamps=True, since=after)
@@ -413,7 +415,7 @@ class Stack:
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
         directory.mkdir(parents=True, exist_ok=True)
-        self.saved_logs = self.logs()
+        self.saved_logs = self.logs(quick=True)
         for source in self.saved_logs:
             (directory / f"{source.container}.log").write_text(source.text)
 
@@ -421,10 +423,14 @@ class Stack:
         """Remove everything of the run by its label (faster than compose down, which
         stops each container with a grace period), then make sure the fabric's
         DOCKER-USER rule is gone."""
-        from vnetbench.fabric import remove_fabric_rules
+        from vnetbench.fabric import FabricUnknown, remove_fabric_rules
 
         removed = remove_run_objects(self.run_id)
-        left = remove_fabric_rules(self.run_id)
+        try:
+            left = remove_fabric_rules(self.run_id)
+        except FabricUnknown as error:
+            note(f"[red]{error}[/]")
+            return removed
         if left:
             note(f"[yellow]{left} DOCKER-USER rule(s) of {self.run_id} outlived the fabric "
                  "helper and were removed[/]")
