@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 from typer.testing import CliRunner
@@ -202,3 +203,16 @@ def test_compare_without_a_noise_floor_says_so(data_dir: Path) -> None:
     assert "noise floor: none measured" in " ".join(result.output.split())
     result = runner.invoke(app, ["compare", str(quick), str(quick), "--noise", str(quick)])
     assert result.exit_code == 2 and "holds no noise.json" in result.output
+
+
+def test_outside_load_is_counted_per_arm(recorded_aa: Path) -> None:
+    from vnetbench.report.ab import outside_load_by_arm
+
+    frame = load_results(recorded_aa)
+    extra = frame[frame.metric == "tcp_mbit"].assign(metric="host_outside_cores", value=0.1)
+    busy = extra["variant"].eq("B") & extra["var_round"].le(2)
+    extra.loc[busy, "value"] = 0.9
+    extra.loc[busy, "status"] = "measured under outside load: 0.90 cores busy ..."
+    loads = outside_load_by_arm(pd.concat([frame, extra]))
+    assert loads == {"A": {"passes": 6, "marked": 0, "median_cores": 0.1},
+                     "B": {"passes": 6, "marked": 2, "median_cores": 0.1}}

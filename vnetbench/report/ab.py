@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.errors import UserError
-from vnetbench.metrics import Better, catalogue
+from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
 from vnetbench.outcome import State
 from vnetbench.report.tables import pass_values
 from vnetbench.rundir import read_header
@@ -131,6 +131,10 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
     if not worse.empty:
         sentence += " Worse: " + ", ".join(f"{r.scenario}/{r.metric}" for r in
                                            worse.itertuples()) + "."
+    loads = header.get("outside_load") or {}
+    if any(load["marked"] for load in loads.values()):
+        sentence += " Passes measured under outside load: " + ", ".join(
+            f"{arm} {load['marked']} of {load['passes']}" for arm, load in loads.items()) + "."
     return shown, sentence, not worse.empty
 
 def _figure(value: float) -> str:
@@ -149,6 +153,18 @@ def noise_near(given: Path | None, directories: Sequence[Path]) -> tuple[dict[st
     return {}, ("none measured: verdicts over passes only, which understates the drift "
                 "between sessions (measure one with 'vnetbench ab SCENARIO' and pass "
                 "--noise DIR, or compare both builds in one session with 'vnetbench ab')")
+
+
+def outside_load_by_arm(frame: pd.DataFrame) -> dict[str, dict[str, float | int]]:
+    """Per arm: its passes, how many were marked as measured under outside load, and
+    the median CPU busy outside the testbed (a verdict between two arms that ran on
+    differently busy machines is said to be so)."""
+    rows = frame[frame["metric"] == OUTSIDE_LOAD.name].dropna(subset=["value"])
+    return {str(arm): {"passes": len(group),
+                       "marked": int(group["status"].str.contains(
+                           "under outside load", regex=False).sum()),
+                       "median_cores": round(float(group["value"].median()), 3)}
+            for arm, group in rows.groupby("variant")}
 
 
 def write_verdicts(directory: Path, table: pd.DataFrame, header: dict[str, Any],

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
-from vnetbench.report.ab import verdict_table, write_verdicts
+from vnetbench.report.ab import outside_load_by_arm, verdict_table, write_verdicts
 from vnetbench.results import ResultSet, load_results
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.runs.comparison import require_overlays
@@ -173,7 +173,9 @@ def run_ab(scenario: Scenario, arms: list[Arm], rounds: int, out_dir: Path,
                  f"({by_label[label].description})")
             run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
                          directory, header)
-        table = verdict_table(load_results(directory), min_effect, judge_all, aa)
+        frame = load_results(directory)
+        table = verdict_table(frame, min_effect, judge_all, aa)
+        header["outside_load"] = outside_load_by_arm(frame)
         write_verdicts(directory, table, header, aa)
     return directory
 
