@@ -692,7 +692,7 @@ def clean(
     require_engine()
     removed, rules = Removed(), 0
     unknown: list[str] = []
-    owners: dict[str, str | None] = {}
+    owners: dict[str, set[str | None]] = {}
     chosen: list[str] = []
     for swarm in each_engine():  # this machine's, then a known swarm's nodes
         here = run_owners()

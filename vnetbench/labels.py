@@ -87,3 +87,11 @@ def owner_gone(owner: str | None) -> bool:
     if host != socket.gethostname() or not pid.isdigit():
         return False
     return process_start(int(pid)) != start
+
+
+def all_gone(owners: set[str | None]) -> bool:
+    """A run is orphaned only when every owner its objects name is gone: not when one
+    helper names a process that has ended while the run's own record (its networks,
+    rendered with `detached:` for `up`) says it was left up on purpose."""
+    named = {owner for owner in owners if owner}
+    return not named or all(owner_gone(owner) for owner in named)

@@ -170,22 +170,25 @@ def start_period_over(container: Listed) -> bool:
     return (datetime.now(UTC) - started).total_seconds() > period_ns / 1e9
 
 
-def run_owners() -> dict[str, str | None]:
-    """Every run with containers or networks on this engine, and its owner label."""
+def run_owners() -> dict[str, set[str | None]]:
+    """Every run with containers or networks on this engine, and every owner label its
+    objects carry (helpers started later by another process, e.g. `shape` on a
+    topology `up` left running, name that process)."""
     found = [container.labels for container in list_containers(run_filter(None))]
     found += [network.labels or {} for _, client in engines.listing()
               for network in client.network.list(filters=run_filter(None))]
-    owners: dict[str, str | None] = {}
+    owners: dict[str, set[str | None]] = {}
     for object_labels in found:
         run_id = object_labels.get(labels.RUN)
-        if run_id and not owners.get(run_id):
-            owners[run_id] = object_labels.get(labels.OWNER)
+        if run_id:
+            owners.setdefault(run_id, set()).add(object_labels.get(labels.OWNER))
     return owners
 
 
 def orphaned_runs() -> list[str]:
-    """Runs whose vnetbench process is gone (killed, its terminal closed)."""
-    return sorted(run for run, owner in run_owners().items() if labels.owner_gone(owner))
+    """Runs whose vnetbench processes are all gone (killed, their terminal closed): a
+    run any of whose owners is alive, or that was left up on purpose, is kept."""
+    return sorted(run for run, owners in run_owners().items() if labels.all_gone(owners))
 
 
 def run_ids_present() -> list[str]:

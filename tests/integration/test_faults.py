@@ -184,3 +184,29 @@ def test_a_full_disk_is_one_paragraph_and_tears_down(tmp_path: Path) -> None:
             json.loads(header.read_text())  # whole, or not written at all
     finally:
         subprocess.run(["umount", str(small)], check=False)
+
+
+def test_clean_keeps_a_shaped_topology_left_up_on_purpose(tmp_path: Path) -> None:
+    """Its shapers were started by `up` and `shape`, processes that have ended: the
+    run's own record (its networks, rendered `detached`) keeps it ours to keep."""
+    (tmp_path / "s.yml").write_text(TOPOLOGY.format(name="it-shaped-up")
+                                    + "links:\n  backbone: {rate: 100mbit}\n")
+    up = vnetbench("up", "-t", "s.yml", "--out", "out", cwd=tmp_path)
+    _, error = up.communicate(timeout=300)
+    assert up.returncode == 0, error
+    run_id = next((tmp_path / "out").iterdir()).name
+    try:
+        shaped = vnetbench("shape", run_id, "--set", "backbone.rate=50mbit", "--out", "out",
+                           cwd=tmp_path)
+        _, error = shaped.communicate(timeout=300)
+        assert shaped.returncode == 0, error
+        clean = subprocess.run([sys.executable, "-m", "vnetbench", "clean"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+        assert clean.returncode == 0, clean.stderr
+        assert run_id in " ".join(clean.stdout.split()), clean.stdout  # kept, and named
+        left = leftovers(run_id)
+        assert any(name.endswith("-shaper") for name in left), left  # nothing of it removed
+    finally:
+        subprocess.run([sys.executable, "-m", "vnetbench", "down", run_id, "--out", "out"],
+                       cwd=tmp_path, capture_output=True, timeout=300)
+    assert leftovers(run_id) == []
