@@ -161,8 +161,10 @@ def render(
     """Render a topology into compose.yml (and its files) without starting anything."""
     from vnetbench.overlays import overlay_for
     from vnetbench.render import render_run
+    from vnetbench.rundir import writable_directory
 
     topology = read_topology(file)
+    writable_directory(output, "--output")
     try:
         network = IPv4Network(block)
     except ValueError as error:
@@ -644,6 +646,11 @@ def forget_up_keys(run_id: str, out: Path | None) -> None:
     from vnetbench.topology import parse_topology
 
     run_dir = out_directory(out, check=False) / run_id
+    if not (run_dir / "run.json").exists():
+        note(f"[yellow]There is no run directory {run_dir}, so the private keys `up` wrote "
+             "for this run were not removed: give `down` the --out that `up` was given "
+             "(or remove that run directory's key files yourself).[/]")
+        return
     with suppress(UserError):
         record = read_header(run_dir)
         if "topology" in record:

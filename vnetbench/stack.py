@@ -113,7 +113,11 @@ def remove_containers(run_id: str | None, client: DockerClient, removed: Removed
     if containers:
         with suppress(DockerException):  # some may be gone already (--rm probes)
             client.container.remove([c.id for c in containers], force=True, volumes=True)
-        removed.containers += len(containers)
+        left = {c.id for c in list_containers(run_filter(run_id), client)}
+        removed.containers += sum(c.id not in left for c in containers)
+        if left:  # counted as what is gone, and said: the sweep after goes on
+            note(f"[yellow]{len(left)} container(s) of {run_id or 'the runs'} could not be "
+                 "removed; 'vnetbench clean' tries again[/]")
 
 
 def remove_networks_and_volumes(run_id: str | None, client: DockerClient,

@@ -190,3 +190,11 @@ def test_methods_lists_each_with_its_reference() -> None:
     for name, reference in (("vpncloud", "vpncloud-performance.txt"),
                             ("instageni", "instageni-openflow-iperf.txt")):
         assert name in result.output and reference in result.output
+
+
+def test_render_into_a_file_or_an_unwritable_place_is_one_paragraph(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("a file")
+    for output, said in [(taken, "it names a file"), (Path("/proc/vnetbench"), "--output")]:
+        code, text = invoke(["render", "topologies/two-sites.yml", "-o", str(output)])
+        assert code == 2 and said in text and "cannot write" in text, text
