@@ -608,7 +608,12 @@ def calibrate(
     from vnetbench.rundir import writable_directory
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
+    from vnetbench.topology import whole_seconds
 
+    try:
+        whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly
+    except ValueError as error:
+        raise UserError(f"--seconds: {error}.") from None
     directory, figures = measure(writable_directory(out, "--out"), seconds, passes, scale)
     out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
     out_console.print(f"calibration: {directory / 'calibration.json'}")
