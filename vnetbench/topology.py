@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -438,7 +439,7 @@ class Topology(Model):
             if a.switch not in known
         ]
         names = [a.name for a in self.agents]
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = sorted(n for n, count in Counter(names).items() if count > 1)
         if repeated:
             problems.append(f"agents: agent names must be unique: {', '.join(repeated)} "
                             "repeated")
@@ -446,9 +447,9 @@ class Topology(Model):
         if clashes:
             problems.append(f"agents: {', '.join(clashes)} is also a switch's name; every "
                             "node needs its own name (its container, keys and logs use it)")
+        per_site = Counter(c.switch for c in self.agent_containers())
         for switch in self.switches:
-            containers = len([c for c in self.agent_containers() if c.switch == switch])
-            if containers > MAX_AGENTS_PER_SITE:
+            if per_site[switch] > MAX_AGENTS_PER_SITE:
                 problems.append(
                     f"agents: more than {MAX_AGENTS_PER_SITE} agent containers on {switch} "
                     "(a Linux bridge takes at most 1023 ports); add switches or set "
