@@ -137,7 +137,8 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Topology files.")
     for path in files:
         try:
             topology = read_topology(path)
-            overlay_for(topology)  # its overlay_options are valid
+            # its overlay_options are valid, and its nodes fit the overlay's addresses
+            overlay_for(topology).overlay_addresses(topology)
         except UserError as error:
             failed.append(str(error))
             continue

@@ -13,6 +13,15 @@ from vnetbench.cli import app
 runner = CliRunner()
 
 
+def test_validate_says_ok_to_a_big_plan_that_holds(tmp_path: Path) -> None:
+    """600 agents on two switches: each site's tunnel subnet is a /23 (tests/unit/
+    test_addressing.py checks the addresses); validate asks the overlay for them."""
+    (tmp_path / "big.yml").write_text("name: big\nswitches: 2\nagents: 600\n"
+                                      "overlay: wireguard\n")
+    result = runner.invoke(app, ["validate", str(tmp_path / "big.yml")])
+    assert result.exit_code == 0 and "600 agent(s)" in result.output, result.output
+
+
 def test_validate_good_file() -> None:
     result = runner.invoke(app, ["validate", "topologies/two-sites.yml"])
     assert result.exit_code == 0
@@ -127,6 +136,11 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "overlay_options.wireguard is not valid: mtu"),
     ("overlay: openvpn\noverlay_options: {openvpn: {privileged: true}}",
      "overlay_options.openvpn is not valid: privileged"),
+    # 16 sites of 20000 agents cannot each have a subnet of 100.64.0.0/16: validate said ok
+    ("overlay: tinc\nswitches: 15\nagents: 300000\nagent_pool: 100",
+     "20000 agents on one switch do not fit the tunnels' addresses"),
+    ("overlay: vnet\nswitches: 15\nagents: 70000\nagent_pool: 100",
+     "virtual network 10.0.0.0/16 holds 64770 agents from 10.0.1.1"),
 ])
 def test_bad_topology_values_are_named(tmp_path: Path, topology: str, expected: str) -> None:
     base = {"name": "t", "switches": "2", "agents": "2"}
