@@ -136,10 +136,11 @@ def tunnel_sites(topology: Topology) -> dict[str, IPv4Network]:
             len(topology.switches) + 1)
         fits = 2 ** (room.bit_length() - 1) - 1 - FIRST_AGENT_HOST
         raise UserError(
-            f"{most} agents on one switch do not fit the tunnels' addresses: each of the "
-            f"{len(topology.switches)} sites gets a /{prefix} of {TUNNEL_NETWORK} below "
-            f"{HUB_LINKS} (the links between hubs), and {len(topology.switches)} of those do "
-            f"not fit. Give at most {fits} agents per switch (add switches for more).")
+            f"{most} agents on one switch do not fit the tunnels' addresses: they need a "
+            f"/{prefix} per site, and {len(topology.switches)} site(s) of that size (from "
+            f"the second of {TUNNEL_NETWORK}) reach {HUB_LINKS}, the links between hubs. "
+            f"Give at most {fits} agents per switch with {len(topology.switches)} "
+            "switch(es) (add switches for more).")
     return sites
 
 

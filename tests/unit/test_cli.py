@@ -136,8 +136,9 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "overlay_options.wireguard is not valid: mtu"),
     ("overlay: openvpn\noverlay_options: {openvpn: {privileged: true}}",
      "overlay_options.openvpn is not valid: privileged"),
-    # 16 sites of 20000 agents cannot each have a subnet of 100.64.0.0/16: validate said ok
-    ("overlay: tinc\nswitches: 15\nagents: 300000\nagent_pool: 100",
+    # 20000 agents need a /17, and site 1's (100.64.128.0/17) holds the hubs' links
+    # 100.64.250.0/24: validate said ok
+    ("overlay: tinc\nswitches: 1\nagents: 20000\nagent_pool: 100",
      "20000 agents on one switch do not fit the tunnels' addresses"),
     ("overlay: vnet\nswitches: 15\nagents: 70000\nagent_pool: 100",
      "virtual network 10.0.0.0/16 holds 64770 agents from 10.0.1.1"),
