@@ -137,7 +137,8 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Topology files.")
     for path in files:
         try:
             topology = read_topology(path)
-            overlay_for(topology)  # its overlay_options are valid
+            # its overlay_options are valid, and its nodes fit the overlay's addresses
+            overlay_for(topology).overlay_addresses(topology)
         except UserError as error:
             failed.append(str(error))
             continue
@@ -677,7 +678,12 @@ def calibrate(
     from vnetbench.rundir import writable_directory
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
+    from vnetbench.topology import whole_seconds
 
+    try:
+        whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly
+    except ValueError as error:
+        raise UserError(f"--seconds: {error}.") from None
     directory, figures = measure(writable_directory(out, "--out"), seconds, passes, scale)
     out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
     out_console.print(f"calibration: {directory / 'calibration.json'}")

@@ -6,14 +6,17 @@ runs and measures what this module describes.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -59,7 +62,57 @@ Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1)]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+# Bounds of a link profile, each from what would otherwise not be what was asked.
+# Rates: tbf queues rate x 50 ms plus its burst (16 KiB at least, shaping/plan.py);
+# at 10 kbit that queue drains in 13 s, and what is still queued at a stream's end
+# holds iperf3's report back, which must come within the 30 s its client has beyond
+# the stream (measure/iperf.py CLIENT_GRACE_SECONDS).
+MIN_RATE = 10_000
+# tc refuses a tbf whose queue (rate x 50 ms + 4 ms of burst) exceeds 2**32 bytes,
+# above ~630 Gbit/s; and no veth pair carries 100 Gbit/s (calibrate's raw veth pair
+# measures tens), so a higher rate would leave the link unshaped while it says shaped.
+MAX_RATE = 100 * 10**9
+# delay + jitter, each way on one segment: a path between sites crosses three
+# segments (site, backbone, site), so a round trip takes up to 6 x this; iperf3 needs
+# about five round trips besides its stream (connect, parameters, the stream's own
+# connect, results), which must fit its client's 30 s grace (CLIENT_GRACE_SECONDS).
+MAX_HOLD_MS = 1000.0
+# The userspace delay line (used where the kernel has no netem) queues at most this
+# many packets and drops the rest: images/tools/vnetbench-shape QUEUE_PACKETS.
+DELAY_LINE_PACKETS = 20000
+ETHERNET_HEADER = 14
+MIN_MTU = 576  # the datagram every IPv4 host must take (RFC 791); tunnels' lowest too
+MAX_MTU = 65535  # IPv4's 16-bit total length; Linux's largest veth MTU (ETH_MAX_MTU)
+
+
+def check_mtu(mtu: int) -> int:
+    if not MIN_MTU <= mtu <= MAX_MTU:
+        raise ValueError(f"an MTU of {mtu} bytes cannot be set: it is {MIN_MTU} to {MAX_MTU} "
+                         f"({MIN_MTU}, the datagram every IPv4 host must accept; {MAX_MTU}, "
+                         "the largest IPv4 packet and the largest MTU Linux gives a veth)")
+    return mtu
+
+
+Mtu = Annotated[int, AfterValidator(check_mtu)]
+
+
+def duration_text(milliseconds: float) -> str:
+    """10.0 -> '10ms'; 100000000.0 -> '100000s' (as a person would write it)."""
+    if milliseconds >= 1000:
+        return f"{milliseconds / 1000:g}s"
+    return format_milliseconds(milliseconds)
+
+
+def whole_seconds(seconds: float) -> float:
+    """A stream's length as iperf3 runs it: -t is read as whole seconds (atoi)."""
+    if not float(seconds).is_integer():
+        raise ValueError(f"{seconds:g} is not a whole number of seconds: iperf3 reads -t as "
+                         f"whole seconds (it would read {int(seconds)}); give e.g. "
+                         f"{max(1, round(seconds))}")
+    return seconds
 
 
 class LinkProfile(Model):
@@ -71,14 +124,81 @@ class LinkProfile(Model):
     loss: Percent = 0.0
     jitter_reorder: bool = False
     offloads: bool = Field(True, description="False: TSO/GSO/GRO off for per-packet loss")
-    mtu: int | None = Field(None, ge=576, le=65535,
-                            description="the segment's MTU, on both ends (bridge and veths)")
+    mtu: Mtu | None = Field(None, description="the segment's MTU, on both ends (bridge and "
+                            f"veths), {MIN_MTU} to {MAX_MTU}")
+
+    @field_validator("rate")
+    @classmethod
+    def _rate_in_range(cls, rate: int | None) -> int | None:
+        if rate is None:
+            return rate
+        if rate <= 0:
+            raise ValueError("a rate of 0 shapes nothing (the link would be left unshaped "
+                             "while it says rate 0): leave rate out for an unshaped link, or "
+                             f"give at least {format_rate(MIN_RATE)}")
+        if rate < MIN_RATE:
+            raise ValueError(
+                f"{format_rate(rate)} is below {format_rate(MIN_RATE)}: the shaper's queue "
+                "(50 ms of the rate plus a burst of at least 16 KiB) would take longer than "
+                "the 30 s iperf3's client has beyond its stream to drain")
+        if rate > MAX_RATE:
+            raise ValueError(
+                f"{format_rate(rate)} is above {format_rate(MAX_RATE)}: no veth pair carries "
+                "that (so the link would be unshaped while it says shaped), and above "
+                "~630gbit tc refuses the shaper's queue (2**32 bytes at most)")
+        return rate
 
     @model_validator(mode="after")
     def _jitter_needs_a_delay(self) -> LinkProfile:
         if self.jitter and not self.delay:
             raise ValueError("jitter varies a delay, and there is none: give both, e.g. "
                              "delay: 10ms, jitter: 2ms")
+        return self
+
+    @model_validator(mode="after")
+    def _delay_in_range(self) -> LinkProfile:
+        delay, jitter = duration_text(self.delay), duration_text(self.jitter)
+        if self.jitter > self.delay:
+            raise ValueError(
+                f"jitter {jitter} is more than delay {delay}: each packet is held delay +- a "
+                "uniform jitter, and below zero it cannot be held (netem and the delay line "
+                "cut it at 0), so the link would not have the delay and jitter it says; keep "
+                "jitter at most the delay")
+        if self.delay + self.jitter > MAX_HOLD_MS:
+            raise ValueError(
+                f"delay {delay} + jitter {jitter} is more than {MAX_HOLD_MS:g}ms each way: a "
+                "path between sites crosses three segments, so a round trip would take more "
+                "than 6 s, and iperf3's five or so round trips besides its stream would not "
+                "fit the 30 s its client has beyond the stream (measure/iperf.py "
+                "CLIENT_GRACE_SECONDS)")
+        return self
+
+    @model_validator(mode="after")
+    def _shaper_holds_the_rate(self) -> LinkProfile:
+        """The queues that shape the link must hold what the rate puts in them."""
+        if not self.rate:
+            return self
+        packet = (self.mtu or 1500) + ETHERNET_HEADER
+        in_flight = self.rate / 8 * (self.delay + self.jitter) / 1000 / packet
+        if in_flight > DELAY_LINE_PACKETS:
+            most = DELAY_LINE_PACKETS * packet * 8 / ((self.delay + self.jitter) / 1000)
+            raise ValueError(
+                f"rate {format_rate(self.rate)} held for delay + jitter "
+                f"{duration_text(self.delay + self.jitter)} is {in_flight:.0f} "
+                f"full-size packets in flight; the delay line (used where the kernel has no "
+                f"netem) queues at most {DELAY_LINE_PACKETS} and drops the rest, so the link "
+                f"would carry less than its rate: give at most {int(most // 1e6)}mbit or a "
+                "shorter delay")
+        from vnetbench.shaping.plan import BURST_SECONDS, burst_bytes  # (imports this module)
+
+        if self.mtu and burst_bytes(self.rate) < packet:
+            raise ValueError(
+                f"mtu {self.mtu} at rate {format_rate(self.rate)}: the shaper's token bucket "
+                f"holds {burst_bytes(self.rate)} bytes (4 ms of the rate, 16 KiB at least), "
+                f"less than one full-size frame ({packet} bytes), and tbf drops every such "
+                f"frame: give a rate of at least {math.ceil(packet * 8 / BURST_SECONDS / 1e6)}mbit"
+                " or a smaller "
+                "mtu")
         return self
 
     @field_serializer("rate")
@@ -145,7 +265,7 @@ class Settings(Model):
         "containers kept between passes, or the containers themselves (a stack per pass)")
     limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
     limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
-    tunnel_mtu: int | None = Field(None, ge=576, le=65535,
+    tunnel_mtu: Mtu | None = Field(None,
                                    description="the overlay's tunnel device MTU where it can "
                                    "be set (unset: each overlay's default)")
     udp_length: int | None = Field(None, ge=16, le=65507,
@@ -159,6 +279,17 @@ class Settings(Model):
                                   "scenario (iperf3 -n)")
     transfer_timeout_s: float = Field(120.0, gt=0, le=3600,
                                       description="transfer's bound per direction")
+
+    _whole_seconds = field_validator("seconds")(whole_seconds)
+
+    @field_validator("ping_interval_ms")
+    @classmethod
+    def _whole_milliseconds(cls, interval: float) -> float:
+        if not interval.is_integer():
+            raise ValueError(f"{interval:g} is not a whole number of milliseconds: ping keeps "
+                             f"its interval (-i) in whole milliseconds (it would wait "
+                             f"{int(interval)} ms); give e.g. {round(interval)}")
+        return interval
 
     @field_validator("ping_sizes")
     @classmethod
@@ -308,7 +439,7 @@ class Topology(Model):
             if a.switch not in known
         ]
         names = [a.name for a in self.agents]
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = sorted(n for n, count in Counter(names).items() if count > 1)
         if repeated:
             problems.append(f"agents: agent names must be unique: {', '.join(repeated)} "
                             "repeated")
@@ -316,9 +447,9 @@ class Topology(Model):
         if clashes:
             problems.append(f"agents: {', '.join(clashes)} is also a switch's name; every "
                             "node needs its own name (its container, keys and logs use it)")
+        per_site = Counter(c.switch for c in self.agent_containers())
         for switch in self.switches:
-            containers = len([c for c in self.agent_containers() if c.switch == switch])
-            if containers > MAX_AGENTS_PER_SITE:
+            if per_site[switch] > MAX_AGENTS_PER_SITE:
                 problems.append(
                     f"agents: more than {MAX_AGENTS_PER_SITE} agent containers on {switch} "
                     "(a Linux bridge takes at most 1023 ports); add switches or set "

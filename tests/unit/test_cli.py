@@ -13,6 +13,15 @@ from vnetbench.cli import app
 runner = CliRunner()
 
 
+def test_validate_says_ok_to_a_big_plan_that_holds(tmp_path: Path) -> None:
+    """600 agents on two switches: each site's tunnel subnet is a /23 (tests/unit/
+    test_addressing.py checks the addresses); validate asks the overlay for them."""
+    (tmp_path / "big.yml").write_text("name: big\nswitches: 2\nagents: 600\n"
+                                      "overlay: wireguard\n")
+    result = runner.invoke(app, ["validate", str(tmp_path / "big.yml")])
+    assert result.exit_code == 0 and "600 agent(s)" in result.output, result.output
+
+
 def test_validate_good_file() -> None:
     result = runner.invoke(app, ["validate", "topologies/two-sites.yml"])
     assert result.exit_code == 0
@@ -60,6 +69,15 @@ GOOD = "name: t\nswitches: 2\nagents: 2\n"
     (["run", "throughput", "--seconds", "-5"], {}, "--seconds (settings.seconds)"),
     (["validate", "{t}"], {"BENCH_SECONDS": "0"}, "BENCH_SECONDS (settings.seconds)"),
     (["validate", "{t}"], {"BENCH_SECONDS": "abc"}, "BENCH_SECONDS (settings.seconds)"),
+    # iperf3 reads -t with atoi: 1.7 ran 1 s while the results said 1.7
+    (["run", "throughput", "--seconds", "1.7"], {},
+     "--seconds (settings.seconds): 1.7 is not a whole number of seconds: iperf3 reads -t"),
+    (["validate", "{t}"], {"BENCH_SECONDS": "2.5"},
+     "BENCH_SECONDS (settings.seconds): 2.5 is not a whole number of seconds"),
+    (["sweep", "throughput", "--set", "backbone.delay=1ms", "-t", "{t}", "--seconds", "0.5"],
+     {}, "--seconds (settings.seconds): 0.5 is not a whole number of seconds"),
+    (["calibrate", "--seconds", "1.5", "--out", "{dir}"], {},
+     "--seconds: 1.5 is not a whole number of seconds"),
     (["run", "throughput", "--out", "{file}"], {}, "it names a file, not a directory"),
     (["run", "throughput", "--out", "/proc/vnetbench"], {}, "cannot write results there"),
     (["validate", "{binary}"], {}, "cannot be read as a YAML text file"),
@@ -89,6 +107,22 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
     ("links: {backbone: {rate: 100mbps}}", "'100mbps' is a byte rate"),
     ("links: {backbone: {delay: 10}}", "'10' has no unit"),
     ("links: {backbone: {jitter: 2ms}}", "jitter varies a delay, and there is none"),
+    # each of these validated, and ran as something else than it said
+    ("links: {backbone: {rate: 0mbit}}", "links.backbone.rate: a rate of 0 shapes nothing"),
+    ("links: {site: {rate: 5kbit}}", "links.site.rate: 5kbit is below 10kbit"),
+    ("links: {site: {rate: 200gbit}}", "links.site.rate: 200gbit is above 100gbit"),
+    ("links: {backbone: {delay: 100000s}}",
+     "links.backbone: delay 100000s + jitter 0ms is more than 1000ms each way"),
+    ("links: {backbone: {delay: 600ms, jitter: 500ms}}",
+     "delay 600ms + jitter 500ms is more than 1000ms each way"),
+    ("links: {backbone: {delay: 2ms, jitter: 3ms}}", "jitter 3ms is more than delay 2ms"),
+    ("links: {backbone: {rate: 1gbit, delay: 300ms}}",
+     "24769 full-size packets in flight; the delay line"),
+    ("links: {site: {rate: 10mbit, mtu: 65535}}",
+     "mtu 65535 at rate 10mbit: the shaper's token bucket holds 16384 bytes"),
+    ("links: {site: {mtu: 100}}", "links.site.mtu: an MTU of 100 bytes cannot be set"),
+    ("settings: {ping_interval_ms: 2.5}",
+     "settings.ping_interval_ms: 2.5 is not a whole number of milliseconds"),
     ("agents: ten", "'ten' is neither a number of agents"),
     ("name: Team Été", "'Team Été' is not a usable name"),
     ("switches: [s1, s1]", "s1 repeated"),
@@ -102,6 +136,12 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "overlay_options.wireguard is not valid: mtu"),
     ("overlay: openvpn\noverlay_options: {openvpn: {privileged: true}}",
      "overlay_options.openvpn is not valid: privileged"),
+    # 20000 agents need a /17, and site 1's (100.64.128.0/17) holds the hubs' links
+    # 100.64.250.0/24: validate said ok
+    ("overlay: tinc\nswitches: 1\nagents: 20000\nagent_pool: 100",
+     "20000 agents on one switch do not fit the tunnels' addresses"),
+    ("overlay: vnet\nswitches: 15\nagents: 70000\nagent_pool: 100",
+     "virtual network 10.0.0.0/16 holds 64770 agents from 10.0.1.1"),
 ])
 def test_bad_topology_values_are_named(tmp_path: Path, topology: str, expected: str) -> None:
     base = {"name": "t", "switches": "2", "agents": "2"}

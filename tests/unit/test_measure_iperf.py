@@ -124,3 +124,13 @@ def test_a_stream_that_stalls_while_pings_pass_is_a_failure(data_dir: Path) -> N
     slow = parse_topology({"name": "t", "switches": 2, "agents": 2,
                            "links": {"backbone": {"rate": "100kbit"}}}, "t.yml")
     assert stall_floor_mbit(slow) == pytest.approx(0.01)  # a tenth of a slow link's rate
+
+
+@pytest.mark.parametrize(("bound", "argument"), [(0.4, "1"), (1.0, "1"), (10.2, "11"),
+                                                 (130.0, "130")])
+def test_a_probe_bound_is_never_zero(bound: float, argument: str) -> None:
+    """timeout(1) reads 0 as no bound at all: a bound of 0.4 s (transfer_timeout_s may
+    be any positive number) was formatted as '0'."""
+    from vnetbench.measure.probe import timeout_argument
+
+    assert timeout_argument(bound) == argument

@@ -120,3 +120,41 @@ def test_the_measured_pair_is_the_user_s_choice() -> None:
     assert [a.name for a in pick_pair(chosen)] == ["agent1", "agent37"]
     again = parse_topology(chosen.model_dump(mode="json", by_alias=True), "run.json")
     assert again.measure == chosen.measure
+
+
+@pytest.mark.parametrize("link", [
+    {"rate": "10kbit"}, {"rate": "100gbit"}, {"delay": "1s"}, {"delay": "500ms", "jitter": "500ms"},
+    {"delay": "10ms", "jitter": "10ms"}, {"rate": "800mbit", "delay": "300ms"},
+    {"rate": "133mbit", "mtu": 65535}, {"mtu": 576}, {"mtu": 9000, "rate": "1mbit"},
+])
+def test_link_bounds_are_inclusive_where_the_mechanism_allows(link: dict[str, object]) -> None:
+    """The edges of every bound still validate (each bound is the mechanism's, not ours)."""
+    parse_topology({"name": "t", "switches": 2, "agents": 2, "links": {"backbone": link}},
+                   "t.yml")
+
+
+def test_delay_line_bound_matches_the_shaper() -> None:
+    """The model's delay-line queue is the one the shaper binds (it is a script, not a
+    module, so the number is read from its text)."""
+    import re
+
+    from vnetbench.topology import DELAY_LINE_PACKETS
+
+    script = (ROOT / "images" / "tools" / "vnetbench-shape").read_text()
+    assert re.search(r"^QUEUE_PACKETS = (\d+)$", script, re.MULTILINE).group(1) == str(
+        DELAY_LINE_PACKETS)
+
+
+def test_set_goes_through_the_same_bounds() -> None:
+    from vnetbench.shaping.assign import parse_assignment, with_link_setting
+
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t.yml")
+    assignment = parse_assignment("backbone.rate=0mbit")
+    with pytest.raises(UserError, match=r"--set backbone.rate=0mbit: a rate of 0 shapes"):
+        with_link_setting(topology, assignment, assignment.values[0])
+
+
+def test_whole_seconds_pass_unchanged() -> None:
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
+                               "settings": {"seconds": 2.0, "ping_interval_ms": 3}}, "t.yml")
+    assert topology.settings.seconds == 2 and topology.settings.ping_interval_ms == 3

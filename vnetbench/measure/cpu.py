@@ -63,17 +63,18 @@ def cpu_seconds(container_id: str) -> float | None:
     return None
 
 
-def cpu_by_role(run_id: str) -> dict[str, float]:
-    """CPU seconds used so far, summed per role label, over the run's containers."""
-    totals: dict[str, float] = defaultdict(float)
+def cpu_by_role(run_id: str) -> dict[str, dict[str, float]]:
+    """CPU seconds used so far by each running container of the run (by id), per role
+    label: kept apart so that a container that restarts or ends shows (role_percent)."""
+    readings: dict[str, dict[str, float]] = defaultdict(dict)
     for container in list_containers(run_filter(run_id)):
         if container.state != "running":
             continue
         role = container.labels.get(labels.ROLE, "other")
         used = cpu_seconds(container.id)
         if used is not None:
-            totals[role] += used
-    return dict(totals)
+            readings[role][container.id] = used
+    return dict(readings)
 
 
 def cpu_by_container(run_id: str, names: set[str]) -> dict[str, float]:
@@ -89,10 +90,35 @@ def cpu_by_container(run_id: str, names: set[str]) -> dict[str, float]:
 
 def cpu_percent(before: dict[str, float], after: dict[str, float],
                 seconds: float) -> dict[str, float]:
-    """Percent of one core per role over an interval (probes started inside it count
-    from zero: their whole use fell in the interval)."""
-    return {role: 100 * (after[role] - before.get(role, 0.0)) / seconds
-            for role in after if seconds > 0}
+    """Percent of one core per key over an interval (probes started inside it count
+    from zero: their whole use fell in the interval). A counter that went backwards
+    (its container restarted, so its count began again) gives no figure, rather than
+    a negative one: what it used in the interval is unknown (went_backwards names it)."""
+    return {key: 100 * (after[key] - before.get(key, 0.0)) / seconds
+            for key in after if seconds > 0 and key not in went_backwards(before, after)}
+
+
+def went_backwards(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    """Keys whose counter is lower after than before (the container restarted)."""
+    return sorted(key for key in after if after[key] < before.get(key, 0.0))
+
+
+def role_percent(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]],
+                 seconds: float) -> tuple[dict[str, float], dict[str, str]]:
+    """Percent of one core per role over an interval, summed over its containers; and
+    the roles with no figure, with why: one of its containers restarted (its counter
+    went backwards) or ended (what it used is unknown), which a sum would hide."""
+    percents, unmeasured = {}, {}
+    for role in sorted(set(before) | set(after)):
+        earlier, later = before.get(role, {}), after.get(role, {})
+        restarted, ended = went_backwards(earlier, later), set(earlier) - set(later)
+        reasons = ([f"{len(restarted)} container(s) restarted (counter went backwards)"]
+                   if restarted else []) + ([f"{len(ended)} ended"] if ended else [])
+        if reasons:
+            unmeasured[role] = " and ".join(reasons)
+        elif later and seconds > 0:
+            percents[role] = sum(cpu_percent(earlier, later, seconds).values())
+    return percents, unmeasured
 
 
 # --- CPU spent outside the testbed during a pass -----------------------------------

@@ -7,6 +7,7 @@ modified. Every probe carries the run's label, so teardown removes it too.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -32,11 +33,17 @@ def _labels(run_id: str, target: str, tool: str) -> dict[str, str]:
     return run_labels(run_id, "probe", target, **{TOOL: tool})
 
 
+def timeout_argument(seconds: float) -> str:
+    """timeout(1)'s duration, whole seconds rounded up: rounded to the nearest, a bound
+    under half a second would read 0, which to timeout(1) means no bound at all."""
+    return str(max(1, math.ceil(seconds)))
+
+
 def run_probe(
     run_id: str, target: str, argv: list[str], timeout_seconds: float
 ) -> ProbeOutput:
     """Run argv to completion in target's namespace, bounded by timeout_seconds."""
-    bounded = ["timeout", "-k", "2", f"{timeout_seconds:.0f}", *argv]
+    bounded = ["timeout", "-k", "2", timeout_argument(timeout_seconds), *argv]
     try:
         stdout = engines.client_for(target).run(
             TOOLS_IMAGE,

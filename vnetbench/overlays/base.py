@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -161,6 +162,11 @@ class Overlay(ABC):
     @abstractmethod
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         """The address other agents reach this agent at, through the overlay."""
+
+    def overlay_addresses(self, topology: Topology) -> dict[str, IPv4Address]:
+        """Every node's address inside the overlay, by node name; UserError when the
+        topology's nodes do not fit. None by default (the site addresses are routed)."""
+        return {}
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         """Extra variables for this overlay's templates."""

@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import os
 import shutil
-from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from vnetbench import gate
-from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.addressing import (
+    HUB_LINKS,
+    TUNNEL_NETWORK,
+    AddressPlan,
+    tunnel_addresses,
+    tunnel_sites,
+)
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.tunnel import TunnelOverlay
@@ -33,7 +38,7 @@ from vnetbench.topology import Topology
 
 CLIENT_PORT = 1194
 SITE_PORT = 1195
-SITE_LINKS = IPv4Network("100.64.250.0/24")
+SITE_LINKS = HUB_LINKS  # the hubs' own subnet, which no site's tunnel subnet reaches
 FILES = "openvpn"
 MOUNT = "/vnetbench-files"  # where a container sees its node's directory
 CA, CERT, KEY = "ca.pem", "cert.pem", "key.pem"  # fixed names: an agent may be called "ca"
@@ -44,10 +49,6 @@ class OpenVpnOptions(OverlayOptions):
     proto: Literal["tcp", "udp"] = Field("tcp", description="transport of the tunnels")
     mtu: int | None = Field(None, ge=576, le=65535, description="tun-mtu")
 
-
-
-def site_of(address: IPv4Address) -> IPv4Network:
-    return IPv4Network(f"{address}/24", strict=False)
 
 
 def common(mtu: int | None = None, plain: bool = False) -> list[str]:
@@ -91,7 +92,7 @@ class OpenVpn(TunnelOverlay):
         (agents: client.conf; hubs: clients.conf, site.conf, ccd/, the first hub ccd-site/)."""
         directory = run_dir / FILES
         nodes = [f"hub-{s}" for s in topology.switches] + [a.name for a in topology.agents]
-        addresses = tunnel_addresses(topology)
+        addresses, sites = tunnel_addresses(topology), tunnel_sites(topology)
         written = [prepare_gate(run_dir), *self.issue(directory, plan.tag, nodes)]
         for switch in topology.switches:
             hub = self.node_home(directory, f"hub-{switch}")
@@ -100,7 +101,7 @@ class OpenVpn(TunnelOverlay):
             (hub / "ccd").mkdir(exist_ok=True)  # ccd-exclusive: its own agents only
             for agent in topology.agents_on(switch):
                 written.append(self.write_public(hub / "ccd" / agent.name, [
-                    f"ifconfig-push {addresses[agent.name]} 255.255.255.0"]))
+                    f"ifconfig-push {addresses[agent.name]} {sites[switch].netmask}"]))
                 written.append(self.write_public(
                     self.node_home(directory, agent.name) / "client.conf", [
                         "client", "dev tun0", "proto tcp-client"
@@ -135,7 +136,7 @@ class OpenVpn(TunnelOverlay):
         return sorted([*files.glob(f"*/{KEY}"), *files.glob(f"{STAGING}/*.key")])
 
     def client_server(self, topology: Topology, plan: AddressPlan, switch: str) -> list[str]:
-        site = site_of(tunnel_addresses(topology)[switch])
+        site = tunnel_sites(topology)[switch]
         return ["dev tun0", "mode server", "tls-server", "topology subnet",
                 "proto tcp-server" if self.options.proto == "tcp" else "proto udp",
                 f"local {plan.switch_site[switch]}", f"port {CLIENT_PORT}",
@@ -151,7 +152,7 @@ class OpenVpn(TunnelOverlay):
         core, others = topology.switches[0], topology.switches[1:]
         if not others:
             return []
-        addresses = tunnel_addresses(topology)
+        sites = tunnel_sites(topology)
         links = SITE_LINKS.network_address
         server = ["dev tun1", "mode server", "tls-server", "topology subnet", "proto tcp-server",
                   f"local {plan.switch_backbone[core]}", f"port {SITE_PORT}",
@@ -165,7 +166,7 @@ class OpenVpn(TunnelOverlay):
         (core_home / "ccd-site").mkdir(exist_ok=True)
         written = []
         for index, switch in enumerate(others, start=2):
-            site = site_of(addresses[switch])
+            site = sites[switch]
             server.append(f"route {site.network_address} {site.netmask}")
             written.append(self.write_public(core_home / "ccd-site" / f"hub-{switch}", [
                 f"ifconfig-push {links + index} {SITE_LINKS.netmask}",

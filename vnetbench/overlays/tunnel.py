@@ -4,6 +4,7 @@ addressing.tunnel_addresses, the start gate, and per-run secret files."""
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
 from pathlib import Path
 
 from vnetbench.addressing import AddressPlan, tunnel_addresses
@@ -18,6 +19,9 @@ class TunnelOverlay(Overlay):
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(tunnel_addresses(topology)[agent])
+
+    def overlay_addresses(self, topology: Topology) -> dict[str, IPv4Address]:
+        return tunnel_addresses(topology)
 
     def hub_address(self, topology: Topology, switch: str) -> str:
         return str(tunnel_addresses(topology)[switch])

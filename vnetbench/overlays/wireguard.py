@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import Field
 
 from vnetbench import gate
-from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses, tunnel_sites
 from vnetbench.gate import prepare_gate
 from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.keys import wireguard_keypair
@@ -100,14 +100,14 @@ class WireGuard(TunnelOverlay):
         directory = run_dir / FILES
         keys = {node: wireguard_keypair() for node in
                 [*topology.switches, *(a.name for a in topology.agents)]}
-        addresses = tunnel_addresses(topology)
+        addresses, sites = tunnel_addresses(topology), tunnel_sites(topology)
         written = [prepare_gate(run_dir)]
         for switch in topology.switches:
             lines = ["[Interface]", f"PrivateKey = {keys[switch][0]}", f"ListenPort = {PORT}"]
             for other in topology.switches:
                 if other != switch:
-                    subnet = f"{addresses[other]}".rsplit(".", 1)[0] + ".0/24"
-                    lines += peer(keys[other][1], subnet, str(plan.switch_backbone[other]))
+                    lines += peer(keys[other][1], str(sites[other]),
+                                  str(plan.switch_backbone[other]))
             for agent in topology.agents_on(switch):
                 lines += peer(keys[agent.name][1], f"{addresses[agent.name]}/32")
             written.append(self.write_secret(self.node_home(directory, switch) / CONF, lines))

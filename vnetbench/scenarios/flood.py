@@ -119,8 +119,6 @@ class Flood(Scenario):
         target = context.overlay.target_address(context.topology, context.plan, roles.target)
         flood_run, ping_run = self._flood_and_ping(context, roles, target, pass_no)
         flood, ping = flood_run.result, ping_run.result
-        errors = [f"flood failed: {flood_run.error}"] if flood_run.error is not None else []
-        errors += [f"ping failed: {ping_run.error}"] if ping_run.error is not None else []
         limits = context.overlay.agent_limits(context.topology)
         limiter = limiter_count(context)
         metrics = flood_metrics(flood, ping, limits, limiter)
@@ -133,11 +131,7 @@ class Flood(Scenario):
             "limits": (f"{limits.packets_per_second:.0f}pps/{limits.bits_per_second / 1e6:g}Mbit"
                        if limits else "none on this overlay or build"),
         }
-        state, status = (State.FAILED, "; ".join(errors)) if errors else (State.OK, "ok")
-        if flood is None and (ping is None or ping.received == 0):
-            state, status = State.DEAD, (
-                f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
-                f"0 flood packets delivered ({status})")
+        state, status = flood_status(flood_run, ping_run)
         return PassResult(metrics, summary, status, state=state)
 
     def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
@@ -156,6 +150,33 @@ class Flood(Scenario):
                                PINGS, FLOOD_SECONDS / PINGS, None,
                                raw / f"flood-ping-pass{pass_no}.txt", FLOOD_SECONDS + 15)
             return flood.result(), ping.result()
+
+
+def flood_status(flood_run: UdpRun, ping_run: PingRun) -> tuple[State, str]:
+    """OK; FAILED when a tool failed or the flood measured no drops (flood_shortfall);
+    DEAD when, besides, no ping was answered."""
+    flood, ping = flood_run.result, ping_run.result
+    errors = [f"flood failed: {flood_run.error}"] if flood_run.error is not None else []
+    errors += [f"ping failed: {ping_run.error}"] if ping_run.error is not None else []
+    errors += [shortfall] if (shortfall := flood_shortfall(flood)) else []
+    if (flood is None or shortfall) and (ping is None or ping.received == 0):
+        return State.DEAD, (f"path dead: 0 of {ping.transmitted if ping else PINGS} pings "
+                            f"answered, 0 flood packets delivered ({'; '.join(errors)})")
+    return (State.FAILED, "; ".join(errors)) if errors else (State.OK, "ok")
+
+
+def flood_shortfall(flood: UdpResult | None) -> str:
+    """Why a flood that ran measured no drops, or '': it sent nothing, or nothing of it
+    reached the target, so its drops are the path's, not a limiter's (a token bucket
+    lets its rate through: 4377 packets/s at the seed's limits)."""
+    if flood is None:
+        return ""
+    if flood.packets_sent == 0:
+        return "the flood sent no datagram"
+    if flood.packets_received <= 0:
+        return (f"none of the flood's {flood.packets_sent} datagrams reached the target: "
+                "the path dropped them, not a limit")
+    return ""
 
 
 def limiter_count(context: ScenarioContext) -> int | None:

@@ -217,8 +217,9 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
                  if outcome.released_first is not None and outcome.released_last is not None
                  else None)
     joined = len(outcome.joined)
+    seconds = outcome.seconds if outcome.seconds is None or outcome.seconds >= 0 else None
     metrics: Metrics = {
-        "join_seconds": (outcome.seconds, "s"),
+        "join_seconds": (seconds, "s"),
         "joined": (joined, "count"),
         "machines": (outcome.total, "count"),
         "not_joined": (outcome.total - joined, "count"),
@@ -234,7 +235,7 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         metrics["restart_seconds"] = (outcome.restarted.seconds, "s")
         metrics["not_restarted"] = (len(outcome.restarted.stuck), "count")
     summary: dict[str, float | int | str | None] = {
-        "join_s": round(outcome.seconds, 3) if outcome.seconds is not None else None,
+        "join_s": round(seconds, 3) if seconds is not None else None,
         "joined": f"{joined}/{outcome.total}",
         "gate_spread_ms": round(spread_ms, 1) if spread_ms is not None else None,
         "split": ",".join(f"{s}:{c}" for s, c in sorted(outcome.switches.items())),
@@ -245,7 +246,8 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         reasons = "; ".join(f"{count} x {reason}" for reason, count
                             in outcome.reasons.most_common(4))
         status = (f"partial: {joined} of {outcome.total} joined within {wait_seconds:.0f} s "
-                  f"(time is for those that joined); not joined: {reasons}")
+                  f"(time is for those that joined); not joined: {reasons}" if joined else
+                  f"not joined: {reasons}")
     if outcome.gate_waiting:
         status += f"; {outcome.gate_waiting} container(s) never left the gate"
         state = State.PARTIAL
@@ -260,4 +262,21 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
     if not outcome.quiet:
         status += (f"; the host stayed busy: the gate opened after {outcome.settle_s:.0f} s "
                    "without a quiet moment")
+    unmeasured = join_unmeasured(outcome, wait_seconds)
+    if unmeasured:
+        state, status = State.FAILED, unmeasured + (f"; {status}" if status != "ok" else "")
     return PassResult(metrics, summary, status, state=state)
+
+
+def join_unmeasured(outcome: JoinOutcome, wait_seconds: float) -> str:
+    """Why a pass measured no join time, or '': none joined, no release stamp to time
+    from, or a join before the release (the stamps' and the events' clocks disagree)."""
+    if not outcome.joined:
+        return f"none of {outcome.total} joined within {wait_seconds:.0f} s"
+    if outcome.seconds is None:
+        return ("no release stamp in the agents' logs: the time from the release to the "
+                "joins cannot be measured")
+    if outcome.seconds < 0:
+        return (f"the last join came {-outcome.seconds:.3f} s before the first release: the "
+                "release stamps' and the join events' clocks disagree, so no join time")
+    return ""

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vnetbench.errors import UserError
-from vnetbench.measure.cpu import cpu_by_container, cpu_by_role, cpu_percent
+from vnetbench.measure.cpu import (
+    cpu_by_container,
+    cpu_by_role,
+    cpu_percent,
+    role_percent,
+    went_backwards,
+)
 from vnetbench.measure.iperf import (
     PORT,
     IperfError,
@@ -141,6 +147,9 @@ class Throughput(Scenario):
                        **{k: v for k, v in summary.items() if not k.startswith(("tcp", "ret"))}}
         state, status = path_status(tcp or udp, tcp_error, ping, ping_error,
                                     stall_floor_mbit(context.topology))
+        if state is State.OK and stream.unmeasured:
+            status += "; " + "; ".join(f"no {metric}: {why}"
+                                       for metric, why in stream.unmeasured.items())
         notes = []
         if state is State.DEAD:
             logs = context.last_log_lines()
@@ -176,10 +185,10 @@ class Throughput(Scenario):
             runs = run_clients(iperfs, context.container(client), settings.seconds, options,
                                context.raw_dir, pass_no, udp=bool(settings.udp_mbit))
             elapsed = time.monotonic() - started
-            cpu = cpu_percent(roles_before, cpu_by_role(stack.run_id), elapsed)
-            per_side = cpu_percent(sides_before, side_cpu(stack, sides), elapsed)
+            cpu = CpuFigures.of(roles_before, cpu_by_role(stack.run_id), sides_before,
+                                side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
-        return Stream.of(runs, cpu, per_side, tunnel_bytes)
+        return Stream.of(runs, cpu, tunnel_bytes)
 
     def _pings(self, context: ScenarioContext, client: str, target: str,
                pass_no: int) -> list[PingRun]:
@@ -231,6 +240,33 @@ def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
     return {side: used[name] for side, name in sides.items() if name in used}
 
 
+CPU_ROLES = ("agent", "switch", "conductor")  # the roles whose CPU is a metric
+
+
+@dataclass(frozen=True)
+class CpuFigures:
+    """CPU during the stream: per role and per side, and the metrics with no figure
+    (a container restarted or ended meanwhile), each with why."""
+
+    roles: dict[str, float]  # percent of a core per role
+    sides: dict[str, float]  # percent of a core of the sending and receiving agent
+    unmeasured: dict[str, str]  # metric -> why it has no figure
+
+    @classmethod
+    def of(cls, roles_before: dict[str, dict[str, float]],
+           roles_after: dict[str, dict[str, float]], sides_before: dict[str, float],
+           sides_after: dict[str, float], seconds: float) -> CpuFigures:
+        roles, unmeasured_roles = role_percent(roles_before, roles_after, seconds)
+        unmeasured = {f"cpu_{role}_percent": why for role, why in unmeasured_roles.items()
+                      if role in CPU_ROLES}
+        unmeasured |= {f"cpu_{side}_agent_percent": "its container restarted (counter "
+                       "went backwards)" for side in went_backwards(sides_before, sides_after)}
+        unmeasured |= {f"cpu_{side}_agent_percent": "its container ended"
+                       for side in set(sides_before) - set(sides_after)}
+        return cls({r: v for r, v in roles.items() if r in CPU_ROLES},
+                   cpu_percent(sides_before, sides_after, seconds), unmeasured)
+
+
 @dataclass(frozen=True)
 class Stream:
     tcp: IperfResult | None
@@ -240,10 +276,11 @@ class Stream:
     sides: dict[str, float]  # percent of a core of the sending and receiving agent
     tunnel_bytes: int | None  # received on the server's tunnel device
     end_spread_s: float | None  # between the first and the last client's end
+    unmeasured: dict[str, str]  # CPU metrics with no figure, with why
 
     @classmethod
-    def of(cls, runs: list[tuple[ClientRun, float]], cpu: dict[str, float],
-           sides: dict[str, float], tunnel_bytes: int | None) -> Stream:
+    def of(cls, runs: list[tuple[ClientRun, float]], cpu: CpuFigures,
+           tunnel_bytes: int | None) -> Stream:
         """The clients' runs as one stream: all of them, or none with the error."""
         errors = [run.error for run, _ in runs if run.result is None]
         results = [run.result for run, _ in runs if run.result is not None]
@@ -253,17 +290,19 @@ class Stream:
         udp = [r for r in results if isinstance(r, UdpResult)]
         ends = [end for _, end in runs]
         return cls(combined_tcp(tcp) if tcp and not errors else None,
-                   combined_udp(udp) if udp and not errors else None, error, cpu, sides,
-                   tunnel_bytes, max(ends) - min(ends) if len(ends) > 1 else None)
+                   combined_udp(udp) if udp and not errors else None, error, cpu.roles,
+                   cpu.sides, tunnel_bytes, max(ends) - min(ends) if len(ends) > 1 else None,
+                   cpu.unmeasured)
 
 
 def stream_metrics(stream: Stream) -> Metrics:
     """TCP's or UDP's metrics, CPU per role and per side, tunnel bytes."""
     metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
     metrics |= {f"cpu_{role}_percent": (value, "% of a core")
-                for role, value in stream.cpu.items() if role in ("agent", "switch", "conductor")}
+                for role, value in stream.cpu.items() if role in CPU_ROLES}
     metrics |= {f"cpu_{side}_agent_percent": (value, "% of a core")
                 for side, value in stream.sides.items()}
+    metrics |= {metric: (None, "% of a core") for metric in stream.unmeasured}
     if stream.tunnel_bytes is not None:
         metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
     if stream.end_spread_s is not None:
@@ -370,21 +409,43 @@ def path_status(
     ping_error: str | None, floor_mbit: float = STALL_FLOOR_MBIT,
 ) -> tuple[State, str]:
     """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...").
-    A TCP stream that moves (almost) nothing while pings are answered is FAILED:
-    small packets pass and full-size ones are lost (e.g. a tunnel MTU its path cannot
-    carry), which a figure of 0 Mbit/s marked ok would hide."""
+    A stream that moves (almost) nothing is never OK: with pings answered it is FAILED
+    (small packets pass and full-size ones are lost, e.g. a tunnel MTU its path cannot
+    carry), without them the path is DEAD. So is a UDP stream of which nothing
+    arrived, and pings of which none was answered while the stream delivered (no
+    round trip was measured): a figure of 0 marked ok would hide each."""
     answered = ping.received if ping else 0
     sent = ping.transmitted if ping else 0
-    if tcp is None and answered == 0:
-        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, 0 bytes "
-                            f"delivered ({tcp_error or ping_error})")
+    moved = stream_shortfall(tcp, floor_mbit)
+    if (tcp is None or moved) and answered == 0:
+        error = tcp_error or ping_error
+        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, "
+                            f"{moved or '0 bytes delivered'}" + (f" ({error})" if error else ""))
     problems = []
     if tcp is None:
         problems.append(f"the stream failed: {tcp_error}")
     if ping is None:
         problems.append(f"ping failed: {ping_error}")
-    if isinstance(tcp, IperfResult) and answered and tcp.receiver_mbit < floor_mbit:
+    elif answered == 0:
+        problems.append(f"no ping answered (0 of {sent}) while the stream delivered: no "
+                        "round trip was measured (ICMP does not cross the path?)")
+    if moved and isinstance(tcp, IperfResult):
         problems.append(f"the TCP stream stalled ({tcp.receiver_mbit:.3f} Mbit/s) while "
                         f"{answered} of {sent} pings were answered: full-size packets are "
                         "lost on the path (a tunnel MTU larger than its links carry?)")
+    elif moved:
+        problems.append(f"{moved} while {answered} of {sent} pings were answered")
     return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")
+
+
+def stream_shortfall(stream: IperfResult | UdpResult | None, floor_mbit: float) -> str:
+    """Why a stream that ran delivered nothing to measure, or '' when it did: TCP below
+    the stall floor; UDP of which nothing was sent or nothing arrived."""
+    if isinstance(stream, IperfResult) and stream.receiver_mbit < floor_mbit:
+        return f"the TCP stream moved {stream.receiver_mbit:.3f} Mbit/s"
+    if isinstance(stream, UdpResult) and stream.packets_sent == 0:
+        return "the UDP client sent no datagram"
+    if isinstance(stream, UdpResult) and (stream.packets_received <= 0
+                                          or stream.receiver_mbit <= 0):
+        return f"none of the UDP stream's {stream.packets_sent} datagrams arrived"
+    return ""

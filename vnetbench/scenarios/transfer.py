@@ -68,9 +68,14 @@ class TransferScenario(Scenario):
                                 context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")
 
 
+def timed(transfer: Transfer | None) -> bool:
+    """Finished, and timed: pv's clock (0.1 ms steps) read more than 0 at the last byte."""
+    return transfer is not None and transfer.complete and transfer.seconds > 0
+
+
 def transfer_metrics(direction: str, transfer: Transfer | None) -> Metrics:
-    """Rate and time to the last byte, only for a transfer that finished."""
-    done = transfer is not None and transfer.complete
+    """Rate and time to the last byte, only for a transfer that finished and was timed."""
+    done = timed(transfer)
     return {f"{direction}_mbit": (transfer.mbit if done and transfer else None, "Mbit/s"),
             f"{direction}_seconds": (transfer.seconds if done and transfer else None, "s"),
             f"{direction}_bytes": (transfer.done_bytes if transfer else None, "bytes")}
@@ -96,6 +101,9 @@ def transfer_status(runs: dict[str, ToolRun[Transfer]],
             problems.append(
                 f"{direction} not finished in {bound_s:g} s: {format_bytes(run.result.done_bytes)}"
                 f" of {format_bytes(run.result.asked_bytes)} moved")
+        elif not timed(run.result):
+            problems.append(f"{direction} of {format_bytes(run.result.asked_bytes)} took no "
+                            "time pv could count (0 s): no rate; give more transfer_bytes")
     moved = sum(run.result.done_bytes for run in runs.values() if run.result)
     if not moved:
         return State.DEAD, "path dead: 0 bytes moved either way; " + "; ".join(problems)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -192,6 +193,9 @@ class Vnet(Overlay):
     # -- rendering --------------------------------------------------------------------
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(virtual_addresses(topology, self.profile)[agent])
+
+    def overlay_addresses(self, topology: Topology) -> dict[str, IPv4Address]:
+        return virtual_addresses(topology, self.profile)
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         return self.profile.events

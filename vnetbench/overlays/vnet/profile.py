@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from vnetbench.errors import UserError
 
@@ -76,6 +76,7 @@ class VnetProfile(Part):
     tun_interface: str = Field(pattern=r"^[A-Za-z0-9_.-]*\{name\}[A-Za-z0-9_.-]*$")
     virtual_network: IPv4Network
     virtual_first: IPv4Address
+    tun_prefix: int = Field(24, ge=8, le=30)
     config: ConfigFormat
     features: dict[str, Feature]
     events: dict[str, dict[str, str]]
@@ -116,15 +117,36 @@ class VnetProfile(Part):
     def feature(self, name: str) -> Feature:
         return self.features[name]
 
+    @model_validator(mode="after")
+    def _first_address_usable(self) -> VnetProfile:
+        """virtual_first is a host of virtual_network, and of its agent's TUN subnet."""
+        tun = IPv4Network(f"{self.virtual_first}/{self.tun_prefix}", strict=False)
+        if self.virtual_first not in self.virtual_network or not tun.subnet_of(
+                self.virtual_network):
+            raise ValueError(f"virtual_first {self.virtual_first} and its /{self.tun_prefix} "
+                             f"must lie inside virtual_network {self.virtual_network}")
+        if self.virtual_first in (tun.network_address, tun.broadcast_address):
+            raise ValueError(f"virtual_first {self.virtual_first} is the network or broadcast "
+                             f"address of its agent's TUN subnet {tun}")
+        return self
+
     def virtual_address(self, index: int) -> IPv4Address:
-        address = self.virtual_first + index
-        if address not in self.virtual_network:
+        """Agent `index`'s address: the index-th usable host from virtual_first, where
+        usable skips each TUN subnet's network and broadcast address (an agent puts its
+        address on its TUN device as a /tun_prefix: 10.0.1.255 would be a broadcast)."""
+        size = 2 ** (32 - self.tun_prefix)
+        first = int(self.virtual_first)
+        start = first - first % size
+        position = first - start - 1 + index
+        address = start + position // (size - 2) * size + position % (size - 2) + 1
+        if address > int(self.virtual_network.broadcast_address):
             raise UserError(
-                f"{index + 1} agents do not fit vNet's virtual network {self.virtual_network} "
-                f"from {self.virtual_first}. Use fewer agents or widen 'virtual_network' in "
-                "the vNet profile."
+                f"vNet's virtual network {self.virtual_network} holds {index} agents from "
+                f"{self.virtual_first} (each /{self.tun_prefix} without its network and "
+                f"broadcast address), and agent {index + 1} does not fit. Use fewer agents or "
+                "widen 'virtual_network' in the vNet profile."
             )
-        return address
+        return IPv4Address(address)
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
