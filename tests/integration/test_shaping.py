@@ -138,6 +138,26 @@ def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
     assert leftovers(rendered.run_id) == []
 
 
+def test_shaping_again_replaces_what_the_earlier_shaper_added(tmp_path: Path) -> None:
+    """The namespace outlives its shaper: a second shaping (`vnetbench shape`, the pytest
+    plugin's shape()) must not leave the first one's rules beside its own (a second
+    statistic rule doubled the loss; a stale NFQUEUE rule without its line drops all)."""
+    first = shaped("it-reshape", {"loss": "5%", "delay": "5ms"})
+    second = first.model_copy(update={"links": first.links.model_copy(update={
+        "backbone": first.links.backbone.model_copy(update={"loss": 1.0, "delay": 0.0})})})
+    build_project_images()  # this checkout's shaper, whoever built the tag last
+    with claimed_block() as claim:
+        rendered = prepare_run(first, Baseline(), tmp_path, ImageSet(), claim.block)
+    with running(rendered) as stack:
+        shape_run(stack.run_id, first)
+        applied = shape_run(stack.run_id, second)
+    rules = [r for node in applied.values() if isinstance(node, dict) for r in node["iptables"]]
+    assert len(rules) == 2, rules  # one statistic rule per router, no NFQUEUE rule left
+    assert all(abs(float(r.split("--probability ")[1].split()[0]) - 0.01) < 1e-6
+               for r in rules), rules
+    assert leftovers(rendered.run_id) == []
+
+
 @contextmanager
 def during_stream(topology: str, action: Callable[[str], None]) -> Iterator[list[float]]:
     """Run `action(run_id)` once the first pass's iperf3 client of a run of `topology`
