@@ -142,3 +142,19 @@ def test_an_unplanned_qdisc_on_a_shaped_interface() -> None:
                                      "parent": "ffff:fff1", "options": {}}]
     assert compare(netem_plan(), Seen({"10.0.0.2": "eth0"}, qdiscs, [], {}, {}),
                    "agent1").changed == ["agent1 eth0: qdisc ingress ffff: was not planned"]
+
+
+def test_a_shaper_that_cannot_be_shaping_says_why() -> None:
+    from datetime import UTC, datetime
+
+    from vnetbench.shaping.apply import ShaperState, not_serving
+
+    when = datetime(2026, 12, 1, 8, 56, 43, tzinfo=UTC)
+    state = ShaperState("x-shaper", "id1", running=False, paused=False, exit_code=137,
+                        started=None, finished=when)
+    assert not_serving("x-shaper", state) == "x-shaper exited (137) at 08:56:43 UTC"
+    assert not_serving("x-shaper", None) == "x-shaper is gone (removed)"
+    paused = ShaperState("x-shaper", "id1", True, True, 0, when, None)
+    assert "paused" in not_serving("x-shaper", paused)
+    assert not_serving("x-shaper", ShaperState("x-shaper", "id1", True, False, 0, when,
+                                               None)) == ""

@@ -254,13 +254,27 @@ def shaper_states(run_id: str) -> dict[str, ShaperState]:
     found: dict[str, ShaperState] = {}
     for where in dict.fromkeys(c.where for c in listed):
         wanted = [c.id for c in listed if c.where == where]
-        with suppress(DockerException):  # one removed meanwhile: it counts as gone
-            for c in engines.client_at(where).container.inspect(wanted):
-                state = c.state
-                found[c.name] = ShaperState(c.name, c.id, bool(state.running),
-                                            bool(state.paused), int(state.exit_code or 0),
-                                            state.started_at, state.finished_at)
+        try:
+            inspected = engines.client_at(where).container.inspect(wanted)
+        except DockerException:  # one removed meanwhile (it counts as gone): one by one
+            inspected = [c for c in (inspect_or_none(i, where) for i in wanted) if c]
+        for c in inspected:
+            state = c.state
+            found[c.name] = ShaperState(c.name, c.id, bool(state.running), bool(state.paused),
+                                        int(state.exit_code or 0), state.started_at,
+                                        state.finished_at)
     return found
+
+
+def not_serving(name: str, state: ShaperState | None) -> str:
+    """Why a shaper cannot be shaping ('' if it can)."""
+    if state is None:
+        return f"{name} is gone (removed)"
+    if not state.running:
+        return f"{name} exited ({state.exit_code}) at {at(state.finished)}"
+    if state.paused:
+        return f"{name} is paused (its delay lines hold what they queue)"
+    return ""
 
 
 def at(moment: datetime | None) -> str:
@@ -329,14 +343,9 @@ class ShapingKeeper:
         return result.changed
 
     def _check(self, watched: Watched, state: ShaperState | None) -> Comparison:
-        if state is None:
-            return Comparison(changed=[f"{watched.name} is gone (removed)"])
-        if not state.running:
-            return Comparison(changed=[f"{watched.name} exited ({state.exit_code}) at "
-                                       f"{at(state.finished)}"])
-        if state.paused:
-            return Comparison(changed=[f"{watched.name} is paused (its delay lines hold "
-                                       "what they queue)"])
+        stopped = not_serving(watched.name, state)
+        if stopped or state is None:
+            return Comparison(changed=[stopped])
         result = Comparison()
         if (state.id, state.started) != (watched.id, watched.started):
             result.changed.append(
