@@ -203,7 +203,9 @@ def test_a_shaper_killed_mid_pass_fails_the_pass_and_names_it(tmp_path: Path) ->
     """The user's case: backbone delay 50 ms, a delay line killed during the stream. Its
     NFQUEUE rule stays and drops (no --queue-bypass), so nothing crosses undelayed, and
     the pass fails naming the shaper, its exit code (137: SIGKILL) and when."""
-    topology = shaped("it-shkill", {"delay": "50ms"}, seconds=3, pings=20)
+    # killed a second into a 5 s stream: the pings after it must all cross a dead line
+    # (docker kill takes well under the 4 s left)
+    topology = shaped("it-shkill", {"delay": "50ms"}, seconds=5, pings=20)
 
     def kill(run_id: str) -> None:
         docker.container.kill(f"{run_id}-router-switch1-shaper")
