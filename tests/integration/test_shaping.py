@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import subprocess
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +18,9 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
+from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.images import ImageSet
+from vnetbench.images import ImageSet, build_project_images
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.results import load_results
 from vnetbench.runs.session import prepare_run, run_scenarios
@@ -108,6 +114,7 @@ def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: P
 
 def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
     topology = shaped("it-restart", {"rate": "20mbit"})
+    build_project_images()  # this checkout's shaper, whoever built the tag last
     with claimed_block() as claim:
         rendered = prepare_run(topology, Baseline(), tmp_path, ImageSet(), claim.block)
     with running(rendered) as stack:
@@ -118,11 +125,120 @@ def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
             deadline = time.time() + 30
             while time.time() < deadline and "switch1" not in keeper.reapplied:
                 time.sleep(0.5)
-        state = read_back(f"{router}-shaper")
+            state = read_back(f"{router}-shaper")
+            restarted = keeper.verify("pass 1")
+            again = keeper.verify("pass 2")
         assert keeper.reapplied == ["switch1"]
         assert [q["options"]["rate"] for q in state["qdiscs"] if q["kind"] == "tbf"] == [
             20_000_000 // 8]
+        # the pass that saw the restart had its links unshaped for a while; the next,
+        # on the shaping applied again, as planned
+        assert len(restarted) == 1 and f"{router}-shaper was started again" in restarted[0]
+        assert again == []
     assert leftovers(rendered.run_id) == []
+
+
+def test_shaping_again_replaces_what_the_earlier_shaper_added(tmp_path: Path) -> None:
+    """The namespace outlives its shaper: a second shaping (`vnetbench shape`, the pytest
+    plugin's shape()) must not leave the first one's rules beside its own (a second
+    statistic rule doubled the loss; a stale NFQUEUE rule without its line drops all)."""
+    first = shaped("it-reshape", {"loss": "5%", "delay": "5ms"})
+    second = first.model_copy(update={"links": first.links.model_copy(update={
+        "backbone": first.links.backbone.model_copy(update={"loss": 1.0, "delay": 0.0})})})
+    build_project_images()  # this checkout's shaper, whoever built the tag last
+    with claimed_block() as claim:
+        rendered = prepare_run(first, Baseline(), tmp_path, ImageSet(), claim.block)
+    with running(rendered) as stack:
+        shape_run(stack.run_id, first)
+        applied = shape_run(stack.run_id, second)
+    rules = [r for node in applied.values() if isinstance(node, dict) for r in node["iptables"]]
+    assert len(rules) == 2, rules  # one statistic rule per router, no NFQUEUE rule left
+    assert all(abs(float(r.split("--probability ")[1].split()[0]) - 0.01) < 1e-6
+               for r in rules), rules
+    assert leftovers(rendered.run_id) == []
+
+
+@contextmanager
+def during_stream(topology: str, action: Callable[[str], None]) -> Iterator[list[float]]:
+    """Run `action(run_id)` once the first pass's iperf3 client of a run of `topology`
+    is running (the stream is underway); yields [the moment it acted]."""
+    acted: list[float] = []
+
+    def watch() -> None:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            listed = subprocess.run(
+                ["docker", "ps", "--filter", f"label={labels.TOOL}=iperf3", "--format",
+                 f'{{{{.Names}}}} {{{{.Label "{labels.RUN}"}}}}'],
+                capture_output=True, text=True).stdout.splitlines()
+            clients = [run for name, run in (line.split() for line in listed)
+                       if run.startswith(f"{topology}-") and "-iperf-server-" not in name]
+            if clients:
+                time.sleep(1.0)  # a second into the stream
+                action(clients[0])
+                acted.append(time.time())
+                return
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    yield acted
+    watcher.join(timeout=5)
+
+
+def run_through(topology: Topology, tmp_path: Path, action: Callable[[str], None]
+                ) -> tuple[dict[str, Any], dict[str, float], dict[str, Any]]:
+    """One throughput pass with `action` done to the run mid-stream: its result row
+    (the first metric's), its metrics and run.json."""
+    with during_stream(topology.name, action) as acted:
+        run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    assert acted, "the stream never started, so nothing was done during it"
+    record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers(record["run_id"]) == []
+    frame = load_results(run_dir)
+    return frame.iloc[0].to_dict(), frame.set_index("metric")["value"].to_dict(), record
+
+
+def test_a_shaper_killed_mid_pass_fails_the_pass_and_names_it(tmp_path: Path) -> None:
+    """The user's case: backbone delay 50 ms, a delay line killed during the stream. Its
+    NFQUEUE rule stays and drops (no --queue-bypass), so nothing crosses undelayed, and
+    the pass fails naming the shaper, its exit code (137: SIGKILL) and when."""
+    # killed a second into a 5 s stream: the pings after it must all cross a dead line
+    # (docker kill takes well under the 4 s left)
+    topology = shaped("it-shkill", {"delay": "50ms"}, seconds=5, pings=20)
+
+    def kill(run_id: str) -> None:
+        docker.container.kill(f"{run_id}-router-switch1-shaper")
+
+    row, value, record = run_through(topology, tmp_path, kill)
+    assert row["state"] == "failed", row["status"]
+    assert re.search(r"shaping not as planned: \S+-router-switch1-shaper exited \(137\) at "
+                     r"\d\d:\d\d:\d\d UTC", row["status"]), row["status"]
+    checks = record["links"]["checks"]["throughput"]
+    assert [c["as_planned"] for c in checks] == [False]
+    assert any("router-switch1-shaper exited (137)" in c for c in checks[0]["changed"])
+    # the pings ran after the kill: their answers cross switch1's line, whose rule
+    # outlived it, so none came back (with --queue-bypass all did, 50 ms early)
+    assert value.get("ping_received", 0) == 0, value
+
+
+def test_a_qdisc_deleted_behind_vnetbench_fails_the_pass_with_what_changed(
+        tmp_path: Path) -> None:
+    topology = shaped("it-shdel", {"rate": "20mbit"}, seconds=3, pings=20)
+
+    def delete(run_id: str) -> None:
+        docker.execute(f"{run_id}-router-switch2-shaper", ["sh", "-c", (
+            "for d in $(ls /sys/class/net); do tc qdisc del dev $d root 2>/dev/null; done; "
+            "true")])
+
+    row, _, record = run_through(topology, tmp_path, delete)
+    assert row["state"] == "failed", row["status"]
+    assert re.search(r"router-switch2 eth\d+: tbf 1: rate 20000000bit burst 16384 latency "
+                     r"50ms is gone \(there now: noqueue 0:\)", row["status"]), row["status"]
+    checks = record["links"]["checks"]["throughput"]
+    assert checks[0]["as_planned"] is False
+    # what still held is recorded too: switch1's tbf
+    assert any("router-switch1 eth" in h and "tbf 1:" in h for h in checks[0]["held"])
 
 
 def test_netem_path_where_the_kernel_has_it(tmp_path: Path) -> None:

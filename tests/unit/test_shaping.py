@@ -22,7 +22,7 @@ def test_no_netem_path_rate_on_egress_loss_and_delay_on_the_receiving_side() -> 
         "latency 50ms",
         "iptables -t raw -A PREROUTING -i {dev} -m statistic --mode random --probability "
         "0.010000 -j DROP",
-        "iptables -t mangle -A PREROUTING -i {dev} -j NFQUEUE --queue-num 1 --queue-bypass",
+        "iptables -t mangle -A PREROUTING -i {dev} -j NFQUEUE --queue-num 1",
     ]
     assert plan.delay_line == DelayLine(queue=1, delay_ms=10.0, jitter_ms=2.0, reorder=False)
 

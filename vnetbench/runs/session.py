@@ -336,11 +336,14 @@ def run_on_stack(tasks: list[Task], made: Stack, topology: Topology,
                 record.data.setdefault("hosts", {})[first.directory_name] = where
                 record.save()
             applied = shape_run(stack.run_id, topology)
+            checks: list[dict[str, Any]] = []  # each pass's check that the shaping held
             if applied:
                 record.data["links"]["applied"][first.directory_name] = applied
+                checks = record.data["links"].setdefault("checks", {}).setdefault(
+                    first.directory_name, [])
                 record.save()
             clock.mark()  # up and shaped
-            with ShapingKeeper(stack.run_id, topology):
+            with ShapingKeeper(stack.run_id, topology, checks) as keeper:
                 started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
                 for task in tasks:
                     raw = rendered.directory / "raw"
@@ -355,7 +358,7 @@ def run_on_stack(tasks: list[Task], made: Stack, topology: Topology,
                         started[f"{step}pass {pass_no}"] = datetime.now(UTC)
                         with_variant(results, task, partial(
                             run_pass, task.scenario, context, pass_no, results, task.remark,
-                            started))
+                            started, keeper.verify))
             clock.mark()  # measured
             clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down
@@ -419,10 +422,13 @@ def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
              results: ResultSet, remark: str = "",
-             started: dict[str, datetime] | None = None) -> None:
+             started: dict[str, datetime] | None = None,
+             verify_shaping: Callable[[str], list[str]] | None = None) -> None:
     """One pass; `remark` (how the overlay adjusted the settings) joins its status,
     and so does every container of the system under test that has died, named with
-    its exit code, when, during which pass, and its last log line."""
+    its exit code, when, during which pass, and its last log line, and whatever
+    `verify_shaping` (ShapingKeeper.verify) finds changed in the links' shaping: such
+    a pass failed (a path dead for want of a delay line is the testbed's failure)."""
     topology = context.topology
     before = host_sample()
     outcome = scenario.run_pass(context, pass_no)
@@ -430,10 +436,11 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     hosts = context.stack.placement_settings()
     deaths = context.stack.deaths()
     if deaths:
-        named = "; ".join(d.describe(pass_of(d.finished, started or {})) for d in deaths)
-        outcome.status = f"{outcome.status}; {named}"
-        outcome.state = outcome.state if not outcome.state.measured else State.FAILED
-        outcome.notes.append(f"[red]{named}[/]")
+        failed(outcome, "; ".join(d.describe(pass_of(d.finished, started or {}))
+                                  for d in deaths))
+    changed = verify_shaping(current_pass(started or {}, pass_no)) if verify_shaping else []
+    if changed:  # a path dead for want of its delay line is the testbed's failure too
+        failed(outcome, "shaping not as planned: " + "; ".join(changed), dead_too=True)
     status = f"{outcome.status}; {remark}" if remark else outcome.status
     settings = scenario.settings(topology) | link_settings(topology) | hosts
     results.add(scenario.name, topology.overlay, pass_no, outcome.metrics, settings,
@@ -451,6 +458,15 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
 
 
+def failed(outcome: PassResult, said: str, dead_too: bool = False) -> None:
+    """What went wrong joins the pass's status, and a measured pass (a dead one too,
+    with `dead_too`) is failed: its figure is not what it says."""
+    outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
+    if outcome.state.measured or (dead_too and outcome.state is State.DEAD):
+        outcome.state = State.FAILED
+    outcome.notes.append(f"[red]{said}[/]")
+
+
 OUTSIDE_LOAD_SHARE = 0.1  # of the machine's cores: a pass measured beside this is marked
 
 
@@ -466,6 +482,11 @@ def mark_outside_load(outcome: PassResult, cores: float | None) -> None:
                 "during the pass")
         outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
         outcome.notes.append(f"[yellow]{said}[/]")
+
+
+def current_pass(started: dict[str, datetime], pass_no: int) -> str:
+    """The pass begun last ("pass 2", of a step "STEP, pass 2")."""
+    return max(started, key=started.__getitem__) if started else f"pass {pass_no}"
 
 
 def pass_of(moment: datetime, started: dict[str, datetime]) -> str:

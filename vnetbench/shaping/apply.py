@@ -12,6 +12,10 @@ names are recorded per run for it. What the helpers applied is read back
 
 A container that restarts gets a fresh namespace; ShapingKeeper watches the
 engine's start events for the run and starts that container's helper again.
+After every pass it checks (verify) that each helper is the one that was there
+(still running, not started again: nothing else starts one, so a death or a
+restart at any moment of the pass leaves its trace) and that its namespace
+applies what was planned (shaping/verify.py).
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ import re
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -33,15 +39,24 @@ from vnetbench import labels
 from vnetbench.engine import engines, list_containers
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import run_filter, run_labels
+from vnetbench.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
+from vnetbench.shaping.verify import (
+    DEFAULT_QDISCS,
+    READ_SCRIPT,
+    Comparison,
+    Seen,
+    compare,
+    parse_seen,
+)
 from vnetbench.topology import LinkProfile, Topology
 from vnetbench.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
 UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}
 APPLY_TIMEOUT_SECONDS = 30.0
+READERS = 8  # shapers read back at once after a pass
 
 
 @dataclass(frozen=True)
@@ -127,8 +142,12 @@ def check_shaping(topology: Topology) -> None:
         plan_interface(profile, available)
 
 
+def shaper_name(member: Member) -> str:
+    return f"{member.container}-shaper"
+
+
 def start_shaper(run_id: str, member: Member, spec: dict[str, Any]) -> Container:
-    name = f"{member.container}-shaper"
+    name = shaper_name(member)
     docker = engines.client_for(member.container)  # the node that hosts it
     with suppress(DockerException):  # a shaper left from before a restart
         docker.container.remove(name, force=True)
@@ -165,35 +184,22 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def observe(shaper: str) -> Seen:
+    """What the shaper's namespace applies, in one call (verify.READ_SCRIPT)."""
+    docker = engines.client_for(shaper.removesuffix("-shaper"))
+    return parse_seen(str(docker.execute(shaper, ["sh", "-c", READ_SCRIPT])))
+
+
 def read_back(container: str) -> dict[str, Any]:
     """The namespace's tc and iptables state as the kernel reports it, and the
     delay line's measured own latency (subtracted from its delays)."""
     docker = engines.client_for(container.removesuffix("-shaper"))
     overhead = delay_line_overhead_us(str(docker.container.logs(container)))
-    qdiscs = str(docker.execute(container, ["tc", "-j", "qdisc", "show"]))
-    rules = str(docker.execute(container, ["sh", "-c", "iptables-save 2>/dev/null"]))
-    offloads = str(docker.execute(container, ["sh", "-c", OFFLOADS_SCRIPT]))
-    return {"qdiscs": [q for q in json.loads(qdiscs or "[]")
-                       if q.get("kind") not in ("noqueue", "mq")],
-            "iptables": our_rules(rules),
-            "offloads": offloads.splitlines(),
+    seen = observe(container)
+    return {"qdiscs": [q for q in seen.qdiscs if q.get("kind") not in DEFAULT_QDISCS],
+            "iptables": seen.rules,
+            "offloads": seen.offloads,
             **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
-
-
-OFFLOADS_SCRIPT = ("for i in $(ls /sys/class/net); do echo $i $(ethtool -k $i 2>/dev/null | "
-                   "grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload'"
-                   " | tr '\\n' ' '); done")
-
-
-def our_rules(saved: str) -> list[str]:
-    """iptables-save's rules that match an interface (ours), with their table."""
-    table, rules = "", []
-    for line in saved.splitlines():
-        if line.startswith("*"):
-            table = line[1:]
-        elif line.startswith("-A") and " -i " in line:
-            rules.append(f"{table}: {line}")
-    return rules
 
 
 def shape_run(run_id: str, topology: Topology) -> dict[str, Any]:
@@ -213,17 +219,85 @@ def shape_run(run_id: str, topology: Topology) -> dict[str, Any]:
     return applied
 
 
-class ShapingKeeper:
-    """Starts a container's shaper again when the container restarts."""
+@dataclass(frozen=True)
+class ShaperState:
+    """A shaper container as one inspection showed it (read at once: python-on-whales
+    inspects again on a later attribute read)."""
 
-    def __init__(self, run_id: str, topology: Topology) -> None:
+    name: str
+    id: str
+    running: bool
+    paused: bool
+    exit_code: int
+    started: datetime | None
+    finished: datetime | None
+
+
+@dataclass
+class Watched:
+    """A shaper the keeper answers for: its member, its plan, how it was last seen."""
+
+    member: Member
+    interfaces: list[dict[str, Any]]
+    id: str = ""
+    started: datetime | None = None
+    dropped: dict[int, int] = field(default_factory=dict)  # each line's drops, last check
+
+    @property
+    def name(self) -> str:
+        return shaper_name(self.member)
+
+
+def shaper_states(run_id: str) -> dict[str, ShaperState]:
+    """Every shaper of the run, one inspection per engine."""
+    listed = list_containers([*run_filter(run_id), role_filter(SHAPER_ROLE)])
+    found: dict[str, ShaperState] = {}
+    for where in dict.fromkeys(c.where for c in listed):
+        wanted = [c.id for c in listed if c.where == where]
+        try:
+            inspected = engines.client_at(where).container.inspect(wanted)
+        except DockerException:  # one removed meanwhile (it counts as gone): one by one
+            inspected = [c for c in (inspect_or_none(i, where) for i in wanted) if c]
+        for c in inspected:
+            state = c.state
+            found[c.name] = ShaperState(c.name, c.id, bool(state.running), bool(state.paused),
+                                        int(state.exit_code or 0), state.started_at,
+                                        state.finished_at)
+    return found
+
+
+def not_serving(name: str, state: ShaperState | None) -> str:
+    """Why a shaper cannot be shaping ('' if it can)."""
+    if state is None:
+        return f"{name} is gone (removed)"
+    if not state.running:
+        return f"{name} exited ({state.exit_code}) at {at(state.finished)}"
+    if state.paused:
+        return f"{name} is paused (its delay lines hold what they queue)"
+    return ""
+
+
+def at(moment: datetime | None) -> str:
+    return f"{moment:%H:%M:%S} UTC" if moment else "an unknown time"
+
+
+class ShapingKeeper:
+    """Starts a container's shaper again when the container restarts, and checks after
+    each pass that the shaping held (verify)."""
+
+    def __init__(self, run_id: str, topology: Topology,
+                 checks: list[dict[str, Any]] | None = None) -> None:
         self.run_id, self.topology = run_id, topology
         self.reapplied: list[str] = []
+        self.checks = checks if checks is not None else []  # one entry per verify()
+        self.watched: dict[str, Watched] = {}
+        self.lock = threading.Lock()  # a restart's re-shaping and a check, one at a time
         self.process: subprocess.Popen[str] | None = None
         self.thread: threading.Thread | None = None
 
     def __enter__(self) -> ShapingKeeper:
         if is_shaped(self.topology):
+            self._watch_shapers()
             self.process = subprocess.Popen(
                 ["docker", "events", "--format", "{{json .}}", "--filter",
                  f"label={labels.RUN}={self.run_id}", "--filter", "event=start"],
@@ -237,13 +311,67 @@ class ShapingKeeper:
             self.process.terminate()
             self.process.wait(timeout=5)
 
+    def _watch_shapers(self) -> None:
+        """The shapers as they are now (shape_run has just started them)."""
+        available = set(available_mechanisms())
+        for member in members(self.run_id):
+            interfaces = shaping_spec(self.topology, member, available)["interfaces"]
+            if interfaces:
+                self.watched[shaper_name(member)] = Watched(member, interfaces)
+        states = shaper_states(self.run_id)
+        for name, watched in self.watched.items():
+            if name in states and states[name].running:
+                watched.id, watched.started = states[name].id, states[name].started
+
+    def verify(self, label: str) -> list[str]:
+        """After a pass (`label`, e.g. "pass 2"): what changed in the shaping since the
+        last check, as sentences naming the shaper or the interface (none: it held).
+        Each check goes into `checks` with what was found as planned."""
+        if not self.watched:
+            return []
+        with self.lock:
+            states = shaper_states(self.run_id)
+            with ThreadPoolExecutor(READERS) as readers:
+                found = list(readers.map(lambda w: self._check(w, states.get(w.name)),
+                                         self.watched.values()))
+        result = Comparison()
+        for comparison in found:
+            result.add(comparison)
+        self.checks.append({"pass": label, "checked_at": datetime.now(UTC).isoformat(),
+                            "as_planned": not result.changed, "changed": result.changed,
+                            "held": result.held})
+        return result.changed
+
+    def _check(self, watched: Watched, state: ShaperState | None) -> Comparison:
+        stopped = not_serving(watched.name, state)
+        if stopped or state is None:
+            return Comparison(changed=[stopped])
+        result = Comparison()
+        if (state.id, state.started) != (watched.id, watched.started):
+            result.changed.append(
+                f"{watched.name} was started again at {at(state.started)} "
+                f"({watched.member.container} restarted or was shaped anew: its links "
+                "were not shaped as planned in between)")
+            watched.id, watched.started, watched.dropped = state.id, state.started, {}
+        try:
+            seen = observe(watched.name)
+        except DockerException as error:
+            result.changed.append(f"{watched.name}: reading back its namespace failed: "
+                                  f"{str(error).strip()[-300:]}")
+            return result
+        result.add(compare(watched.interfaces, seen, watched.member.container,
+                           watched.dropped))
+        watched.dropped = {n: q.dropped for n, q in seen.queues.items()}
+        return result
+
     def _watch(self) -> None:
         assert self.process and self.process.stdout
         for line in self.process.stdout:
             attributes = json.loads(line).get("Actor", {}).get("Attributes", {})
             if attributes.get(labels.ROLE) in UNSHAPED_ROLES:
                 continue
-            self._reapply(str(attributes.get("name", "")))
+            with self.lock:
+                self._reapply(str(attributes.get("name", "")))
 
     def _reapply(self, container: str) -> None:
         for member in members(self.run_id):

@@ -11,7 +11,10 @@ interface there, so a packet crossing the segment meets it once:
   rate with tbf on the sender's egress; loss with iptables `statistic` and
   delay/jitter with a userspace delay line on NFQUEUE, both on the
   *receiving* side, because drops on a sender's own output path are seen by
-  its own TCP stack and do not behave like network loss.
+  its own TCP stack and do not behave like network loss. The NFQUEUE rule has
+  no `--queue-bypass`: with its delay line gone the kernel drops what the rule
+  queues (the path goes dead, and the pass says so) instead of passing it on
+  undelayed.
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ def plan_without_netem(profile: LinkProfile, queue: int) -> InterfacePlan:
     delay_line = None
     if profile.delay or profile.jitter:
         commands.append(["iptables", "-t", "mangle", "-A", "PREROUTING", "-i", DEV, "-j",
-                         "NFQUEUE", "--queue-num", str(queue), "--queue-bypass"])
+                         "NFQUEUE", "--queue-num", str(queue)])
         delay_line = DelayLine(queue, profile.delay, profile.jitter, profile.jitter_reorder)
     return InterfacePlan(commands, delay_line)
 
