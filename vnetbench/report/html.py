@@ -69,6 +69,15 @@ def build_html(directory: Path, report: Report | None = None) -> Path:
 
 
 def render(block: Block, report: Report, figures: list[Figure]) -> Markup:
+    """A block of a report: its figures where it says, the rest as render_block."""
+    if isinstance(block, Figures):
+        method = block.method
+        return figure_grid(figures if method is None
+                           else list(series_figures(report.frame, method)))
+    return render_block(block)
+
+
+def render_block(block: Block) -> Markup:
     match block:
         case Heading(text, level):
             return Markup(f"<h{level} id=\"{anchor(text)}\">{escape(text)}</h{level}>")
@@ -78,9 +87,6 @@ def render(block: Block, report: Report, figures: list[Figure]) -> Markup:
             return Markup("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
         case Table(frame):
             return table(frame)
-        case Figures(method):
-            shown = figures if method is None else list(series_figures(report.frame, method))
-            return figure_grid(shown)
         case RawFiles(cells):
             return raw_table(cells)
     raise TypeError(f"no HTML for {block!r}")
