@@ -549,8 +549,10 @@ def export(
             out_console.print(f"{item.what}: {item.path}", soft_wrap=True)
     note(f"{len(found)} figures of {directory}")
     if form is ExportFormat.BENCHER:
-        note("Bencher keeps the direction in each measure's threshold: "
-             + "; ".join(threshold_options(found)))
+        note("Bencher keeps each measure's direction in its threshold (bencher run "
+             "options):")
+        for line in threshold_options(found):
+            err_console.print(f"  {line}", highlight=False, soft_wrap=True)
 
 
 @app.command()
