@@ -23,7 +23,7 @@ from vnetbench.report.tables import pass_values
 
 SETTING_PREFIXES = ("set_", "var_")
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
-         "%{customdata[2]}<br>%{y:.4g} UNIT<extra></extra>")
+         "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
 SETTINGS_PER_LINE = 4
 LOG_SPAN = 20  # a log axis when the values span more than this factor
 # One colour per overlay on every page (the known ones fixed, others by name)
@@ -122,7 +122,7 @@ def against_figure(rows: pd.DataFrame, x_column: str, title: str,
         figure.add_trace(go.Scatter(
             x=means.index, y=means.to_numpy(), mode="lines", name=f"{overlay} mean",
             legendgroup=str(overlay), showlegend=False, line={"color": colour(str(overlay))},
-            hovertemplate=f"{overlay}: mean %{{y:.4g}} {unit} at %{{x}}<extra></extra>"))
+            hovertemplate=f"{overlay}: mean %{{y:.4~r}} {unit} at %{{x}}<extra></extra>"))
     return layout(figure, title, x_label, unit, rows["value"])
 
 

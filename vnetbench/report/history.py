@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -194,14 +194,35 @@ def direction(better: Better, moved: float) -> str:
     return "better" if (moved > 1) == (better is Better.HIGHER) else "worse"
 
 
-def history_figure(table: pd.DataFrame, moved: pd.DataFrame, title: str,
-                   labels: list[str]) -> go.Figure:
+def change_text(change: dict[Hashable, Any], floor_known: bool) -> str:
+    """A change as its hover says it: 'x0.700 from LABEL, worse, beyond ...'."""
+    if math.isnan(change["ratio"]):
+        return f"from {change['from']}: no ratio (from zero)"
+    said = [f"x{change['ratio']:.3f} from {change['from']}"]
+    if change["direction"] != "-":
+        said.append(str(change["direction"]))
+    if change["beyond_noise"] is None:
+        said.append("no noise floor for it" if floor_known else "no noise floor measured")
+    else:
+        side = "beyond" if change["beyond_noise"] else "within"
+        said.append(f"{side} the noise floor of ±{change['noise_pct']:.1f} %")
+    return ", ".join(said)
+
+
+def history_figure(table: pd.DataFrame, found: pd.DataFrame, title: str,
+                   labels: list[str], floor_known: bool) -> go.Figure:
     """One headline metric across the directories: a line per overlay and variant,
-    the points beyond the noise floor ringed."""
+    each point's change from the one before in its hover, those beyond the noise
+    floor ringed."""
     figure = go.Figure()
     unit = str(table["unit"].iloc[0])
+    said = {(str(c["overlay"]), str(c["variant"]), int(c["position"])):
+            change_text(c, floor_known) for c in found.to_dict("records")}
     for (overlay, variant), series in table.groupby(["overlay", "variant"], sort=False):
         series = series.sort_values("position")
+        series = series.assign(change=[
+            said.get((str(overlay), str(variant), int(p)), "the first directory")
+            for p in series["position"]])
         name = str(overlay) if variant == "default" else f"{overlay} {variant}"
         figure.add_trace(go.Scatter(
             x=series["label"], y=series["mean"], mode="lines+markers", name=name,
@@ -209,19 +230,18 @@ def history_figure(table: pd.DataFrame, moved: pd.DataFrame, title: str,
             error_y={"type": "data", "symmetric": False,
                      "array": series["high"] - series["mean"],
                      "arrayminus": series["mean"] - series["low"]},
-            customdata=series[["directory", "started", "n", "low", "high"]].to_numpy(),
-            hovertemplate=(f"{name}<br>%{{x}}: mean %{{y:.4g}} {unit}<br>passes %{{customdata[2]}}"
-                           ", lowest %{customdata[3]:.4g}, highest %{customdata[4]:.4g}<br>"
-                           "%{customdata[0]}<br>started %{customdata[1]}<extra></extra>")))
+            customdata=series[["directory", "started", "n", "low", "high", "change"]]
+            .to_numpy(),
+            hovertemplate=(f"{name}<br>%{{x}}: mean %{{y:.4~r}} {unit}<br>%{{customdata[5]}}"
+                           "<br>passes %{customdata[2]}, lowest %{customdata[3]:.4~r}, "
+                           "highest %{customdata[4]:.4~r}<br>%{customdata[0]}<br>started "
+                           "%{customdata[1]}<extra></extra>")))
+    moved = found[found["beyond_noise"] == True]  # noqa: E712 (None is neither)
     if not moved.empty:
         figure.add_trace(go.Scatter(
             x=moved["to"], y=moved["to_value"], mode="markers", name="beyond noise",
             marker={"symbol": "circle-open", "size": 18, "color": "#b3261e",
-                    "line": {"width": 2}},
-            customdata=moved[["overlay", "from", "ratio", "noise_pct", "direction"]].to_numpy(),
-            hovertemplate=("%{customdata[0]}: %{customdata[4]}, x%{customdata[2]:.3f} from "
-                           "%{customdata[1]}, beyond the noise floor of "
-                           "±%{customdata[3]:.1f} %<extra></extra>")))
+                    "line": {"width": 2}}, hoverinfo="skip"))
     figure = layout(figure, title, "results directory", unit, table["mean"])
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     return figure
@@ -271,20 +291,20 @@ def build_history(paths: Sequence[Path], out: Path, noise_dir: Path | None,
         Text(f"{len(moved)} of {len(found)} changes between consecutive directories lie "
              "beyond the noise floor."),
         Table(changes_table(found, bool(noise)))]
-    body = [*map(render_block, head), figure_grid(history_figures(table, moved, builds)),
-            *map(render_block, tail)]
+    figures = history_figures(table, found, builds, bool(noise))
+    body = [*map(render_block, head), figure_grid(figures), *map(render_block, tail)]
     path = writable_directory(out, "--out") / HISTORY
     write_text_atomic(path, page(f"vnetbench history ({len(builds)} directories)", body, []))
     return path
 
 
-def history_figures(table: pd.DataFrame, moved: pd.DataFrame,
-                    builds: Sequence[Build]) -> list[Figure]:
+def history_figures(table: pd.DataFrame, found: pd.DataFrame, builds: Sequence[Build],
+                    floor_known: bool) -> list[Figure]:
     """A figure per scenario and headline metric."""
     labels = [b.label for b in builds]
     return [Figure(f"{scenario}-{metric}", history_figure(
-        series, moved[(moved["scenario"] == scenario) & (moved["metric"] == metric)],
-        f"{scenario}: {catalogue().label(str(metric))}", labels))
+        series, found[(found["scenario"] == scenario) & (found["metric"] == metric)],
+        f"{scenario}: {catalogue().label(str(metric))}", labels, floor_known))
         for (scenario, metric), series in table.groupby(["scenario", "metric"], sort=False)]
 
 
