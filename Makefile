@@ -1,6 +1,8 @@
 # The two commands a fresh machine needs: `make bench` (the main job) and
 # `make test`. Both do all the set-up: virtual environment, a Docker engine
-# with Compose v2 (installed and started only when none answers), images.
+# with Compose v2 (installed and started only when none answers), images, and
+# a headless Chromium with its driver for the HTML reports' browser test
+# (installed only when missing).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -9,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup venv engine images bench perf test unit integration lint compose clean
+.PHONY: setup venv engine browser images bench perf test unit integration lint compose clean
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -21,11 +23,15 @@ $(STAMP): pyproject.toml
 engine:
 	scripts/ensure-docker
 
+browser:
+	scripts/ensure-browser
+
 images: venv engine
 	$(BIN)/vnetbench images build
 
-setup: venv engine images
+setup: venv engine images browser
 
+# Ends with the paths of report.md and report.html (vnetbench report prints both).
 bench: setup
 	$(BIN)/vnetbench matrix --out results | tee .bench-dir
 	$(BIN)/vnetbench report "$$(tail -n 1 .bench-dir)"

@@ -19,3 +19,47 @@ def data_copy(tmp_path: Path) -> Callable[[str], Path]:
     def copy(name: str) -> Path:
         return Path(shutil.copytree(DATA / name, tmp_path / name))
     return copy
+
+
+RUN_ID = "two-sites-20261129-194033-84a4"  # results-quick's one cell
+
+
+@pytest.fixture
+def results_with_raw(data_copy: Callable[[str], Path]) -> Path:
+    """results-quick with its run directory beside it, as a matrix keeps it: each
+    pass's raw ping output (a recorded ping, tests/data/ping-20.txt; results-quick
+    was checked in without its run directories) and its iperf3 JSON."""
+    directory = data_copy("results-quick")
+    raw = directory / "runs" / RUN_ID / "throughput" / "raw"
+    raw.mkdir(parents=True)
+    for pass_no in (1, 2, 3):
+        shutil.copy(DATA / "ping-20.txt", raw / f"ping-pass{pass_no}.txt")
+        shutil.copy(DATA / "iperf3-tcp-2s.json", raw / f"iperf3-pass{pass_no}.json")
+    return directory
+
+
+def history_build(root: Path, name: str, day: str, tcp_factor: float) -> Path:
+    """A copy of results-quick as if measured on `day`, its TCP rate times tcp_factor."""
+    import json
+
+    import pandas as pd
+
+    directory = Path(shutil.copytree(DATA / "results-quick", root / name))
+    frame = pd.read_parquet(directory / "results.parquet")
+    frame.loc[frame["metric"] == "tcp_mbit", "value"] *= tcp_factor
+    frame.to_parquet(directory / "results.parquet", index=False)
+    header = json.loads((directory / "run.json").read_text())
+    header["started"] = f"{day}T10:00:00+00:00"
+    (directory / "run.json").write_text(json.dumps(header))
+    return directory
+
+
+@pytest.fixture
+def history_root(tmp_path: Path) -> Path:
+    """Three results directories of three days: the TCP rate falls 30 % on the second
+    (beyond the recorded A/A's ±6.9 % floor) and rises 3 % on the third (within it)."""
+    root = tmp_path / "results"
+    for name, day, factor in (("build1", "2026-11-29", 1.0), ("build2", "2026-11-30", 0.7),
+                              ("build3", "2026-12-01", 0.721)):
+        history_build(root, name, day, factor)
+    return root

@@ -19,6 +19,7 @@ from rich.table import Table
 from vnetbench import __version__
 from vnetbench.errors import UserError
 from vnetbench.paths import TOPOLOGIES
+from vnetbench.report.options import ExportFormat, LabelFrom, Order
 from vnetbench.ui import err_console, note, out_console
 
 if TYPE_CHECKING:
@@ -484,12 +485,74 @@ def matrix(
 @app.command()
 @guarded
 def report(directory: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
-    """Write report.md (machine header, ranges, n, CV, ratios) and PNG plots."""
+    """Write report.md (machine header, ranges, n, CV, ratios) with PNG plots, and
+    report.html (the same sections, interactive figures, one self-contained file)."""
+    from vnetbench.report.document import read_report
+    from vnetbench.report.html import build_html
     from vnetbench.report.markdown import build_report
 
-    path, headline = build_report(directory)
+    read = read_report(directory)
+    path, headline = build_report(directory, read)
+    page = build_html(directory, read)
     out_console.print(headline)
-    out_console.print(f"report: {path}")
+    out_console.print(f"report: {path}", soft_wrap=True)
+    out_console.print(f"report: {page}", soft_wrap=True)
+
+
+@app.command()
+@guarded
+def history(
+    directories: Annotated[list[Path], typer.Argument(
+        help="Results directories, or a root holding several (e.g. results/).")],
+    out: Annotated[Path, typer.Option(help="Where history.html goes.")] = Path("history"),
+    noise: Annotated[Path | None, typer.Option(
+        help="An A/A directory (vnetbench ab with no --b): changes beyond its noise floor "
+             "are marked. Default: a noise.json in any of the directories.")] = None,
+    label_from: Annotated[LabelFrom, typer.Option(
+        help="Each directory's label: date (run.json started), vnet (the vNet image) or "
+             "tools (the tools image).")] = LabelFrom.DATE,
+    label: Annotated[list[str] | None, typer.Option(
+        help="DIR=TEXT: this directory's label (repeatable); over --label-from.")] = None,
+    order: Annotated[Order, typer.Option(help="date, or label (natural order).")]
+    = Order.DATE,
+) -> None:
+    """One page of the headline metrics across results directories (builds): a graph
+    per metric, the changes beyond this machine's noise floor marked and listed."""
+    from vnetbench.report.history import build_history
+
+    path = build_history(directories, out, noise, label_from, label or [], order)
+    out_console.print(f"history: {path}", soft_wrap=True)
+
+
+@app.command()
+@guarded
+def export(
+    directory: Annotated[Path, typer.Argument(help="A results directory.")],
+    form: Annotated[ExportFormat, typer.Option(
+        "--format", help="github: github-action-benchmark's custom tools (two files, one "
+                         "per direction); bencher: Bencher Metric Format.")],
+    out: Annotated[Path | None, typer.Option(
+        "-o", "--out", help="The file (github: FILE-bigger-is-better.json and "
+                            "FILE-smaller-is-better.json); bencher: '-' prints it. Default: "
+                            "github.json / bencher.json in DIR.")] = None,
+    judge_all: Annotated[bool, typer.Option(
+        "--all", help="Export the metrics declared noisy too (retransmits, mdev, CPU).")]
+    = False,
+) -> None:
+    """A results directory's figures (mean over passes, lowest and highest pass) for a
+    CI benchmark dashboard, each metric's direction from the metric catalogue."""
+    from vnetbench.report.export import STDOUT, threshold_options, write_export
+
+    written, found = write_export(directory, form, out, judge_all)
+    for item in written:
+        if item.path != STDOUT:
+            out_console.print(f"{item.what}: {item.path}", soft_wrap=True)
+    note(f"{len(found)} figures of {directory}")
+    if form is ExportFormat.BENCHER:
+        note("Bencher keeps each measure's direction in its threshold (bencher run "
+             "options):")
+        for line in threshold_options(found):
+            err_console.print(f"  {line}", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""Integration tests run on a real Docker engine (`make test` starts one)."""
+"""Integration tests run on a real Docker engine (`make test` starts one), except
+those marked `browser` (a real Chromium, no engine: `make test` installs it)."""
 
 import pytest
 from python_on_whales import docker
@@ -14,10 +15,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("engine_restart") is not None)
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def engine_and_images() -> None:
     require_engine()  # fails loudly: `make test` must have started the engine
     build_project_images()
+
+
+@pytest.fixture(autouse=True)
+def engine_for_the_test(request: pytest.FixtureRequest) -> None:
+    """Every integration test but a browser test gets the engine and images."""
+    if request.node.get_closest_marker("browser") is None:
+        request.getfixturevalue("engine_and_images")
 
 
 def leftovers(run_id: str) -> list[str]:

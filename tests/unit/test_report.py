@@ -110,7 +110,7 @@ def test_comparison_table_of_a_dead_path_explains_it() -> None:
 
 
 def test_where_the_time_went_per_cell_and_per_run() -> None:
-    from vnetbench.report.markdown import timing_table
+    from vnetbench.report.document import timing_table
     from vnetbench.runs.matrix import summed_timings
 
     stacks = [{"scenario": "join", "passes": [1], "bring_up_s": 9.0, "measure_s": 4.0,
@@ -152,7 +152,7 @@ def test_one_column_per_overlay_with_range_n_cv_and_ratio() -> None:
 
 
 def test_the_machines_limit_is_bracketed_and_its_move_said() -> None:
-    from vnetbench.report.markdown import raw_limit_text
+    from vnetbench.report.document import raw_limit_text
     from vnetbench.runs.matrix import bracketed
 
     first = {"raw_veth_mbit": 14800.0, "raw_veth_passes": [14800.0, 15000.0, 14000.0],

@@ -18,7 +18,7 @@ import pandas as pd
 
 from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
-from vnetbench.report.markdown import load_directory
+from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
 from vnetbench.stats import Comparison, Verdict, compare_samples
 

@@ -1,194 +1,65 @@
-"""report.md: machine header, the seed-style table, ratios, problems, plots."""
+"""report.md: the report's blocks (vnetbench/report/document.py) as Markdown, with
+PNG plots (vnetbench/report/plots.py) beside it."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
-
-from vnetbench.errors import UserError
-from vnetbench.methods import METHODS
-from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
-from vnetbench.report.plots import write_plots, write_series_plots
-from vnetbench.report.tables import (
-    baseline_ratios,
-    headline_table,
-    markdown,
-    method_table,
-    outside_load_table,
-    overlay_tables,
-    problems,
-    raw_fractions,
-    summary_table,
+from vnetbench.report.document import (
+    Block,
+    Bullets,
+    Figures,
+    Heading,
+    RawFiles,
+    Report,
+    Table,
+    Text,
+    read_report,
 )
-from vnetbench.results import PARQUET, load_results
-from vnetbench.rundir import TIMING_PARTS, read_header
+from vnetbench.report.plots import write_plots, write_series_plots
+from vnetbench.report.raw import RawCell
+from vnetbench.report.tables import markdown
 
 REPORT = "report.md"
 
 
-def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    if not (directory / PARQUET).exists():
-        raise UserError(
-            f"{directory} holds no {PARQUET}: give a results directory written by "
-            "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
-        )
-    return read_header(directory), load_results(directory)
-
-
-def machine_header(header: dict[str, Any]) -> str:
-    machine = header.get("machine", {})
-    engine = header.get("engine", {})
-    overlays = header.get("overlays") or {}
-    lines = [
-        f"- Machine: {machine.get('cpu_model', '?')}, {machine.get('cores', '?')} cores, "
-        f"{machine.get('memory_gib', '?')} GiB, Linux {machine.get('kernel', '?')}, "
-        f"{machine.get('os', '')}",
-        f"- Docker {engine.get('server_version', '?')}, "
-        f"Compose {engine.get('compose_version', '?')}",
-        f"- vnetbench {machine.get('vnetbench_version', '?')}; "
-        f"{header.get('started', '?')} to {header.get('ended', '?')}"
-        + (" (quick)" if header.get("quick") else ""),
-    ]
-    for name, facts in overlays.items():
-        lines.append(f"- {name}: {facts.get('version', '?')}; path {facts.get('data_path', '?')}")
-    return "\n".join(lines)
-
-
-def method_sections(frame: pd.DataFrame, directory: Path) -> list[str]:
-    """One section per reference method in the results: what it reproduces, how it
-    differs, its table, and its time-series plots."""
-    lines = []
-    for name in dict.fromkeys(frame["method"]):
-        if not name or name not in METHODS:
-            continue
-        method = METHODS[name]
-        plots = write_series_plots(frame[frame["method"] == name], directory, name)
-        lines += [f"## Method: {name}", "", f"{method.summary}. Reference: "
-                  f"`{method.reference}`. Differences: {method.differences}.", "",
-                  markdown(method_table(frame, method)),
-                  *(f"![{p.stem}]({p.name})" for p in plots), ""]
-    return lines
-
-
-def build_report(directory: Path) -> tuple[Path, str]:
+def build_report(directory: Path, report: Report | None = None) -> tuple[Path, str]:
     """Write report.md and the plots; return the path and the summary table text."""
-    header, frame = load_directory(directory)
-    methods = method_sections(frame, directory)
-    frame_all, frame = frame, frame[frame["method"] == ""]
-    summary = summary_table(frame)
-    headline = markdown(headline_table(summary))
-    ratios = baseline_ratios(summary)
-    ratios["ratio"] = ratios["ratio"].map(lambda r: f"{r:.3f}")
-    plots = write_plots(summary, directory)
-    every = summary_table(frame_all)
-    full = every.drop(columns=["mean", "low", "high"]).assign(
-        cv=every["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
-    text = "\n".join([
-        f"# vnetbench results: {directory.name}", "",
-        machine_header(header), "",
-        "Ranges are the lowest and highest pass; n is the number of passes; CV is the "
-        "coefficient of variation over passes.", "",
-        "## Results", "", "One table per scenario: a row per measurement, a column per "
-        "overlay (range over passes, n, CV; throughput and RTT also as a ratio to the "
-        "baseline).", "",
-        *(line for scenario, table in overlay_tables(summary).items()
-          for line in (f"### {scenario}", "", markdown(table))),
-        *methods,
-        *ab_section(directory, header),
-        "## Results as one list", "", headline,
-        "## Overlay / baseline", "", markdown(ratios),
-        "## Against this machine's limit", "", raw_limit_text(header), "",
-        markdown(raw_fractions(summary, raw_limit(header))),
-        "## Passes without numbers", "", markdown(problems(frame_all)),
-        "## Outside load", "", "CPU the host spent outside the testbed (other programs) "
-        "during each pass; a pass beside a tenth of the machine's cores or more is marked "
-        "in its status: its figure may be the machine's, not the overlay's.", "",
-        markdown(outside_load_table(frame_all)),
-        "## Links", "", "Each profile applies to each direction across a segment; "
-        "offloads=on means loss removes whole TSO/GSO segments, offloads=off per-packet "
-        "fidelity.", "", markdown(links_table(frame_all)),
-        "## Where the time went", "", "Seconds per cell: the testbed's bring-up (with "
-        "shaping), what join spends around each release (programs stopped and started "
-        "again between passes, the wait for a quiet host) and teardown (with saving "
-        "logs) beside the measurement itself.", "",
-        markdown(timing_table(header)),
-        "## Every metric", "", markdown(full),
-        "## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), "",
-    ])
+    report = report or read_report(directory)
+    text = "\n".join(line for block in report.blocks for line in render(block, report))
     path = directory / REPORT
     path.write_text(text)
-    return path, headline
+    return path, markdown(report.headline)
 
 
-def ab_section(directory: Path, header: dict[str, Any]) -> list[str]:
-    """An A/B's (or A/A's) verdicts over its interleaved rounds, with what each arm was."""
-    if not (directory / VERDICTS_FILE).exists():
-        return []
-    table, sentence, _ = verdict_summary(directory)
-    arms = header.get("arms", {})
-    title = "A/A: this machine's noise floor" if header.get("aa") else "A/B: verdicts"
-    described = [f"- {label}: {' '.join(arm.get('spec', [])) or 'the topology as it is'} "
-                 f"({arm.get('overlay', '?')})" for label, arm in arms.items()]
-    return [f"## {title}", "", *described, "",
-            "Rounds of one bring-up each of A and B, in the order AB, BA, AB...; per "
-            "metric, B/A is the Hodges-Lehmann estimate over the rounds' pairs with its "
-            "95 % interval, p the exact Wilcoxon signed-rank test's; a change counts when "
-            "p < 0.05 and it exceeds the minimum effect. In an A/A, 'A/A noise' is the "
-            "largest difference between the two bring-ups of one round (noise.json, read "
-            "by `compare --noise`).", "", sentence, "", markdown(table), ""]
+def render(block: Block, report: Report) -> list[str]:
+    """A block's lines, a blank line after it."""
+    match block:
+        case Heading(text, level):
+            return ["#" * level + " " + text, ""]
+        case Text(text):
+            return [text, ""]
+        case Bullets(items):
+            return [*(f"- {item}" for item in items), ""]
+        case Table(frame):
+            return [markdown(frame)]
+        case Figures(method):
+            return [*(f"![{p.stem}]({p.name})" for p in plots(report, method)), ""]
+        case RawFiles(cells):
+            return [*(raw_line(cell) for cell in cells), ""]
+    raise TypeError(f"no Markdown for {block!r}")
 
 
-def raw_limit(header: dict[str, Any]) -> float | None:
-    value = (header.get("calibration") or {}).get("raw_veth_mbit")
-    return float(value) if value else None
+def plots(report: Report, method: str | None) -> list[Path]:
+    if method is None:
+        return write_plots(report.summary, report.directory)
+    frame = report.frame
+    return write_series_plots(frame[frame["method"] == method], report.directory, method)
 
 
-def raw_limit_text(header: dict[str, Any]) -> str:
-    calibration = header.get("calibration") or {}
-    if not raw_limit(header):
-        said = calibration.get("error")
-        return (f"Not measured: {said}" if said else
-                "Not measured (the matrix's first cell, a bare veth pair, did not run).")
-    text = (f"A bare veth pair between two namespaces: {calibration['raw_veth_mbit']:.0f} "
-            f"Mbit/s (median of {len(calibration.get('raw_veth_passes', []))} streams of "
-            f"{calibration.get('seconds', '?')} s")
-    brackets = [b for b in calibration.get("brackets", []) if "raw_veth_mbit" in b]
-    if len(brackets) < 2:
-        text += ", measured before the first cell only)."
-    else:
-        moved = float(calibration.get("moved_percent", 0.0))
-        text += (", the higher of the medians measured before the first cell and after "
-                 "the last: " + " and ".join(f"{b['raw_veth_mbit']:.0f}" for b in brackets)
-                 + f" Mbit/s). The machine's limit moved {moved:.0f} % during the matrix"
-                 + ("; cells measured at its low may read slower than they are."
-                    if moved >= 10 else "."))
-    return text + " `vnetbench calibrate` says where the rest of a path's time goes."
-
-
-def timing_table(header: dict[str, Any]) -> pd.DataFrame:
-    """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
-    testbed's share of the total."""
-    cells = header.get("cell_timings") or {
-        f"{t.get('scenario')} passes {t.get('passes')}": t for t in header.get("timings", [])}
-    if not cells:
-        return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
-    rows = []
-    for cell, spans in cells.items():
-        up, restart, measure, down = (float(spans.get(k, 0.0)) for k in TIMING_PARTS)
-        total = up + restart + measure + down
-        rows.append({"cell": cell, "bring-up s": round(up, 1),
-                     "restarts s": round(restart, 1), "measurement s": round(measure, 1),
-                     "teardown s": round(down, 1), "total s": round(total, 1),
-                     "testbed share": (f"{100 * (up + restart + down) / total:.0f} %"
-                                       if total else "-")})
-    return pd.DataFrame(rows)
-
-
-def links_table(frame: pd.DataFrame) -> pd.DataFrame:
-    columns = [c for c in ("set_site", "set_backbone") if c in frame.columns]
-    if not columns:
-        return pd.DataFrame({"links": ["not recorded"]})
-    return (frame[["scenario", "overlay", "variant", *columns]].drop_duplicates()
-            .rename(columns={"set_site": "site", "set_backbone": "backbone"}))
+def raw_line(cell: RawCell) -> str:
+    what = f"{cell.scenario}/{cell.overlay}/{cell.variant} ({cell.run_id})"
+    if cell.run_dir is None:
+        return f"- {what}: not kept beside these results"
+    files = ", ".join(f"[{p.name}]({p.as_posix()})" for p in cell.files) or "no raw files"
+    return f"- {what}: [{cell.run_dir.as_posix()}/]({cell.run_dir.as_posix()}/): {files}"

@@ -208,6 +208,11 @@ def problems(frame: pd.DataFrame) -> pd.DataFrame:
             .reset_index(name="passes"))
 
 
+def number(value: float) -> str:
+    """A figure as people read it: whole above 100, else four significant digits."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A pipe table that reads as plain text in a terminal too."""
     if table.empty:

@@ -1,0 +1,82 @@
+"""report.html's other figures (join against N, a sweep, a method's bytes over time)
+on rows made with the ResultSet the runs use, and where each layout of run
+directory keeps its raw files."""
+
+from pathlib import Path
+
+from vnetbench.report.document import read_report
+from vnetbench.report.figures import report_figures, series_figures
+from vnetbench.report.raw import raw_cells, raw_directory, run_directory
+from vnetbench.report.tables import summary_table
+from vnetbench.results import ResultSet
+
+
+def join_and_sweep_rows(directory: Path) -> ResultSet:
+    results = ResultSet("two-sites-20261201-000000-abcd", directory)
+    for overlay, base in (("wireguard", 0.3), ("openvpn", 0.9)):
+        for machines in (20, 50):
+            results.variant, results.variant_parameters = f"n{machines}", {"machines": machines}
+            for pass_no in (1, 2):
+                results.add("join", overlay, pass_no,
+                            {"join_seconds": (base * machines / 20 + pass_no / 100, "s")},
+                            {"machines": machines})
+    for delay in (0, 10, 50):
+        results.variant = f"backbone.delay={delay}ms"
+        results.variant_parameters = {"backbone_delay_ms": delay}
+        results.add("throughput", "wireguard", 1, {"tcp_mbit": (900.0 - delay, "Mbit/s")},
+                    {"seconds": 2})
+    return results
+
+
+def test_join_against_n_and_a_sweep(tmp_path: Path) -> None:
+    frame = join_and_sweep_rows(tmp_path).frame()
+    figures = {f.name: f.figure for f in report_figures(frame, summary_table(frame), [])}
+    join = figures["join-against-n"]
+    assert [t.name for t in join.data] == ["wireguard", "wireguard mean", "openvpn",
+                                           "openvpn mean"]
+    assert list(join.data[0].x) == [20.0, 20.0, 50.0, 50.0]
+    assert sorted(int(c[0]) for c in join.data[0].customdata) == [1, 1, 2, 2]
+    assert "machines=20" in join.data[0].customdata[0][2]
+    sweep = figures["sweep-var_backbone_delay_ms-tcp_mbit"]
+    assert list(sweep.data[1].y) == [900.0, 890.0, 850.0]  # the means, by delay
+    assert sweep.layout.xaxis.title.text == "backbone delay (ms each way)"
+
+
+def test_a_methods_bytes_over_time(tmp_path: Path) -> None:
+    results = ResultSet("r", tmp_path)
+    results.method, results.variant = "libp2p-perf", "unshaped"
+    for overlay in ("baseline", "wireguard"):
+        for second in (1.0, 2.0, 3.0):
+            results.add("transfer", overlay, 1, {"upload_interval_bytes": (2**20, "bytes")},
+                        {}, columns={"interval_s": second})
+    (figure,) = series_figures(results.frame(), "libp2p-perf")
+    assert figure.name == "libp2p-perf-unshaped"
+    assert [list(t.y) for t in figure.figure.data] == [[1.0, 2.0, 3.0]] * 2  # MiB moved
+    assert [t.legendgroup for t in figure.figure.data] == ["baseline", "wireguard"]
+
+
+def test_raw_folders_of_each_layout(tmp_path: Path) -> None:
+    matrix = tmp_path / "matrix"
+    (matrix / "runs" / "r1" / "throughput" / "raw").mkdir(parents=True)
+    assert run_directory(matrix, "r1", {}) == matrix / "runs" / "r1"
+    assert raw_directory(matrix / "runs" / "r1", "throughput", "default") == \
+        matrix / "runs" / "r1" / "throughput" / "raw"
+    single = tmp_path / "r2"  # `vnetbench run`: the run directory is the results'
+    (single / "join" / "raw").mkdir(parents=True)
+    assert run_directory(single, "r2", {"run_id": "r2"}) == single
+    shared = tmp_path / "method"  # a method's steps sharing one stack
+    (shared / "mtu-1400" / "raw" / "encrypted").mkdir(parents=True)
+    (shared / "mtu-1400" / "raw" / "mtu-1400").mkdir()
+    assert raw_directory(shared, "throughput", "encrypted") == \
+        shared / "mtu-1400" / "raw" / "encrypted"
+    assert raw_directory(shared, "throughput", "MTU 1400") == \
+        shared / "mtu-1400" / "raw" / "mtu-1400"
+    assert run_directory(tmp_path, "gone", {}) is None
+
+
+def test_each_cell_of_an_ab_names_its_run(data_dir: Path) -> None:
+    report = read_report(data_dir / "ab-aa-baseline")
+    found = raw_cells(data_dir / "ab-aa-baseline", report.frame, report.header)
+    assert len(found) == 12  # 6 rounds of A and B, a bring-up (run) each
+    assert {c.variant for c in found} == {"A", "B"}
+    assert all(c.run_dir is None for c in found)  # checked in without its runs

@@ -1,0 +1,247 @@
+"""The report as a list of blocks (headings, text, tables, figures), whatever it is
+rendered to: report.md (vnetbench/report/markdown.py) and report.html
+(vnetbench/report/html.py) read the same blocks, so both say the same things
+from the same tables (vnetbench/report/tables.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.errors import UserError
+from vnetbench.methods import METHODS
+from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
+from vnetbench.report.raw import RawCell, raw_cells
+from vnetbench.report.tables import (
+    baseline_ratios,
+    headline_table,
+    method_table,
+    outside_load_table,
+    overlay_tables,
+    problems,
+    raw_fractions,
+    summary_table,
+)
+from vnetbench.results import PARQUET, load_results
+from vnetbench.rundir import TIMING_PARTS, read_header
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str  # one paragraph; `code` spans as in Markdown
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: list[str]
+
+
+@dataclass(frozen=True)
+class Table:
+    frame: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Where a renderer puts its plots: the results' own (method None) or a
+    reference method's time series."""
+
+    method: str | None = None
+
+
+@dataclass(frozen=True)
+class RawFiles:
+    cells: list[RawCell]
+
+
+Block = Heading | Text | Bullets | Table | Figures | RawFiles
+
+
+@dataclass(frozen=True)
+class Report:
+    """A results directory read once: its header, rows, summary and blocks."""
+
+    directory: Path
+    header: dict[str, Any]
+    frame: pd.DataFrame  # every row (methods' too)
+    summary: pd.DataFrame  # the scenarios' rows over passes (no method's)
+    headline: pd.DataFrame
+    blocks: list[Block] = field(default_factory=list)
+
+
+def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    if not (directory / PARQUET).exists():
+        raise UserError(
+            f"{directory} holds no {PARQUET}: give a results directory written by "
+            "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
+        )
+    return read_header(directory), load_results(directory)
+
+
+def read_report(directory: Path) -> Report:
+    """The whole report of a results directory, as blocks."""
+    header, frame_all = load_directory(directory)
+    frame = frame_all[frame_all["method"] == ""]
+    summary = summary_table(frame)
+    headline = headline_table(summary)
+    ratios = baseline_ratios(summary)
+    ratios["ratio"] = ratios["ratio"].map(lambda r: f"{r:.3f}")
+    every = summary_table(frame_all)
+    full = every.drop(columns=["mean", "low", "high"]).assign(
+        cv=every["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
+    blocks: list[Block] = [
+        Heading(f"vnetbench results: {directory.name}", 1),
+        Bullets(machine_header(header)),
+        Text("Ranges are the lowest and highest pass; n is the number of passes; CV is "
+             "the coefficient of variation over passes."),
+        Heading("Results"),
+        Text("One table per scenario: a row per measurement, a column per overlay (range "
+             "over passes, n, CV; throughput and RTT also as a ratio to the baseline)."),
+        *(block for scenario, table in overlay_tables(summary).items()
+          for block in (Heading(scenario, 3), Table(table))),
+        *method_sections(frame_all),
+        *ab_section(directory, header),
+        Heading("Results as one list"), Table(headline),
+        Heading("Overlay / baseline"), Table(ratios),
+        Heading("Against this machine's limit"), Text(raw_limit_text(header)),
+        Table(raw_fractions(summary, raw_limit(header))),
+        Heading("Passes without numbers"), Table(problems(frame_all)),
+        Heading("Outside load"),
+        Text("CPU the host spent outside the testbed (other programs) during each pass; a "
+             "pass beside a tenth of the machine's cores or more is marked in its status: "
+             "its figure may be the machine's, not the overlay's."),
+        Table(outside_load_table(frame_all)),
+        Heading("Links"),
+        Text("Each profile applies to each direction across a segment; offloads=on means "
+             "loss removes whole TSO/GSO segments, offloads=off per-packet fidelity."),
+        Table(links_table(frame_all)),
+        Heading("Where the time went"),
+        Text("Seconds per cell: the testbed's bring-up (with shaping), what join spends "
+             "around each release (programs stopped and started again between passes, the "
+             "wait for a quiet host) and teardown (with saving logs) beside the "
+             "measurement itself."),
+        Table(timing_table(header)),
+        Heading("Raw files"),
+        Text("Each cell's run directory and the tools' raw output in it (iperf3 JSON, "
+             "ping text, pv counts), relative to this directory."),
+        RawFiles(raw_cells(directory, frame_all, header)),
+        Heading("Every metric"), Table(full),
+        Heading("Plots"), Figures(),
+    ]
+    return Report(directory, header, frame_all, summary, headline, blocks)
+
+
+def machine_header(header: dict[str, Any]) -> list[str]:
+    machine = header.get("machine", {})
+    engine = header.get("engine", {})
+    overlays = header.get("overlays") or {}
+    lines = [
+        f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores', '?')} cores, "
+        f"{machine.get('memory_gib', '?')} GiB, Linux {machine.get('kernel', '?')}, "
+        f"{machine.get('os', '')}",
+        f"Docker {engine.get('server_version', '?')}, "
+        f"Compose {engine.get('compose_version', '?')}",
+        f"vnetbench {machine.get('vnetbench_version', '?')}; "
+        f"{header.get('started', '?')} to {header.get('ended', '?')}"
+        + (" (quick)" if header.get("quick") else ""),
+    ]
+    for name, facts in overlays.items():
+        lines.append(f"{name}: {facts.get('version', '?')}; path {facts.get('data_path', '?')}")
+    return lines
+
+
+def method_sections(frame: pd.DataFrame) -> list[Block]:
+    """One section per reference method in the results: what it reproduces, how it
+    differs, its table, and its time-series plots."""
+    blocks: list[Block] = []
+    for name in dict.fromkeys(frame["method"]):
+        if not name or name not in METHODS:
+            continue
+        method = METHODS[name]
+        blocks += [Heading(f"Method: {name}"),
+                   Text(f"{method.summary}. Reference: `{method.reference}`. Differences: "
+                        f"{method.differences}."),
+                   Table(method_table(frame, method)), Figures(name)]
+    return blocks
+
+
+def ab_section(directory: Path, header: dict[str, Any]) -> list[Block]:
+    """An A/B's (or A/A's) verdicts over its interleaved rounds, with what each arm was."""
+    if not (directory / VERDICTS_FILE).exists():
+        return []
+    table, sentence, _ = verdict_summary(directory)
+    arms = header.get("arms", {})
+    title = "A/A: this machine's noise floor" if header.get("aa") else "A/B: verdicts"
+    described = [f"{label}: {' '.join(arm.get('spec', [])) or 'the topology as it is'} "
+                 f"({arm.get('overlay', '?')})" for label, arm in arms.items()]
+    return [Heading(title), Bullets(described),
+            Text("Rounds of one bring-up each of A and B, in the order AB, BA, AB...; per "
+                 "metric, B/A is the Hodges-Lehmann estimate over the rounds' pairs with its "
+                 "95 % interval, p the exact Wilcoxon signed-rank test's; a change counts "
+                 "when p < 0.05 and it exceeds the minimum effect. In an A/A, 'A/A noise' is "
+                 "the largest difference between the two bring-ups of one round (noise.json, "
+                 "read by `compare --noise`)."),
+            Text(sentence), Table(table)]
+
+
+def raw_limit(header: dict[str, Any]) -> float | None:
+    value = (header.get("calibration") or {}).get("raw_veth_mbit")
+    return float(value) if value else None
+
+
+def raw_limit_text(header: dict[str, Any]) -> str:
+    calibration = header.get("calibration") or {}
+    if not raw_limit(header):
+        said = calibration.get("error")
+        return (f"Not measured: {said}" if said else
+                "Not measured (the matrix's first cell, a bare veth pair, did not run).")
+    text = (f"A bare veth pair between two namespaces: {calibration['raw_veth_mbit']:.0f} "
+            f"Mbit/s (median of {len(calibration.get('raw_veth_passes', []))} streams of "
+            f"{calibration.get('seconds', '?')} s")
+    brackets = [b for b in calibration.get("brackets", []) if "raw_veth_mbit" in b]
+    if len(brackets) < 2:
+        text += ", measured before the first cell only)."
+    else:
+        moved = float(calibration.get("moved_percent", 0.0))
+        text += (", the higher of the medians measured before the first cell and after "
+                 "the last: " + " and ".join(f"{b['raw_veth_mbit']:.0f}" for b in brackets)
+                 + f" Mbit/s). The machine's limit moved {moved:.0f} % during the matrix"
+                 + ("; cells measured at its low may read slower than they are."
+                    if moved >= 10 else "."))
+    return text + " `vnetbench calibrate` says where the rest of a path's time goes."
+
+
+def timing_table(header: dict[str, Any]) -> pd.DataFrame:
+    """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
+    testbed's share of the total."""
+    cells = header.get("cell_timings") or {
+        f"{t.get('scenario')} passes {t.get('passes')}": t for t in header.get("timings", [])}
+    if not cells:
+        return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
+    rows = []
+    for cell, spans in cells.items():
+        up, restart, measure, down = (float(spans.get(k, 0.0)) for k in TIMING_PARTS)
+        total = up + restart + measure + down
+        rows.append({"cell": cell, "bring-up s": round(up, 1),
+                     "restarts s": round(restart, 1), "measurement s": round(measure, 1),
+                     "teardown s": round(down, 1), "total s": round(total, 1),
+                     "testbed share": (f"{100 * (up + restart + down) / total:.0f} %"
+                                       if total else "-")})
+    return pd.DataFrame(rows)
+
+
+def links_table(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = [c for c in ("set_site", "set_backbone") if c in frame.columns]
+    if not columns:
+        return pd.DataFrame({"links": ["not recorded"]})
+    return (frame[["scenario", "overlay", "variant", *columns]].drop_duplicates()
+            .rename(columns={"set_site": "site", "set_backbone": "backbone"}))

@@ -1,0 +1,206 @@
+"""Interactive Plotly figures of a results directory, for report.html: every pass a
+point whose hover says its pass, run id and settings; a trace (legend entry) per
+overlay, so a click on the legend hides or shows an overlay; the latency CDF of
+each pass from its raw ping output; join time against N; each swept parameter;
+a method's bytes over time."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from vnetbench.metrics import Better, Metric, catalogue
+from vnetbench.outcome import State
+from vnetbench.report.plots import axis_label, swept_columns
+from vnetbench.report.raw import PingSample
+from vnetbench.report.tables import pass_values
+
+SETTING_PREFIXES = ("set_", "var_")
+HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
+         "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
+SETTINGS_PER_LINE = 4
+LOG_SPAN = 20  # a log axis when the values span more than this factor
+# One colour per overlay on every page (the known ones fixed, others by name)
+KNOWN_OVERLAYS = ("baseline", "vnet", "wireguard", "openvpn", "tinc", "nebula")
+PALETTE: list[str] = list(qualitative.D3)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure and the name a page gives it (its element id)."""
+
+    name: str
+    figure: go.Figure
+
+
+def colour(overlay: str) -> str:
+    """The overlay's colour, the same in every figure and page."""
+    if overlay in KNOWN_OVERLAYS:
+        return PALETTE[KNOWN_OVERLAYS.index(overlay)]
+    spare = PALETTE[len(KNOWN_OVERLAYS):]
+    return spare[zlib.crc32(overlay.encode()) % len(spare)]
+
+
+def pass_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """A pass's own measured values (no time-series point, no failed pass)."""
+    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
+    return frame[measured & pass_values(frame)].dropna(subset=["value"])
+
+
+def settings_text(row: pd.Series) -> str:
+    """A pass's settings (set_*, var_* columns), a few per hover line."""
+    said = [f"{str(k).split('_', 1)[1]}={v}" for k, v in row.items()
+            if str(k).startswith(SETTING_PREFIXES) and not _empty(v)]
+    lines = [", ".join(said[i:i + SETTINGS_PER_LINE])
+             for i in range(0, len(said), SETTINGS_PER_LINE)]
+    return "<br>".join(lines) or "no settings recorded"
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and pd.isna(value))
+
+
+def customdata(rows: pd.DataFrame) -> list[list[Any]]:
+    return [[int(r["pass"]), str(r["run_id"]), settings_text(r)] for _, r in rows.iterrows()]
+
+
+def layout(figure: go.Figure, title: str, x_title: str, y_title: str,
+           values: Iterable[float] = ()) -> go.Figure:
+    """The common look; a log y axis when the values span orders of magnitude."""
+    positive = [v for v in values if v > 0]
+    log = len(positive) > 1 and max(positive) / min(positive) > LOG_SPAN
+    figure.update_layout(title={"text": title, "font": {"size": 14}}, template="plotly_white",
+                         xaxis_title=x_title, yaxis_title=y_title, height=420,
+                         legend_title_text="overlay (click to hide)",
+                         margin={"l": 60, "r": 20, "t": 50, "b": 50}, hovermode="closest",
+                         showlegend=True)
+    if log:
+        figure.update_yaxes(type="log")
+    return figure
+
+
+def per_pass_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure | None:
+    """A metric's every pass per variant, a trace per overlay."""
+    rows = pass_rows(frame)
+    rows = rows[rows["metric"] == metric.name]
+    if rows.empty:
+        return None
+    figure = go.Figure()
+    for overlay, group in rows.groupby("overlay", sort=False):
+        figure.add_trace(go.Scatter(
+            x=group["variant"].astype(str), y=group["value"], mode="markers",
+            name=str(overlay), legendgroup=str(overlay), customdata=customdata(group),
+            hovertemplate=HOVER.replace("UNIT", metric.unit),
+            marker={"size": 9, "color": colour(str(overlay))}))
+    figure.update_layout(scattermode="group")
+    return layout(figure, f"{metric.headline or metric.name}: each pass", "variant",
+                  metric.unit, rows["value"])
+
+
+def against_figure(rows: pd.DataFrame, x_column: str, title: str,
+                   x_label: str) -> go.Figure | None:
+    """Passes against a numeric setting (join time against N, a sweep), a line
+    through each overlay's means."""
+    rows = rows[rows[x_column].notna()] if x_column in rows.columns else rows[:0]
+    if rows.empty or rows[x_column].nunique() < 2:
+        return None
+    unit = str(rows["unit"].iloc[0])
+    figure = go.Figure()
+    for overlay, group in rows.groupby("overlay", sort=False):
+        group = group.assign(x=group[x_column].astype(float)).sort_values("x")
+        means = group.groupby("x")["value"].mean()
+        figure.add_trace(go.Scatter(
+            x=group["x"], y=group["value"], mode="markers", name=str(overlay),
+            legendgroup=str(overlay), customdata=customdata(group),
+            marker={"color": colour(str(overlay))}, hovertemplate=HOVER.replace("UNIT", unit)))
+        figure.add_trace(go.Scatter(
+            x=means.index, y=means.to_numpy(), mode="lines", name=f"{overlay} mean",
+            legendgroup=str(overlay), showlegend=False, line={"color": colour(str(overlay))},
+            hovertemplate=f"{overlay}: mean %{{y:.4~r}} {unit} at %{{x}}<extra></extra>"))
+    return layout(figure, title, x_label, unit, rows["value"])
+
+
+def cdf_figure(samples: list[PingSample], scenario: str) -> go.Figure | None:
+    """The round trips of each pass as a CDF, a line per pass, grouped per overlay."""
+    of_scenario = [s for s in samples if s.scenario == scenario]
+    if not of_scenario:
+        return None
+    figure = go.Figure()
+    shown: set[str] = set()
+    for sample in of_scenario:
+        rtts = sorted(sample.rtts_ms)
+        fractions = [(i + 1) / len(rtts) for i in range(len(rtts))]
+        size = f", {sample.size}-byte payload" if sample.size else ""
+        data = [[sample.pass_no, sample.run_id, f"variant {sample.variant}{size}; "
+                 f"{sample.path.name}"]] * len(rtts)
+        figure.add_trace(go.Scatter(
+            x=rtts, y=fractions, mode="lines",
+            line={"shape": "hv", "color": colour(sample.overlay)},
+            name=sample.overlay, legendgroup=sample.overlay,
+            showlegend=sample.overlay not in shown, customdata=data,
+            hovertemplate=("%{fullData.name}<br>pass %{customdata[0]}<br>run "
+                           "%{customdata[1]}<br>%{customdata[2]}<br>%{x:.3f} ms: "
+                           "%{y:.0%} of replies<extra></extra>")))
+        shown.add(sample.overlay)
+    figure = layout(figure, f"{scenario}: ping round trips, a line per pass (CDF)",
+                    "round trip (ms)", "fraction of replies")
+    rtts = [r for s in of_scenario for r in s.rtts_ms if r > 0]
+    if rtts and max(rtts) / min(rtts) > LOG_SPAN:
+        figure.update_xaxes(type="log")
+    return figure
+
+
+def series_figures(frame: pd.DataFrame, method: str) -> Iterator[Figure]:
+    """Per step of a method: MiB moved against time, a line per overlay, direction and
+    pass (from the per-interval byte rows)."""
+    if "interval_s" not in frame.columns:
+        return
+    points = frame[(frame["method"] == method) & frame["interval_s"].notna()
+                   & frame["metric"].astype(str).str.endswith("_interval_bytes")]
+    for variant, of_step in points.groupby("variant", sort=False):
+        figure = go.Figure()
+        shown: set[str] = set()
+        for (overlay, metric, _), line in of_step.groupby(["overlay", "metric", "pass"],
+                                                          sort=False):
+            line = line.sort_values("interval_s")
+            direction = str(metric).removesuffix("_interval_bytes")
+            figure.add_trace(go.Scatter(
+                x=line["interval_s"], y=line["value"].cumsum() / 2**20, mode="lines",
+                name=str(overlay), legendgroup=str(overlay),
+                showlegend=str(overlay) not in shown, customdata=customdata(line),
+                line={"dash": "solid" if direction == "upload" else "dash",
+                      "color": colour(str(overlay))},
+                hovertemplate=HOVER.replace("UNIT", f"MiB {direction}ed")))
+            shown.add(str(overlay))
+        yield Figure(f"{method}-{variant}", layout(
+            figure, f"{method}, {variant}: bytes over time (a line per pass and direction)",
+            "seconds since the direction began", "MiB moved"))
+
+
+def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
+                   samples: list[PingSample]) -> list[Figure]:
+    """The results' own figures (no method's): each plotted metric per pass, the
+    latency CDF per scenario, join against N, each swept parameter."""
+    metrics = catalogue()
+    rows = frame[frame["method"] == ""]
+    passes = pass_rows(rows)
+    found: list[tuple[str, go.Figure | None]] = [
+        (m.name, per_pass_figure(rows, m)) for m in metrics if m.plot]
+    found += [(f"cdf-{s}", cdf_figure(samples, s))
+              for s in dict.fromkeys(sample.scenario for sample in samples)]
+    found.append(("join-against-n", against_figure(
+        passes[passes["metric"] == "join_seconds"], "set_machines",
+        "join time against the machines joining at once", "machines joining at once")))
+    for column in swept_columns(summary):
+        for metric in metrics:
+            if metric.headline and metric.better is not Better.NEITHER:
+                found.append((f"sweep-{column}-{metric.name}", against_figure(
+                    passes[passes["metric"] == metric.name], column,
+                    f"{metric.headline} against {axis_label(column)}", axis_label(column))))
+    return [Figure(name, figure) for name, figure in found if figure is not None]
