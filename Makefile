@@ -29,7 +29,7 @@ browser:
 images: venv engine
 	$(BIN)/vnetbench images build
 
-setup: venv engine images browser
+setup: venv engine images
 
 # Ends with the paths of report.md and report.html (vnetbench report prints both).
 bench: setup
@@ -48,14 +48,14 @@ lint: venv
 unit: venv
 	$(BIN)/pytest tests/unit
 
-integration: setup
+integration: setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
 
 # Unit tests first, with no engine reachable at all (they must not need one),
 # then the set-up and the integration tests on the real engine.
 test: lint
 	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
-	$(MAKE) --no-print-directory setup
+	$(MAKE) --no-print-directory setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
 
 # Re-render the committed example compose files after a template change.
