@@ -1,8 +1,8 @@
 # The two commands a fresh machine needs: `make bench` (the main job) and
 # `make test`. Both do all the set-up: virtual environment, a Docker engine
-# with Compose v2 (installed and started only when none answers), images, and
-# a headless Chromium with its driver for the HTML reports' browser test
-# (installed only when missing).
+# with Compose v2 (installed and started only when none answers), images;
+# `make test` also a headless Chromium with its driver for the HTML reports'
+# browser test (installed only when missing).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
