@@ -348,12 +348,13 @@ class Stack:
     # then the switches, as at bring-up (switches depend on a healthy conductor).
     RESTART_ORDER = (("agent", "waiting"), ("conductor", "ready"), ("switch", "ready"))
 
-    def restart_programs(self, timeout_s: float) -> Restarted:
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0) -> Restarted:
         """The next start of a supervised (gated) stack's programs, in the same
         containers: the agents stop theirs and wait at the gate again, then the
-        conductor and the switches start theirs again and pass their readiness test.
-        One signal per role; the marks are files (gate.wait_for_marks). A container
-        whose program has ended is started again, and named."""
+        conductor and the switches start theirs again and pass their readiness test,
+        then `settle_s` more (the overlay's servers_settle_s). One signal per role; the
+        marks are files (gate.wait_for_marks). A container whose program has ended is
+        started again, and named."""
         begun = time.monotonic()
         start = self.gate_releases + 1
         self.write_start(start)
@@ -370,6 +371,7 @@ class Stack:
                     with suppress(DockerException):  # one that just ended: no mark
                         client.container.kill(running, signal="USR1")
             stuck += self.wait_for_marks(names, kind, start, timeout_s)
+        time.sleep(settle_s)
         seconds = time.monotonic() - begun
         self.release_overhead_s += seconds
         return Restarted(tuple(stuck), tuple(revived), seconds)

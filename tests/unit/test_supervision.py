@@ -11,6 +11,7 @@ import subprocess
 import time
 from ipaddress import IPv4Network
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
@@ -20,6 +21,9 @@ from vnetbench.addressing import plan_addresses
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
+from vnetbench.scenarios.base import ScenarioContext
+from vnetbench.scenarios.join import Join
+from vnetbench.stack import Restarted, Stack
 from vnetbench.topology import parse_topology
 
 WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine
@@ -224,3 +228,29 @@ def test_a_restart_waits_for_every_process_of_the_program(tmp_path: Path) -> Non
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=WAIT_S)
+
+
+class RecordingStack:
+    """Stands in for a gated stack: what a join pass asks of its restart."""
+
+    def __init__(self) -> None:
+        self.settle: list[float] = []
+
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0) -> Restarted:
+        self.settle.append(settle_s)
+        return Restarted(stuck=(), revived=(), seconds=settle_s)
+
+
+@pytest.mark.parametrize(("overlay", "settle"), [("tinc", 1.0), ("wireguard", 0.0)])
+def test_a_join_pass_gives_restarted_servers_the_time_their_overlay_asks(
+        overlay: str, settle: float, tmp_path: Path) -> None:
+    """tinc's hubs accept 10 connections a second: the hubs' own, made as they came
+    up again, must fall in an earlier second than the agents' (as on a fresh stack)."""
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 3, "overlay": overlay},
+                              "t.yml")
+    plan = plan_addresses(topology, "r1", IPv4Network("10.170.0.0/16"))
+    stack = RecordingStack()
+    context = ScenarioContext(cast(Stack, stack), topology, overlay_for(topology), plan,
+                              tmp_path)
+    assert Join.restart(context, 2).seconds == settle
+    assert stack.settle == [settle]

@@ -75,6 +75,11 @@ class Overlay(ABC):
     tunnel_interface: str | None = None
     # Several agent processes per container (one namespace), for big joins.
     agent_pools = False
+    # Join passes on kept containers: seconds the release waits after the servers
+    # (conductor, switches) passed their readiness test again, for servers that treat
+    # the connections of their first moments otherwise (after a fresh bring-up, the
+    # agents' containers take seconds to start, so no such wait is needed there).
+    servers_settle_s = 0.0
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
