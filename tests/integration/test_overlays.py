@@ -95,6 +95,7 @@ def test_twenty_clients_join_on_kept_containers_as_on_a_fresh_stack(overlay: str
     assert stack["passes"] == [1, 2, 3] and stack["fresh"]["pass 3"].startswith("programs")
     agent_log = next(run_dir.rglob("*-agent20.log")).read_text()
     assert agent_log.count("vnetbench-gate released") == 3
+    assert agent_log.count("vnetbench-entry: neighbour table flushed") == 2
     assert leftovers(record["run_id"]) == []
 
 

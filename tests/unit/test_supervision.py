@@ -52,6 +52,8 @@ def test_a_gated_stack_supervises_every_program_of_the_system(overlay: str) -> N
         assert gated == (service["labels"]["vnetbench.role"] == "agent"), name
         # servers come back through their own health check, run by the wrapper
         assert ("VNETBENCH_READY" in service["environment"]) == (not gated), name
+        # agents start again without the last start's neighbour entries
+        assert ("VNETBENCH_FORGET_NEIGHBOURS" in service["environment"]) == gated, name
     assert "VNETBENCH_MARKS" not in services["fabric"].get("environment", {})
 
 
@@ -146,6 +148,35 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
     output = process.stdout.read()
     assert output.count("vnetbench-gate released") == 2
     assert "start 2: program started again" in output
+
+
+def test_a_restart_behind_the_gate_forgets_the_neighbours_first(tmp_path: Path) -> None:
+    """As a fresh container's, the table is empty when the program starts again; not
+    at the first start (nothing to forget), and only when asked (this test's host
+    keeps its own: `ip` is a stand-in that writes what it was asked)."""
+    directory = gate.prepare_gate(tmp_path)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "ip").write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path}/ip-calls\n")
+    (tools / "ip").chmod(0o755)
+    environment = {**own_state(tmp_path), "VNETBENCH_GATE": str(directory / "release"),
+                   "VNETBENCH_MARKS": str(directory / "marks" / "agent1"),
+                   "VNETBENCH_FORGET_NEIGHBOURS": "1",
+                   "PATH": f"{tools}:{os.environ['PATH']}"}
+    process = subprocess.Popen([str(directory / "vnetbench-entry"), "sleep", "60"],
+                               env=environment, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(directory / "marks" / "agent1.waiting.1")
+        open_gate(directory / "release")
+        time.sleep(0.2)
+        assert not (tmp_path / "ip-calls").exists()
+        gate.write_start(directory, 2)
+        process.send_signal(signal.SIGUSR1)
+        wait_for(directory / "marks" / "agent1.waiting.2")
+        assert (tmp_path / "ip-calls").read_text() == "neigh flush all\n"
+    finally:
+        process.kill()
+        process.wait()
 
 
 def test_a_supervised_server_marks_ready_and_ends_with_its_program(tmp_path: Path) -> None:
