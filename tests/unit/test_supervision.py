@@ -18,12 +18,13 @@ import yaml
 
 from vnetbench import gate
 from vnetbench.addressing import plan_addresses
+from vnetbench.engine import Listed
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.join import Join
-from vnetbench.stack import Restarted, Stack
+from vnetbench.stack import Restarted, Stack, first_of
 from vnetbench.topology import parse_topology
 
 WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine
@@ -265,18 +266,21 @@ class RecordingStack:
     """Stands in for a gated stack: what a join pass asks of its restart."""
 
     def __init__(self) -> None:
-        self.settle: list[float] = []
+        self.asked: list[tuple[float, str | None]] = []
 
-    def restart_programs(self, timeout_s: float, settle_s: float = 0.0) -> Restarted:
-        self.settle.append(settle_s)
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0,
+                         first_switch: str | None = None) -> Restarted:
+        self.asked.append((settle_s, first_switch))
         return Restarted(stuck=(), revived=(), seconds=settle_s)
 
 
-@pytest.mark.parametrize(("overlay", "settle"), [("tinc", 1.0), ("wireguard", 0.0)])
-def test_a_join_pass_gives_restarted_servers_the_time_their_overlay_asks(
-        overlay: str, settle: float, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("overlay", "settle", "first"),
+                         [("tinc", 1.0, "switch1"), ("wireguard", 0.0, None)])
+def test_a_join_pass_restarts_servers_as_their_overlay_asks(
+        overlay: str, settle: float, first: str | None, tmp_path: Path) -> None:
     """tinc's hubs accept 10 connections a second: the hubs' own, made as they came
-    up again, must fall in an earlier second than the agents' (as on a fresh stack)."""
+    up again, must fall in an earlier second than the agents' (as on a fresh stack);
+    and they dial the first hub, which must listen before they start."""
     topology = parse_topology({"name": "t", "switches": 2, "agents": 3, "overlay": overlay},
                               "t.yml")
     plan = plan_addresses(topology, "r1", IPv4Network("10.170.0.0/16"))
@@ -284,4 +288,16 @@ def test_a_join_pass_gives_restarted_servers_the_time_their_overlay_asks(
     context = ScenarioContext(cast(Stack, stack), topology, overlay_for(topology), plan,
                               tmp_path)
     assert Join.restart(context, 2).seconds == settle
-    assert stack.settle == [settle]
+    assert stack.asked == [(settle, first)]
+
+
+def test_the_first_switch_restarts_in_a_group_of_its_own() -> None:
+    def listed(node: str) -> Listed:
+        return Listed(id=node, name=f"p-hub-{node}", state="running", health=None,
+                      labels={"vnetbench.node": node})
+
+    hubs = [listed("switch2"), listed("switch1"), listed("switch3")]
+    assert [[c.id for c in g] for g in first_of(hubs, "switch1")] == [
+        ["switch1"], ["switch2", "switch3"]]
+    assert first_of(hubs, None) == [hubs]
+    assert first_of(hubs[:1], "switch1") == [hubs[:1]]

@@ -186,10 +186,12 @@ class Join(Scenario):
     @staticmethod
     def restart(context: ScenarioContext, pass_no: int) -> Restarted:
         """Every program of the stack started again, the agents back at the gate, the
-        servers given the time their overlay asks for after they are ready."""
+        servers in the order and given the time their overlay asks for."""
+        overlay = context.overlay
+        first = context.topology.switches[0] if overlay.first_switch_first else None
         with waiting(f"pass {pass_no}: programs stopped and started again"):
-            return context.stack.restart_programs(RESTART_WAIT_S,
-                                                  context.overlay.servers_settle_s)
+            return context.stack.restart_programs(RESTART_WAIT_S, overlay.servers_settle_s,
+                                                  first)
 
     def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
                        released: float) -> pd.DataFrame:
