@@ -103,8 +103,10 @@ def release_stamp(log_text: str, since: float | None = None) -> float | None:
 
 def supervise(services: dict[str, Any], roles: Iterable[str]) -> None:
     """Run every service of these roles under the entry wrapper's supervision (in
-    place): its marks directory, and for a service not behind the gate, its health
-    check as the readiness test the wrapper runs after each start again."""
+    place): its marks directory; for a service behind the gate, a neighbour table
+    flushed before each start again (a fresh container's is empty: its first packets
+    wait for ARP); for one not behind it, its health check as the readiness test the
+    wrapper runs after each start again."""
     wanted = set(roles)
     for name, service in services.items():
         if service.get("labels", {}).get(labels.ROLE) not in wanted:
@@ -112,7 +114,9 @@ def supervise(services: dict[str, Any], roles: Iterable[str]) -> None:
         environment = service.setdefault("environment", {})
         environment["VNETBENCH_MARKS"] = f"{MARKS_MOUNT}/{name}"
         test = service.get("healthcheck", {}).get("test")
-        if "VNETBENCH_GATE" not in environment and test and test != ["NONE"]:
+        if "VNETBENCH_GATE" in environment:  # a restart starts it as a fresh container
+            environment["VNETBENCH_FORGET_NEIGHBOURS"] = "1"
+        elif test and test != ["NONE"]:
             environment["VNETBENCH_READY"] = shell_test(test)
         volumes = service.setdefault("volumes", [])
         volumes.append(f"./{GATE_DIR}/{MARKS_DIR}:{MARKS_MOUNT}")

@@ -357,12 +357,15 @@ class Stack:
     # then the switches, as at bring-up (switches depend on a healthy conductor).
     RESTART_ORDER = (("agent", "waiting"), ("conductor", "ready"), ("switch", "ready"))
 
-    def restart_programs(self, timeout_s: float) -> Restarted:
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0,
+                         first_switch: str | None = None) -> Restarted:
         """The next start of a supervised (gated) stack's programs, in the same
         containers: the agents stop theirs and wait at the gate again, then the
-        conductor and the switches start theirs again and pass their readiness test.
-        One signal per role; the marks are files (gate.wait_for_marks). A container
-        whose program has ended is started again, and named."""
+        conductor and the switches start theirs again and pass their readiness test
+        (`first_switch`, the node the others dial, before them), then `settle_s` more
+        (the overlay's servers_settle_s). One signal per group; the marks are files
+        (gate.wait_for_marks). A container whose program has ended is started again,
+        and named."""
         begun = time.monotonic()
         start = self.gate_releases + 1
         self.write_start(start)
@@ -370,18 +373,25 @@ class Stack:
         revived: list[str] = []
         for role, kind in self.RESTART_ORDER:
             containers = list_containers([*run_filter(self.run_id), labels.role_filter(role)])
-            names = [self.service_of(c.name) for c in containers]
-            revived += self.start_again(c for c in containers if c.state != "running")
-            for where, client in engines.listing():
-                running = [c.id for c in containers if c.state == "running"
-                           and c.where == where]
-                if running:
-                    with suppress(DockerException):  # one that just ended: no mark
-                        client.container.kill(running, signal="USR1")
-            stuck += self.wait_for_marks(names, kind, start, timeout_s)
+            for group in first_of(containers, first_switch if role == "switch" else None):
+                revived += self.signal_restart(group)
+                stuck += self.wait_for_marks([self.service_of(c.name) for c in group], kind,
+                                             start, timeout_s)
+        time.sleep(settle_s)
         seconds = time.monotonic() - begun
         self.release_overhead_s += seconds
         return Restarted(tuple(stuck), tuple(revived), seconds)
+
+    def signal_restart(self, containers: list[Listed]) -> list[str]:
+        """SIGUSR1 to the running ones (one call per engine); those whose program ended
+        are started again instead: their names."""
+        revived = self.start_again(c for c in containers if c.state != "running")
+        for where, client in engines.listing():
+            running = [c.id for c in containers if c.state == "running" and c.where == where]
+            if running:
+                with suppress(DockerException):  # one that just ended: no mark
+                    client.container.kill(running, signal="USR1")
+        return revived
 
     def start_again(self, stopped: Iterable[Listed]) -> list[str]:
         """Start containers whose program ended (their death was reported in its pass)."""
@@ -442,6 +452,15 @@ class Stack:
             note(f"[yellow]{left} DOCKER-USER rule(s) of {self.run_id} outlived the fabric "
                  "helper and were removed[/]")
         return removed
+
+
+def first_of(containers: list[Listed], node: str | None) -> list[list[Listed]]:
+    """The containers in the groups they restart in: the node's first, when given."""
+    if node is None:
+        return [containers]
+    first = [c for c in containers if c.labels.get(labels.NODE) == node]
+    rest = [c for c in containers if c not in first]
+    return [group for group in (first, rest) if group]
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -43,32 +43,59 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     assert leftovers(record["run_id"]) == []
 
 
+# The soonest a client that missed its first attempt can join, by each overlay's own
+# retry timer. A pass on kept containers that differs from a fresh stack (a server that
+# kept state, or met the clients before it was ready) shows as clients joining on a
+# retry; without one, 20 clients join here in 0.1-0.4 s, on kept containers as on
+# fresh stacks (the tinc hubs' accept throttle once made passes 2 and 3 take 9.7 s).
+FIRST_RETRY_S = {
+    # net_socket.c: a refused connection is tried again 5 s later; one the hub throttled
+    # (more than 10 accepted in a second) times out after PingTimeout, 5 s, first. (A
+    # SYN dropped by the hub's listen backlog of 3 is the kernel's retry, 1 s: seen on
+    # a busy host, 1.1 s, as it can be on a fresh stack.)
+    "tinc": 5.0,
+    # REKEY_TIMEOUT: an unanswered handshake initiation is sent again after 5 s
+    "wireguard": 5.0,
+    # client.conf's connect-retry 1: a refused client pauses 1 s before its next try
+    "openvpn": 1.0,
+    # a handshake is tried again after 100 ms x n (n = 1..10): one missed try costs
+    # 0.1 s, within the room's own spread, so the bound is the handshake's whole budget
+    # (5.5 s), past which it timed out and the node waits for the lighthouse interval
+    "nebula": 5.5,
+}
+
+
 @pytest.mark.parametrize("overlay", ["wireguard", "openvpn", "tinc", "nebula"])
-def test_twenty_clients_join_at_once_twice_on_one_bring_up(overlay: str,
-                                                          tmp_path: Path) -> None:
-    """Two passes on one stack: the second pass's 20 joins can only be seen if every
+def test_twenty_clients_join_on_kept_containers_as_on_a_fresh_stack(overlay: str,
+                                                                   tmp_path: Path) -> None:
+    """Three passes on one stack: the later passes' 20 joins can only be seen if every
     program was really started again (a kept process would not join again, and the
-    first pass's events are not read)."""
+    first pass's events are not read), and none of them may need a retry."""
     topology = parse_topology(
         {"name": f"it-join-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,
-         "settings": {"passes": 2, "machines": 20}}, "test", overrides={})
+         "settings": {"passes": 3, "machines": 20}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
     frame = load_results(run_dir)
-    assert (frame["status"] == "ok").all(), frame["status"].iloc[0]
+    # the state, not the words: a host kept busy by others adds a remark to "ok"
+    assert (frame["state"] == "ok").all(), frame["status"].iloc[0]
     value = frame.set_index(["pass", "metric"])["value"]
-    for pass_no in (1, 2):
+    for pass_no in (1, 2, 3):
         assert value[pass_no, "joined"] == 20
+        # 10 a hub: as many as a tinc hub accepts in one second, so a connection of
+        # the hubs' own in the agents' second would throttle one
         assert value[pass_no, "joined_on_switch1"] == value[pass_no, "joined_on_switch2"] == 10
-        assert 0 < value[pass_no, "join_seconds"] < 30
+        assert 0 < value[pass_no, "join_seconds"] < FIRST_RETRY_S[overlay], pass_no
         assert value[pass_no, "gate_spread_ms"] < 500
-    # 22 programs stopped and started (measured here: 0.4-0.6 s); the bound is the wait's
-    assert 0 < value[2, "restart_seconds"] < 90 and value[2, "not_restarted"] == 0
+    for pass_no in (2, 3):  # 22 programs stopped, started (0.4-6.4 s): the bound is the wait's
+        assert 0 < value[pass_no, "restart_seconds"] < 90
+        assert value[pass_no, "not_restarted"] == 0
     assert (1, "restart_seconds") not in value.index
     record = json.loads((run_dir / "run.json").read_text())
-    [stack] = record["timings"]  # one bring-up for both passes
-    assert stack["passes"] == [1, 2] and stack["fresh"]["pass 2"].startswith("programs")
+    [stack] = record["timings"]  # one bring-up for all passes
+    assert stack["passes"] == [1, 2, 3] and stack["fresh"]["pass 3"].startswith("programs")
     agent_log = next(run_dir.rglob("*-agent20.log")).read_text()
-    assert agent_log.count("vnetbench-gate released") == 2
+    assert agent_log.count("vnetbench-gate released") == 3
+    assert agent_log.count("vnetbench-entry: neighbour table flushed") == 2
     assert leftovers(record["run_id"]) == []
 
 

@@ -11,15 +11,20 @@ import subprocess
 import time
 from ipaddress import IPv4Network
 from pathlib import Path
+from typing import cast
 
 import pytest
 import yaml
 
 from vnetbench import gate
 from vnetbench.addressing import plan_addresses
+from vnetbench.engine import Listed
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
+from vnetbench.scenarios.base import ScenarioContext
+from vnetbench.scenarios.join import Join
+from vnetbench.stack import Restarted, Stack, first_of
 from vnetbench.topology import parse_topology
 
 WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine
@@ -48,6 +53,8 @@ def test_a_gated_stack_supervises_every_program_of_the_system(overlay: str) -> N
         assert gated == (service["labels"]["vnetbench.role"] == "agent"), name
         # servers come back through their own health check, run by the wrapper
         assert ("VNETBENCH_READY" in service["environment"]) == (not gated), name
+        # agents start again without the last start's neighbour entries
+        assert ("VNETBENCH_FORGET_NEIGHBOURS" in service["environment"]) == gated, name
     assert "VNETBENCH_MARKS" not in services["fabric"].get("environment", {})
 
 
@@ -144,6 +151,35 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
     assert "start 2: program started again" in output
 
 
+def test_a_restart_behind_the_gate_forgets_the_neighbours_first(tmp_path: Path) -> None:
+    """As a fresh container's, the table is empty when the program starts again; not
+    at the first start (nothing to forget), and only when asked (this test's host
+    keeps its own: `ip` is a stand-in that writes what it was asked)."""
+    directory = gate.prepare_gate(tmp_path)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "ip").write_text(f"#!/bin/sh\necho \"$*\" >> {tmp_path}/ip-calls\n")
+    (tools / "ip").chmod(0o755)
+    environment = {**own_state(tmp_path), "VNETBENCH_GATE": str(directory / "release"),
+                   "VNETBENCH_MARKS": str(directory / "marks" / "agent1"),
+                   "VNETBENCH_FORGET_NEIGHBOURS": "1",
+                   "PATH": f"{tools}:{os.environ['PATH']}"}
+    process = subprocess.Popen([str(directory / "vnetbench-entry"), "sleep", "60"],
+                               env=environment, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(directory / "marks" / "agent1.waiting.1")
+        open_gate(directory / "release")
+        time.sleep(0.2)
+        assert not (tmp_path / "ip-calls").exists()
+        gate.write_start(directory, 2)
+        process.send_signal(signal.SIGUSR1)
+        wait_for(directory / "marks" / "agent1.waiting.2")
+        assert (tmp_path / "ip-calls").read_text() == "neigh flush all\n"
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_a_supervised_server_marks_ready_and_ends_with_its_program(tmp_path: Path) -> None:
     directory = gate.prepare_gate(tmp_path)
     ready = tmp_path / "ready"
@@ -224,3 +260,44 @@ def test_a_restart_waits_for_every_process_of_the_program(tmp_path: Path) -> Non
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=WAIT_S)
+
+
+class RecordingStack:
+    """Stands in for a gated stack: what a join pass asks of its restart."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[float, str | None]] = []
+
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0,
+                         first_switch: str | None = None) -> Restarted:
+        self.asked.append((settle_s, first_switch))
+        return Restarted(stuck=(), revived=(), seconds=settle_s)
+
+
+@pytest.mark.parametrize(("overlay", "settle", "first"),
+                         [("tinc", 1.0, "switch1"), ("wireguard", 0.0, None)])
+def test_a_join_pass_restarts_servers_as_their_overlay_asks(
+        overlay: str, settle: float, first: str | None, tmp_path: Path) -> None:
+    """tinc's hubs accept 10 connections a second: the hubs' own, made as they came
+    up again, must fall in an earlier second than the agents' (as on a fresh stack);
+    and they dial the first hub, which must listen before they start."""
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 3, "overlay": overlay},
+                              "t.yml")
+    plan = plan_addresses(topology, "r1", IPv4Network("10.170.0.0/16"))
+    stack = RecordingStack()
+    context = ScenarioContext(cast(Stack, stack), topology, overlay_for(topology), plan,
+                              tmp_path)
+    assert Join.restart(context, 2).seconds == settle
+    assert stack.asked == [(settle, first)]
+
+
+def test_the_first_switch_restarts_in_a_group_of_its_own() -> None:
+    def listed(node: str) -> Listed:
+        return Listed(id=node, name=f"p-hub-{node}", state="running", health=None,
+                      labels={"vnetbench.node": node})
+
+    hubs = [listed("switch2"), listed("switch1"), listed("switch3")]
+    assert [[c.id for c in g] for g in first_of(hubs, "switch1")] == [
+        ["switch1"], ["switch2", "switch3"]]
+    assert first_of(hubs, None) == [hubs]
+    assert first_of(hubs[:1], "switch1") == [hubs[:1]]

@@ -76,6 +76,15 @@ class Overlay(ABC):
     tunnel_interface: str | None = None
     # Several agent processes per container (one namespace), for big joins.
     agent_pools = False
+    # Join passes on kept containers: seconds the release waits after the servers
+    # (conductor, switches) passed their readiness test again, for servers that treat
+    # the connections of their first moments otherwise (after a fresh bring-up, the
+    # agents' containers take seconds to start, so no such wait is needed there).
+    servers_settle_s = 0.0
+    # The other switches' servers dial the first switch's: between join passes it
+    # starts again, and is ready, before them (a dial it refused waits for the
+    # overlay's retry timer).
+    first_switch_first = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:

@@ -85,7 +85,8 @@ class OpenVpn(TunnelOverlay):
                 "switch": {"client": r"(?P<agent>[a-z][a-z0-9-]*)/\S+ MULTI_sva: pool returned"}}
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
-        return {"ovpn": {"files": MOUNT, "core": topology.switches[0], **gate.template_context()}}
+        return {"ovpn": {"files": MOUNT, "core": topology.switches[0],
+                         "client_port": CLIENT_PORT, **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         """Per node openvpn/<node>/: ca.pem, cert.pem, key.pem (0600) and its configs

@@ -62,6 +62,17 @@ class Tinc(TunnelOverlay):
     tunnel_mtu_range = (576, 1500)
     tunnel_mtu_note = ("Debian's tinc 1.0 is built without jumbograms: at tun MTU 9000, "
                        "8000-byte pings were all lost")
+    # tinc 1.0 accepts at most 10 meta connections per second of its clock (time_t,
+    # read after each select): the rest are tarpitted, and their clients join only after
+    # PingTimeout (5 s) and a retry 5 s later (net_socket.c, max_accept_burst). Hubs
+    # restarted between join passes are ready once the other hubs' connections to the
+    # first hub are up, a few hundred ms before the release: in the same second, such a
+    # connection took one of the 10 (passes of 10 agents a hub: 0.13 s, then 9.7 s).
+    # One second after the hubs are ready, the agents' connections count afresh.
+    servers_settle_s = 1.0
+    # The other hubs ConnectTo the first: restarted with it, their dial was refused
+    # and retried 5 s later (restarts of 6.4 s instead of 1.5 s).
+    first_switch_first = True
 
     def version(self) -> str:
         return "tinc 1.0.36 (Debian 13 package)"

@@ -11,8 +11,11 @@ reason its own log gives.
 Every pass starts fresh programs: by default in the same containers (the entry
 wrapper stops them and re-arms the gate: `Stack.restart_programs`), so a pass
 costs seconds of testbed instead of a bring-up and a teardown; with
-`join_fresh: containers`, a stack per pass. Each pass reads only the log lines,
-join events and release stamps written after its own release.
+`join_fresh: containers`, a stack per pass. The restarted servers get the time
+their overlay asks for after they are ready again (`servers_settle_s`), which a
+fresh stack's agents take anyway to start, so both measure the same. Each pass
+reads only the log lines, join events and release stamps written after its own
+release.
 """
 
 from __future__ import annotations
@@ -182,9 +185,13 @@ class Join(Scenario):
 
     @staticmethod
     def restart(context: ScenarioContext, pass_no: int) -> Restarted:
-        """Every program of the stack started again, the agents back at the gate."""
+        """Every program of the stack started again, the agents back at the gate, the
+        servers in the order and given the time their overlay asks for."""
+        overlay = context.overlay
+        first = context.topology.switches[0] if overlay.first_switch_first else None
         with waiting(f"pass {pass_no}: programs stopped and started again"):
-            return context.stack.restart_programs(RESTART_WAIT_S)
+            return context.stack.restart_programs(RESTART_WAIT_S, overlay.servers_settle_s,
+                                                  first)
 
     def wait_for_joins(self, context: ScenarioContext, stream: LogStream, total: int,
                        released: float) -> pd.DataFrame:
