@@ -45,10 +45,12 @@ NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at mos
 
 
 def check_name(value: str) -> str:
-    if not isinstance(value, str) or not re.match(NAME_PATTERN, value):
+    """A whole-string match: `re.match(...$)` let 'agent1\n' through, whose newline
+    broke the compose file it names a service of."""
+    if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
         suggestion = re.sub(r"[^a-z0-9-]+", "-", str(value).lower()).strip("-")[:31]
-        hint = f", e.g. '{suggestion}'" if re.match(NAME_PATTERN, suggestion) else ""
-        raise ValueError(f"'{value}' is not a usable name: use {NAME_RULE}{hint}")
+        hint = f", e.g. '{suggestion}'" if re.fullmatch(NAME_PATTERN, suggestion) else ""
+        raise ValueError(f"{value!r} is not a usable name: use {NAME_RULE}{hint}")
     return value
 
 

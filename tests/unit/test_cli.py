@@ -130,6 +130,21 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "agent names must be unique: a repeated"),
     ("agents: [{name: switch1, switch: switch2}, {name: b, switch: switch1}]",
      "switch1 is also a switch's name"),
+    # a node named as a generated service replaced it in a gated or swarm render
+    ("agents: [{name: fabric, switch: switch1}, {name: b, switch: switch2}]",
+     "'fabric' is both the fabric helper vnetbench adds to every run and agent 'fabric'"),
+    ("agents: [{name: router-switch1, switch: switch1}, {name: b, switch: switch2}]",
+     "'router-switch1' is both the baseline service of switch 'switch1' and agent "
+     "'router-switch1'"),
+    ("overlay: wireguard\nagents: [{name: a, switch: switch1}, {name: hub-switch2, "
+     "switch: switch2}]", "'hub-switch2' is both the wireguard service of switch"),
+    ("overlay: vnet\nswitches: [conductor, s2]",
+     "'conductor' is both vnet's own service 'conductor' and switch 'conductor'"),
+    ("engine: swarm\nhosts: {switch1: node-a}\nagents: [{name: fabric-node-a, switch: "
+     "switch1}, {name: b, switch: switch2}]",
+     "'fabric-node-a' is both the fabric helper of swarm node 'node-a'"),
+    ('name: "t\\n"', "'t\\n' is not a usable name"),
+    ('agents: [{name: "a\\n  privileged: true", switch: switch1}]', "is not a usable name"),
     ("measure: {from: agent1, to: team-37}", "measure: no agent named team-37"),
     ("measure: {from: agent1, to: agent1}", "from and to are both agent1"),
     ("overlay: wireguard\noverlay_options: {wireguard: {mtu: big}}",

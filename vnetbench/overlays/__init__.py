@@ -30,7 +30,9 @@ def overlay_for(topology: Topology, name: str | None = None) -> Overlay:
     """The adapter for the topology's overlay (or `name`), with the topology's options
     for it. Create it once per run and pass it down; call detect() before rendering."""
     name = check_overlay_name(name or topology.overlay)
-    return OVERLAY_TYPES[name](topology.overlay_options.get(name))
+    overlay = OVERLAY_TYPES[name](topology.overlay_options.get(name))
+    overlay.generated_services(topology)  # no node takes a generated service's name
+    return overlay
 
 
 def unknown_options(topology: Topology) -> list[str]:

@@ -34,7 +34,6 @@ from vnetbench.overlays.base import (
     Reconfiguration,
 )
 from vnetbench.overlays.vnet.artifacts import (
-    ImageName,
     VnetImages,
     feature_state,
     requested_images,
@@ -47,7 +46,7 @@ from vnetbench.overlays.vnet.files import (
     topology_config,
     virtual_addresses,
 )
-from vnetbench.overlays.vnet.profile import VnetProfile, load_profile
+from vnetbench.overlays.vnet.profile import ImageName, VnetProfile, load_profile
 from vnetbench.pki import make_pki, write_private
 from vnetbench.topology import Topology
 
@@ -94,6 +93,7 @@ class Vnet(Overlay):
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")
     agent_pools = True  # the seed ran all agents from one shell loop in one namespace
+    services = ("conductor", "{switch}")
     options_model = VnetOptions
     options: VnetOptions
 
