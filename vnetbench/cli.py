@@ -276,6 +276,9 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
     from vnetbench.scenarios import get_scenario
 
     chosen = [get_scenario(name) for name in scenarios]
+    for name in overlays:  # every overlay's stacks, before the first one starts
+        for scenario in chosen:
+            scenario.check(topology.model_copy(update={"overlay": name}))
     directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
     table = comparison_table(load_results(directory))
     if not table.empty:

@@ -56,6 +56,7 @@ def check_name(value: str) -> str:
 
 Name = Annotated[str, BeforeValidator(check_name)]
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
+MAX_AGENT_POOL = 100  # agent processes in one container
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
@@ -352,7 +353,8 @@ class Topology(Model):
     conductor: bool = True
     switches: list[str] = Field(min_length=1, max_length=15)
     agents: list[AgentSpec] = Field(min_length=1)
-    agent_pool: int = Field(1, ge=1, le=100, description="agent processes per container")
+    agent_pool: int = Field(1, ge=1, le=MAX_AGENT_POOL,
+                            description="agent processes per container")
     start_gate: bool = Field(False, description="agents wait at the start gate")
     links: Links = Links()
     settings: Settings = Settings()

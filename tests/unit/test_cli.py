@@ -64,6 +64,21 @@ def invoke(args: list[str], **env: str) -> tuple[int, str]:
 GOOD = "name: t\nswitches: 2\nagents: 2\n"
 
 
+@pytest.mark.parametrize("overlays", ["wireguard", "baseline,wireguard"])
+def test_a_room_that_cannot_run_is_refused_before_anything_starts(tmp_path: Path,
+                                                                  overlays: str) -> None:
+    """run join --machines 5000 --overlay wireguard printed pydantic's text after the
+    run directory and address block were claimed (and a comparison, after the first
+    overlay's run): now one paragraph, and no run directory."""
+    (tmp_path / "t.yml").write_text(GOOD)
+    code, output = invoke(["run", "throughput", "join", "--machines", "5000", "--overlay",
+                           overlays, "-t", str(tmp_path / "t.yml"), "--out",
+                           str(tmp_path / "out")])
+    assert code == 2 and "The join scenario cannot run on topology 't' with wireguard" in output
+    assert "errors.pydantic.dev" not in output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 @pytest.mark.parametrize(("args", "env", "expected"), [
     (["run", "throughput", "--passes", "0"], {}, "--passes (settings.passes)"),
     (["run", "throughput", "--seconds", "-5"], {}, "--seconds (settings.seconds)"),
