@@ -107,11 +107,13 @@ app.add_typer(swarm_app, name="swarm")
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
-    """A topology file, its overlay name checked against the adapters vnetbench has."""
-    from vnetbench.overlays import OVERLAY_NAMES
+    """A topology file, its overlay name and overlay_options keys checked against the
+    adapters vnetbench has."""
+    from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
     from vnetbench.topology import load_topology
 
-    return load_topology(path, dict(overrides or {}), OVERLAY_NAMES)
+    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES),
+                                 str(path))
 
 
 def out_directory(out: Path | None, check: bool = True) -> Path:

@@ -216,17 +216,18 @@ def topology_from(source: str | Path | Mapping[str, Any] | Topology, overlay: st
                   links: Mapping[str, Mapping[str, Any]] | None) -> Topology:
     """A topology from a file (as given, else among vnetbench's own topologies), a
     mapping (a topology file's content) or a Topology; overlay and links override."""
-    from vnetbench.overlays import OVERLAY_NAMES
+    from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
 
     if isinstance(source, Topology):
         topology = source
     elif isinstance(source, Mapping):
-        topology = parse_topology(dict(source), "the test's topology", overlays=OVERLAY_NAMES)
+        topology = check_overlay_options(parse_topology(
+            dict(source), "the test's topology", overlays=OVERLAY_NAMES), "the test's topology")
     else:
         path = Path(source)
         if not path.exists() and (TOPOLOGIES / path).is_file():
             path = TOPOLOGIES / path
-        topology = load_topology(path, overlays=OVERLAY_NAMES)
+        topology = check_overlay_options(load_topology(path, overlays=OVERLAY_NAMES), str(path))
     update: dict[str, Any] = {}
     if overlay:
         update["overlay"] = overlay

@@ -137,7 +137,7 @@ def test_a_room_too_big_for_the_overlay_is_one_paragraph_before_anything_starts(
         get_scenario("join").check(topology)
     text = str(raised.value)
     assert "5000 machines (settings.machines, --machines" in text
-    assert "more than 1000 agent containers on switch1" in text
+    assert "5000 agents are more than 2000: 2 switch(es) take at most 1000" in text
     assert "\n" not in text and "pydantic" not in text
 
 

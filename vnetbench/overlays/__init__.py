@@ -40,4 +40,16 @@ def unknown_options(topology: Topology) -> list[str]:
     return [key for key in topology.overlay_options if key not in OVERLAY_TYPES]
 
 
-__all__ = ["OVERLAY_NAMES", "OVERLAY_TYPES", "Overlay", "check_overlay_name", "overlay_for"]
+def check_overlay_options(topology: Topology, source: str) -> Topology:
+    """A mistyped overlay_options key (`wireguad:`) is refused, not silently ignored."""
+    unknown = unknown_options(topology)
+    if unknown:
+        keys = ", ".join(f"overlay_options.{key}" for key in unknown)
+        raise UserError(f"{source}: {keys} names no overlay, so its options would be "
+                        f"ignored. Use an overlay's name ({', '.join(OVERLAY_NAMES)}) as the "
+                        "key, or remove it.")
+    return topology
+
+
+__all__ = ["OVERLAY_NAMES", "OVERLAY_TYPES", "Overlay", "check_overlay_name",
+           "check_overlay_options", "overlay_for"]
