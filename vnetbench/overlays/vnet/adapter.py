@@ -258,7 +258,9 @@ class Vnet(Overlay):
     def arguments(self, topology: Topology, profile: VnetProfile,
                   plan: AddressPlan) -> dict[str, list[str]]:
         """Program and arguments per node. Keys are never in the compose file: the entry
-        wrapper fills @KEY@ from the container's own key file (and @NAME@ in pools)."""
+        wrapper fills @KEY@ from the container's own key file (and @NAME@ in pools).
+        The program's own command line does hold its key (visible in `ps`): vNet's
+        switch and agent accept their auth key only as an argument (INTERFACE.md)."""
         argv: dict[str, list[str]] = {"conductor": [profile.programs["conductor"],
                                                     *profile.arguments["conductor"]]}
         for switch in topology.switches:
