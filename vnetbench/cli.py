@@ -99,8 +99,10 @@ TopologyOption = Annotated[
     Path, typer.Option("--topology", "-t", help="Topology YAML file.")
 ]
 EngineOption = Annotated[str | None, typer.Option(
-    help="compose: this machine's engine; swarm: the nodes of a Docker Swarm ('vnetbench "
-         "swarm up' makes a test one here). Overrides the topology's 'engine'.")]
+    help="compose: this machine's engine; swarm: the nodes of a Docker Swarm (the "
+         "topology's manager, else VNETBENCH_SWARM, else this machine's swarm; 'vnetbench "
+         "swarm up' makes a test one here, used when named: manager: test or "
+         "VNETBENCH_SWARM=test). Overrides the topology's 'engine'.")]
 swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Docker nodes).",
                         no_args_is_help=True)
 app.add_typer(swarm_app, name="swarm")
