@@ -65,7 +65,7 @@ def test_the_two_hosts_command_runs_throughput_and_join_across_nodes(
         env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ran on" in done.stdout
-    assert "(test swarm: Docker-in-Docker nodes sharing this one machine's" in done.stdout
+    assert "test swarm, one machine: node-a: switch1+50 agents;" in done.stdout
     assert "node-a: switch1+50 agents; node-b: switch2+50 agents" in done.stdout
     assert "node-a: switch1+1 agent; node-b: switch2+1 agent" in done.stdout
 

@@ -246,3 +246,15 @@ def test_a_swarm_says_when_it_is_the_test_swarm() -> None:
     assert Swarm(TEST_ENDPOINT, ()).is_test
     assert not Swarm("ssh://me@manager", ()).is_test
     assert not Swarm("unix:///var/run/docker.sock", ()).is_test
+
+
+def test_a_node_named_as_a_swarm_node_s_helper_is_refused() -> None:
+    """fabric-NODE on a node the hosts did not name (the topology check sees only those)."""
+    from vnetbench.swarm import check_node_helpers
+
+    named = parse_topology({"name": "t", "switches": 2, "engine": "swarm", "agents": [
+        {"name": "fabric-node-b", "switch": "switch1"}, {"name": "b", "switch": "switch2"}]},
+        "t")
+    with pytest.raises(UserError, match="fabric-node-b is also the name of a swarm node's"):
+        check_node_helpers(named, ["node-a", "node-b"])
+    check_node_helpers(named, ["node-a", "node-c"])

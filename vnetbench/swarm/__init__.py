@@ -23,6 +23,7 @@ from typing import Any
 
 from vnetbench.engine import engines
 from vnetbench.errors import UserError
+from vnetbench.overlays.base import FABRIC_SERVICE
 from vnetbench.render import RenderedRun
 from vnetbench.stack import Removed, Stack
 from vnetbench.swarm.cluster import Swarm
@@ -101,6 +102,18 @@ def sweep_run(run_id: str, swarm: Swarm | None) -> Removed:
     return removed
 
 
+def check_node_helpers(topology: Topology, nodes: list[str]) -> None:
+    """No agent or switch takes the name of a node's fabric helper (fabric-NODE,
+    placement.node_service_name) on a node the topology's hosts did not name."""
+    helpers = {f"{FABRIC_SERVICE}-{node}" for node in nodes}
+    taken = sorted(helpers & ({c.name for c in topology.agent_containers()}
+                              | set(topology.switches)))
+    if taken:
+        raise UserError(f"Topology '{topology.name}' cannot run on this swarm: "
+                        f"{', '.join(taken)} is also the name of a swarm node's fabric "
+                        "helper (fabric-NODE). Rename it and run again.")
+
+
 def stack_maker(topology: Topology) -> StackMaker:
     """How this run's stacks are made: on this machine's engine, or on the swarm the
     topology names (found and checked now, before anything starts)."""
@@ -112,4 +125,5 @@ def stack_maker(topology: Topology) -> StackMaker:
 
     swarm = discover(manager_endpoint(topology))
     site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
+    check_node_helpers(topology, swarm.names)
     return lambda rendered, stack_topology: SwarmStack(rendered, stack_topology, swarm)

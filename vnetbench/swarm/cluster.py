@@ -28,6 +28,7 @@ TEST_SWARM_LABEL = "vnetbench.swarm"  # the test swarm's node containers (testbe
 TEST_SWARM = "test"  # manager: test (or VNETBENCH_SWARM=test): the test swarm, only so
 TEST_SOCKETS = Path("/run/vnetbench-swarm")  # its nodes' engines answer under here
 TEST_SWARM_NOTE = "test swarm: Docker-in-Docker nodes sharing this one machine's kernel and cores"
+TEST_SWARM_HOSTS = "test swarm, one machine"  # the 'ran on' column's words for it
 IMAGE_LOAD_SECONDS = 900
 
 

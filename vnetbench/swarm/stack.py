@@ -22,7 +22,13 @@ from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 from vnetbench.render import RenderedRun, project_name
 from vnetbench.stack import Removed, Stack
-from vnetbench.swarm.cluster import TEST_SWARM_NOTE, Swarm, load_images, node_facts
+from vnetbench.swarm.cluster import (
+    TEST_SWARM_HOSTS,
+    TEST_SWARM_NOTE,
+    Swarm,
+    load_images,
+    node_facts,
+)
 from vnetbench.swarm.gatekeepers import (
     ClockOffset,
     Gatekeeper,
@@ -89,7 +95,8 @@ class SwarmStack(Stack):
                                                    "hub"})
             parts.append(f"{node}: {', '.join(roles) or 'helpers'}")
         where = "; ".join(parts)
-        return {"hosts": f"{where} ({TEST_SWARM_NOTE})" if self.swarm.is_test else where}
+        # the test swarm's figures are one machine's (run.json's record says more)
+        return {"hosts": f"{TEST_SWARM_HOSTS}: {where}" if self.swarm.is_test else where}
 
     def where_record(self) -> dict[str, Any]:
         """run.json: the swarm's nodes (engine, kernel, cores, clock offset), and where
