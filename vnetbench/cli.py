@@ -100,19 +100,23 @@ TopologyOption = Annotated[
     Path, typer.Option("--topology", "-t", help="Topology YAML file.")
 ]
 EngineOption = Annotated[str | None, typer.Option(
-    help="compose: this machine's engine; swarm: the nodes of a Docker Swarm ('vnetbench "
-         "swarm up' makes a test one here). Overrides the topology's 'engine'.")]
+    help="compose: this machine's engine; swarm: the nodes of a Docker Swarm (the "
+         "topology's manager, else VNETBENCH_SWARM, else this machine's swarm; 'vnetbench "
+         "swarm up' makes a test one here, used when named: manager: test or "
+         "VNETBENCH_SWARM=test). Overrides the topology's 'engine'.")]
 swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Docker nodes).",
                         no_args_is_help=True)
 app.add_typer(swarm_app, name="swarm")
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
-    """A topology file, its overlay name checked against the adapters vnetbench has."""
-    from vnetbench.overlays import OVERLAY_NAMES
+    """A topology file, its overlay name and overlay_options keys checked against the
+    adapters vnetbench has."""
+    from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
     from vnetbench.topology import load_topology
 
-    return load_topology(path, dict(overrides or {}), OVERLAY_NAMES)
+    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES),
+                                 str(path))
 
 
 def out_directory(out: Path | None, check: bool = True) -> Path:
@@ -277,6 +281,9 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
     from vnetbench.scenarios import get_scenario
 
     chosen = [get_scenario(name) for name in scenarios]
+    for name in overlays:  # every overlay's stacks, before the first one starts
+        for scenario in chosen:
+            scenario.check(topology.model_copy(update={"overlay": name}))
     directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
     table = comparison_table(load_results(directory))
     if not table.empty:

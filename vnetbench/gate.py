@@ -41,6 +41,12 @@ FIFO_IN_CONTAINER = f"{MOUNT_POINT}/{FIFO_NAME}"
 MARKS_DIR = "marks"
 START_FILE = "start"  # beside the wrapper: the number of the programs' current start
 MARKS_MOUNT = "/vnetbench-marks"  # writable, unlike the wrapper's directory
+# The wrapper writes marks as the container's user, root in every gated image: it
+# runs `ip route` (VNETBENCH_ROUTE) and vNet's switches and agents open TUN devices,
+# which only root can. Root writes here without the directory's permission (Docker
+# keeps CAP_DAC_OVERRIDE; rootless Docker's root is vnetbench's own user), as it reads
+# the 0600 key files beside it; nobody else needs to (it was 0777).
+MARKS_MODE = 0o700
 WAITING_MARK = "/tmp/vnetbench-gate-waiting"
 RELEASED_MARK = "/tmp/vnetbench-gate-released"
 STAMP = re.compile(r"vnetbench-gate released (?P<seconds>\d+[.,]\d+)")
@@ -60,8 +66,8 @@ def prepare_gate(run_dir: Path) -> Path:
     os.mkfifo(fifo, 0o644)
     marks = directory / MARKS_DIR
     shutil.rmtree(marks, ignore_errors=True)  # a stale mark would open the gate early
-    marks.mkdir()
-    marks.chmod(0o777)  # programs of other images may run as any user
+    marks.mkdir(mode=MARKS_MODE)
+    marks.chmod(MARKS_MODE)  # mkdir's mode is cut by the umask; chmod is not
     write_start(directory, 1)
     return directory
 

@@ -12,6 +12,7 @@ scenarios use (PingResult, IperfResult).
 
 from __future__ import annotations
 
+import math
 import subprocess
 import time
 import warnings
@@ -26,7 +27,7 @@ from pydantic import ValidationError
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.engine import docker, engine_facts, list_containers, require_engine
+from vnetbench.engine import Listed, docker, engine_facts, list_containers, require_engine
 from vnetbench.errors import UserError
 from vnetbench.labels import current_owner, run_filter
 from vnetbench.measure.events import events_frame
@@ -38,14 +39,20 @@ from vnetbench.render import render_run
 from vnetbench.rundir import new_run_id
 from vnetbench.runs.session import forget_private_keys, prepared_for_stack
 from vnetbench.shaping.apply import check_shaping, shape_run
-from vnetbench.stack import HELPER_ROLES, Stack, running
+from vnetbench.stack import HELPER_ROLES, Stack, running, start_period_over
 from vnetbench.topology import LinkProfile, Topology, load_topology, parse_topology
 
 if TYPE_CHECKING:
     from testcontainers.compose import DockerCompose
 
 
-SETTLE_SECONDS = 180  # as vnetbench run: how long unready containers may take to settle
+# As vnetbench run (Stack.up's wait): how long the containers may take to be ready.
+# The longest health-check start period a template gives is 90 s (vNet's servers), so
+# every container is healthy, unhealthy or past its start period within it, twice
+# over; compose's --wait had no bound: a container still "starting" after its start
+# period is next checked an hour later (interval 1h), and the wait waited that hour.
+BRING_UP_SECONDS = 180
+POLL_SECONDS = 1.0
 
 
 class ProbeFailed(AssertionError):
@@ -216,17 +223,18 @@ def topology_from(source: str | Path | Mapping[str, Any] | Topology, overlay: st
                   links: Mapping[str, Mapping[str, Any]] | None) -> Topology:
     """A topology from a file (as given, else among vnetbench's own topologies), a
     mapping (a topology file's content) or a Topology; overlay and links override."""
-    from vnetbench.overlays import OVERLAY_NAMES
+    from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
 
     if isinstance(source, Topology):
         topology = source
     elif isinstance(source, Mapping):
-        topology = parse_topology(dict(source), "the test's topology", overlays=OVERLAY_NAMES)
+        topology = check_overlay_options(parse_topology(
+            dict(source), "the test's topology", overlays=OVERLAY_NAMES), "the test's topology")
     else:
         path = Path(source)
         if not path.exists() and (TOPOLOGIES / path).is_file():
             path = TOPOLOGIES / path
-        topology = load_topology(path, overlays=OVERLAY_NAMES)
+        topology = check_overlay_options(load_topology(path, overlays=OVERLAY_NAMES), str(path))
     update: dict[str, Any] = {}
     if overlay:
         update["overlay"] = overlay
@@ -259,7 +267,7 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
         rendered = render_run(topology, adapter, new_run_id(topology.name), claim.block,
                               directory, images, current_owner(), engine_facts())
         compose = DockerCompose(rendered.directory, compose_file_name=rendered.compose_file.name,
-                                wait=True, pull=False)
+                                wait=True, pull=False)  # started by start(), bounded
         unready: list[str] = []
         try:
             with running(rendered, bring_up=lambda stack: unready.extend(
@@ -272,19 +280,76 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
             forget_private_keys(adapter, rendered.directory)
 
 
-def start(compose: DockerCompose, stack: Stack) -> list[str]:
-    """`docker compose up --wait`; as in `vnetbench run`, agents that never become
-    ready (an overlay that loses joins) are returned and named in a warning, anything
-    else that fails to start is an error."""
+def start(compose: DockerCompose, stack: Stack,
+          timeout_s: float = BRING_UP_SECONDS) -> list[str]:
+    """`docker compose up --wait` bounded: compose's own --wait-timeout, and the whole
+    command within `timeout_s` (it also waits for depends_on health, which that option
+    does not bound). As in `vnetbench run`, agents that never become ready (an overlay
+    that loses joins) are returned and named in a warning; anything else not ready is
+    an error, and so is a container still starting at the bound (named)."""
+    command = [*compose.docker_compose_command(), "up", "--wait", "--wait-timeout",
+               str(math.ceil(timeout_s))]
+    deadline = time.monotonic() + timeout_s
     try:
-        compose.start()
+        subprocess.run(command, cwd=compose.context, capture_output=True, check=True,
+                       timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        said = f"compose did not end within {timeout_s:g} s"  # ended; states say why
     except subprocess.CalledProcessError as failed:
-        unready = stack.settle(deadline=time.time() + SETTLE_SECONDS)
-        if unready is None:
-            said = (_text(failed.stderr) or _text(failed.stdout)).strip()[-800:]
-            raise UserError(f"The topology did not come up: {said} Its container logs are "
-                            f"kept in {stack.rendered.directory / 'logs'}.") from None
-        warnings.warn(f"{len(unready)} agent container(s) did not become ready: "
-                      f"{', '.join(unready)}", stacklevel=2)
-        return unready
-    return []
+        said = (_text(failed.stderr) or _text(failed.stdout)).strip()[-800:]
+    else:
+        return []
+    return judged(stack, wait_until_settled(stack, deadline), timeout_s, said)
+
+
+def judged(stack: Stack, states: dict[str, tuple[str | None, str]], timeout_s: float,
+           said: str) -> list[str]:
+    """After compose's wait failed (`said`): the agents not ready, if the stack can
+    run without them; else a UserError naming the containers still starting or
+    not ready."""
+    logs = stack.rendered.directory / "logs"
+    if not states:
+        raise UserError(f"The topology did not come up: {said} Its logs are kept in {logs}.")
+    starting = sorted(name for name, (_, state) in states.items() if state == "starting")
+    if starting:
+        raise UserError(
+            f"The topology did not come up within {timeout_s:g} s: {len(starting)} "
+            f"container(s) still starting ({', '.join(starting[:10])}"
+            f"{', ...' if len(starting) > 10 else ''}). A health check that never passes "
+            f"keeps a container starting; their logs are kept in {logs}.")
+    failed = sorted(name for name, (_, state) in states.items() if state == "failed")
+    agents = [name for name, (role, _) in states.items() if role == "agent"]
+    if any(states[name][0] != "agent" for name in failed) or (
+            failed and len(failed) == len(agents)):
+        raise UserError(f"The topology did not come up: {', '.join(failed)} did not become "
+                        "ready (exited, unhealthy, or still unchecked past its health "
+                        f"check's start period). Their logs are kept in {logs}.")
+    if failed:
+        warnings.warn(f"{len(failed)} agent container(s) did not become ready: "
+                      f"{', '.join(failed)}", stacklevel=3)
+    return failed
+
+
+def wait_until_settled(stack: Stack, deadline: float) -> dict[str, tuple[str | None, str]]:
+    """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting or
+    at the deadline (monotonic seconds)."""
+    while True:
+        states = {c.name: (c.labels.get(labels.ROLE), container_state(c))
+                  for c in list_containers(run_filter(stack.run_id))}
+        if all(state != "starting" for _, state in states.values()) or (
+                time.monotonic() >= deadline):
+            return states
+        time.sleep(POLL_SECONDS)
+
+
+def container_state(container: Listed) -> str:
+    """'ready' (running, healthy or without a check), 'failed' (exited, unhealthy, or
+    still unchecked after its start period: it is next checked an hour later), or
+    'starting'."""
+    running = container.state == "running"
+    if running and container.health in (None, "healthy"):
+        return "ready"
+    if container.state in ("created", "restarting") or (
+            running and container.health == "starting" and not start_period_over(container)):
+        return "starting"
+    return "failed"

@@ -45,15 +45,31 @@ NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at mos
 
 
 def check_name(value: str) -> str:
-    if not isinstance(value, str) or not re.match(NAME_PATTERN, value):
+    """A whole-string match: `re.match(...$)` let 'agent1\n' through, whose newline
+    broke the compose file it names a service of."""
+    if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
         suggestion = re.sub(r"[^a-z0-9-]+", "-", str(value).lower()).strip("-")[:31]
-        hint = f", e.g. '{suggestion}'" if re.match(NAME_PATTERN, suggestion) else ""
-        raise ValueError(f"'{value}' is not a usable name: use {NAME_RULE}{hint}")
+        hint = f", e.g. '{suggestion}'" if re.fullmatch(NAME_PATTERN, suggestion) else ""
+        raise ValueError(f"{value!r} is not a usable name: use {NAME_RULE}{hint}")
     return value
 
 
 Name = Annotated[str, BeforeValidator(check_name)]
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
+MAX_AGENT_POOL = 100  # agent processes in one container
+MAX_SWITCHES = 15  # sites of a run's /16 block (addressing.py: /20 each after the backbone)
+# Agents in all, whatever the pools: the largest room an overlay addresses is vNet's
+# (its shipped virtual /16 holds 64770; the tunnel overlays run one agent a container,
+# 15 x 1000), with room for a wider vNet network. Beyond it validation alone costs
+# seconds and gigabytes (1.5 million agents: 7 s, 1.3 GB), and `agents: 1000000000`
+# exhausted memory before any check ran.
+MAX_AGENTS = 100_000
+# swarm: a manager's Docker endpoint (docker -H), or "test" for vnetbench's test swarm
+MANAGER_PATTERN = (r"test|(?:unix|npipe)://[A-Za-z0-9._/+-]+"
+                   r"|(?:tcp|ssh)://(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(?::[0-9]{1,5})?/?")
+# swarm: a node's hostname (RFC 1123 labels), as `docker node ls` names it
+_NODE_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+NODE_PATTERN = rf"{_NODE_LABEL}(?:\.{_NODE_LABEL})*"
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
@@ -348,9 +364,10 @@ class Topology(Model):
     overlay: str = Field("baseline", pattern=NAME_PATTERN,
                          description="the overlay adapter (checked by vnetbench.overlays)")
     conductor: bool = True
-    switches: list[str] = Field(min_length=1, max_length=15)
+    switches: list[str] = Field(min_length=1, max_length=MAX_SWITCHES)
     agents: list[AgentSpec] = Field(min_length=1)
-    agent_pool: int = Field(1, ge=1, le=100, description="agent processes per container")
+    agent_pool: int = Field(1, ge=1, le=MAX_AGENT_POOL,
+                            description="agent processes per container")
     start_gate: bool = Field(False, description="agents wait at the start gate")
     links: Links = Links()
     settings: Settings = Settings()
@@ -364,8 +381,27 @@ class Topology(Model):
         default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
         "node that runs it; unnamed sites spread over the nodes")
     manager: str | None = Field(
-        None, description="swarm: a manager's Docker endpoint (else $VNETBENCH_SWARM, the "
-        "test swarm, or this machine's engine)")
+        None, description="swarm: a manager's Docker endpoint, or 'test' for the test "
+        "swarm (else $VNETBENCH_SWARM, or this machine's engine if it manages a swarm)")
+
+    @field_validator("manager")
+    @classmethod
+    def _manager_form(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(MANAGER_PATTERN, value):
+            raise ValueError(f"{value!r} is not a Docker endpoint: give the manager as "
+                             "ssh://user@host, tcp://host:2376 or unix:///path/docker.sock "
+                             "(or 'test' for the test swarm of 'vnetbench swarm up')")
+        return value
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts_are_node_names(cls, value: dict[str, str]) -> dict[str, str]:
+        wrong = [f"{site}: {node!r}" for site, node in value.items()
+                 if not isinstance(node, str) or not re.fullmatch(NODE_PATTERN, node)]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} is not a swarm node's name: give the "
+                             "hostname 'docker node ls' shows, e.g. node-a")
+        return value
 
     @model_validator(mode="after")
     def _hosts_name_sites(self) -> Topology:
@@ -413,10 +449,34 @@ class Topology(Model):
             raise ValueError(f"switch names must be unique: {', '.join(repeated)} repeated")
         return value
 
+    @staticmethod
+    def _agents_bounded(data: dict[str, Any]) -> None:
+        """No more agents than the switches' bridges hold in containers of agent_pool,
+        nor than MAX_AGENTS: counted before any list is expanded or validated."""
+        agents = data.get("agents")
+        count = len(agents) if isinstance(agents, list) else agents
+        if not isinstance(count, int) or isinstance(count, bool):
+            return
+        switches = data.get("switches")
+        sites = len(switches) if isinstance(switches, list) else switches
+        sites = sites if isinstance(sites, int) and 1 <= sites <= MAX_SWITCHES else MAX_SWITCHES
+        pool = data.get("agent_pool", 1)
+        pool = pool if isinstance(pool, int) and 1 <= pool <= MAX_AGENT_POOL else MAX_AGENT_POOL
+        most = min(MAX_AGENTS, sites * MAX_AGENTS_PER_SITE * pool)
+        if count > most:
+            raise ValueError(
+                f"agents: {count} agents are more than {most}: {sites} switch(es) take at "
+                f"most {MAX_AGENTS_PER_SITE} agent containers each (a Linux bridge takes at "
+                f"most 1023 ports) of agent_pool {pool}, and a run has at most {MAX_AGENTS} "
+                "agents (the most any overlay addresses); give fewer agents, more switches "
+                "or a larger agent_pool")
+
     @model_validator(mode="before")
     @classmethod
     def _agents_round_robin(cls, data: Any) -> Any:
-        """`agents: N` places N agents on the switches in turn."""
+        """`agents: N` places N agents on the switches in turn (once N is bounded)."""
+        if isinstance(data, dict):
+            cls._agents_bounded(data)
         if not isinstance(data, dict) or not isinstance(data.get("agents"), int):
             return data
         count = data["agents"]

@@ -98,3 +98,23 @@ def test_vnet_topology_fixture(vnet_topology: RunningTopology) -> None:
         "conductor", "switch", "agent"}
     registered = vnet_topology.events("switch_registered")
     assert {fields["switch"] for fields in registered["fields"]} == {"switch1", "switch2"}
+
+
+NET_ADMIN = 1 << 12  # CAP_NET_ADMIN's bit (linux/capability.h)
+
+
+def test_baseline_routers_and_agents_keep_no_net_admin(vnetbench_topology: TopologyFactory
+                                                        ) -> None:
+    """NET_ADMIN sets the routes; the process that stays (sleep, exec'd through
+    setpriv) has it in none of its sets, and the routed path still carries pings."""
+    net = vnetbench_topology({"name": "it-caps", "switches": 2, "agents": 2},
+                             overlay="baseline")
+    for node in ("switch1", "switch2", "agent1", "agent2"):  # switchN: router-switchN
+        status = net.exec(node, "cat /proc/$(pgrep -x sleep)/status")
+        assert status.ok, status.stderr
+        caps = {key: int(value, 16) for key, _, value in
+                (line.partition(":\t") for line in status.stdout.splitlines())
+                if key.startswith("Cap")}
+        assert caps["CapBnd"] and not caps["CapBnd"] & NET_ADMIN, (node, caps)
+        assert not (caps["CapEff"] | caps["CapPrm"] | caps["CapInh"]) & NET_ADMIN, (node, caps)
+    assert net.ping("agent1", "agent2", count=10, interval_s=0.05).received == 10

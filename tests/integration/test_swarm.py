@@ -65,6 +65,7 @@ def test_the_two_hosts_command_runs_throughput_and_join_across_nodes(
         env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ran on" in done.stdout
+    assert "test swarm, one machine: node-a: switch1+50 agents;" in done.stdout
     assert "node-a: switch1+50 agents; node-b: switch2+50 agents" in done.stdout
     assert "node-a: switch1+1 agent; node-b: switch2+1 agent" in done.stdout
 
@@ -87,6 +88,7 @@ def test_the_two_hosts_command_runs_throughput_and_join_across_nodes(
         record = json.loads((run_dir / "run.json").read_text())
         assert record["status"] == "completed"
         for where in record["hosts"].values():
+            assert where["test_swarm"] is True and "Docker-in-Docker" in where["note"]
             assert sorted(where["nodes"]) == nodes
             for facts in where["nodes"].values():
                 assert facts["engine"] and facts["kernel"] and facts["cores"] >= 1
@@ -106,7 +108,7 @@ def test_vxlan_across_nodes_beside_the_single_host_bridge(nodes: list[str],
         topology = parse_topology(
             {"name": f"it-{engine}", "switches": 2, "agents": 2, "engine": engine,
              "settings": {"seconds": 3, "passes": 1, "pings": 100, "ping_interval_ms": 10},
-             **({"hosts": {"switch1": "node-b", "switch2": "node-a"}}
+             **({"hosts": {"switch1": "node-b", "switch2": "node-a"}, "manager": "test"}
                 if engine == "swarm" else {})}, "test", overrides={})
         run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path / engine)
         frame = load_results(run_dir)
@@ -134,7 +136,8 @@ def test_shaped_links_and_a_ca_made_on_one_node_work_across_nodes(nodes: list[st
     framing: measured 180-191 Mbit/s through it; below half means the shaping or the
     tunnel is wrong, above 105 % that the shaper was not applied."""
     topology = parse_topology(
-        {"name": "it-shaped", "overlay": "nebula", "engine": "swarm", "switches": 2,
+        {"name": "it-shaped", "overlay": "nebula", "engine": "swarm", "manager": "test",
+         "switches": 2,
          "agents": 2, "links": {"backbone": {"rate": "200mbit"}},
          "settings": {"seconds": 3, "passes": 1, "pings": 50, "ping_interval_ms": 10,
                       "machines": 10}}, "test", overrides={})

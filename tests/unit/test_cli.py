@@ -64,6 +64,21 @@ def invoke(args: list[str], **env: str) -> tuple[int, str]:
 GOOD = "name: t\nswitches: 2\nagents: 2\n"
 
 
+@pytest.mark.parametrize("overlays", ["wireguard", "baseline,wireguard"])
+def test_a_room_that_cannot_run_is_refused_before_anything_starts(tmp_path: Path,
+                                                                  overlays: str) -> None:
+    """run join --machines 5000 --overlay wireguard printed pydantic's text after the
+    run directory and address block were claimed (and a comparison, after the first
+    overlay's run): now one paragraph, and no run directory."""
+    (tmp_path / "t.yml").write_text(GOOD)
+    code, output = invoke(["run", "throughput", "join", "--machines", "5000", "--overlay",
+                           overlays, "-t", str(tmp_path / "t.yml"), "--out",
+                           str(tmp_path / "out")])
+    assert code == 2 and "The join scenario cannot run on topology 't' with wireguard" in output
+    assert "errors.pydantic.dev" not in output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 @pytest.mark.parametrize(("args", "env", "expected"), [
     (["run", "throughput", "--passes", "0"], {}, "--passes (settings.passes)"),
     (["run", "throughput", "--seconds", "-5"], {}, "--seconds (settings.seconds)"),
@@ -130,6 +145,35 @@ def test_bad_input_names_its_source(tmp_path: Path, args: list[str], env: dict[s
      "agent names must be unique: a repeated"),
     ("agents: [{name: switch1, switch: switch2}, {name: b, switch: switch1}]",
      "switch1 is also a switch's name"),
+    # a node named as a generated service replaced it in a gated or swarm render
+    ("agents: [{name: fabric, switch: switch1}, {name: b, switch: switch2}]",
+     "'fabric' is both the fabric helper vnetbench adds to every run and agent 'fabric'"),
+    ("agents: [{name: router-switch1, switch: switch1}, {name: b, switch: switch2}]",
+     "'router-switch1' is both the baseline service of switch 'switch1' and agent "
+     "'router-switch1'"),
+    ("overlay: wireguard\nagents: [{name: a, switch: switch1}, {name: hub-switch2, "
+     "switch: switch2}]", "'hub-switch2' is both the wireguard service of switch"),
+    ("overlay: vnet\nswitches: [conductor, s2]",
+     "'conductor' is both vnet's own service 'conductor' and switch 'conductor'"),
+    ("engine: swarm\nhosts: {switch1: node-a}\nagents: [{name: fabric-node-a, switch: "
+     "switch1}, {name: b, switch: switch2}]",
+     "'fabric-node-a' is both the fabric helper of swarm node 'node-a'"),
+    ('name: "t\\n"', "'t\\n' is not a usable name"),
+    ('agents: [{name: "a\\n  privileged: true", switch: switch1}]', "is not a usable name"),
+    # unbounded, unchecked or ignored
+    ("agents: 1000000000", "agents: 1000000000 agents are more than 2000: 2 switch(es) take "
+     "at most 1000 agent containers each"),
+    ("switches: 15\nagents: 1500000\nagent_pool: 100",
+     "1500000 agents are more than 100000"),
+    ("agents: [" + ", ".join(["{name: a, switch: switch1}"] * 2001) + "]",
+     "agents: 2001 agents are more than 2000"),
+    ("engine: swarm\nmanager: \"ssh://me@host\\n  privileged: true\"",
+     "is not a Docker endpoint: give the manager as ssh://user@host"),
+    ("engine: swarm\nmanager: http://host", "'http://host' is not a Docker endpoint"),
+    ("engine: swarm\nhosts: {switch1: 'node a'}",
+     "hosts: switch1: 'node a' is not a swarm node's name"),
+    ("overlay_options: {wireguad: {mtu: 1400}}",
+     "overlay_options.wireguad names no overlay, so its options would be ignored"),
     ("measure: {from: agent1, to: team-37}", "measure: no agent named team-37"),
     ("measure: {from: agent1, to: agent1}", "from and to are both agent1"),
     ("overlay: wireguard\noverlay_options: {wireguard: {mtu: big}}",

@@ -13,7 +13,7 @@ from vnetbench.errors import UserError
 from vnetbench.examples import COMPOSE_DIR, EXAMPLE_BLOCKS, render_example
 from vnetbench.images import ImageSet
 from vnetbench.outcome import Unsupported
-from vnetbench.overlays import overlay_for
+from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
 from vnetbench.overlays.vnet.artifacts import VnetImages
 from vnetbench.overlays.vnet.profile import load_profile
@@ -169,6 +169,8 @@ def test_hostile_strings_never_reach_the_compose_file(tmp_path: Path) -> None:
             overlay_for(parse_topology({**TWO_SITES, "overlay": overlay,
                                         "overlay_options": options}, "t"))
     for key, value in (("programs", {"agent": HOSTILE}), ("tun_interface", HOSTILE),
+                       ("images", {"agent": HOSTILE}), ("runtime_image", HOSTILE),
+                       ("images", {"switch": "vnet-switch\n"}),
                        ("config", {"path": HOSTILE}),
                        ("features", {"auth_file": {"path": HOSTILE}}),
                        ("features", {"tls": {"environment": {HOSTILE: "1"}}})):
@@ -193,3 +195,36 @@ def test_hostile_strings_never_reach_the_compose_file(tmp_path: Path) -> None:
         assert "privileged" not in service
     assert compose["services"]["agent1"]["environment"]["VNET_TLS"] == HOSTILE.replace(
         "$", "$$")
+
+
+def test_image_names_are_quoted_even_past_their_pattern() -> None:
+    """A vNet image name is typed (profile and options), and printed quoted besides: a
+    hostile one that got past both still adds no key to the compose file."""
+    hostile = dict.fromkeys(GOLDEN_IMAGES, HOSTILE)
+    overlay = Vnet({"images": GOLDEN_IMAGES}, VnetFacts(VnetImages(hostile, "test")))
+    topology = parse_topology({**TWO_SITES, "overlay": "vnet"}, "t")
+    plan = plan_addresses(topology, "r", IPv4Network("10.170.0.0/16"))
+    compose = yaml.safe_load(render_compose(topology, overlay, "r", plan, ImageSet()))
+    assert set(compose["services"]) == {"fabric", "conductor", "switch1", "switch2",
+                                        "agent1", "agent2", "agent3", "agent4"}
+    for name in ("conductor", "switch1", "agent1"):
+        service = compose["services"][name]
+        assert service["image"] == HOSTILE.replace("$", "$$")
+        assert "privileged" not in service
+
+
+SERVICE_CASES = [(name, data) for name in OVERLAY_NAMES for data in (
+    {"switches": 3, "agents": 5},
+    {"switches": 2, "agents": 9, "agent_pool": 4, "start_gate": True})
+    if name == "vnet" or "agent_pool" not in data]
+
+
+@pytest.mark.parametrize(("name", "data"), SERVICE_CASES)
+def test_each_overlay_declares_the_services_its_template_renders(name: str,
+                                                                 data: dict) -> None:
+    """Overlay.services (what validation reserves) is what the templates generate."""
+    topology = parse_topology({"name": "t", "overlay": name, **data}, "t")
+    overlay = vnet_build(True) if name == "vnet" else overlay_for(topology)
+    plan = plan_addresses(topology, "r", IPv4Network("10.170.0.0/16"))
+    compose = yaml.safe_load(render_compose(topology, overlay, "r", plan, ImageSet()))
+    assert set(compose["services"]) == set(overlay.generated_services(topology))

@@ -8,11 +8,16 @@ from ipaddress import IPv4Network
 from pathlib import Path
 from typing import cast
 
+import pytest
+
 from vnetbench.addressing import plan_addresses
+from vnetbench.errors import UserError
 from vnetbench.measure.events import Source
+from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.vnet import Vnet
+from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.flood import limiter_count
 from vnetbench.scenarios.join import joined_agents
@@ -95,3 +100,51 @@ def test_joined_agents_first_join_each_with_its_switch() -> None:
     assert list(joined["agent"]) == ["agent1", "agent2", "agent3", "agent4"]
     assert list(joined["switch"]) == ["switch2", "switch1", "switch2", "switch1"]
     assert "agent" not in frame.columns  # the caller's frame is left as it was
+
+
+TEAMS = {"name": "teams", "switches": 2,
+         "agents": [{"name": f"team-{i:02d}", "switch": f"switch{1 + i % 2}"}
+                    for i in range(1, 38)],
+         "measure": {"from": "team-01", "to": "team-37"}}
+
+
+@pytest.mark.parametrize("scenario", ["join", "flood"])
+def test_a_room_drops_the_measure_pair_its_agents_no_longer_have(scenario: str) -> None:
+    """join's room (and flood's, when it adds agents) has agents of its own: the user's
+    measure (team-01 -> team-37) made its validation fail mid-run with a traceback."""
+    data = ({**TEAMS, "agents": TEAMS["agents"][:2],
+             "measure": {"from": "team-01", "to": "team-02"}} if scenario == "flood" else TEAMS)
+    topology = parse_topology(data, "t", overlays=OVERLAY_NAMES)
+    chosen = get_scenario(scenario)
+    chosen.check(topology)
+    room = chosen.stack_topology(topology, overlay_for(topology))
+    assert room.measure is None and len(room.agents) > len(topology.agents)
+    assert room.agents[0].name == "agent1"
+
+
+def test_a_room_kept_with_its_agents_keeps_its_measure_pair() -> None:
+    topology = parse_topology(TEAMS, "t", overlays=OVERLAY_NAMES)
+    room = get_scenario("flood").stack_topology(topology, overlay_for(topology))
+    assert room.measure == topology.measure
+
+
+def test_a_room_too_big_for_the_overlay_is_one_paragraph_before_anything_starts() -> None:
+    """join of 5000 on WireGuard: one container per client, 2500 per site, more than a
+    bridge's ports; pydantic's raw text came out after the run directory was made."""
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2, "overlay": "wireguard",
+                               "settings": {"machines": 5000}}, "t", overlays=OVERLAY_NAMES)
+    with pytest.raises(UserError) as raised:
+        get_scenario("join").check(topology)
+    text = str(raised.value)
+    assert "5000 machines (settings.machines, --machines" in text
+    assert "5000 agents are more than 2000: 2 switch(es) take at most 1000" in text
+    assert "\n" not in text and "pydantic" not in text
+
+
+def test_a_big_vnet_room_is_pooled_within_the_largest_pool() -> None:
+    """Auto pools of machines/40 went past agent_pool's 100 (10000 machines: 250)."""
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2, "overlay": "vnet",
+                               "settings": {"machines": 10000}}, "t", overlays=OVERLAY_NAMES)
+    get_scenario("join").check(topology)
+    room = get_scenario("join").stack_topology(topology, overlay_for(topology))
+    assert room.agent_pool == 100 and len(room.agent_containers()) == 100

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import time
 from ipaddress import IPv4Network
@@ -220,6 +221,16 @@ def test_preparing_a_gate_clears_stale_marks(tmp_path: Path) -> None:
     directory = gate.prepare_gate(tmp_path)
     assert list((directory / "marks").iterdir()) == []
     assert (directory / "start").read_text() == "1\n"
+
+
+def test_the_marks_directory_is_the_owner_s_alone(tmp_path: Path) -> None:
+    """It was 0777; the wrapper writes it as root (gated containers run as root)."""
+    old_umask = os.umask(0)  # the widest a umask would let through
+    try:
+        directory = gate.prepare_gate(tmp_path)
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((directory / "marks").stat().st_mode) == 0o700
 
 
 def test_the_stack_clock_takes_restarts_out_of_the_measurement() -> None:

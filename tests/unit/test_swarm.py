@@ -199,3 +199,62 @@ def test_files_a_ca_writes_are_known_so_other_nodes_get_them() -> None:
                in ("switch", "agent")]
     assert all(not writable_mounts(s) for s in readers)  # they mount theirs read-only
 
+
+
+TEST_ENDPOINT = "unix:///run/vnetbench-swarm/node-a/docker.sock"
+
+
+@pytest.fixture
+def test_swarm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vnetbench.swarm import testbed
+
+    monkeypatch.setattr(testbed, "test_swarm_manager", lambda: TEST_ENDPOINT)
+    monkeypatch.delenv("VNETBENCH_SWARM", raising=False)
+
+
+def test_the_test_swarm_is_used_only_when_named(test_swarm_up: None,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with engine: swarm and no manager took the test swarm (Docker-in-Docker on
+    this machine) before the host's own swarm: now the host's, or a refusal."""
+    from vnetbench.swarm import cluster
+
+    plain = topology()
+    with pytest.raises(UserError, match="no manager is named and this machine's engine"):
+        monkeypatch.setattr(cluster, "own_swarm_manager", lambda: None)
+        cluster.manager_endpoint(plain)
+    monkeypatch.setattr(cluster, "own_swarm_manager", lambda: "unix:///var/run/docker.sock")
+    assert cluster.manager_endpoint(plain) == "unix:///var/run/docker.sock"
+    assert cluster.manager_endpoint(plain.model_copy(update={"manager": "test"})) == (
+        TEST_ENDPOINT)
+    monkeypatch.setenv("VNETBENCH_SWARM", "test")
+    assert cluster.manager_endpoint(plain) == TEST_ENDPOINT
+
+
+def test_the_test_swarm_named_but_not_up_is_one_paragraph(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from vnetbench.swarm import cluster, testbed
+
+    monkeypatch.setattr(testbed, "test_swarm_manager", lambda: None)
+    with pytest.raises(UserError, match=r"names the test swarm, which is not up on this "
+                                        r"machine.*'vnetbench swarm up'"):
+        cluster.manager_endpoint(topology().model_copy(update={"manager": "test"}))
+
+
+def test_a_swarm_says_when_it_is_the_test_swarm() -> None:
+    from vnetbench.swarm.cluster import Swarm
+
+    assert Swarm(TEST_ENDPOINT, ()).is_test
+    assert not Swarm("ssh://me@manager", ()).is_test
+    assert not Swarm("unix:///var/run/docker.sock", ()).is_test
+
+
+def test_a_node_named_as_a_swarm_node_s_helper_is_refused() -> None:
+    """fabric-NODE on a node the hosts did not name (the topology check sees only those)."""
+    from vnetbench.swarm import check_node_helpers
+
+    named = parse_topology({"name": "t", "switches": 2, "engine": "swarm", "agents": [
+        {"name": "fabric-node-b", "switch": "switch1"}, {"name": "b", "switch": "switch2"}]},
+        "t")
+    with pytest.raises(UserError, match="fabric-node-b is also the name of a swarm node's"):
+        check_node_helpers(named, ["node-a", "node-b"])
+    check_node_helpers(named, ["node-a", "node-c"])

@@ -158,3 +158,14 @@ def test_whole_seconds_pass_unchanged() -> None:
     topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
                                "settings": {"seconds": 2.0, "ping_interval_ms": 3}}, "t.yml")
     assert topology.settings.seconds == 2 and topology.settings.ping_interval_ms == 3
+
+
+@pytest.mark.parametrize("name", ["agent1\n", "agent1\n  privileged: true", "\nagent1"])
+def test_a_name_is_matched_whole(name: str) -> None:
+    """re.match(...$) took 'agent1\\n' (its $ matches before a final newline), whose
+    newline broke the compose file."""
+    with pytest.raises(UserError, match="is not a usable name"):
+        parse_topology({"name": "t", "switches": 1,
+                        "agents": [{"name": name, "switch": "switch1"}]}, "t")
+    with pytest.raises(UserError, match="is not a usable name"):
+        parse_topology({"name": name, "switches": 1, "agents": 1}, "t")

@@ -30,7 +30,9 @@ def overlay_for(topology: Topology, name: str | None = None) -> Overlay:
     """The adapter for the topology's overlay (or `name`), with the topology's options
     for it. Create it once per run and pass it down; call detect() before rendering."""
     name = check_overlay_name(name or topology.overlay)
-    return OVERLAY_TYPES[name](topology.overlay_options.get(name))
+    overlay = OVERLAY_TYPES[name](topology.overlay_options.get(name))
+    overlay.generated_services(topology)  # no node takes a generated service's name
+    return overlay
 
 
 def unknown_options(topology: Topology) -> list[str]:
@@ -38,4 +40,16 @@ def unknown_options(topology: Topology) -> list[str]:
     return [key for key in topology.overlay_options if key not in OVERLAY_TYPES]
 
 
-__all__ = ["OVERLAY_NAMES", "OVERLAY_TYPES", "Overlay", "check_overlay_name", "overlay_for"]
+def check_overlay_options(topology: Topology, source: str) -> Topology:
+    """A mistyped overlay_options key (`wireguad:`) is refused, not silently ignored."""
+    unknown = unknown_options(topology)
+    if unknown:
+        keys = ", ".join(f"overlay_options.{key}" for key in unknown)
+        raise UserError(f"{source}: {keys} names no overlay, so its options would be "
+                        f"ignored. Use an overlay's name ({', '.join(OVERLAY_NAMES)}) as the "
+                        "key, or remove it.")
+    return topology
+
+
+__all__ = ["OVERLAY_NAMES", "OVERLAY_TYPES", "Overlay", "check_overlay_name",
+           "check_overlay_options", "overlay_for"]

@@ -85,6 +85,10 @@ class Overlay(ABC):
     # starts again, and is ready, before them (a dial it refused waits for the
     # overlay's retry timer).
     first_switch_first = False
+    # The services this overlay's template generates besides the agents' containers,
+    # "{switch}" standing for each switch's name (test_render holds them to what the
+    # template renders); every topology node must leave them their names.
+    services: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
@@ -98,6 +102,23 @@ class Overlay(ABC):
                 f"topology (the options {self.name} knows: "
                 f"{', '.join(self.options_model.model_fields) or 'none'})."
             ) from None
+
+    def generated_services(self, topology: Topology) -> dict[str, str]:
+        """Every service a compose file of this topology holds -> what it is: the
+        fabric helper (compose.yml.j2), this overlay's own, the agents' containers."""
+        generated = [(FABRIC_SERVICE, "the fabric helper vnetbench adds to every run")]
+        generated += [(name, f"{self.name}'s own service '{name}'") for name in
+                      self.services if "{switch}" not in name]
+        generated += [(name.format(switch=switch), f"switch '{switch}'" if name == "{switch}"
+                       else f"the {self.name} service of switch '{switch}'")
+                      for name in self.services if "{switch}" in name
+                      for switch in topology.switches]
+        generated += [(name, f"the fabric helper of swarm node '{node}'")
+                      for node, name in swarm_helpers(topology).items()]
+        generated += [(c.name, f"agent '{c.name}'" if c.agents == (c.name,) else
+                       f"the pool container of agents on '{c.switch}'")
+                      for c in topology.agent_containers()]
+        return name_clashes(generated, topology, self)
 
     def detect(self) -> None:  # noqa: B027 (optional hook)
         """Learn, once, what only the engine knows (images, features of a build).
@@ -235,6 +256,37 @@ class Overlay(ABC):
         if scenario == "join":
             return {f"n{n}": {"machines": n} for n in (20, 50)}
         return {"default": {}}
+
+
+FABRIC_SERVICE = "fabric"  # templates/compose.yml.j2; on a swarm one per node, fabric-NODE
+
+
+def swarm_helpers(topology: Topology) -> dict[str, str]:
+    """A swarm's per-node helpers (swarm/placement.py node_service_name) on the nodes
+    the topology names: node -> service."""
+    if topology.engine != "swarm":
+        return {}
+    return {node: f"{FABRIC_SERVICE}-{node}" for node in sorted(set(topology.hosts.values()))}
+
+
+def name_clashes(generated: list[tuple[str, str]], topology: Topology,
+                 overlay: Overlay) -> dict[str, str]:
+    """The services by name; UserError when two would have the same name (the later
+    would replace the earlier in a parsed compose file: a gated or swarm render)."""
+    services: dict[str, str] = {}
+    clashes = []
+    for name, what in generated:
+        if name in services:
+            clashes.append(f"'{name}' is both {services[name]} and {what}")
+        services.setdefault(name, what)
+    if clashes:
+        own = ", ".join(name.replace("{switch}", "<switch>") for name in
+                        (FABRIC_SERVICE, *overlay.services))
+        raise UserError(
+            f"Topology '{topology.name}' cannot run on {overlay.name}: {'; '.join(clashes)}. "
+            "A compose file holds one service per name, so one would replace the other. "
+            f"Rename the agent or switch ({overlay.name} names its own services {own}).")
+    return services
 
 
 def fit_tunnel_mtu(overlay: Overlay, adjusted: Adjusted) -> Adjusted:

@@ -15,6 +15,7 @@ class Baseline(Overlay):
     name = "baseline"
     summary = "kernel routing through one router per switch position, no overlay"
     data_path = "agent → router → backbone → router → agent (kernel forwarding)"
+    services = ("router-{switch}",)
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(plan.agent_site[agent])

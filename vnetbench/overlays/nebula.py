@@ -38,6 +38,7 @@ class Nebula(TunnelOverlay):
                  "route the underlay between sites and are the lighthouses)")
     join_event = ("agent", "handshake")
     tunnel_interface = "nebula1"
+    services = ("nebula_ca", "hub-{switch}")
     fixed_encryption = "Nebula has no null cipher (AES-256-GCM or ChaCha20-Poly1305 always)"
     tunnel_mtu_range = (576, 8969)
     tunnel_mtu_note = "Nebula reads the underlay in 9001-byte buffers; its header and tag take 32"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address
 from pathlib import Path
+from typing import ClassVar
 
 from vnetbench.addressing import AddressPlan, tunnel_addresses
 from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
@@ -16,6 +17,8 @@ from vnetbench.topology import Topology
 
 class TunnelOverlay(Overlay):
     """A hub-and-spoke tunnel overlay with one client per agent container."""
+
+    services: ClassVar[tuple[str, ...]] = ("hub-{switch}",)
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(tunnel_addresses(topology)[agent])

@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
+from pydantic import ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
-from vnetbench.outcome import State
-from vnetbench.overlays import Overlay
+from vnetbench.outcome import NotApplicable, State
+from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.stack import Stack
-from vnetbench.topology import Topology
+from vnetbench.topology import Topology, describe_validation_error
 
 Metrics = dict[str, tuple[float | None, str]]
 
@@ -60,6 +62,26 @@ class ScenarioContext:
         return {source.node: last_lines(source, count) for source in sources}
 
 
+def build_room(topology: Topology, scenario: str, why: str, fix: str,
+               **changes: object) -> Topology:
+    """A scenario's own topology made from the user's: `changes` applied, what no
+    longer applies dropped (new agents: the user's measure pair names agents the room
+    does not have), its problems in one paragraph saying `why` it is so and the `fix`."""
+    data = topology.model_dump()
+    data.update(changes)
+    if "agents" in changes:
+        data["measure"] = None
+    try:
+        return Topology.model_validate(data)
+    except ValidationError as error:
+        problems = [line.strip(" -").removeprefix("(top level): ") for line in
+                    describe_validation_error(error, "room").splitlines()[1:-1]]
+        raise UserError(
+            f"The {scenario} scenario cannot run on topology '{topology.name}' with "
+            f"{topology.overlay}: its stack would be {why}, which is not a topology "
+            f"vnetbench can run ({'; '.join(problems)}). {fix}") from None
+
+
 @dataclass(frozen=True)
 class SeriesPoint:
     """One value of a time series within a pass (a row with `interval_s`)."""
@@ -97,8 +119,17 @@ class Scenario(ABC):
         """Does every pass bring up its own stack?"""
         return False
 
-    def check(self, topology: Topology) -> None:  # noqa: B027 (optional hook)
-        """Raise UserError before anything starts if the topology cannot host this."""
+    def check(self, topology: Topology) -> None:
+        """Raise UserError before anything starts if the topology cannot host this:
+        its stack's topology (a room the scenario builds) valid, and its nodes fitting
+        the overlay's addresses (else they would be refused mid-run)."""
+        if type(self).stack_topology is Scenario.stack_topology:
+            return  # it runs the topology as it is, checked when it was read
+        overlay = overlay_for(topology)
+        if isinstance(overlay.supports(self.name), NotApplicable):
+            return  # its rows say why; no stack is built
+        room = self.stack_topology(topology, overlay)
+        overlay_for(room).overlay_addresses(room)
 
     @abstractmethod
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:

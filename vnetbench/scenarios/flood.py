@@ -18,7 +18,13 @@ from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.metrics import Better, Metric
 from vnetbench.outcome import State
 from vnetbench.overlays.base import AgentLimits, Overlay
-from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.base import (
+    Metrics,
+    PassResult,
+    Scenario,
+    ScenarioContext,
+    build_room,
+)
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -99,16 +105,17 @@ class Flood(Scenario):
             "limits": True,
             "limit_pps": topology.settings.limit_pps or SEED_LIMIT_PPS,
             "limit_mbit": topology.settings.limit_mbit or SEED_LIMIT_MBIT})
-        data = topology.model_dump()
+        changes: dict[str, object] = {"settings": settings.model_dump()}
         if agents > len(topology.agents):
-            data["agents"] = agents
-        data["settings"] = settings.model_dump()
-        return Topology.model_validate(data)
+            changes["agents"] = agents
+        return build_room(topology, self.name, f"{agents} agents with the seed's limits",
+                          "Give fewer agents or more switches.", **changes)
 
     def check(self, topology: Topology) -> None:
         if len(topology.switches) < 2:
             raise UserError(f"The flood scenario needs two switches; topology "
                             f"'{topology.name}' has {len(topology.switches)}.")
+        super().check(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -33,9 +33,15 @@ from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_eve
 from vnetbench.metrics import SKIPPED, Better, Metric
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
-from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.base import (
+    Metrics,
+    PassResult,
+    Scenario,
+    ScenarioContext,
+    build_room,
+)
 from vnetbench.stack import LogStream, Restarted
-from vnetbench.topology import Topology
+from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
 
 CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers started in ~4 s
@@ -51,7 +57,7 @@ def pool_size(machines: int, requested: int | None, pools_allowed: bool = True) 
         return 1
     if requested:
         return requested
-    return max(1, math.ceil(machines / CONTAINERS_TARGET))
+    return min(MAX_AGENT_POOL, max(1, math.ceil(machines / CONTAINERS_TARGET)))
 
 
 def join_wait(topology: Topology) -> float:
@@ -132,11 +138,16 @@ class Join(Scenario):
         return topology.settings.join_fresh == "containers"
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
+        """The room: `machines` gated agents of its own (agent1...), on the switches."""
         machines = topology.settings.machines
-        data = topology.model_dump()
-        data.update(agents=machines, start_gate=True,
-                    agent_pool=self.pool(topology, overlay.agent_pools))
-        return Topology.model_validate(data)
+        pool = self.pool(topology, overlay.agent_pools)
+        why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) "
+               f"on {len(topology.switches)} switch(es), "
+               + (f"{pool} per container" if overlay.agent_pools else
+                  f"one container each ({overlay.name} runs one client per namespace)"))
+        return build_room(topology, self.name, why,
+                          "Give fewer machines, or more switches.", agents=machines,
+                          start_gate=True, agent_pool=pool)
 
     @staticmethod
     def pool(topology: Topology, pools_allowed: bool) -> int:

@@ -17,12 +17,13 @@ machine is measured and taken out of its log times.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from typing import Any
 
 from vnetbench.engine import engines
 from vnetbench.errors import UserError
+from vnetbench.overlays.base import FABRIC_SERVICE
 from vnetbench.render import RenderedRun
 from vnetbench.stack import Removed, Stack
 from vnetbench.swarm.cluster import Swarm
@@ -48,27 +49,38 @@ def one_engine(rendered: RenderedRun, topology: Topology) -> Stack:
     return Stack(rendered)
 
 
-def known_swarm(manager: str | None = None) -> Swarm | None:
-    """The swarm of this manager, else the one $VNETBENCH_SWARM names, else the test
-    swarm, if it answers."""
-    from vnetbench.swarm.cluster import MANAGER_VARIABLE, discover
+def known_swarms(manager: str | None = None) -> list[Swarm]:
+    """Swarms that may hold runs, for clean and down: the one this manager (or
+    $VNETBENCH_SWARM) names; else this machine's own swarm, then the test swarm
+    (vnetbench's own containers: runs left there are its own), each if it answers."""
+    from vnetbench.swarm.cluster import (
+        TEST_SWARM,
+        discover,
+        named_manager,
+        own_swarm_manager,
+    )
     from vnetbench.swarm.testbed import test_swarm_manager
 
-    endpoint = manager or os.environ.get(MANAGER_VARIABLE) or test_swarm_manager()
-    if not endpoint:
-        return None
-    try:
-        return discover(endpoint)
-    except UserError:
-        return None
+    named = manager or named_manager()
+    endpoints: list[str | None] = []
+    if named:
+        endpoints.append(test_swarm_manager() if named == TEST_SWARM else named)
+    else:
+        with suppress(UserError):  # the local engine does not answer: no own swarm
+            endpoints.append(own_swarm_manager())
+        endpoints.append(test_swarm_manager())
+    found = []
+    for endpoint in dict.fromkeys(e for e in endpoints if e):
+        with suppress(UserError):
+            found.append(discover(endpoint))
+    return found
 
 
 def each_engine(manager: str | None = None) -> Iterator[Swarm | None]:
-    """This machine's engine (None), then a known swarm's nodes (every listing and
+    """This machine's engine (None), then each known swarm's nodes (every listing and
     removal covers them while the caller's loop body runs): for clean and down."""
     yield None
-    swarm = known_swarm(manager)
-    if swarm is not None:
+    for swarm in known_swarms(manager):
         with engines.using(swarm.engines):
             yield swarm
 
@@ -90,6 +102,18 @@ def sweep_run(run_id: str, swarm: Swarm | None) -> Removed:
     return removed
 
 
+def check_node_helpers(topology: Topology, nodes: list[str]) -> None:
+    """No agent or switch takes the name of a node's fabric helper (fabric-NODE,
+    placement.node_service_name) on a node the topology's hosts did not name."""
+    helpers = {f"{FABRIC_SERVICE}-{node}" for node in nodes}
+    taken = sorted(helpers & ({c.name for c in topology.agent_containers()}
+                              | set(topology.switches)))
+    if taken:
+        raise UserError(f"Topology '{topology.name}' cannot run on this swarm: "
+                        f"{', '.join(taken)} is also the name of a swarm node's fabric "
+                        "helper (fabric-NODE). Rename it and run again.")
+
+
 def stack_maker(topology: Topology) -> StackMaker:
     """How this run's stacks are made: on this machine's engine, or on the swarm the
     topology names (found and checked now, before anything starts)."""
@@ -101,4 +125,5 @@ def stack_maker(topology: Topology) -> StackMaker:
 
     swarm = discover(manager_endpoint(topology))
     site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
+    check_node_helpers(topology, swarm.names)
     return lambda rendered, stack_topology: SwarmStack(rendered, stack_topology, swarm)

@@ -12,6 +12,7 @@ import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from python_on_whales.exceptions import DockerException
@@ -24,6 +25,10 @@ from vnetbench.ui import waiting
 ENDPOINT_LABEL = "vnetbench.endpoint"
 MANAGER_VARIABLE = "VNETBENCH_SWARM"  # a manager's endpoint, when the topology names none
 TEST_SWARM_LABEL = "vnetbench.swarm"  # the test swarm's node containers (testbed.py)
+TEST_SWARM = "test"  # manager: test (or VNETBENCH_SWARM=test): the test swarm, only so
+TEST_SOCKETS = Path("/run/vnetbench-swarm")  # its nodes' engines answer under here
+TEST_SWARM_NOTE = "test swarm: Docker-in-Docker nodes sharing this one machine's kernel and cores"
+TEST_SWARM_HOSTS = "test swarm, one machine"  # the 'ran on' column's words for it
 IMAGE_LOAD_SECONDS = 900
 
 
@@ -43,6 +48,11 @@ class Swarm:
     nodes: tuple[SwarmNode, ...]  # the manager's own node first, then by name
 
     @property
+    def is_test(self) -> bool:
+        """vnetbench's test swarm (`vnetbench swarm up`): its figures are one machine's."""
+        return is_test_endpoint(self.manager_endpoint)
+
+    @property
     def names(self) -> list[str]:
         return [node.name for node in self.nodes]
 
@@ -52,31 +62,59 @@ class Swarm:
 
 
 NO_SWARM = ("No Docker Swarm to run on: {why}. For a test swarm on this machine run "
-            "'vnetbench swarm up' (Docker-in-Docker nodes); for real hosts, name a "
-            "manager's endpoint in the topology ('manager: ssh://user@host') or in "
+            "'vnetbench swarm up' (Docker-in-Docker nodes) and name it: 'manager: test' in "
+            f"the topology or {MANAGER_VARIABLE}=test; for real hosts, name a manager's "
+            "endpoint in the topology ('manager: ssh://user@host') or in "
             f"{MANAGER_VARIABLE}, and give each node its endpoint as the node label "
             f"{ENDPOINT_LABEL}.")
 
 
-def manager_endpoint(topology: Topology) -> str:
-    """The topology's manager, else $VNETBENCH_SWARM, else the test swarm's manager,
-    else this machine's engine if it manages a swarm."""
-    named = topology.manager or os.environ.get(MANAGER_VARIABLE)
-    if named:
-        return str(named)
+def is_test_endpoint(endpoint: str) -> bool:
+    return endpoint.startswith(f"unix://{TEST_SOCKETS}/")
+
+
+def named_manager() -> str | None:
+    """$VNETBENCH_SWARM, if set (a manager's endpoint, or 'test')."""
+    return os.environ.get(MANAGER_VARIABLE) or None
+
+
+def resolve_manager(named: str, source: str) -> str:
+    """A named manager's endpoint: 'test' is the test swarm's manager, if it is up."""
+    if named != TEST_SWARM:
+        return named
     from vnetbench.swarm.testbed import test_swarm_manager
 
     found = test_swarm_manager()
-    if found:
-        return found
+    if found is None:
+        raise UserError(NO_SWARM.format(why=f"{source} names the test swarm, which is not "
+                                        "up on this machine"))
+    return found
+
+
+def manager_endpoint(topology: Topology) -> str:
+    """The topology's manager, else $VNETBENCH_SWARM ('test': the test swarm's
+    manager), else this machine's engine if it manages a swarm. The test swarm only
+    when named: it measures one machine, not hosts."""
+    if topology.manager:
+        return resolve_manager(topology.manager, "the topology's 'manager: test'")
+    if named_manager():
+        return resolve_manager(str(named_manager()), f"{MANAGER_VARIABLE}=test")
+    endpoint = own_swarm_manager()
+    if endpoint is None:
+        raise UserError(NO_SWARM.format(why="no manager is named and this machine's engine "
+                                        "is no swarm manager"))
+    return endpoint
+
+
+def own_swarm_manager() -> str | None:
+    """This machine's engine, if it manages a swarm."""
     try:
         info = docker.system.info()
     except DockerException:
         raise UserError(NO_SWARM.format(why="the local engine does not answer")) from None
     if getattr(info.swarm, "control_available", False):
         return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    raise UserError(NO_SWARM.format(why="no manager is named, there is no test swarm, and "
-                                    "this machine's engine is no swarm manager"))
+    return None
 
 
 def discover(endpoint: str) -> Swarm:

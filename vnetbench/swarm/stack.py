@@ -22,7 +22,13 @@ from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 from vnetbench.render import RenderedRun, project_name
 from vnetbench.stack import Removed, Stack
-from vnetbench.swarm.cluster import Swarm, load_images, node_facts
+from vnetbench.swarm.cluster import (
+    TEST_SWARM_HOSTS,
+    TEST_SWARM_NOTE,
+    Swarm,
+    load_images,
+    node_facts,
+)
 from vnetbench.swarm.gatekeepers import (
     ClockOffset,
     Gatekeeper,
@@ -88,13 +94,18 @@ class SwarmStack(Stack):
                              for s in services} - {"switch", "agent", "fabric", "router",
                                                    "hub"})
             parts.append(f"{node}: {', '.join(roles) or 'helpers'}")
-        return {"hosts": "; ".join(parts)}
+        where = "; ".join(parts)
+        # the test swarm's figures are one machine's (run.json's record says more)
+        return {"hosts": f"{TEST_SWARM_HOSTS}: {where}" if self.swarm.is_test else where}
 
     def where_record(self) -> dict[str, Any]:
         """run.json: the swarm's nodes (engine, kernel, cores, clock offset), and where
         each site and service ran."""
         return {
             "manager": self.swarm.manager_endpoint,
+            # figures of the test swarm are one machine's, not separate hosts'
+            "test_swarm": self.swarm.is_test,
+            **({"note": TEST_SWARM_NOTE} if self.swarm.is_test else {}),
             "nodes": {name: {**self.facts.get(name, {}),
                              **({"clock_offset_ms": round(o.offset_s * 1000, 3),
                                  "clock_uncertainty_ms": round(o.uncertainty_s * 1000, 3),

@@ -16,19 +16,18 @@ import shutil
 import string
 import subprocess
 import time
-from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engine import QUICK_CALL_SECONDS, bounded_client, docker, quick
 from vnetbench.errors import UserError
 from vnetbench.images import build_image, ensure_base_image, is_current
-from vnetbench.swarm.cluster import ENDPOINT_LABEL, TEST_SWARM_LABEL
+from vnetbench.swarm.cluster import ENDPOINT_LABEL, TEST_SOCKETS, TEST_SWARM_LABEL
 from vnetbench.ui import note, waiting
 
 NODE_IMAGE = "vnetbench/swarm-node:trixie"
 NETWORK = "vnetbench-swarm"
-SOCKETS = Path("/run/vnetbench-swarm")
+SOCKETS = TEST_SOCKETS
 VOLUME_PREFIX = "vnetbench-swarm-"
 CONTAINER_PREFIX = "vnetbench-swarm-"
 MAX_TEST_NODES = 5

@@ -34,7 +34,6 @@ from vnetbench.overlays.base import (
     Reconfiguration,
 )
 from vnetbench.overlays.vnet.artifacts import (
-    ImageName,
     VnetImages,
     feature_state,
     requested_images,
@@ -47,7 +46,7 @@ from vnetbench.overlays.vnet.files import (
     topology_config,
     virtual_addresses,
 )
-from vnetbench.overlays.vnet.profile import VnetProfile, load_profile
+from vnetbench.overlays.vnet.profile import ImageName, VnetProfile, load_profile
 from vnetbench.pki import make_pki, write_private
 from vnetbench.topology import Topology
 
@@ -94,6 +93,7 @@ class Vnet(Overlay):
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")
     agent_pools = True  # the seed ran all agents from one shell loop in one namespace
+    services = ("conductor", "{switch}")
     options_model = VnetOptions
     options: VnetOptions
 
@@ -258,7 +258,9 @@ class Vnet(Overlay):
     def arguments(self, topology: Topology, profile: VnetProfile,
                   plan: AddressPlan) -> dict[str, list[str]]:
         """Program and arguments per node. Keys are never in the compose file: the entry
-        wrapper fills @KEY@ from the container's own key file (and @NAME@ in pools)."""
+        wrapper fills @KEY@ from the container's own key file (and @NAME@ in pools).
+        The program's own command line does hold its key (visible in `ps`): vNet's
+        switch and agent accept their auth key only as an argument (INTERFACE.md)."""
         argv: dict[str, list[str]] = {"conductor": [profile.programs["conductor"],
                                                     *profile.arguments["conductor"]]}
         for switch in topology.switches:

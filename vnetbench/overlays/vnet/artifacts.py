@@ -17,16 +17,14 @@ import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import Field
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engine import docker
 from vnetbench.errors import UserError
 from vnetbench.images import build_image_from, ensure_base_image, image_id
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
-from vnetbench.overlays.vnet.profile import ROLES, VnetProfile
+from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile
 from vnetbench.paths import IMAGES
 from vnetbench.topology import Topology
 
@@ -38,13 +36,6 @@ HOW_TO_PROVIDE = (
     f"{IMAGES_VARIABLE}=conductor=...,switch=...,agent=...; or (b) build the three programs "
     "with vNet's CMake instructions and run 'vnetbench images vnet --programs BUILD_DIR'."
 )
-# Docker's image reference grammar (distribution/reference), without IPv6 hosts.
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?/)?"
-IMAGE_REFERENCE = (rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::\w[\w.-]{{0,127}})?"
-                   r"(?:@sha256:[0-9a-f]{64})?$")
-ImageName = Annotated[str, Field(pattern=IMAGE_REFERENCE, max_length=255)]
 
 
 @dataclass(frozen=True)
@@ -64,7 +55,7 @@ def parse_image_list(text: str) -> dict[str, str]:
                 f"{', '.join(ROLES)}. Write e.g. conductor=my-conductor,agent=my-agent."
             )
         chosen[role] = image
-    bad = [image for image in chosen.values() if not re.match(IMAGE_REFERENCE, image)]
+    bad = [image for image in chosen.values() if not re.fullmatch(IMAGE_REFERENCE, image)]
     if bad:
         raise UserError(
             f"'{bad[0]}' in the vNet image list is not a Docker image name (lower-case "

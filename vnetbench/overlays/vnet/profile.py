@@ -43,6 +43,14 @@ class Feature(Part):
 PATH_PATTERN = r"^/[A-Za-z0-9._/+-]+$"
 VARIABLE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 Program = Annotated[str, Field(pattern=PATH_PATTERN)]
+# Docker's image reference grammar (distribution/reference), without IPv6 hosts: an
+# image name reaches the compose file (image:), where a newline would add keys.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?/)?"
+IMAGE_REFERENCE = (rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]"
+                   r"{0,127})?(?:@sha256:[0-9a-f]{64})?$")
+ImageName = Annotated[str, Field(pattern=IMAGE_REFERENCE, max_length=255)]
 Variable = Annotated[str, Field(pattern=VARIABLE_PATTERN)]
 SAFE_FEATURE_KEYS = ("path", "variable", "packets_variable", "bits_variable", "cert", "key",
                      "ca", "environment")
@@ -65,8 +73,8 @@ class Environment(Part):
 
 class VnetProfile(Part):
     name: str
-    images: dict[str, str]
-    runtime_image: str
+    images: dict[str, ImageName]
+    runtime_image: ImageName
     programs: dict[str, Program]
     arguments: dict[str, list[str]]
     ports: dict[str, int]
