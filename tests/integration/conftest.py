@@ -1,6 +1,8 @@
 """Integration tests run on a real Docker engine (`make test` starts one), except
 those marked `browser` (a real Chromium, no engine: `make test` installs it)."""
 
+import re
+
 import pytest
 from python_on_whales import docker
 
@@ -36,3 +38,10 @@ def leftovers(run_id: str) -> list[str]:
     names += [v.name for v in docker.volume.list(filters=label)]
     names += [f"iptables: {rule}" for _, rule in fabric_rules(run_id)]
     return names
+
+
+def as_measured(status: str) -> str:
+    """A pass's status less the mark of a busy machine: beside other programs the figure
+    stands, marked "measured under outside load" (runs/session.py); what else went
+    wrong is kept."""
+    return re.sub(r"(; )?measured under outside load: [^;]*", "", status) or "ok"
