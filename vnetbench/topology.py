@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from vnetbench.errors import UserError
+from vnetbench.shaping.plan import BURST_SECONDS, burst_bytes
 from vnetbench.units import (
     format_bytes,
     format_milliseconds,
@@ -205,8 +206,6 @@ class LinkProfile(Model):
                 f"netem) queues at most {DELAY_LINE_PACKETS} and drops the rest, so the link "
                 f"would carry less than its rate: give at most {int(most // 1e6)}mbit or a "
                 "shorter delay")
-        from vnetbench.shaping.plan import BURST_SECONDS, burst_bytes  # (imports this module)
-
         if self.mtu and burst_bytes(self.rate) < packet:
             raise ValueError(
                 f"mtu {self.mtu} at rate {format_rate(self.rate)}: the shaper's token bucket "

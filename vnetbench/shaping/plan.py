@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vnetbench.errors import UserError
-from vnetbench.topology import LinkProfile
+
+if TYPE_CHECKING:  # the model imports this module's token-bucket law
+    from vnetbench.topology import LinkProfile
 
 DEV = "{dev}"  # replaced by the helper with the interface that holds the address
 MIN_BURST_BYTES = 16 * 1024
