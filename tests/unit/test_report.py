@@ -160,6 +160,7 @@ def test_the_machines_limit_is_bracketed_and_its_move_said() -> None:
     both = bracketed(first, {"raw_veth_mbit": 33000.0, "raw_veth_passes": [33000.0],
                              "seconds": 10})
     assert both["raw_veth_mbit"] == 33000.0  # a busy moment lowers it; nothing raises it
+    assert both["raw_veth_passes"] == [33000.0]  # the passes of the bracket it came from
     assert both["moved_percent"] == pytest.approx(100 * (33000 - 14800) / 33000)
     text = raw_limit_text({"calibration": both})
     assert "14800 and 33000 Mbit/s" in text and "moved 55 %" in text
