@@ -175,10 +175,13 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
     waiter.start()
     at = time.time() + 0.3
     answer = ask(f"release_at {at:.6f} 0.1").split()
-    assert answer[0] == "released" and at <= float(answer[1]) < at + 0.2
+    # the mechanism's bound is "not before the instant told"; how late the keeper wakes
+    # is the machine's load (a busy 2-core host took over 0.2 s), so only the open is
+    # bounded, by the waiter's own timeout
+    assert answer[0] == "released" and at <= float(answer[1])
     waiter.join(timeout=5)
     assert not waiter.is_alive()
-    assert at <= opened[0] < at + 0.2  # not before the instant told; python starts first
+    assert at <= opened[0]  # not before the instant told
     keeper.stdin.close()
     assert keeper.wait(timeout=5) == 0
 
