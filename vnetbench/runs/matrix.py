@@ -183,7 +183,8 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
     results = (without_unfinished(ResultSet.resume(directory), done) if resume
                else ResultSet("matrix", directory))
     todo = [c for c in cells if c.key not in done]
-    note(f"matrix: {len(todo)} cell(s) to run, {len(done)} already done; results in {directory}")
+    note(f"matrix: {len(todo)} cell(s) to run, {len(cells) - len(todo)} already done; "
+         f"results in {directory}")
     header["calibration"] = previous.get("calibration") or {}
     header["cell_timings"] = previous.get("cell_timings") or {}
     steps = len(todo) * passes + sum(
