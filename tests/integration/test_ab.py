@@ -48,8 +48,12 @@ def test_a_backbone_halved_is_worse_on_tcp_with_the_ratio_tbf_imposes(tmp_path: 
 
 
 def test_a_pass_beside_a_busy_core_is_marked(tmp_path: Path) -> None:
+    # the stream is held to 10 Mbit/s by tbf, so the testbed itself needs a few % of a
+    # core and a busy loop beside it gets most of one of the two (a stream at full speed
+    # takes both cores with its softirq time, and the loop got only 0.16 of one)
     topology = parse_topology({"name": "it-busy", "switches": 2, "agents": 2,
-                               "settings": {**SHORT, "seconds": 2, "passes": 1}},
+                               "links": {"backbone": {"rate": "10mbit"}},
+                               "settings": {**SHORT, "seconds": 3, "passes": 1}},
                               "test", overrides={})
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
@@ -59,8 +63,6 @@ def test_a_pass_beside_a_busy_core_is_marked(tmp_path: Path) -> None:
         burner.wait()
     frame = load_results(run_dir)
     outside = frame.set_index("metric")["value"]["host_outside_cores"]
-    # a busy loop takes a core whenever it is scheduled: on this 2-core machine beside
-    # the stream's iperf3 pair it gets at least a third, far over the 0.2-core mark
-    assert outside >= 0.3
+    assert outside >= 0.5, outside
     assert frame["status"].str.contains("measured under outside load").all()
     assert (frame["state"] == "ok").all()  # marked, not failed
