@@ -19,9 +19,15 @@ CGROUP = Path("/sys/fs/cgroup")
 def cpu_jiffies(stat: str | None = None) -> int:
     """Busy time of all cores since boot: /proc/stat's first line, all but idle and
     iowait (user nice system idle iowait irq softirq steal; guest is inside user)."""
-    text = stat if stat is not None else Path("/proc/stat").read_text()
-    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
+    fields = proc_stat_cpu(stat)
     return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def proc_stat_cpu(stat: str | None = None) -> list[int]:
+    """/proc/stat's first line, all cores: user nice system idle iowait irq softirq
+    steal guest guest_nice, in clock ticks."""
+    text = stat if stat is not None else Path("/proc/stat").read_text()
+    return [int(v) for v in text.split("\n", 1)[0].split()[1:]]
 
 
 def host_busy_cores(seconds: float) -> float:
@@ -147,8 +153,7 @@ class HostSample:
 
 def host_task_seconds(stat: str | None = None) -> float:
     """/proc/stat's user + nice + system + steal, in seconds (all cores)."""
-    text = stat if stat is not None else Path("/proc/stat").read_text()
-    fields = [int(v) for v in text.split("\n", 1)[0].split()[1:]]
+    fields = proc_stat_cpu(stat)
     user, nice, system, steal = fields[0], fields[1], fields[2], fields[7]
     return (user + nice + system + steal) / os.sysconf("SC_CLK_TCK")
 

@@ -18,8 +18,7 @@ import pandas as pd
 
 from vnetbench.errors import UserError
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
-from vnetbench.outcome import State
-from vnetbench.report.tables import pass_values
+from vnetbench.report.tables import measured_pass_values
 from vnetbench.rundir import read_header
 from vnetbench.stats import Verdict, compare_rounds, noise_floor
 
@@ -30,9 +29,7 @@ KEYS = ["scenario", "metric", "unit"]
 
 def round_values(frame: pd.DataFrame) -> pd.DataFrame:
     """One value per (metric, arm, round): the mean of that bring-up's measured passes."""
-    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
-    usable = frame[measured & pass_values(frame)].dropna(subset=["value"])
-    return (usable.groupby([*KEYS, "variant", "var_round"])["value"].mean()
+    return (measured_pass_values(frame).groupby([*KEYS, "variant", "var_round"])["value"].mean()
             .unstack("variant"))
 
 def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = False,

@@ -66,7 +66,7 @@ def judged_verdict(result: Comparison, noise_pct: float | None,
     """The bootstrap's verdict, unless the metric is not judged or the change lies
     within this machine's noise floor."""
     if not judged:
-        return Verdict.NOT_JUDGED, "noisy, or neither way is better: --all judges it"
+        return Verdict.NOT_JUDGED, "shown, not judged: noisy, or neither way is better"
     if result.verdict not in (Verdict.BETTER, Verdict.WORSE):
         return result.verdict, "" if noise_pct is not None else NO_FLOOR
     if noise_pct is None:

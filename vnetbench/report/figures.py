@@ -16,10 +16,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from vnetbench.metrics import Better, Metric, catalogue
-from vnetbench.outcome import State
 from vnetbench.report.plots import axis_label, swept_columns
 from vnetbench.report.raw import PingSample
-from vnetbench.report.tables import pass_values
+from vnetbench.report.tables import measured_pass_values
 
 SETTING_PREFIXES = ("set_", "var_")
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
@@ -45,12 +44,6 @@ def colour(overlay: str) -> str:
         return PALETTE[KNOWN_OVERLAYS.index(overlay)]
     spare = PALETTE[len(KNOWN_OVERLAYS):]
     return spare[zlib.crc32(overlay.encode()) % len(spare)]
-
-
-def pass_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """A pass's own measured values (no time-series point, no failed pass)."""
-    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
-    return frame[measured & pass_values(frame)].dropna(subset=["value"])
 
 
 def settings_text(row: pd.Series) -> str:
@@ -87,7 +80,7 @@ def layout(figure: go.Figure, title: str, x_title: str, y_title: str,
 
 def per_pass_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure | None:
     """A metric's every pass per variant, a trace per overlay."""
-    rows = pass_rows(frame)
+    rows = measured_pass_values(frame)
     rows = rows[rows["metric"] == metric.name]
     if rows.empty:
         return None
@@ -189,7 +182,7 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
     latency CDF per scenario, join against N, each swept parameter."""
     metrics = catalogue()
     rows = frame[frame["method"] == ""]
-    passes = pass_rows(rows)
+    passes = measured_pass_values(rows)
     found: list[tuple[str, go.Figure | None]] = [
         (m.name, per_pass_figure(rows, m)) for m in metrics if m.plot]
     found += [(f"cdf-{s}", cdf_figure(samples, s))

@@ -26,8 +26,7 @@ def carried_columns(frame: pd.DataFrame) -> list[str]:
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per (scenario, overlay, variant, metric): n, mean, range, CV."""
-    usable = frame["state"].map(lambda s: State(s).measured).astype(bool)
-    measured = frame[usable & pass_values(frame)].dropna(subset=["value"])
+    measured = measured_pass_values(frame)
     carried = carried_columns(frame)
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):
@@ -47,6 +46,13 @@ def pass_values(frame: pd.DataFrame) -> pd.Series:
     if "interval_s" not in frame.columns:
         return pd.Series(True, index=frame.index)
     return frame["interval_s"].isna()
+
+
+def measured_pass_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """A pass's own measured values: no time-series point, no pass that measured
+    nothing (failed, dead, not run), no empty value."""
+    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
+    return frame[measured & pass_values(frame)].dropna(subset=["value"])
 
 
 def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
