@@ -24,7 +24,6 @@ from types import FrameType
 from typing import IO
 
 from vnetbench.addressing import free_block
-from vnetbench.engine import quick
 from vnetbench.errors import UserError
 from vnetbench.labels import current_owner, owner_gone
 
@@ -98,13 +97,10 @@ def state_lock(name: str, timeout_s: float = LOCK_WAIT_SECONDS) -> Iterator[None
 
 
 def docker_subnets() -> list[IPv4Network]:
-    subnets = []
-    for network in quick.network.list():
-        for config in network.ipam.config or []:
-            subnet = config.get("Subnet") or config.get("subnet")
-            if subnet and ":" not in subnet:
-                subnets.append(IPv4Network(subnet))
-    return subnets
+    """The IPv4 subnets of this machine's engine's networks."""
+    from vnetbench.engines import local
+
+    return local().subnets()
 
 
 def host_routes() -> list[IPv4Network]:

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import errno
 import functools
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping
+from contextlib import suppress
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
-from python_on_whales.exceptions import DockerException
 from rich.markup import escape
 from rich.table import Table
 
 from vnetbench import __version__
+from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.options import ExportFormat, LabelFrom, Order
@@ -25,6 +25,7 @@ from vnetbench.ui import err_console, note, out_console
 if TYPE_CHECKING:
     import pandas as pd
 
+    from vnetbench.engines.base import Engine
     from vnetbench.topology import Topology
 
 
@@ -41,7 +42,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from vnetbench.stack import teardown_guard
+        from vnetbench.interrupts import teardown_guard
 
         try:
             with teardown_guard():
@@ -54,7 +55,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             err_console.print("interrupted: everything of the run was torn down; "
                               "results measured so far are kept")
             raise typer.Exit(130) from None
-        except DockerException as error:
+        except EngineError as error:
             engine_gone(error)
             raise
         except OSError as error:
@@ -71,10 +72,10 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def engine_gone(error: DockerException) -> None:
+def engine_gone(error: EngineError) -> None:
     """An engine call failed: if the engine no longer answers, one paragraph and exit 2
     (a bug otherwise: the traceback stays)."""
-    from vnetbench.engine import engine_version
+    from vnetbench.engines.docker import engine_version
 
     if engine_version() is not None:
         return
@@ -325,26 +326,23 @@ def methods() -> None:
                           f"Steps: {steps}.", soft_wrap=True)
 
 
-@contextmanager
-def on_recorded_swarm(record: Mapping[str, Any]) -> Iterator[None]:
-    """A run `up` left on a swarm (run.json `hosts`): its nodes' engines meanwhile."""
-    from vnetbench.engine import engines
-    from vnetbench.swarm import recorded_manager
-    from vnetbench.swarm.cluster import discover
+def recorded_engine(record: Mapping[str, Any]) -> Engine:
+    """The engine of a run `up` left running: a swarm's (run.json `hosts`), or here."""
+    from vnetbench.engines import SwarmEngine, local
+    from vnetbench.engines.swarm.cluster import discover
+    from vnetbench.engines.swarm.engine import recorded_manager
 
     manager = recorded_manager(record)
-    if not manager:
-        yield
-        return
-    with engines.using(discover(manager).engines):
-        yield
+    return SwarmEngine(discover(manager)) if manager else local()
 
 
 def with_engine(topology: Topology, engine: str | None) -> Topology:
     """The topology on the engine `--engine` names."""
     if engine is None:
         return topology
-    if engine not in ("compose", "swarm"):
+    from vnetbench.topology import ENGINE_NAMES
+
+    if engine not in ENGINE_NAMES:
         raise UserError(f"--engine {engine!r} is not an engine vnetbench runs on: give "
                         "--engine compose (this machine) or --engine swarm (a Docker Swarm).")
     return topology.model_copy(update={"engine": engine})
@@ -397,7 +395,7 @@ def sweep(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Run a scenario over a list of values of one link parameter; plot it."""
-    from vnetbench.engine import require_engine
+    from vnetbench.engines import require_engine
     from vnetbench.runs.comparison import parse_overlays
     from vnetbench.runs.sweep import run_sweep
     from vnetbench.scenarios import get_scenario
@@ -426,7 +424,7 @@ def shape(
     out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
 ) -> None:
     """Change the link profiles of a running topology (from `vnetbench up`)."""
-    from vnetbench.engine import require_engine
+    from vnetbench.engines import require_engine
     from vnetbench.rundir import read_header, save_header
     from vnetbench.shaping.apply import check_shaping, shape_run
     from vnetbench.shaping.assign import parse_assignment, with_link_setting
@@ -446,8 +444,9 @@ def shape(
         topology = with_link_setting(topology, assignment, assignment.values[0])
     check_shaping(topology)
     require_engine()
-    with on_recorded_swarm(record):
-        applied = shape_run(run_id, topology)
+    from vnetbench.engines.base import RunRef
+
+    applied = shape_run(RunRef(recorded_engine(record), run_id), topology)
     record["topology"] = topology.model_dump(mode="json")
     record.setdefault("links", {})["applied"] = {"shape": applied}
     save_header(run_dir, record)
@@ -681,39 +680,36 @@ def down(
     out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
 ) -> None:
     """Tear down one run: every container, network and volume with its label."""
-    from vnetbench.engine import require_engine
-    from vnetbench.fabric import remove_fabric_rules
+    from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
+    from vnetbench.engines.swarm.engine import recorded_manager
     from vnetbench.rundir import read_header
-    from vnetbench.stack import Removed, run_ids_present
-    from vnetbench.swarm import each_engine, recorded_manager, sweep_run
 
     if not run_id.strip() or any(c in run_id for c in "=,*? "):
         raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
                         "it (`vnetbench clean` lists the runs present).")
     require_engine()
     present: list[str] = []
-    removed, rules = Removed(), 0
+    removed = Removed()
     record = {}
     with suppress(UserError):
         record = read_header(out_directory(out, check=False) / run_id)
-    for swarm in each_engine(recorded_manager(record)):  # here, then the run's swarm
-        here = run_ids_present()
+    for engine in every_engine(recorded_manager(record)):  # here, then the run's swarm
+        here = run_ids_present(engine)
         present += here
         if run_id in here:
-            removed.add(sweep_run(run_id, swarm))
-            rules += remove_fabric_rules(run_id)  # on each engine in use: here, or nodes
+            removed.add(engine.remove_run(run_id))
     if run_id not in present:
         raise UserError(f"There is no run '{run_id}' on this engine or a known swarm (runs "
                         f"present: {', '.join(sorted(set(present))) or 'none'}).")
     forget_up_keys(run_id, out)
-    out_console.print(f"removed {removed} and {rules} leftover iptables rule(s)")
+    out_console.print(f"removed {removed} and {removed.rules} leftover iptables rule(s)")
 
 
 def forget_up_keys(run_id: str, out: Path | None) -> None:
     """The private keys of a topology `up` left running, once it is down."""
+    from vnetbench.lifecycle import forget_private_keys
     from vnetbench.overlays import overlay_for
     from vnetbench.rundir import read_header
-    from vnetbench.runs.session import forget_private_keys
     from vnetbench.topology import parse_topology
 
     run_dir = out_directory(out, check=False) / run_id
@@ -767,28 +763,23 @@ def clean(
     = False,
 ) -> None:
     """Remove the runs whose vnetbench process is gone (--all: every run), nothing else."""
-    from vnetbench.engine import require_engine
-    from vnetbench.fabric import FabricUnknown, remove_fabric_rules
-    from vnetbench.stack import Removed, orphaned_runs, run_owners
-    from vnetbench.swarm import each_engine, sweep_run
+    from vnetbench.engines import Removed, every_engine, orphaned_runs, require_engine, run_owners
 
     require_engine()
-    removed, rules = Removed(), 0
-    unknown: list[str] = []
+    removed = Removed()
     owners: dict[str, set[str | None]] = {}
     chosen: list[str] = []
-    for swarm in each_engine():  # this machine's, then a known swarm's nodes
-        here = run_owners()
+    for engine in every_engine():  # this machine's, then a known swarm's nodes
+        here = run_owners(engine)
         owners |= here
-        picked = sorted(here) if every else orphaned_runs()
+        picked = sorted(here) if every else orphaned_runs(engine)
         chosen += picked
         for run_id in picked:
-            removed.add(sweep_run(run_id, swarm))
-        try:  # on each engine in use: this machine's, or the swarm's nodes
-            rules += sum(remove_fabric_rules(run_id) for run_id in picked)
-            rules += remove_fabric_rules(None) if every else 0
-        except FabricUnknown as error:
-            unknown.append(str(error))
+            removed.add(engine.remove_run(run_id))
+        if every:  # rules of runs whose objects are all gone already
+            removed.add(engine.remove_run(None))
+    unknown = sorted(set(removed.unknown))
+    rules = removed.rules
     chosen = sorted(set(chosen))
     kept = sorted(set(owners) - set(chosen))
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) of "
@@ -820,8 +811,8 @@ def doctor() -> None:
 @guarded
 def images_build() -> None:
     """Build the project's images (offline base with debootstrap if no registry)."""
-    from vnetbench.engine import require_engine
-    from vnetbench.images import build_project_images
+    from vnetbench.engines import require_engine
+    from vnetbench.engines.build import build_project_images
 
     require_engine()
     images = build_project_images(force=True)
@@ -836,7 +827,7 @@ def images_vnet(
     vnet_profile: Annotated[Path | None, typer.Option(help="vNet profile overrides.")] = None,
 ) -> None:
     """Wrap user-built vNet programs into a runtime image (base + the libraries they need)."""
-    from vnetbench.engine import require_engine
+    from vnetbench.engines import require_engine
     from vnetbench.overlays.vnet.artifacts import build_runtime_image
     from vnetbench.overlays.vnet.profile import load_profile
 
@@ -859,8 +850,8 @@ def swarm_up(
     nodes: Annotated[int, typer.Option(help="Nodes of the test swarm (2 to 5).")] = 2,
 ) -> None:
     """Start a test swarm of Docker-in-Docker nodes here (kept when it is up already)."""
-    from vnetbench.engine import require_engine
-    from vnetbench.swarm.testbed import swarm_up as start
+    from vnetbench.engines import require_engine
+    from vnetbench.engines.swarm.testbed import swarm_up as start
 
     require_engine()
     out_console.print(start(nodes))
@@ -870,8 +861,8 @@ def swarm_up(
 @guarded
 def swarm_down() -> None:
     """Remove the test swarm's nodes, their engines' data and its network."""
-    from vnetbench.engine import require_engine
-    from vnetbench.swarm.testbed import swarm_down as remove
+    from vnetbench.engines import require_engine
+    from vnetbench.engines.swarm.testbed import swarm_down as remove
 
     require_engine()
     out_console.print(f"removed {remove()} test swarm node(s)")

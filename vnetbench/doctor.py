@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.engine import EngineFacts, compose_version, engine_version
-from vnetbench.images import TOOLS_IMAGE, image_id
+from vnetbench.engines.build import image_id
+from vnetbench.engines.docker import compose_version, engine_version
+from vnetbench.engines.facts import EngineFacts
+from vnetbench.images import TOOLS_IMAGE
 
 Check = tuple[str, bool, str]
 

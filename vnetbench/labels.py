@@ -13,6 +13,7 @@ compose files are `detached`: left running on purpose.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from pathlib import Path
 from typing import Literal
@@ -95,3 +96,11 @@ def all_gone(owners: set[str | None]) -> bool:
     rendered with `detached:` for `up`) says it was left up on purpose."""
     named = {owner for owner in owners if owner}
     return not named or all(owner_gone(owner) for owner in named)
+
+
+FABRIC_SERVICE = "fabric"  # templates/compose.yml.j2; on a swarm one per node, fabric-NODE
+
+
+def project_name(run_id: str) -> str:
+    """Compose project names allow lower-case letters, digits, '-' and '_'."""
+    return re.sub(r"[^a-z0-9_-]", "-", run_id.lower())

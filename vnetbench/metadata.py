@@ -7,10 +7,10 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from python_on_whales.exceptions import DockerException
-
 from vnetbench import __version__
-from vnetbench.engine import docker
+from vnetbench.engines import EngineError, local
+from vnetbench.engines.build import image_id
+from vnetbench.engines.docker import compose_version
 
 if TYPE_CHECKING:
     pass
@@ -36,11 +36,9 @@ def memory_gib() -> float | None:
 
 
 def engine_facts() -> dict[str, Any]:
-    from vnetbench.engine import compose_version
-
     try:
-        info = docker.system.info()
-    except DockerException as error:
+        info = local().system_info()
+    except EngineError as error:
         return {"error": str(error)}
     return {
         "server_version": info.server_version,
@@ -67,7 +65,5 @@ def machine_facts() -> dict[str, Any]:
 
 def host_facts(tools_image: str) -> dict[str, Any]:
     """The machine, engine and image facts every results header carries."""
-    from vnetbench.images import image_id
-
     return {"machine": machine_facts(), "engine": engine_facts(),
             "images": {"tools": {"name": tools_image, "id": image_id(tools_image)}}}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from dataclasses import dataclass
 from ipaddress import IPv4Network
 from pathlib import Path
@@ -19,9 +18,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from vnetbench import __version__, gate
 from vnetbench.addressing import AddressPlan, plan_addresses
-from vnetbench.engine import EngineFacts
+from vnetbench.engines.facts import EngineFacts
 from vnetbench.images import ImageSet
-from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates
+from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates, project_name
 from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
@@ -36,11 +35,6 @@ class RenderedRun:
     directory: Path
     compose_file: Path
     plan: AddressPlan
-
-
-def project_name(run_id: str) -> str:
-    """Compose project names allow lower-case letters, digits, '-' and '_'."""
-    return re.sub(r"[^a-z0-9_-]", "-", run_id.lower())
 
 
 def template_environment() -> Environment:

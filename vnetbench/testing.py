@@ -1,58 +1,42 @@
 """Running topologies for tests of an overlay: what the pytest plugin hands out.
 
 `running_topology` renders a topology exactly as `vnetbench run` does and brings
-it up with testcontainers' Compose support, which runs the rendered compose
-file as it is (the same file a user runs by hand) and addresses nodes by their
-service. Teardown does not rely on `compose down` or on Ryuk: it removes every
-container, network and volume carrying the run's label (probes and shapers
-started outside Compose included) and the fabric's DOCKER-USER rule, however
-the test ends (failure, Ctrl-C, SIGTERM). Results are the typed ones the
-scenarios use (PingResult, IperfResult).
+it up through the same lifecycle (vnetbench.lifecycle), on the engine the
+topology names: the rendered compose file as it is (the same file a user runs
+by hand), or a swarm's nodes. Teardown does not rely on `compose down` or on
+Ryuk: it removes every container, network and volume carrying the run's label
+(probes and shapers started outside Compose included) and the fabric's
+DOCKER-USER rule, however the test ends (failure, Ctrl-C, SIGTERM). Results are
+the typed ones the scenarios use (PingResult, IperfResult).
 """
 
 from __future__ import annotations
 
-import math
-import subprocess
-import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from pydantic import ValidationError
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.engine import Listed, docker, engine_facts, list_containers, require_engine
+from vnetbench.engines import require_engine
+from vnetbench.engines.stack import HELPER_ROLES, Stack
 from vnetbench.errors import UserError
-from vnetbench.labels import current_owner, run_filter
+from vnetbench.labels import current_owner
+from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.events import events_frame
 from vnetbench.measure.iperf import IperfResult, iperf_server
 from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.paths import TOPOLOGIES
-from vnetbench.render import render_run
 from vnetbench.rundir import new_run_id
-from vnetbench.runs.session import forget_private_keys, prepared_for_stack
 from vnetbench.shaping.apply import check_shaping, shape_run
-from vnetbench.stack import HELPER_ROLES, Stack, running, start_period_over
 from vnetbench.topology import LinkProfile, Topology, load_topology, parse_topology
-
-if TYPE_CHECKING:
-    from testcontainers.compose import DockerCompose
-
-
-# As vnetbench run (Stack.up's wait): how long the containers may take to be ready.
-# The longest health-check start period a template gives is 90 s (vNet's servers), so
-# every container is healthy, unhealthy or past its start period within it, twice
-# over; compose's --wait had no bound: a container still "starting" after its start
-# period is next checked an hour later (interval 1h), and the wait waited that hour.
-BRING_UP_SECONDS = 180
-POLL_SECONDS = 1.0
 
 
 class ProbeFailed(AssertionError):
@@ -83,15 +67,14 @@ class ExecResult:
 class RunningTopology:
     """A topology that is up: its nodes, commands in them, measurements, faults."""
 
-    def __init__(self, topology: Topology, overlay: Overlay, stack: Stack,
-                 compose: DockerCompose) -> None:
+    def __init__(self, topology: Topology, overlay: Overlay, stack: Stack) -> None:
         self.topology = topology
         self.overlay = overlay
         self.rendered = stack.rendered
-        self.compose = compose
         self.stack = stack
+        self.engine = stack.engine
         self.directory = stack.rendered.directory
-        self.unready: list[str] = []  # agent containers that never became ready
+        self.unready = stack.unready  # agent containers that never became ready
         self._probes = 0
 
     @property
@@ -103,7 +86,7 @@ class RunningTopology:
         """The system under test's containers by node name (helpers left out)."""
         prefix = f"{self.rendered.project}-"
         found = {}
-        for container in list_containers(run_filter(self.run_id)):
+        for container in self.stack.containers():
             role = container.labels.get(labels.ROLE, "")
             if role in HELPER_ROLES or not container.name.startswith(prefix):
                 continue
@@ -130,16 +113,13 @@ class RunningTopology:
     def exec(self, node: str, command: str | Sequence[str]) -> ExecResult:
         """Run a command in a node (a string goes to `sh -c`); never raises on its exit."""
         argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
-        try:
-            out, err, code = self.compose.exec_in_container(argv, self.node(node).service)
-        except subprocess.CalledProcessError as failed:
-            return ExecResult(failed.returncode, _text(failed.stdout), _text(failed.stderr))
-        return ExecResult(code, out, err)
+        done = self.engine.execute(self.node(node).container, argv)
+        return ExecResult(done.exit_code, done.stdout, done.stderr)
 
     def logs(self, node: str | None = None) -> str:
         """One node's log, or every node's, each line prefixed with its container."""
         if node is not None:
-            return str(docker.container.logs(self.node(node).container))
+            return self.engine.logs(self.node(node).container)
         return "\n".join(line for source in self.stack.logs()
                          for line in (f"{source.container}| {text}"
                                       for text in source.text.splitlines()))
@@ -156,7 +136,7 @@ class RunningTopology:
     def ping(self, source: str, target: str, count: int = 10, interval_s: float = 0.05,
              size: int | None = None) -> PingResult:
         """`count` pings from agent `source` to agent `target` through the overlay."""
-        run = run_ping(self.run_id, self.node(source).container, self.address(target),
+        run = run_ping(self.stack, self.node(source).container, self.address(target),
                        count, interval_s, size, self._raw("ping"),
                        timeout_seconds=count * interval_s + 15)
         if run.result is None:
@@ -167,7 +147,7 @@ class RunningTopology:
                    options: Sequence[str] = ()) -> IperfResult:
         """One iperf3 TCP test from `source` to `target` (extra iperf3 options allowed)."""
         name = f"{self.rendered.project}-test-iperf-{self._next()}"
-        with iperf_server(self.run_id, self.node(target).container, self.address(target),
+        with iperf_server(self.stack, self.node(target).container, self.address(target),
                           name) as server:
             run = server.run(self.node(source).container, seconds, list(options),
                              self._raw("iperf3"))
@@ -185,15 +165,15 @@ class RunningTopology:
         shaped = self.topology.model_copy(update={"links": links})
         check_shaping(shaped)  # refused before it replaces what runs
         self.topology = shaped
-        return shape_run(self.run_id, self.topology)
+        return shape_run(self.stack, self.topology)
 
     def kill(self, node: str) -> None:
-        docker.container.kill(self.node(node).container)
+        self.engine.signal([self.node(node).container], "KILL")
 
     def restart(self, node: str) -> None:
         """Start a node again (killed or not); its links are shaped again."""
-        docker.container.restart(self.node(node).container)
-        shape_run(self.run_id, self.topology)
+        self.engine.restart(self.node(node).container)
+        shape_run(self.stack, self.topology)
 
     def _next(self) -> int:
         self._probes += 1
@@ -213,10 +193,6 @@ def link_profile(profile: Mapping[str, Any], source: str) -> LinkProfile:
                              for e in error.errors())
         raise UserError(f"{source} is not a valid link profile: {problems}. Give e.g. "
                         "rate='100mbit', delay='10ms', jitter='2ms', loss='1%'.") from None
-
-
-def _text(data: bytes | str | None) -> str:
-    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
 
 
 def topology_from(source: str | Path | Mapping[str, Any] | Topology, overlay: str | None,
@@ -250,106 +226,23 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
                      overlay: str | None = None,
                      links: Mapping[str, Mapping[str, Any]] | None = None,
                      ) -> Iterator[RunningTopology]:
-    """Bring a topology up, shaped, in `directory`; whatever happens, keep its logs
+    """Bring a topology up, shaped, in `directory`, as `vnetbench run` does (the same
+    lifecycle: its engine, checks, block retries); whatever happens, keep its logs
     (directory/logs) and remove everything of it."""
-    try:
-        from testcontainers.compose import DockerCompose
-    except ImportError:
-        raise UserError("vnetbench's pytest fixtures need testcontainers, which is not "
-                        "installed here: pip install 'vnetbench[pytest]'.") from None
-
     topology = topology_from(source, overlay, links)
     require_engine()
     adapter = overlay_for(topology)
     adapter.require_available()
-    topology, images = prepared_for_stack(topology, adapter)
+    prepared = prepare(topology, adapter)
     with claimed_block() as claim:
-        rendered = render_run(topology, adapter, new_run_id(topology.name), claim.block,
-                              directory, images, current_owner(), engine_facts())
-        compose = DockerCompose(rendered.directory, compose_file_name=rendered.compose_file.name,
-                                wait=True, pull=False)  # started by start(), bounded
-        unready: list[str] = []
-        try:
-            with running(rendered, bring_up=lambda stack: unready.extend(
-                    start(compose, stack))) as stack:
-                net = RunningTopology(topology, adapter, stack, compose)
-                net.unready = unready
-                shape_run(rendered.run_id, topology)
-                yield net
-        finally:
-            forget_private_keys(adapter, rendered.directory)
+        spec = StackSpec(prepared, new_run_id(topology.name), directory, current_owner())
+        with running(spec, claim) as stack:
+            warn_unready(stack.unready)
+            yield RunningTopology(prepared.topology, adapter, stack)
 
 
-def start(compose: DockerCompose, stack: Stack,
-          timeout_s: float = BRING_UP_SECONDS) -> list[str]:
-    """`docker compose up --wait` bounded: compose's own --wait-timeout, and the whole
-    command within `timeout_s` (it also waits for depends_on health, which that option
-    does not bound). As in `vnetbench run`, agents that never become ready (an overlay
-    that loses joins) are returned and named in a warning; anything else not ready is
-    an error, and so is a container still starting at the bound (named)."""
-    command = [*compose.docker_compose_command(), "up", "--wait", "--wait-timeout",
-               str(math.ceil(timeout_s))]
-    deadline = time.monotonic() + timeout_s
-    try:
-        subprocess.run(command, cwd=compose.context, capture_output=True, check=True,
-                       timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        said = f"compose did not end within {timeout_s:g} s"  # ended; states say why
-    except subprocess.CalledProcessError as failed:
-        said = (_text(failed.stderr) or _text(failed.stdout)).strip()[-800:]
-    else:
-        return []
-    return judged(stack, wait_until_settled(stack, deadline), timeout_s, said)
-
-
-def judged(stack: Stack, states: dict[str, tuple[str | None, str]], timeout_s: float,
-           said: str) -> list[str]:
-    """After compose's wait failed (`said`): the agents not ready, if the stack can
-    run without them; else a UserError naming the containers still starting or
-    not ready."""
-    logs = stack.rendered.directory / "logs"
-    if not states:
-        raise UserError(f"The topology did not come up: {said} Its logs are kept in {logs}.")
-    starting = sorted(name for name, (_, state) in states.items() if state == "starting")
-    if starting:
-        raise UserError(
-            f"The topology did not come up within {timeout_s:g} s: {len(starting)} "
-            f"container(s) still starting ({', '.join(starting[:10])}"
-            f"{', ...' if len(starting) > 10 else ''}). A health check that never passes "
-            f"keeps a container starting; their logs are kept in {logs}.")
-    failed = sorted(name for name, (_, state) in states.items() if state == "failed")
-    agents = [name for name, (role, _) in states.items() if role == "agent"]
-    if any(states[name][0] != "agent" for name in failed) or (
-            failed and len(failed) == len(agents)):
-        raise UserError(f"The topology did not come up: {', '.join(failed)} did not become "
-                        "ready (exited, unhealthy, or still unchecked past its health "
-                        f"check's start period). Their logs are kept in {logs}.")
-    if failed:
-        warnings.warn(f"{len(failed)} agent container(s) did not become ready: "
-                      f"{', '.join(failed)}", stacklevel=3)
-    return failed
-
-
-def wait_until_settled(stack: Stack, deadline: float) -> dict[str, tuple[str | None, str]]:
-    """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting or
-    at the deadline (monotonic seconds)."""
-    while True:
-        states = {c.name: (c.labels.get(labels.ROLE), container_state(c))
-                  for c in list_containers(run_filter(stack.run_id))}
-        if all(state != "starting" for _, state in states.values()) or (
-                time.monotonic() >= deadline):
-            return states
-        time.sleep(POLL_SECONDS)
-
-
-def container_state(container: Listed) -> str:
-    """'ready' (running, healthy or without a check), 'failed' (exited, unhealthy, or
-    still unchecked after its start period: it is next checked an hour later), or
-    'starting'."""
-    running = container.state == "running"
-    if running and container.health in (None, "healthy"):
-        return "ready"
-    if container.state in ("created", "restarting") or (
-            running and container.health == "starting" and not start_period_over(container)):
-        return "starting"
-    return "failed"
+def warn_unready(agents: list[str]) -> None:
+    """A test's topology came up without these agents (named, as `run` names them)."""
+    if agents:
+        warnings.warn(f"{len(agents)} agent container(s) did not become ready: "
+                      f"{', '.join(agents)}", stacklevel=4)

@@ -65,6 +65,8 @@ MAX_SWITCHES = 15  # sites of a run's /16 block (addressing.py: /20 each after t
 # seconds and gigabytes (1.5 million agents: 7 s, 1.3 GB), and `agents: 1000000000`
 # exhausted memory before any check ran.
 MAX_AGENTS = 100_000
+EngineName = Literal["compose", "swarm"]  # vnetbench.engines.ENGINES: how each is made
+ENGINE_NAMES: tuple[str, ...] = EngineName.__args__  # type: ignore[attr-defined]
 # swarm: a manager's Docker endpoint (docker -H), or "test" for vnetbench's test swarm
 MANAGER_PATTERN = (r"test|(?:unix|npipe)://[A-Za-z0-9._/+-]+"
                    r"|(?:tcp|ssh)://(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(?::[0-9]{1,5})?/?")
@@ -373,9 +375,9 @@ class Topology(Model):
     measure: MeasurePair | None = None
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
-    engine: Literal["compose", "swarm"] = Field(
+    engine: EngineName = Field(
         "compose", description="compose: this machine's engine; swarm: a Docker Swarm's "
-        "nodes (vnetbench.swarm)")
+        "nodes (vnetbench.engines.swarm)")
     hosts: dict[str, str] = Field(
         default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
         "node that runs it; unnamed sites spread over the nodes")

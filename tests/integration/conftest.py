@@ -6,9 +6,9 @@ import re
 import pytest
 from python_on_whales import docker
 
-from vnetbench.engine import require_engine
-from vnetbench.fabric import fabric_rules
-from vnetbench.images import build_project_images
+from vnetbench.engines import require_engine
+from vnetbench.engines.build import build_project_images
+from vnetbench.engines.fabric import fabric_rules
 from vnetbench.labels import run_filter as label_filter
 
 

@@ -9,6 +9,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
+from vnetbench.engines.stack import remove_run_objects
 from vnetbench.gate import (
     ENTRY,
     FIFO_IN_CONTAINER,
@@ -21,7 +22,6 @@ from vnetbench.gate import release as release_gate
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import RUN as RUN_LABEL
 from vnetbench.labels import run_filter as label_filter
-from vnetbench.stack import remove_run_objects
 
 pytestmark = pytest.mark.integration
 CONTAINERS = 50

@@ -20,13 +20,13 @@ from python_on_whales import docker
 from tests.integration.conftest import as_measured, leftovers
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
+from vnetbench.engines.stack import running
 from vnetbench.images import ImageSet, build_project_images
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.results import load_results
 from vnetbench.runs.session import prepare_run, run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.shaping.apply import ShapingKeeper, available_mechanisms, read_back, shape_run
-from vnetbench.stack import running
 from vnetbench.topology import Topology, parse_topology
 
 pytestmark = pytest.mark.integration

@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from python_on_whales import DockerClient
 
+from vnetbench.engines.swarm.deployment import NODE_RUNS
+from vnetbench.engines.swarm.testbed import endpoint, node_names, swarm_down, swarm_up
 from vnetbench.labels import run_filter
 from vnetbench.results import load_results
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.swarm.stack import NODE_RUNS
-from vnetbench.swarm.testbed import endpoint, node_names, swarm_down, swarm_up
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration

@@ -22,11 +22,11 @@ from vnetbench.addressing import (
     tunnel_addresses,
     tunnel_sites,
 )
+from vnetbench.engines.swarm.deployment import dynamic_range
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.overlays.openvpn import SITE_LINKS
 from vnetbench.overlays.vnet.profile import load_profile
-from vnetbench.swarm.stack import dynamic_range
 from vnetbench.topology import MAX_AGENTS_PER_SITE, Topology, parse_topology
 
 MAX_SWITCHES = next(m.max_length for m in Topology.model_fields["switches"].metadata

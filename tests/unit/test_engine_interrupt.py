@@ -10,7 +10,7 @@ from types import FrameType
 import pytest
 from python_on_whales.utils import run
 
-import vnetbench.engine  # noqa: F401  (installs the interruptible run)
+import vnetbench.engines.docker  # noqa: F401  (installs the interruptible run)
 
 
 def alive(pid: int) -> bool:
@@ -39,7 +39,7 @@ def test_an_interrupt_stops_the_bounded_call_it_lands_in(tmp_path: Path) -> None
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 10  # TERM first, KILL after vnetbench.engine.STOP_SECONDS
+    deadline = time.monotonic() + 10  # TERM first, KILL after vnetbench.engines.docker.STOP_SECONDS
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid), "the program the interrupted call ran is still running"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnetbench.engine import health_of
-from vnetbench.stack import compose_log_line
+from vnetbench.engines.docker import compose_log_line, health_of
 
 
 @pytest.mark.parametrize(("status", "health"), [

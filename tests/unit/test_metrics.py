@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from vnetbench.engines.stack import Restarted
 from vnetbench.metrics import Better, Catalogue, Metric, catalogue
 from vnetbench.overlays.base import AgentLimits, Reconfiguration
 from vnetbench.results import load_results
@@ -15,7 +16,6 @@ from vnetbench.scenarios.config import config_metrics
 from vnetbench.scenarios.flood import flood_metrics
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.throughput import ping_metrics, tcp_metrics
-from vnetbench.stack import Restarted
 
 
 def emitted_names() -> set[str]:

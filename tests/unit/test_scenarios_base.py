@@ -11,6 +11,7 @@ from typing import cast
 import pytest
 
 from vnetbench.addressing import plan_addresses
+from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import Source
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
@@ -21,7 +22,6 @@ from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.flood import limiter_count
 from vnetbench.scenarios.join import joined_agents
-from vnetbench.stack import Stack
 from vnetbench.topology import parse_topology
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "vnet-logs"

@@ -19,13 +19,13 @@ import yaml
 
 from vnetbench import gate
 from vnetbench.addressing import plan_addresses
-from vnetbench.engine import Listed
+from vnetbench.engines.base import Listed
+from vnetbench.engines.stack import Restarted, Stack, first_of
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.join import Join
-from vnetbench.stack import Restarted, Stack, first_of
 from vnetbench.topology import parse_topology
 
 WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine

@@ -14,15 +14,16 @@ import pytest
 import yaml
 
 from vnetbench.addressing import plan_addresses
+from vnetbench.engines.compose import ComposeEngine
+from vnetbench.engines.swarm.deployment import corrected_times, dynamic_range
+from vnetbench.engines.swarm.engine import SEGMENT_MTU, segment_mtus
+from vnetbench.engines.swarm.gatekeepers import PROTOCOL, RELEASE_AT, ClockOffset
+from vnetbench.engines.swarm.placement import node_share, placed_services, site_nodes, waves
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
 from vnetbench.report.tables import comparison_table
-from vnetbench.swarm import SEGMENT_MTU, on_engine
-from vnetbench.swarm.gatekeepers import PROTOCOL, RELEASE_AT, ClockOffset
-from vnetbench.swarm.placement import node_share, placed_services, site_nodes, waves
-from vnetbench.swarm.stack import corrected_times, dynamic_range
 from vnetbench.topology import Topology, parse_topology
 
 NODES = ["node-a", "node-b"]
@@ -111,12 +112,12 @@ def test_the_swarms_dynamic_range_holds_no_planned_address() -> None:
 
 
 def test_on_a_swarm_segments_have_the_overlay_networks_mtu_and_tunnels_fit() -> None:
-    swarm = on_engine(topology(overlay="wireguard"))
+    swarm = segment_mtus(topology(overlay="wireguard"))
     assert swarm.links.site.mtu == swarm.links.backbone.mtu == SEGMENT_MTU
-    declared = on_engine(topology(links={"site": {"mtu": 1500}}))
+    declared = segment_mtus(topology(links={"site": {"mtu": 1500}}))
     assert declared.links.site.mtu == 1500 and declared.links.backbone.mtu == SEGMENT_MTU
     local = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t.yml")
-    assert on_engine(local) == local
+    assert ComposeEngine().adjust(local) == local  # this machine's engine changes nothing
     wireguard = overlay_for(swarm)
     assert wireguard.tunnel_mtu(swarm) == SEGMENT_MTU - 80  # its UDP must fit the overlay
     assert wireguard.tunnel_mtu(local) == 1420
@@ -189,7 +190,7 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
 def test_files_a_ca_writes_are_known_so_other_nodes_get_them() -> None:
     """Nebula's CA runs on one node and writes every hub's and agent's certificates
     into the run directory there: the swarm copies those mounts to the other nodes."""
-    from vnetbench.swarm.stack import FILE_MAKER_ROLES, writable_mounts
+    from vnetbench.engines.swarm.deployment import FILE_MAKER_ROLES, writable_mounts
 
     top = topology(overlay="nebula")
     compose = rendered(top)
@@ -209,9 +210,9 @@ TEST_ENDPOINT = "unix:///run/vnetbench-swarm/node-a/docker.sock"
 
 @pytest.fixture
 def test_swarm_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vnetbench.swarm import testbed
+    from vnetbench.engines.swarm import cluster
 
-    monkeypatch.setattr(testbed, "test_swarm_manager", lambda: TEST_ENDPOINT)
+    monkeypatch.setattr(cluster, "test_swarm_manager", lambda: TEST_ENDPOINT)
     monkeypatch.delenv("VNETBENCH_SWARM", raising=False)
 
 
@@ -219,7 +220,7 @@ def test_the_test_swarm_is_used_only_when_named(test_swarm_up: None,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A run with engine: swarm and no manager took the test swarm (Docker-in-Docker on
     this machine) before the host's own swarm: now the host's, or a refusal."""
-    from vnetbench.swarm import cluster
+    from vnetbench.engines.swarm import cluster
 
     plain = topology()
     with pytest.raises(UserError, match="no manager is named and this machine's engine"):
@@ -235,16 +236,16 @@ def test_the_test_swarm_is_used_only_when_named(test_swarm_up: None,
 
 def test_the_test_swarm_named_but_not_up_is_one_paragraph(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from vnetbench.swarm import cluster, testbed
+    from vnetbench.engines.swarm import cluster
 
-    monkeypatch.setattr(testbed, "test_swarm_manager", lambda: None)
+    monkeypatch.setattr(cluster, "test_swarm_manager", lambda: None)
     with pytest.raises(UserError, match=r"names the test swarm, which is not up on this "
                                         r"machine.*'vnetbench swarm up'"):
         cluster.manager_endpoint(topology().model_copy(update={"manager": "test"}))
 
 
 def test_a_swarm_says_when_it_is_the_test_swarm() -> None:
-    from vnetbench.swarm.cluster import Swarm
+    from vnetbench.engines.swarm.cluster import Swarm
 
     assert Swarm(TEST_ENDPOINT, ()).is_test
     assert not Swarm("ssh://me@manager", ()).is_test
@@ -253,7 +254,7 @@ def test_a_swarm_says_when_it_is_the_test_swarm() -> None:
 
 def test_a_node_named_as_a_swarm_node_s_helper_is_refused() -> None:
     """fabric-NODE on a node the hosts did not name (the topology check sees only those)."""
-    from vnetbench.swarm import check_node_helpers
+    from vnetbench.engines.swarm.engine import check_node_helpers
 
     named = parse_topology({"name": "t", "switches": 2, "engine": "swarm", "agents": [
         {"name": "fabric-node-b", "switch": "switch1"}, {"name": "b", "switch": "switch2"}]},

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from vnetbench import labels, testing
-from vnetbench.engine import Listed
+from vnetbench.engines.base import Listed
+from vnetbench.engines.compose import COMPOSE_MARGIN_SECONDS, ComposeDeployment, ComposeEngine
+from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import cpu_jiffies
 from vnetbench.runs.calibration import Figure, figure_rows
@@ -54,47 +57,59 @@ def test_figures_say_which_targets_are_met() -> None:
     assert rows[2]["value"] == "n/a Mbit/s"
 
 
-class HangingCompose:
-    """A compose command that does not end (as `up --wait` behind a container whose
-    health check is next run an hour later)."""
+class ListingEngine:
+    """An engine that only lists (recorded states) and says when each container started
+    and its health check's start period; its deployment's wait fails as compose's does."""
 
-    context = "."
+    def __init__(self, listed: list[Listed], period_over: bool) -> None:
+        self.listed, self.period_over = listed, period_over
 
-    def docker_compose_command(self) -> list[str]:
-        return ["sh", "-c", "sleep 30", "compose"]
+    def containers(self, filters: object) -> list[Listed]:
+        return self.listed
+
+    def health_started(self, container: Listed) -> tuple[datetime, float]:
+        return datetime.now(UTC) - timedelta(seconds=100 if self.period_over else 0), 50.0
+
+    def deployment(self, rendered: object, topology: object) -> SimpleNamespace:
+        return SimpleNamespace(up=lambda timeout_s, unready: unready("compose: not ready"))
 
 
-def test_the_plugin_s_bring_up_is_bounded_and_names_what_is_still_starting(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def listed_stack(tmp_path: Path, listed: list[Listed], period_over: bool) -> Stack:
+    rendered = SimpleNamespace(run_id="r", project="p", directory=tmp_path)
+    return Stack(rendered, ListingEngine(listed, period_over), None)  # type: ignore[arg-type]
+
+
+def test_the_bring_up_is_bounded_and_names_what_is_still_starting(tmp_path: Path) -> None:
     """compose's --wait had no bound: a container still starting held the test for the
-    health check's 1 h interval. The whole command is bounded by timeout_s (here 1 s,
-    against a command that would take 30 s), then the containers still starting are
-    named."""
+    health check's 1 h interval. The settling after a failed wait is bounded by the
+    bring-up's timeout (here 1 s), then the containers still starting are named; the
+    compose call itself is bounded by the `timeout` command around it."""
     listed = [Listed("1", "p-conductor", "running", "starting", {labels.ROLE: "conductor"}),
               Listed("2", "p-agent1", "running", "healthy", {labels.ROLE: "agent"})]
-    monkeypatch.setattr(testing, "list_containers", lambda filters: listed)
-    monkeypatch.setattr(testing, "start_period_over", lambda container: False)
-    stack = SimpleNamespace(run_id="r", rendered=SimpleNamespace(directory=tmp_path))
+    stack = listed_stack(tmp_path, listed, period_over=False)
     began = time.monotonic()
     with pytest.raises(UserError, match=r"within 1 s: 1 container\(s\) still starting "
                                         r"\(p-conductor\)"):
-        testing.start(HangingCompose(), stack, timeout_s=1)  # type: ignore[arg-type]
+        stack.up(timeout_seconds=1)
     assert time.monotonic() - began < 30
+    deployment = ComposeDeployment(SimpleNamespace(compose_file=tmp_path / "c.yml",
+                                                   project="p"),  # type: ignore[arg-type]
+                                   ComposeEngine())
+    call = deployment.compose_client(1).client_config.client_call
+    assert call[:4] == ["timeout", "-k", "5", str(1 + COMPOSE_MARGIN_SECONDS)]
 
 
-def test_agents_never_ready_are_named_and_the_rest_runs(monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path) -> None:
+def test_agents_never_ready_are_named_and_the_rest_runs(tmp_path: Path) -> None:
     """Past its start period an agent still unchecked is not ready (an overlay that
-    lost its join), named in a warning; a server in that state is an error."""
+    lost its join), named and the run goes on (the plugin warns); a server in that
+    state is an error."""
     listed = [Listed("1", "p-hub-switch1", "running", "healthy", {labels.ROLE: "switch"}),
               Listed("2", "p-agent1", "running", "starting", {labels.ROLE: "agent"}),
               Listed("3", "p-agent2", "running", "healthy", {labels.ROLE: "agent"})]
-    monkeypatch.setattr(testing, "list_containers", lambda filters: listed)
-    monkeypatch.setattr(testing, "start_period_over", lambda container: True)
-    stack = SimpleNamespace(run_id="r", rendered=SimpleNamespace(directory=tmp_path))
+    assert listed_stack(tmp_path, listed, period_over=True).up(timeout_seconds=1) == [
+        "p-agent1"]
     with pytest.warns(UserWarning, match="p-agent1"):
-        assert testing.start(HangingCompose(), stack, timeout_s=1) == [  # type: ignore[arg-type]
-            "p-agent1"]
+        testing.warn_unready(["p-agent1"])
     listed[0] = Listed("1", "p-hub-switch1", "exited", None, {labels.ROLE: "switch"})
     with pytest.raises(UserError, match="p-hub-switch1 did not become ready"):
-        testing.start(HangingCompose(), stack, timeout_s=1)  # type: ignore[arg-type]
+        listed_stack(tmp_path, listed, period_over=True).up(timeout_seconds=1)

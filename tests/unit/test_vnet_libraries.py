@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from vnetbench.engines.base import ToolOutput
 from vnetbench.errors import UserError
 from vnetbench.overlays.vnet import libraries
 from vnetbench.overlays.vnet.libraries import (
@@ -96,34 +97,33 @@ class FakeDocker:
         self.removed = False
         self.container = self
 
-    def run(self, *args: Any, **kwargs: Any) -> FakeDocker:
-        return self
+    def start_container(self, *args: Any, **kwargs: Any) -> str:
+        return "lookup"
 
-    def remove(self, container: Any, force: bool = False) -> None:
+    def remove(self, container: Any) -> None:
         self.removed = True
 
-    def execute(self, container: Any, command: list[str]) -> str:
-        from python_on_whales.exceptions import DockerException
-
+    def execute(self, container: Any, command: list[str]) -> ToolOutput:
         script, args = command[2], command[4:]
         if script.startswith("apt-get update"):
             if self.update_fails:
-                raise DockerException(command, 100, b"E: Could not resolve deb.debian.org", b"")
-            return ""
+                return ToolOutput(100, "E: Could not resolve deb.debian.org", "")
+            return ToolOutput(0, "", "")
         if script.startswith("apt-cache search"):
             pattern = args[0]
-            return {"^libprotobuf": text("apt-cache-search-libprotobuf.txt")}.get(pattern, "")
+            return ToolOutput(0, {"^libprotobuf": text("apt-cache-search-libprotobuf.txt")}.get(
+                pattern, ""), "")
         self.downloads.append(args[0])
         if args[0] not in self.contents:
-            raise DockerException(command, 100, b"E: Unable to locate package", b"")
-        return self.contents[args[0]]
+            return ToolOutput(100, "E: Unable to locate package", "")
+        return ToolOutput(0, self.contents[args[0]], "")
 
 
 def test_find_packages_downloads_candidates_until_one_ships_the_soname(
         monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeDocker({"libprotobuf32t64": text("dpkg-c-libprotobuf-lite32t64.txt"),
                        "libprotobuf-lite32t64": text("dpkg-c-libprotobuf32t64.txt")})
-    monkeypatch.setattr(libraries, "docker", fake)
+    monkeypatch.setattr(libraries, "local", lambda: fake)
     lookup = find_packages("base", ["libprotobuf.so.32", "libnowhere.so.7"])
     # Contents swapped on purpose: the first candidate is rejected, the second taken.
     assert fake.downloads == ["libprotobuf32t64", "libprotobuf-lite32t64"]
@@ -135,13 +135,13 @@ def test_find_packages_downloads_candidates_until_one_ships_the_soname(
 
 def test_find_packages_needs_no_container_when_nothing_is_missing(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(libraries, "docker", None)
+    monkeypatch.setattr(libraries, "local", None)
     assert find_packages("base", []).to_install == []
 
 
 def test_an_unreachable_archive_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeDocker({}, update_fails=True)
-    monkeypatch.setattr(libraries, "docker", fake)
+    monkeypatch.setattr(libraries, "local", lambda: fake)
     with pytest.raises(UserError, match="Debian archive must be reachable"):
         find_packages("base", ["libprotobuf.so.32"])
     assert fake.removed

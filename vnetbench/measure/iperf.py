@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.measure.probe import (
+    RunOnEngine,
     ToolRun,
     parsed,
     run_probe,
@@ -169,7 +170,7 @@ def udp_options(mbit: float, payload_bytes: int | None = None) -> list[str]:
 class IperfServer:
     """A one-off iperf3 server (`-s -1`) listening at address: it serves one client run."""
 
-    run_id: str
+    run_on: RunOnEngine  # the run and its engine
     address: str
     port: int = PORT
 
@@ -189,7 +190,7 @@ class IperfServer:
         argv = client_argv(self.address, seconds, options, self.port)
         output = ""
         for _ in range(CONNECT_ATTEMPTS):
-            output = run_probe(self.run_id, client, argv, seconds + CLIENT_GRACE_SECONDS).stdout
+            output = run_probe(self.run_on, client, argv, seconds + CLIENT_GRACE_SECONDS).stdout
             if "Connection refused" not in output:
                 break
             time.sleep(0.3)
@@ -198,11 +199,11 @@ class IperfServer:
 
 
 @contextmanager
-def iperf_server(run_id: str, container: str, address: str, name: str,
+def iperf_server(run: RunOnEngine, container: str, address: str, name: str,
                  port: int = PORT) -> Iterator[IperfServer]:
     """A one-off server in container's namespace (reached at address), removed afterwards."""
-    server = start_probe(run_id, container, ["iperf3", "-s", "-1", "-p", str(port)], name=name)
+    server = start_probe(run, container, ["iperf3", "-s", "-1", "-p", str(port)], name=name)
     try:
-        yield IperfServer(run_id, address, port)
+        yield IperfServer(run, address, port)
     finally:
-        stop_probe(server)
+        stop_probe(run, server)

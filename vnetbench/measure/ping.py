@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
+from vnetbench.measure.probe import RunOnEngine, ToolRun, parsed, run_probe, save_raw
 
 _SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received")
 _RTT = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
@@ -63,10 +63,10 @@ def ping_argv(count: int, interval_s: float, target: str, size: int | None = Non
 PingRun = ToolRun[PingResult]
 
 
-def run_ping(run_id: str, container: str, target: str, count: int, interval_s: float,
+def run_ping(run: RunOnEngine, container: str, target: str, count: int, interval_s: float,
              size: int | None, raw_path: Path, timeout_seconds: float) -> PingRun:
     """`count` pings of target from container's namespace; the raw output kept at raw_path."""
     argv = ping_argv(count, interval_s, target, size)
-    output = run_probe(run_id, container, argv, timeout_seconds).stdout
+    output = run_probe(run, container, argv, timeout_seconds).stdout
     save_raw(raw_path, output)
     return parsed(output, parse_ping, PingParseError)

@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from python_on_whales import Container
-from python_on_whales.exceptions import DockerException
+from vnetbench.engines.base import RunOnEngine, ToolOutput
 
-from vnetbench.engine import engines
-from vnetbench.images import TOOLS_IMAGE
+__all__ = ["ProbeOutput", "RunOnEngine", "ToolRun", "parsed", "run_probe", "save_raw",
+           "start_probe", "stop_probe", "timeout_argument"]
 from vnetbench.labels import TOOL, run_labels
 
-
-@dataclass(frozen=True)
-class ProbeOutput:
-    exit_code: int
-    stdout: str
-    stderr: str
+ProbeOutput = ToolOutput
 
 
 def _labels(run_id: str, target: str, tool: str) -> dict[str, str]:
@@ -39,44 +32,20 @@ def timeout_argument(seconds: float) -> str:
     return str(max(1, math.ceil(seconds)))
 
 
-def run_probe(
-    run_id: str, target: str, argv: list[str], timeout_seconds: float
-) -> ProbeOutput:
+def run_probe(run: RunOnEngine, target: str, argv: list[str],
+              timeout_seconds: float) -> ProbeOutput:
     """Run argv to completion in target's namespace, bounded by timeout_seconds."""
     bounded = ["timeout", "-k", "2", timeout_argument(timeout_seconds), *argv]
-    try:
-        stdout = engines.client_for(target).run(
-            TOOLS_IMAGE,
-            bounded,
-            networks=[f"container:{target}"],
-            labels=_labels(run_id, target, argv[0]),
-            remove=True,
-            pull="never",
-        )
-        return ProbeOutput(0, str(stdout), "")
-    except DockerException as error:
-        return ProbeOutput(error.return_code, error.stdout or "", error.stderr or "")
+    return run.engine.run_tool(target, bounded, _labels(run.run_id, target, argv[0]))
 
 
-def start_probe(run_id: str, target: str, argv: list[str], name: str) -> Container:
+def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str) -> str:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace."""
-    container = engines.client_for(target).run(
-        TOOLS_IMAGE,
-        argv,
-        name=name,
-        networks=[f"container:{target}"],
-        labels=_labels(run_id, target, argv[0]),
-        detach=True,
-        remove=True,
-        pull="never",
-    )
-    assert isinstance(container, Container)
-    return container
+    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, argv[0]))
 
 
-def stop_probe(container: Container) -> None:
-    with suppress(DockerException):  # already gone: a one-off server that exited
-        container.remove(force=True)
+def stop_probe(run: RunOnEngine, name: str) -> None:
+    run.engine.remove(name)  # already gone is fine: a one-off server that exited
 
 
 T = TypeVar("T")

@@ -18,7 +18,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from vnetbench.measure.probe import ProbeOutput, ToolRun, parsed, run_probe, save_raw
+from vnetbench.measure.probe import (
+    ProbeOutput,
+    RunOnEngine,
+    ToolRun,
+    parsed,
+    run_probe,
+    save_raw,
+)
 
 PORT = 5301
 REPORT_S = 1  # pv's figure every second, as libp2p perf prints them
@@ -92,7 +99,7 @@ def receiver_argv(target: str | None) -> list[str]:
     return ["sh", "-c", f"socat -u {' '.join(BLOCK)} {source} SYSTEM:'{COUNTER}' 2>&1"]
 
 
-def run_transfer(run_id: str, client: str, server: str, target: str, count: int,
+def run_transfer(run: RunOnEngine, client: str, server: str, target: str, count: int,
                  download: bool, timeout_seconds: float, raw_path: Path) -> ToolRun[Transfer]:
     """`count` bytes from the client's namespace to the server's at target (download:
     back). The listening side runs in a thread, the connecting side here; the sender
@@ -105,10 +112,10 @@ def run_transfer(run_id: str, client: str, server: str, target: str, count: int,
     sender_bound, receiver_bound = timeout_seconds, timeout_seconds + 10
     heard: list[ProbeOutput] = []
     thread = threading.Thread(target=lambda: heard.append(run_probe(
-        run_id, listener, listen_argv, sender_bound if download else receiver_bound)),
+        run, listener, listen_argv, sender_bound if download else receiver_bound)),
         daemon=True)  # on Ctrl-C the teardown ends its probe; nothing waits for it
     thread.start()
-    connected = run_probe(run_id, connector, connect_argv,
+    connected = run_probe(run, connector, connect_argv,
                           receiver_bound if download else sender_bound)
     thread.join(receiver_bound + 30)
     received = connected if download else (heard[0] if heard else ProbeOutput(-1, "", ""))

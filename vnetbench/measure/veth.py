@@ -13,9 +13,7 @@ namespaces.
 
 from __future__ import annotations
 
-from python_on_whales.exceptions import DockerException
-
-from vnetbench.engine import docker
+from vnetbench.engines import EngineError, local
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
@@ -63,15 +61,14 @@ def bare_rates(run_id: str, seconds: float, passes: int, routers: int = 0) -> li
 def bare_path(run_id: str, seconds: float, routers: int = 0) -> IperfResult:
     """One TCP stream of `seconds` over bare veth pairs with `routers` between."""
     try:
-        out = docker.run(TOOLS_IMAGE, ["bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}",
-                                       str(routers)],
-                         networks=["none"], cap_add=["NET_ADMIN", "SYS_ADMIN"],
-                         # Docker's AppArmor profile denies mount, which `ip netns` needs;
-                         # this helper is ours, never the system under test
-                         security_options=["apparmor=unconfined"],
-                         labels=run_labels(run_id, "calibration", f"bare-{routers}"),
-                         remove=True, pull="never")
-    except DockerException as error:
+        out = local().run_container(
+            TOOLS_IMAGE, ["bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}", str(routers)],
+            networks=["none"], cap_add=["NET_ADMIN", "SYS_ADMIN"],
+            # Docker's AppArmor profile denies mount, which `ip netns` needs; this helper
+            # is ours, never the system under test
+            security_options=["apparmor=unconfined"],
+            labels=run_labels(run_id, "calibration", f"bare-{routers}"))
+    except EngineError as error:
         raise UserError(
             "The bare veth path could not be measured: a helper container with NET_ADMIN "
             f"and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]}). The engine "

@@ -18,11 +18,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.errors import OverlayUnavailable, UserError
+from vnetbench.labels import FABRIC_SERVICE
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
-    from vnetbench.stack import Stack
+    from vnetbench.engines.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,6 @@ class Overlay(ABC):
         return {"default": {}}
 
 
-FABRIC_SERVICE = "fabric"  # templates/compose.yml.j2; on a swarm one per node, fabric-NODE
 
 
 def swarm_helpers(topology: Topology) -> dict[str, str]:

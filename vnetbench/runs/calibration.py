@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engine import docker, engine_facts, list_containers, require_engine
+from vnetbench.engines import local, require_engine
+from vnetbench.engines.build import build_project_images
 from vnetbench.gate import (
     ENTRY,
     FIFO_IN_CONTAINER,
@@ -34,17 +35,17 @@ from vnetbench.gate import (
     release,
     release_stamp,
 )
-from vnetbench.images import TOOLS_IMAGE, ImageSet, build_project_images
+from vnetbench.images import TOOLS_IMAGE, ImageSet
+from vnetbench.interrupts import shielded, teardown_guard
 from vnetbench.labels import current_owner, run_filter, run_labels
+from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.cpu import host_busy_cores
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
-from vnetbench.render import render_run
 from vnetbench.results import load_results
 from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.stack import remove_run_objects, running, shielded, teardown_guard
 from vnetbench.topology import Topology, parse_topology
 from vnetbench.ui import waiting
 
@@ -243,11 +244,14 @@ def gate_figure(directory: Path, containers: int) -> Figure:
     run_id = new_run_id("calibrate-gate")
     gate_dir = prepare_gate(directory / "gate")
 
+    engine = local()
+
     def start_waiting(index: int) -> None:
-        docker.run(TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, detach=True,
-                   name=f"{run_id}-{index}", labels=run_labels(run_id, "gate", str(index)),
-                   volumes=[(gate_dir, MOUNT_POINT, "ro")], networks=["none"],
-                   envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True, pull="never")
+        engine.start_container(
+            TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, name=f"{run_id}-{index}",
+            labels=run_labels(run_id, "gate", str(index)),
+            volumes=[(gate_dir, MOUNT_POINT, "ro")], networks=["none"],
+            envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True)
 
     with teardown_guard():  # SIGTERM and SIGHUP too reach the `finally`
         try:
@@ -261,13 +265,13 @@ def gate_figure(directory: Path, containers: int) -> Figure:
             release(gate_dir)
             time.sleep(1.0)
             with ThreadPoolExecutor(GATE_STARTERS) as readers:
-                logs = readers.map(lambda c: str(docker.container.logs(c.id)),
-                                   list_containers(run_filter(run_id)))
+                logs = readers.map(lambda c: engine.logs(c.id),
+                                   engine.containers(run_filter(run_id)))
                 stamps = {str(i): release_stamp(text) for i, text in enumerate(logs)}
             spread = gate_spread(stamps)
         finally:
             with shielded():
-                remove_run_objects(run_id)
+                engine.remove_run(run_id)
     value = spread.spread_ms
     return Figure(f"start gate spread, {containers} containers", value, "ms", "< 20",
                   None if value is None else value < 20,
@@ -279,8 +283,9 @@ def gate_figure(directory: Path, containers: int) -> Figure:
 def gate_logs(run_id: str, text: str) -> int:
     """How many of the run's containers have `text` in their log."""
     with ThreadPoolExecutor(GATE_STARTERS) as readers:
-        found = readers.map(lambda c: text in str(docker.container.logs(c.id)),
-                            list_containers(run_filter(run_id)))
+        engine = local()
+        found = readers.map(lambda c: text in engine.logs(c.id),
+                            engine.containers(run_filter(run_id)))
         return sum(found)
 
 
@@ -288,14 +293,13 @@ def gate_logs(run_id: str, text: str) -> int:
 def brought_up(topology: Topology, directory: Path, images: ImageSet
                ) -> Iterator[dict[str, float]]:
     """A topology up for the `with` block; timings['up'] and, after it, ['down']."""
-    overlay = overlay_for(topology)
+    prepared = prepare(topology, overlay_for(topology), images=images)
     timings: dict[str, float] = {}
     with claimed_block() as claim:
-        rendered = render_run(topology, overlay, new_run_id(topology.name), claim.block,
-                              directory / topology.name, images, current_owner(),
-                              engine_facts())
+        spec = StackSpec(prepared, new_run_id(topology.name), directory / topology.name,
+                         current_owner())
         started = time.monotonic()
-        with running(rendered):
+        with running(spec, claim):
             timings["up"] = time.monotonic() - started
             yield timings
             stopping = time.monotonic()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.engine import require_engine
+from vnetbench.engines import require_engine
 from vnetbench.errors import UserError
 from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
 from vnetbench.results import ResultSet

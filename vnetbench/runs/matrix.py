@@ -19,9 +19,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from vnetbench.engine import require_engine
+from vnetbench.engines import require_engine
+from vnetbench.engines.build import build_project_images
 from vnetbench.errors import UserError
-from vnetbench.images import build_project_images
 from vnetbench.measure.veth import bare_rates
 from vnetbench.methods import Method
 from vnetbench.outcome import NotApplicable

@@ -18,17 +18,17 @@ from typing import Any
 
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.allocation import BlockClaim, claimed_block
-from vnetbench.engine import engine_facts, require_engine
-from vnetbench.errors import BlockTaken, UserError
-from vnetbench.images import ImageSet, build_project_images
+from vnetbench.engines import engine_for, require_engine
+from vnetbench.engines.build import build_project_images
+from vnetbench.engines.stack import Stack
 from vnetbench.labels import current_owner, detached_owner
+from vnetbench.lifecycle import Prepared, StackSpec, prepare, running, start
 from vnetbench.measure.cpu import host_sample, outside_cores
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import OUTSIDE_LOAD, SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable, State
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.overlays.base import remove_private_files
-from vnetbench.render import RenderedRun, render_run
+from vnetbench.render import RenderedRun
 from vnetbench.results import ResultSet, result_line
 from vnetbench.rundir import (
     TIMING_PARTS,
@@ -41,9 +41,7 @@ from vnetbench.rundir import (
 )
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.scenarios.base import PassResult
-from vnetbench.shaping.apply import ShapingKeeper, check_shaping, shape_run
-from vnetbench.stack import Stack, running
-from vnetbench.swarm import StackMaker, on_engine, stack_maker
+from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
 
@@ -84,60 +82,34 @@ def new_run_directory(topology: Topology, out_dir: Path) -> tuple[str, Path]:
     return run_id, directory
 
 
-def prepare_run(topology: Topology, overlay: Overlay, out_dir: Path, images: ImageSet,
-                block: IPv4Network) -> RenderedRun:
-    """Render a topology into a new run directory (for `vnetbench up`)."""
-    run_id, directory = new_run_directory(topology, out_dir)
-    return render_run(topology, overlay, run_id, block, directory, images,
-                      detached_owner("vnetbench up"), engine_facts())
-
-
-def prepared_for_stack(topology: Topology, overlay: Overlay) -> tuple[Topology, ImageSet]:
-    """For a topology brought up outside the scenarios (`up`, the pytest plugin): the
-    settings this overlay runs (encryption: false refused where it cannot), checked
-    against the kernel's shaping, and the project's images."""
-    overlay.require_supported_settings(topology)
-    topology = overlay.adjust(topology).topology
-    check_shaping(topology)
-    return topology, build_project_images()
-
-
 def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
-    topology, images = prepared_for_stack(on_engine(topology), overlay)
-    make = stack_maker(topology)
-    run_id, directory = new_run_directory(topology, out_dir)
-    for attempt in range(1, BLOCK_ATTEMPTS + 1):
-        rendered = render_run(topology, overlay, run_id, claim.block, directory, images,
-                              detached_owner("vnetbench up"), engine_facts())
-        record = up_record(rendered, topology, overlay)
-        if claim.refused:  # this attempt's run.json says which blocks came before
-            record.data["address_blocks_refused"] = [str(b) for b in claim.refused]
-        stack = make(rendered, topology)
-        try:
-            stack.up()
-            record.data["hosts"] = stack.where_record()
-            record.data["links"]["applied"]["up"] = shape_run(rendered.run_id, topology)
-            record.save()
-            return rendered
-        except BlockTaken as refused:
-            stack.down()
-            if attempt == BLOCK_ATTEMPTS:
-                raise
-            move_block(claim, record, refused, topology)
-        except BaseException:
-            stack.down()
-            raise
-    raise AssertionError("unreachable")
+    prepared = prepare(topology, overlay)
+    run_id, directory = new_run_directory(prepared.topology, out_dir)
+    record = up_record(run_id, directory, prepared, claim)
+
+    def moved(refused: IPv4Network, claimed: IPv4Network) -> None:
+        record_moved_block(record, refused, claimed, prepared.topology)
+
+    spec = StackSpec(prepared, run_id, directory, detached_owner("vnetbench up"),
+                     block_moved=moved)
+    stack = start(spec, claim)
+    record.data["hosts"] = stack.where_record()
+    record.data["links"]["applied"]["up"] = spec.applied
+    record.save()
+    return stack.rendered
 
 
-def up_record(rendered: RenderedRun, topology: Topology, overlay: Overlay) -> RunRecord:
+def up_record(run_id: str, directory: Path, prepared: Prepared,
+              claim: BlockClaim) -> RunRecord:
     """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
-    record = start_record(rendered.directory, rendered.run_id, rendered.plan, topology,
-                          overlay, [])
+    plan = plan_addresses(prepared.topology, run_id, claim.block)
+    record = start_record(directory, run_id, plan, prepared.topology, prepared.overlay, [])
     record.data["status"] = "up"
+    if claim.refused:  # blocks refused before this run (by an earlier stack)
+        record.data["address_blocks_refused"] = [str(b) for b in claim.refused]
     record.save()
     return record
 
@@ -195,13 +167,11 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     require_engine()
     overlay = overlay or overlay_for(tasks[0].topology)
     overlay.require_available()  # run() and sweep() check every overlay first
-    tasks = [adjusted_task(overlay, replace(task, topology=on_engine(task.topology)))
-             for task in tasks]
-    for task in tasks:
-        check_shaping(task.topology)
+    engine = engine_for(tasks[0].topology)  # a swarm: found and checked before anything starts
     images = build_project_images()
+    tasks = [prepared_task(prepare(task.topology, overlay, engine, images,
+                                   refuse_unsupported=False), task) for task in tasks]
     topology = tasks[0].topology
-    make = stack_maker(topology)  # a swarm: found and checked before anything starts
     run_id, directory = new_run_directory(topology, out_dir)
     if results is None:
         results = ResultSet(run_id, directory)
@@ -216,19 +186,19 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
         note(f"run {run_id}: results in {directory}")
         try:
             with recorded(directory, record.data):
-                run_each(tasks, overlay, run_id, claim, images, results, record, make)
+                run_each(tasks, Prepared(topology, overlay, engine, images), run_id, claim,
+                         results, record)
         finally:
             results.write()
     return directory
 
 
-def adjusted_task(overlay: Overlay, task: Task) -> Task:
-    """The task in the settings this overlay runs, with the remark saying how."""
-    adjusted = overlay.adjust(task.topology)
-    if adjusted.remark:
-        note(f"[yellow]{overlay.name}{f' ({task.variant})' if task.variant else ''}: "
-             f"{adjusted.remark}[/]")
-    return replace(task, topology=adjusted.topology, remark=adjusted.remark)
+def prepared_task(prepared: Prepared, task: Task) -> Task:
+    """The task in the settings its engine and overlay run, with the remark saying how."""
+    if prepared.remark:
+        note(f"[yellow]{prepared.overlay.name}"
+             f"{f' ({task.variant})' if task.variant else ''}: {prepared.remark}[/]")
+    return replace(task, topology=prepared.topology, remark=prepared.remark)
 
 
 def stack_groups(tasks: list[Task]) -> list[list[Task]]:
@@ -258,13 +228,12 @@ def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
     return False
 
 
-def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim,
-             images: ImageSet, results: ResultSet, record: RunRecord,
-             make: StackMaker) -> None:
+def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
+             results: ResultSet, record: RunRecord) -> None:
     """Each group of tasks on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(record.directory)
     for group in stack_groups(tasks):
-        group = [task for task in group if runnable(task, overlay, results)]
+        group = [task for task in group if runnable(task, run.overlay, results)]
         if not group:
             continue
         first = group[0]
@@ -272,20 +241,14 @@ def run_each(tasks: list[Task], overlay: Overlay, run_id: str, claim: BlockClaim
         stacks = ([([p], layout.logs(first.directory_name, p)) for p in passes]
                   if first.scenario.fresh_stack_per_pass(first.topology)
                   else [(passes, layout.logs(first.directory_name))])
-        stack_topology = first.scenario.stack_topology(first.topology, overlay)
+        prepared = replace(run, topology=first.scenario.stack_topology(first.topology,
+                                                                       run.overlay))
+
+        moved = partial(record_moved_block, record, topology=first.topology)
         for stack_passes, logs_dir in stacks:
-            for attempt in range(1, BLOCK_ATTEMPTS + 1):
-                rendered = render_run(stack_topology, overlay, run_id, claim.block,
-                                      layout.scenario(first.directory_name), images,
-                                      current_owner(), engine_facts())
-                try:
-                    run_on_stack(group, make(rendered, stack_topology), stack_topology,
-                                 overlay, results, stack_passes, logs_dir, record)
-                    break
-                except BlockTaken as refused:
-                    if attempt == BLOCK_ATTEMPTS:
-                        raise
-                    move_block(claim, record, refused, first.topology)
+            spec = StackSpec(prepared, run_id, layout.scenario(first.directory_name),
+                             current_owner(), logs_dir, block_moved=moved)
+            run_on_stack(group, spec, claim, results, stack_passes, record)
 
 
 def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> None:
@@ -298,20 +261,13 @@ def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> 
         results.variant = before
 
 
-BLOCK_ATTEMPTS = 3  # blocks tried per stack when the engine refuses one
-
-
-def move_block(claim: BlockClaim, record: RunRecord, refused: BlockTaken,
-               topology: Topology) -> None:
-    """Claim another block after the engine refused this one; run.json says so."""
-    before = claim.block
-    after = claim.replace()
-    note(f"[yellow]The engine refused the address block {refused.block} (another network "
-         f"overlaps it); the run moves to {after}[/]")
-    record.data.setdefault("address_blocks_refused", []).append(str(before))
-    record.data["address_block"] = str(after)
+def record_moved_block(record: RunRecord, refused: IPv4Network, claimed: IPv4Network,
+                       topology: Topology) -> None:
+    """run.json says which block the engine refused and which the run moved to."""
+    record.data.setdefault("address_blocks_refused", []).append(str(refused))
+    record.data["address_block"] = str(claimed)
     record.data["networks"] = network_record(plan_addresses(topology, record.data["run_id"],
-                                                            after))
+                                                            claimed))
     record.save()
 
 
@@ -319,57 +275,65 @@ def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
     return {n.key: {"subnet": str(n.subnet), "bridge": n.bridge} for n in plan.networks}
 
 
-def run_on_stack(tasks: list[Task], made: Stack, topology: Topology,
-                 overlay: Overlay, results: ResultSet, passes: list[int], logs_dir: Path,
-                 record: RunRecord) -> None:
+def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
+                 results: ResultSet, passes: list[int], record: RunRecord) -> None:
     """Bring one stack up, run each task's passes, tear down; keep its logs and
     events, and the time each part took (run.json `timings`: the testbed's cost
     beside the measurement's). `passes` are the first task's (join: one per stack)."""
     stack: Stack | None = None
-    rendered = made.rendered
     first = tasks[0]
+    overlay = spec.prepared.overlay
     clock = StackClock(first.directory_name, passes, first.scenario.fresh_between_passes)
     try:
-        with running(rendered, logs_dir, stack=made) as stack:
-            where = stack.where_record()
-            if where:
-                record.data.setdefault("hosts", {})[first.directory_name] = where
-                record.save()
-            applied = shape_run(stack.run_id, topology)
-            checks: list[dict[str, Any]] = []  # each pass's check that the shaping held
-            if applied:
-                record.data["links"]["applied"][first.directory_name] = applied
-                checks = record.data["links"].setdefault("checks", {}).setdefault(
-                    first.directory_name, [])
-                record.save()
+        with running(spec, claim) as stack:
+            record_stack(record, first.directory_name, stack, spec.applied)
+            checks = record.data["links"].get("checks", {}).get(first.directory_name, [])
             clock.mark()  # up and shaped
-            with ShapingKeeper(stack.run_id, topology, checks) as keeper:
-                started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
-                for task in tasks:
-                    raw = rendered.directory / "raw"
-                    measured = task.scenario.stack_topology(task.topology, overlay)
-                    context = ScenarioContext(stack, measured, overlay, rendered.plan,
-                                              raw / slug(task.variant) if len(tasks) > 1
-                                              and task.variant else raw)
-                    own = passes if task is first else list(
-                        range(1, task.topology.settings.passes + 1))
-                    for pass_no in own:
-                        step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
-                        started[f"{step}pass {pass_no}"] = datetime.now(UTC)
-                        with_variant(results, task, partial(
-                            run_pass, task.scenario, context, pass_no, results, task.remark,
-                            started, keeper.verify))
+            with ShapingKeeper(stack, spec.topology, checks) as keeper:
+                run_passes(tasks, stack, overlay, results, passes, keeper.verify)
             clock.mark()  # measured
             clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down
     finally:
-        forget_private_keys(overlay, rendered.directory)
         # kept in memory: run.json is written when the run ends (recorded()), so a
-        # full disk here cannot skip the key removal above or mask the run's error
+        # full disk here cannot mask the run's error
         record.data.setdefault("timings", []).append(clock.record())
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
-            write_events(events_frame(stack.saved_logs, patterns), logs_dir / "events.parquet")
+            write_events(events_frame(stack.saved_logs, patterns),
+                         (spec.logs_dir or stack.rendered.directory / "logs")
+                         / "events.parquet")
+
+
+def record_stack(record: RunRecord, name: str, stack: Stack, applied: dict[str, Any]) -> None:
+    """run.json: where the stack ran, the shaping read back and a list for its checks."""
+    where = stack.where_record()
+    if where:
+        record.data.setdefault("hosts", {})[name] = where
+    if applied:
+        record.data["links"]["applied"][name] = applied
+        record.data["links"].setdefault("checks", {}).setdefault(name, [])
+    record.save()
+
+
+def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,
+               passes: list[int], verify: Callable[[str], list[str]]) -> None:
+    """Each task's passes on the stack (the first task's `passes`, the others' all)."""
+    started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
+    first = tasks[0]
+    for task in tasks:
+        raw = stack.rendered.directory / "raw"
+        measured = task.scenario.stack_topology(task.topology, overlay)
+        context = ScenarioContext(stack, measured, overlay, stack.rendered.plan,
+                                  raw / slug(task.variant) if len(tasks) > 1
+                                  and task.variant else raw)
+        own = passes if task is first else list(range(1, task.topology.settings.passes + 1))
+        for pass_no in own:
+            step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
+            started[f"{step}pass {pass_no}"] = datetime.now(UTC)
+            with_variant(results, task, partial(
+                run_pass, task.scenario, context, pass_no, results, task.remark,
+                started, verify))
 
 
 class StackClock:
@@ -397,15 +361,6 @@ class StackClock:
         fresh = {f"pass {p}": "containers and programs" if i == 0 else self.between_passes
                  for i, p in enumerate(self.passes)}
         return {"scenario": self.scenario, "passes": self.passes, **spans, "fresh": fresh}
-
-
-def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:
-    """Once the stack is gone, its private keys leave the run directory (results
-    directories are shared); a failure is said, not raised over the run's own error."""
-    try:
-        remove_private_files(overlay, stack_dir)
-    except UserError as error:
-        note(f"[yellow]{error}[/]")
 
 
 def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,

@@ -12,12 +12,12 @@ import pandas as pd
 from pydantic import ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
 from vnetbench.outcome import NotApplicable, State
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.stack import Stack
 from vnetbench.topology import Topology, describe_validation_error
 
 Metrics = dict[str, tuple[float | None, str]]

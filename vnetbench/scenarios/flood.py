@@ -144,16 +144,16 @@ class Flood(Scenario):
     def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
                         pass_no: int) -> tuple[UdpRun, PingRun]:
         """The flood and the pings at once, both started once the server is up."""
-        stack, run_id, raw = context.stack, context.stack.run_id, context.raw_dir
+        stack, raw = context.stack, context.raw_dir
         mbit = context.topology.settings.flood_mbit
-        with iperf_server(run_id, context.container(roles.target), target,
+        with iperf_server(stack, context.container(roles.target), target,
                           f"{stack.rendered.project}-flood-server-{pass_no}") as server, \
                 waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
                         f"Mbit/s; {roles.pinger} pings it", FLOOD_SECONDS + 1), \
                 ThreadPoolExecutor(2) as pool:
             flood = pool.submit(server.run_udp, context.container(roles.sender), FLOOD_SECONDS,
                                 mbit, PAYLOAD_BYTES, raw / f"flood-pass{pass_no}.json")
-            ping = pool.submit(run_ping, run_id, context.container(roles.pinger), target,
+            ping = pool.submit(run_ping, stack, context.container(roles.pinger), target,
                                PINGS, FLOOD_SECONDS / PINGS, None,
                                raw / f"flood-ping-pass{pass_no}.txt", FLOOD_SECONDS + 15)
             return flood.result(), ping.result()

@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+from vnetbench.engines.docker import LogStream
+from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
 from vnetbench.metrics import SKIPPED, Better, Metric
@@ -40,7 +42,6 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
-from vnetbench.stack import LogStream, Restarted
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
 

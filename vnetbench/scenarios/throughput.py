@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
     cpu_by_container,
@@ -43,7 +44,6 @@ from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
 from vnetbench.metrics import Better, Metric
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.stack import Stack
 from vnetbench.topology import AgentSpec, Topology
 from vnetbench.ui import waiting
 
@@ -177,15 +177,15 @@ class Throughput(Scenario):
                 f"pass {pass_no}: {count}{kind} {client} → {server} ({target})",
                 settings.seconds):
             iperfs = [servers.enter_context(iperf_server(
-                stack.run_id, context.container(server), target,
+                stack, context.container(server), target,
                 f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
                 for n in range(settings.clients)]
-            roles_before, sides_before = cpu_by_role(stack.run_id), side_cpu(stack, sides)
+            roles_before, sides_before = cpu_by_role(stack), side_cpu(stack, sides)
             started = time.monotonic()
             runs = run_clients(iperfs, context.container(client), settings.seconds, options,
                                context.raw_dir, pass_no, udp=bool(settings.udp_mbit))
             elapsed = time.monotonic() - started
-            cpu = CpuFigures.of(roles_before, cpu_by_role(stack.run_id), sides_before,
+            cpu = CpuFigures.of(roles_before, cpu_by_role(stack), sides_before,
                                 side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
         return Stream.of(runs, cpu, tunnel_bytes)
@@ -202,7 +202,7 @@ class Throughput(Scenario):
             suffix = f"-{size}b" if settings.ping_sizes else ""
             with waiting(f"pass {pass_no}: {settings.pings} pings of {size} bytes every "
                          f"{settings.ping_interval_ms:g} ms", expected):
-                runs.append(run_ping(context.stack.run_id, context.container(client), target,
+                runs.append(run_ping(context.stack, context.container(client), target,
                                      settings.pings, interval, size,
                                      context.raw_dir / f"ping-pass{pass_no}{suffix}.txt",
                                      timeout_seconds=3 * expected + 10))
@@ -236,7 +236,7 @@ def run_clients(servers: list[IperfServer], client: str, seconds: float, options
 
 def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
     """CPU seconds so far of the sending and the receiving agent's containers."""
-    used = cpu_by_container(stack.run_id, set(sides.values()))
+    used = cpu_by_container(stack, set(sides.values()))
     return {side: used[name] for side, name in sides.items() if name in used}
 
 
@@ -330,7 +330,7 @@ def sized_ping_metrics(topology: Topology, runs: list[PingRun]) -> Metrics:
 def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
     """The MTUs the kernel reports in the agent's namespace: its tunnel device's and
     its underlay link's (the largest of its eth* devices), as applied."""
-    out = run_probe(context.stack.run_id, context.container(agent),
+    out = run_probe(context.stack, context.container(agent),
                     ["sh", "-c", "for i in /sys/class/net/*; do echo ${i##*/} "
                      "$(cat $i/mtu); done"], 10)
     mtus = dict(line.split() for line in out.stdout.splitlines() if len(line.split()) == 2)
@@ -363,7 +363,7 @@ class TunnelCounter:
     def read(self) -> int | None:
         if not self.interface:
             return None
-        out = run_probe(self.context.stack.run_id, self.context.container(self.agent),
+        out = run_probe(self.context.stack, self.context.container(self.agent),
                         ["cat", f"/sys/class/net/{self.interface}/statistics/rx_bytes"], 10)
         return int(out.stdout) if out.stdout.strip().isdigit() else None
 

@@ -62,7 +62,7 @@ class TransferScenario(Scenario):
         count = settings.transfer_bytes
         with waiting(f"pass {pass_no}: {direction} of {format_bytes(count)} "
                      f"{client} ↔ {server}", None):
-            return run_transfer(stack.run_id, context.container(client),
+            return run_transfer(stack, context.container(client),
                                 context.container(server), target, count,
                                 direction == "download", settings.transfer_timeout_s,
                                 context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")

@@ -26,19 +26,14 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from python_on_whales import Container
-from python_on_whales.exceptions import DockerException
-
 from vnetbench import labels
-from vnetbench.engine import engines, list_containers
+from vnetbench.engines.base import NETWORK_NAME, EngineError, RunOnEngine
 from vnetbench.errors import UserError
-from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
@@ -85,22 +80,13 @@ def is_shaped(topology: Topology) -> bool:
     return any(p.is_shaped or not p.offloads for p in profiles)
 
 
-def members(run_id: str) -> list[Member]:
-    segments = {n.name: (n.labels or {}).get(labels.SEGMENT, "")
-                for _, client in engines.listing()
-                for n in client.network.list(filters=run_filter(run_id))}
+def members(run: RunOnEngine) -> list[Member]:
+    segments = {n[NETWORK_NAME]: n.get(labels.SEGMENT, "")
+                for n in run.engine.network_labels(run_filter(run.run_id))}
     shaped = []
-    running = [c for c in list_containers(run_filter(run_id))
+    running = [c for c in run.engine.containers(run_filter(run.run_id))
                if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
-    inspected = []
-    for where in dict.fromkeys(c.where for c in running):  # one engine at a time
-        client = engines.client_at(where)
-        wanted = [c.id for c in running if c.where == where]
-        try:  # one inspect for all (a probe started with --rm may be gone: one by one)
-            inspected += client.container.inspect(wanted)
-        except DockerException:
-            inspected += [c for c in (inspect_or_none(i, where) for i in wanted) if c]
-    for container in inspected:
+    for container in run.engine.inspect(running):  # a probe's --rm may have removed it
         found = container.config.labels or {}
         networks = container.network_settings.networks or {}
         attachments = tuple(
@@ -146,33 +132,30 @@ def shaper_name(member: Member) -> str:
     return f"{member.container}-shaper"
 
 
-def start_shaper(run_id: str, member: Member, spec: dict[str, Any]) -> Container:
+def start_shaper(run: RunOnEngine, member: Member, spec: dict[str, Any]) -> str:
     name = shaper_name(member)
-    docker = engines.client_for(member.container)  # the node that hosts it
-    with suppress(DockerException):  # a shaper left from before a restart
-        docker.container.remove(name, force=True)
-    container = docker.run(
-        TOOLS_IMAGE, ["/usr/local/bin/vnetbench-shape"], name=name, detach=True,
-        networks=[f"container:{member.container}"], cap_add=["NET_ADMIN", "NET_RAW"],
-        envs={"VNETBENCH_SHAPING": json.dumps(spec)}, init=True, pull="never",
-        labels=run_labels(run_id, SHAPER_ROLE, member.node))
-    assert isinstance(container, Container)
-    wait_applied(container, member.container)
-    return container
+    run.engine.remove(name)  # a shaper left from before a restart
+    run.engine.start_tool(
+        member.container, ["/usr/local/bin/vnetbench-shape"], name,
+        run_labels(run.run_id, SHAPER_ROLE, member.node), remove=False,
+        cap_add=["NET_ADMIN", "NET_RAW"], envs={"VNETBENCH_SHAPING": json.dumps(spec)},
+        init=True)
+    wait_applied(run, name)
+    return name
 
 
-def wait_applied(container: Container, target: str) -> None:
-    docker = engines.client_for(target)
+def wait_applied(run: RunOnEngine, name: str) -> None:
     deadline = time.time() + APPLY_TIMEOUT_SECONDS
     while time.time() < deadline:
-        logs = str(docker.container.logs(container))
+        logs = run.engine.logs(name)
         if "vnetbench-shape: applied" in logs:
             return
-        if not docker.container.inspect(container.name).state.running:
-            raise UserError(f"Shaping {container.name} failed: {logs.strip()[-600:]} "
+        listed = run.engine.containers([("name", f"^{name}$")])
+        if not listed or listed[0].state != "running":
+            raise UserError(f"Shaping {name} failed: {logs.strip()[-600:]} "
                             "Check the link profile, or run 'vnetbench doctor'.")
         time.sleep(0.2)
-    raise UserError(f"Shaping {container.name} did not finish in {APPLY_TIMEOUT_SECONDS:.0f} s.")
+    raise UserError(f"Shaping {name} did not finish in {APPLY_TIMEOUT_SECONDS:.0f} s.")
 
 
 OVERHEAD_LINE = re.compile(r"vnetbench-shape: delay line overhead_us=(\d+)")
@@ -184,25 +167,27 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def observe(shaper: str) -> Seen:
+def observe(run: RunOnEngine, shaper: str) -> Seen:
     """What the shaper's namespace applies, in one call (verify.READ_SCRIPT)."""
-    docker = engines.client_for(shaper.removesuffix("-shaper"))
-    return parse_seen(str(docker.execute(shaper, ["sh", "-c", READ_SCRIPT])))
+    done = run.engine.execute(shaper, ["sh", "-c", READ_SCRIPT])
+    if done.exit_code != 0:
+        raise EngineError(["exec", shaper], done.exit_code, done.stdout.encode(),
+                          done.stderr.encode())
+    return parse_seen(done.stdout)
 
 
-def read_back(container: str) -> dict[str, Any]:
+def read_back(run: RunOnEngine, container: str) -> dict[str, Any]:
     """The namespace's tc and iptables state as the kernel reports it, and the
     delay line's measured own latency (subtracted from its delays)."""
-    docker = engines.client_for(container.removesuffix("-shaper"))
-    overhead = delay_line_overhead_us(str(docker.container.logs(container)))
-    seen = observe(container)
+    overhead = delay_line_overhead_us(run.engine.logs(container))
+    seen = observe(run, container)
     return {"qdiscs": [q for q in seen.qdiscs if q.get("kind") not in DEFAULT_QDISCS],
             "iptables": seen.rules,
             "offloads": seen.offloads,
             **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
 
 
-def shape_run(run_id: str, topology: Topology) -> dict[str, Any]:
+def shape_run(run: RunOnEngine, topology: Topology) -> dict[str, Any]:
     """Impose the profiles on every container of a running topology (again, if it
     was shaped before: each helper is replaced); return what was applied."""
     if not is_shaped(topology):
@@ -210,12 +195,12 @@ def shape_run(run_id: str, topology: Topology) -> dict[str, Any]:
     available = set(available_mechanisms())
     applied: dict[str, Any] = {"mechanism": "netem" if "netem" in available
                                else "tbf + iptables statistic + NFQUEUE delay line"}
-    shaped = [(m, spec) for m in members(run_id)
+    shaped = [(m, spec) for m in members(run)
               if (spec := shaping_spec(topology, m, available))["interfaces"]]
     with waiting(f"shaping the links of {len(shaped)} container(s)", 0.7 * len(shaped)):
         for member, spec in shaped:
-            shaper = start_shaper(run_id, member, spec)
-            applied[member.node] = read_back(shaper.name)
+            shaper = start_shaper(run, member, spec)
+            applied[member.node] = read_back(run, shaper)
     return applied
 
 
@@ -248,21 +233,16 @@ class Watched:
         return shaper_name(self.member)
 
 
-def shaper_states(run_id: str) -> dict[str, ShaperState]:
-    """Every shaper of the run, one inspection per engine."""
-    listed = list_containers([*run_filter(run_id), role_filter(SHAPER_ROLE)])
+def shaper_states(run: RunOnEngine) -> dict[str, ShaperState]:
+    """Every shaper of the run, one inspection per host (one removed meanwhile counts
+    as gone)."""
+    listed = run.engine.containers([*run_filter(run.run_id), role_filter(SHAPER_ROLE)])
     found: dict[str, ShaperState] = {}
-    for where in dict.fromkeys(c.where for c in listed):
-        wanted = [c.id for c in listed if c.where == where]
-        try:
-            inspected = engines.client_at(where).container.inspect(wanted)
-        except DockerException:  # one removed meanwhile (it counts as gone): one by one
-            inspected = [c for c in (inspect_or_none(i, where) for i in wanted) if c]
-        for c in inspected:
-            state = c.state
-            found[c.name] = ShaperState(c.name, c.id, bool(state.running), bool(state.paused),
-                                        int(state.exit_code or 0), state.started_at,
-                                        state.finished_at)
+    for c in run.engine.inspect(listed):
+        state = c.state
+        found[c.name] = ShaperState(c.name, c.id, bool(state.running), bool(state.paused),
+                                    int(state.exit_code or 0), state.started_at,
+                                    state.finished_at)
     return found
 
 
@@ -285,9 +265,9 @@ class ShapingKeeper:
     """Starts a container's shaper again when the container restarts, and checks after
     each pass that the shaping held (verify)."""
 
-    def __init__(self, run_id: str, topology: Topology,
+    def __init__(self, run: RunOnEngine, topology: Topology,
                  checks: list[dict[str, Any]] | None = None) -> None:
-        self.run_id, self.topology = run_id, topology
+        self.run, self.topology = run, topology
         self.reapplied: list[str] = []
         self.checks = checks if checks is not None else []  # one entry per verify()
         self.watched: dict[str, Watched] = {}
@@ -298,10 +278,7 @@ class ShapingKeeper:
     def __enter__(self) -> ShapingKeeper:
         if is_shaped(self.topology):
             self._watch_shapers()
-            self.process = subprocess.Popen(
-                ["docker", "events", "--format", "{{json .}}", "--filter",
-                 f"label={labels.RUN}={self.run_id}", "--filter", "event=start"],
-                stdout=subprocess.PIPE, text=True)
+            self.process = self.run.engine.watch_starts(self.run.run_id)
             self.thread = threading.Thread(target=self._watch, daemon=True)
             self.thread.start()
         return self
@@ -314,11 +291,11 @@ class ShapingKeeper:
     def _watch_shapers(self) -> None:
         """The shapers as they are now (shape_run has just started them)."""
         available = set(available_mechanisms())
-        for member in members(self.run_id):
+        for member in members(self.run):
             interfaces = shaping_spec(self.topology, member, available)["interfaces"]
             if interfaces:
                 self.watched[shaper_name(member)] = Watched(member, interfaces)
-        states = shaper_states(self.run_id)
+        states = shaper_states(self.run)
         for name, watched in self.watched.items():
             if name in states and states[name].running:
                 watched.id, watched.started = states[name].id, states[name].started
@@ -330,7 +307,7 @@ class ShapingKeeper:
         if not self.watched:
             return []
         with self.lock:
-            states = shaper_states(self.run_id)
+            states = shaper_states(self.run)
             with ThreadPoolExecutor(READERS) as readers:
                 found = list(readers.map(lambda w: self._check(w, states.get(w.name)),
                                          self.watched.values()))
@@ -354,8 +331,8 @@ class ShapingKeeper:
                 "were not shaped as planned in between)")
             watched.id, watched.started, watched.dropped = state.id, state.started, {}
         try:
-            seen = observe(watched.name)
-        except DockerException as error:
+            seen = observe(self.run, watched.name)
+        except EngineError as error:
             result.changed.append(f"{watched.name}: reading back its namespace failed: "
                                   f"{str(error).strip()[-300:]}")
             return result
@@ -374,22 +351,16 @@ class ShapingKeeper:
                 self._reapply(str(attributes.get("name", "")))
 
     def _reapply(self, container: str) -> None:
-        for member in members(self.run_id):
+        for member in members(self.run):
             if member.container != container:
                 continue
             spec = shaping_spec(self.topology, member, set(available_mechanisms()))
             if spec["interfaces"]:
                 try:
-                    start_shaper(self.run_id, member, spec)
+                    start_shaper(self.run, member, spec)
                     self.reapplied.append(member.node)
                     note(f"{member.node} restarted: its link shaping was applied again")
-                except (UserError, DockerException) as error:
+                except (UserError, EngineError) as error:
                     note(f"[red]{member.node} restarted, and shaping it again failed: "
                          f"{error}[/]")
 
-
-def inspect_or_none(container_id: str, where: str = "") -> Container | None:
-    try:
-        return engines.client_at(where).container.inspect(container_id)
-    except DockerException:
-        return None

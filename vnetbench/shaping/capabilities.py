@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from python_on_whales.exceptions import DockerException
-
-from vnetbench.engine import docker
+from vnetbench.engines import EngineError, local
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import ROLE
 
@@ -61,12 +59,10 @@ def parse_probe_output(text: str) -> list[Capability]:
 
 def detect_capabilities() -> list[Capability]:
     try:
-        output = docker.run(
+        output = local().run_container(
             TOOLS_IMAGE, ["sh", "-c", probe_script()], networks=["none"],
-            cap_add=["NET_ADMIN"], remove=True, pull="never",
-            labels={ROLE: "capability-probe"},
-        )
-    except DockerException as error:
+            cap_add=["NET_ADMIN"], labels={ROLE: "capability-probe"})
+    except EngineError as error:
         return [Capability(name, False, purpose, f"probe failed: {error}")
                 for name, (_, purpose) in MECHANISMS.items()]
     return parse_probe_output(str(output))

@@ -22,7 +22,6 @@ from pydantic import Field
 
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
-from vnetbench.engine import engines
 from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
@@ -51,7 +50,7 @@ from vnetbench.pki import make_pki, write_private
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
-    from vnetbench.stack import Stack
+    from vnetbench.engines.stack import Stack
 
 FILES_DIR = "vnet"  # under the run directory: vnet/<role>/ is mounted at CONTAINER_FILES
 CONTAINER_FILES = "/vnetbench-files"
@@ -350,7 +349,7 @@ class Vnet(Overlay):
                         topology: Topology) -> tuple[float | None, int]:
         """Send the reload signal; seconds until every switch logged a confirmation."""
         since = time.time()
-        engines.client_for(holder).kill(holder, signal=signal.Signals[signal_name].name)
+        stack.engine.signal([holder], signal.Signals[signal_name].name)
         deadline = since + RECONFIGURE_WAIT_SECONDS
         confirmed_count = 0
         while time.time() < deadline:

@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from python_on_whales.exceptions import DockerException
-
-from vnetbench.engine import docker
+from vnetbench.engines import EngineError, local
+from vnetbench.engines.build import (
+    build_image_from,
+    ensure_base_image,
+    image_id,
+    remove_image,
+)
 from vnetbench.errors import UserError
-from vnetbench.images import build_image_from, ensure_base_image, image_id
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
 from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile
 from vnetbench.paths import IMAGES
@@ -111,10 +114,9 @@ def resolve_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[VnetIm
 def program_contains(image: str, program: str, needle: str) -> bool:
     """Does the program inside the image contain the string (a feature marker)?"""
     try:
-        docker.run(image, ["-a", "-q", needle, program], entrypoint="grep",
-                   remove=True, pull="never")
+        local().run_container(image, ["-a", "-q", needle, program], entrypoint="grep")
         return True
-    except DockerException:
+    except EngineError:
         return False
 
 
@@ -155,9 +157,9 @@ def missing_in_base(base: str, directory: Path) -> list[str]:
     """Libraries the programs need that the base image does not have."""
     script = "for p in /programs/*; do ldd \"$p\"; done"
     try:
-        output = docker.run(base, ["sh", "-c", script], volumes=[(directory, "/programs", "ro")],
-                            remove=True, pull="never")
-    except DockerException as error:
+        output = local().run_container(base, ["sh", "-c", script],
+                                       volumes=[(directory, "/programs", "ro")])
+    except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
     return parse_ldd(str(output)).missing
 
@@ -204,14 +206,14 @@ def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
 def verify_runtime_image(profile: VnetProfile) -> None:
     script = "; ".join(f"ldd {p}" for p in profile.programs.values())
     try:
-        output = str(docker.run(profile.runtime_image, ["sh", "-c", script], entrypoint="",
-                                remove=True, pull="never"))
-    except DockerException as error:
+        output = local().run_container(profile.runtime_image, ["sh", "-c", script],
+                                       entrypoint="")
+    except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
     report = parse_ldd(output)
     problems = report.missing + report.versions_missing
     if problems:
-        docker.image.remove(profile.runtime_image, force=True)
+        remove_image(profile.runtime_image)
         raise UserError(
             f"The vNet runtime image cannot run the programs: {', '.join(sorted(set(problems)))} "
             "missing inside it. Build the programs on a system no newer than Debian 13 "

@@ -18,10 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from python_on_whales import Container
-from python_on_whales.exceptions import DockerException
-
-from vnetbench.engine import docker
+from vnetbench.engines import local
 from vnetbench.errors import UserError
 from vnetbench.ui import waiting
 
@@ -144,8 +141,19 @@ class PackageLookup:
         return sorted(set(self.packages.values()))
 
 
-def _run(container: Container, script: str, *args: str) -> str:
-    return str(docker.execute(container, ["sh", "-c", script, "sh", *args]))
+class CommandFailed(Exception):
+    """A command in the lookup container exited non-zero (its output attached)."""
+
+    def __init__(self, stdout: str) -> None:
+        super().__init__(stdout)
+        self.stdout = stdout
+
+
+def _run(container: str, script: str, *args: str) -> str:
+    done = local().execute(container, ["sh", "-c", script, "sh", *args])
+    if done.exit_code != 0:
+        raise CommandFailed(done.stdout + done.stderr)
+    return done.stdout
 
 
 def find_packages(base: str, sonames: list[str]) -> PackageLookup:
@@ -159,12 +167,11 @@ def find_packages(base: str, sonames: list[str]) -> PackageLookup:
 
 
 def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
-    container = docker.run(base, ["sleep", "infinity"], detach=True, pull="never",
-                           entrypoint="")
+    container = local().start_container(base, ["sleep", "infinity"], entrypoint="")
     try:
         try:
             _run(container, "apt-get update -qq 2>&1")
-        except DockerException as error:
+        except CommandFailed as error:
             raise UserError(
                 f"Looking up the Debian packages that ship {', '.join(sonames)} failed: "
                 f"'apt-get update' in {base} said {(error.stdout or '').strip()[-300:]!r}. "
@@ -178,7 +185,7 @@ def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
                           '2>&1 && dpkg -c ./*.deb; rc=$?; rm -rf "$d"; exit $rc')
                 try:
                     contents = _run(container, script, candidate)
-                except DockerException:
+                except CommandFailed:
                     continue
                 if ships_library(parse_contents(contents), soname):
                     lookup.packages[soname] = candidate
@@ -186,4 +193,4 @@ def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
             else:
                 lookup.unresolved.append(soname)
     finally:
-        docker.container.remove(container, force=True)
+        local().remove(container)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate
-from vnetbench.engine import NodeEngine
+from vnetbench.engines.docker import NodeEngine
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels

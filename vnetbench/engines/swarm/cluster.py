@@ -17,14 +17,14 @@ from typing import Any
 
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engine import QUICK_CALL_SECONDS, NodeEngine, bounded_client, docker
+from vnetbench.engines.docker import QUICK_CALL_SECONDS, NodeEngine, bounded_client, docker, quick
 from vnetbench.errors import UserError
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
 ENDPOINT_LABEL = "vnetbench.endpoint"
 MANAGER_VARIABLE = "VNETBENCH_SWARM"  # a manager's endpoint, when the topology names none
-TEST_SWARM_LABEL = "vnetbench.swarm"  # the test swarm's node containers (testbed.py)
+TEST_SWARM_LABEL = "vnetbench.engines.swarm"  # the test swarm's node containers (testbed.py)
 TEST_SWARM = "test"  # manager: test (or VNETBENCH_SWARM=test): the test swarm, only so
 TEST_SOCKETS = Path("/run/vnetbench-swarm")  # its nodes' engines answer under here
 TEST_SWARM_NOTE = "test swarm: Docker-in-Docker nodes sharing this one machine's kernel and cores"
@@ -78,12 +78,24 @@ def named_manager() -> str | None:
     return os.environ.get(MANAGER_VARIABLE) or None
 
 
+def test_node_endpoint(node: str) -> str:
+    """Where a test swarm node's engine answers on this machine."""
+    return f"unix://{TEST_SOCKETS / node / 'docker.sock'}"
+
+
+def test_swarm_manager() -> str | None:
+    """The test swarm's manager endpoint, if its manager node runs here."""
+    try:
+        found = quick.container.list(filters=[("label", f"{TEST_SWARM_LABEL}=manager")])
+    except DockerException:
+        return None
+    return test_node_endpoint(str(found[0].config.hostname)) if found else None
+
+
 def resolve_manager(named: str, source: str) -> str:
     """A named manager's endpoint: 'test' is the test swarm's manager, if it is up."""
     if named != TEST_SWARM:
         return named
-    from vnetbench.swarm.testbed import test_swarm_manager
-
     found = test_swarm_manager()
     if found is None:
         raise UserError(NO_SWARM.format(why=f"{source} names the test swarm, which is not "

@@ -19,10 +19,17 @@ import time
 
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engine import QUICK_CALL_SECONDS, bounded_client, docker, quick
+from vnetbench.engines.build import build_image, ensure_base_image, is_current
+from vnetbench.engines.docker import QUICK_CALL_SECONDS, bounded_client, docker, quick
+from vnetbench.engines.swarm.cluster import (
+    ENDPOINT_LABEL,
+    TEST_SOCKETS,
+    TEST_SWARM_LABEL,
+)
+from vnetbench.engines.swarm.cluster import (
+    test_node_endpoint as endpoint,
+)
 from vnetbench.errors import UserError
-from vnetbench.images import build_image, ensure_base_image, is_current
-from vnetbench.swarm.cluster import ENDPOINT_LABEL, TEST_SOCKETS, TEST_SWARM_LABEL
 from vnetbench.ui import note, waiting
 
 NODE_IMAGE = "vnetbench/swarm-node:trixie"
@@ -44,19 +51,6 @@ NODE_CAPABILITIES = (  # all but SYS_RESOURCE, which this host's bounding set la
 
 def node_names(count: int) -> list[str]:
     return [f"node-{letter}" for letter in string.ascii_lowercase[:count]]
-
-
-def endpoint(node: str) -> str:
-    return f"unix://{SOCKETS / node / 'docker.sock'}"
-
-
-def test_swarm_manager() -> str | None:
-    """The test swarm's manager endpoint, if its manager node runs here."""
-    try:
-        found = quick.container.list(filters=[("label", f"{TEST_SWARM_LABEL}=manager")])
-    except DockerException:
-        return None
-    return endpoint(str(found[0].config.hostname)) if found else None
 
 
 def test_swarm_nodes() -> list[str]:

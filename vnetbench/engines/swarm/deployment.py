@@ -6,36 +6,33 @@ import io
 import re
 import subprocess
 import tarfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from ipaddress import IPv4Network
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate, labels
-from vnetbench.engine import ENGINE_CALL_SECONDS, NodeEngine, bounded_client, engines
-from vnetbench.errors import BlockTaken, UserError
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import run_labels
-from vnetbench.render import RenderedRun, project_name
-from vnetbench.stack import Removed, Stack
-from vnetbench.swarm.cluster import (
+from vnetbench.engines.base import Deployment, Removed
+from vnetbench.engines.docker import ENGINE_CALL_SECONDS, DockerEngine, NodeEngine, bounded_client
+from vnetbench.engines.swarm.cluster import (
     TEST_SWARM_HOSTS,
     TEST_SWARM_NOTE,
     Swarm,
     load_images,
     node_facts,
 )
-from vnetbench.swarm.gatekeepers import (
+from vnetbench.engines.swarm.gatekeepers import (
     ClockOffset,
     Gatekeeper,
     release_all,
     wait_for_marks,
 )
-from vnetbench.swarm.placement import (
+from vnetbench.engines.swarm.placement import (
     node_service_name,
     node_share,
     overlay_name,
@@ -43,8 +40,14 @@ from vnetbench.swarm.placement import (
     site_nodes,
     waves,
 )
-from vnetbench.topology import Topology
+from vnetbench.errors import BlockTaken, UserError
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import project_name, run_labels
 from vnetbench.ui import note, waiting
+
+if TYPE_CHECKING:
+    from vnetbench.render import RenderedRun
+    from vnetbench.topology import Topology
 
 NODE_FILES_SECONDS = 300
 FILE_MAKER_ROLES = {"ca"}  # services that write files others of the stack read (Nebula's CA)
@@ -54,12 +57,14 @@ COPIED_DIRS = ("logs", "raw")  # not needed on the nodes
 DOCKER_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)", re.MULTILINE)
 
 
-class SwarmStack(Stack):
-    """One rendered run spread over a swarm's nodes (see vnetbench.swarm)."""
+class SwarmDeployment(Deployment):
+    """One rendered run spread over a swarm's nodes (see engines/swarm/engine.py)."""
 
-    def __init__(self, rendered: RenderedRun, topology: Topology, swarm: Swarm) -> None:
-        super().__init__(rendered)
+    def __init__(self, rendered: RenderedRun, topology: Topology, engine: DockerEngine,
+                 swarm: Swarm, placed: dict[str, str]) -> None:
+        self.rendered, self.engine = rendered, engine
         self.swarm, self.topology = swarm, topology
+        self.engine_placed = placed  # the engine's container -> node, filled here
         self.spec = yaml.safe_load(rendered.compose_file.read_text())
         self.sites = site_nodes(topology, swarm.names)
         self.placed = placed_services(self.spec, topology, self.sites, swarm.names)
@@ -117,8 +122,16 @@ class SwarmStack(Stack):
         }
 
     # -- bring-up -----------------------------------------------------------------
-    def up(self, timeout_seconds: int = 180) -> None:
-        engines.use(self.swarm.engines, self.containers_by_node())
+    @property
+    def run_id(self) -> str:
+        return self.rendered.run_id
+
+    def container(self, service: str) -> str:
+        return f"{self.rendered.project}-{service}"
+
+    def up(self, timeout_seconds: int, unready: Callable[[str], list[str]]) -> list[str]:
+        self.engine_placed.update(self.containers_by_node())
+        not_ready: list[str] = []
         nodes = [self.node(name) for name in self.placed]
         with ThreadPoolExecutor() as pool:
             self.facts = dict(zip(self.swarm.names, pool.map(
@@ -139,8 +152,9 @@ class SwarmStack(Stack):
                         for node, path in shares.items()]
                 errors = [error for job in jobs if (error := job.result())]
             if errors:
-                self.accept_unready(" | ".join(errors), timeout_seconds)
+                not_ready += unready(" | ".join(errors))
             self.share_made_files(wave)
+        return not_ready
 
     def share_made_files(self, wave: list[str]) -> None:
         """Files a service of this wave wrote into its node's copy of the run (Nebula's
@@ -208,7 +222,7 @@ class SwarmStack(Stack):
                                 self.container(f"gatekeeper-{node.name}"),
                                 f"{self.node_root}/{gate.GATE_DIR}")
             self.keepers.append(keeper)
-            engines.placed[keeper.name] = node.name
+            self.engine_placed[keeper.name] = node.name
             keeper.start(networks, self.node_root)
             self.offsets[node.name] = keeper.clock()
 
@@ -271,16 +285,10 @@ class SwarmStack(Stack):
     # -- teardown -------------------------------------------------------------------
     def down(self) -> Removed:
         """Every node: the run's containers, networks and volumes by label, and the
-        node's copy of the run's files; then the engines are this machine's again."""
-        try:
-            for keeper in self.keepers:
-                keeper.close()
-            removed = super().down()
-            for node in self.swarm.engines:
-                remove_node_copies(node, self.run_id)
-            return removed
-        finally:
-            engines.forget()
+        node's copy of the run's files."""
+        for keeper in self.keepers:
+            keeper.close()
+        return self.engine.remove_run(self.run_id)
 
 
 def on_node(node: NodeEngine, run_id: str, argv: list[str], data: bytes = b"") -> bytes:

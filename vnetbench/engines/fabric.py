@@ -12,7 +12,6 @@ from __future__ import annotations
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engine import engines
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import ROLE
@@ -56,17 +55,19 @@ def _rules_on(client: DockerClient, where: str, run_id: str | None) -> list[tupl
     return rules
 
 
-def fabric_rules(run_id: str | None = None) -> list[tuple[str, str]]:
+Hosts = list[tuple[str, DockerClient]]  # DockerEngine.hosts(): (host name, client)
+
+
+def fabric_rules(hosts: Hosts, run_id: str | None = None) -> list[tuple[str, str]]:
     """(iptables flavour, rule) for the DOCKER-USER rules of a run (or of every run) on
-    every engine in use; FabricUnknown when one cannot be read."""
-    return [rule for where, client in engines.listing()
-            for rule in _rules_on(client, where, run_id)]
+    these hosts; FabricUnknown when one cannot be read."""
+    return [rule for where, client in hosts for rule in _rules_on(client, where, run_id)]
 
 
-def remove_fabric_rules(run_id: str | None = None) -> int:
-    """Remove them on every engine in use; how many there were."""
+def remove_fabric_rules(hosts: Hosts, run_id: str | None = None) -> int:
+    """Remove them on these hosts; how many there were."""
     removed = 0
-    for where, client in engines.listing():
+    for where, client in hosts:
         rules = _rules_on(client, where, run_id)
         if rules:
             _host_shell(client, where, "; ".join(

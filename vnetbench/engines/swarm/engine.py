@@ -17,50 +17,115 @@ machine is measured and taken out of its log times.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vnetbench.engine import engines
+from python_on_whales import DockerClient
+
+from vnetbench.engines.base import Removed
+from vnetbench.engines.compose import ComposeEngine
+from vnetbench.engines.docker import DockerEngine, NodeEngine
+from vnetbench.engines.swarm.cluster import Swarm
+from vnetbench.engines.swarm.deployment import SwarmDeployment, remove_node_copies
 from vnetbench.errors import UserError
-from vnetbench.overlays.base import FABRIC_SERVICE
-from vnetbench.render import RenderedRun
-from vnetbench.stack import Removed, Stack
-from vnetbench.swarm.cluster import Swarm
-from vnetbench.topology import Topology
+from vnetbench.labels import FABRIC_SERVICE
 
-StackMaker = Callable[[RenderedRun, Topology], Stack]
+if TYPE_CHECKING:
+    from vnetbench.render import RenderedRun
+    from vnetbench.topology import Topology
+
 SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
 
 
-def on_engine(topology: Topology) -> Topology:
+class SwarmEngine(DockerEngine):
+    """The nodes of a Docker Swarm: a container's calls go to the node that hosts it."""
+
+    name = "swarm"
+
+    def __init__(self, swarm: Swarm) -> None:
+        self.swarm = swarm
+        self.nodes = {node.name: node for node in swarm.engines}
+        self.placed: dict[str, str] = {}  # container name -> node name
+
+    @classmethod
+    def for_topology(cls, topology: Topology) -> SwarmEngine:
+        """The swarm the topology names, found and checked now (before anything starts)."""
+        from vnetbench.engines.swarm.cluster import discover, manager_endpoint
+        from vnetbench.engines.swarm.placement import site_nodes
+
+        swarm = discover(manager_endpoint(topology))
+        site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
+        check_node_helpers(topology, swarm.names)
+        return cls(swarm)
+
+    def hosts(self) -> list[tuple[str, DockerClient]]:
+        return [(name, node.quick) for name, node in self.nodes.items()]
+
+    def client_at(self, where: str, quick: bool = False) -> DockerClient:
+        node = self.nodes.get(where)
+        if node is None:
+            return ComposeEngine().client_at("", quick)
+        return node.quick if quick else node.client
+
+    def host_of(self, container: str) -> str:
+        """A container not placed by its deployment (a helper, a run brought up by
+        another process) is looked for on every node once."""
+        if container not in self.placed:
+            for where, client in self.hosts():
+                if client.container.exists(container):
+                    self.placed[container] = where
+                    break
+        return self.placed.get(container, "")
+
+    def adjust(self, topology: Topology) -> Topology:
+        return segment_mtus(topology)
+
+    def placed_beside(self, name: str, target: str) -> None:
+        self.placed[name] = self.host_of(target)
+
+    def endpoint(self, where: str) -> str | None:
+        node = self.nodes.get(where) or self.nodes.get(self.swarm.names[0])
+        return node.endpoint if node else None
+
+    def deployment(self, rendered: RenderedRun, topology: Topology) -> SwarmDeployment:
+        return SwarmDeployment(rendered, topology, self, self.swarm, self.placed)
+
+    def remove_run(self, run_id: str | None) -> Removed:
+        """Everything of a run on every node, and each node's copy of the run's files
+        (they may hold its keys)."""
+        removed = super().remove_run(run_id)
+        if run_id is not None:
+            for node in self.swarm.engines:
+                remove_node_copies(node, run_id)
+        return removed
+
+    @property
+    def engines(self) -> list[NodeEngine]:
+        return self.swarm.engines
+
+
+def segment_mtus(topology: Topology) -> Topology:
     """The topology as its engine runs it: on a swarm, a segment without a declared MTU
     has the overlay network's (the overlays fit their tunnels to it; a swarm on jumbo
     frames declares `mtu: 1500` in its links)."""
-    if topology.engine != "swarm":
-        return topology
     links = {name: (profile if profile.mtu else profile.model_copy(update={"mtu": SEGMENT_MTU}))
              for name, profile in (("site", topology.links.site),
                                    ("backbone", topology.links.backbone))}
     return topology.model_copy(update={"links": topology.links.model_copy(update=links)})
 
 
-def one_engine(rendered: RenderedRun, topology: Topology) -> Stack:
-    return Stack(rendered)
-
-
 def known_swarms(manager: str | None = None) -> list[Swarm]:
     """Swarms that may hold runs, for clean and down: the one this manager (or
     $VNETBENCH_SWARM) names; else this machine's own swarm, then the test swarm
     (vnetbench's own containers: runs left there are its own), each if it answers."""
-    from vnetbench.swarm.cluster import (
+    from vnetbench.engines.swarm.cluster import (
         TEST_SWARM,
         discover,
         named_manager,
         own_swarm_manager,
+        test_swarm_manager,
     )
-    from vnetbench.swarm.testbed import test_swarm_manager
-
     named = manager or named_manager()
     endpoints: list[str | None] = []
     if named:
@@ -76,30 +141,9 @@ def known_swarms(manager: str | None = None) -> list[Swarm]:
     return found
 
 
-def each_engine(manager: str | None = None) -> Iterator[Swarm | None]:
-    """This machine's engine (None), then each known swarm's nodes (every listing and
-    removal covers them while the caller's loop body runs): for clean and down."""
-    yield None
-    for swarm in known_swarms(manager):
-        with engines.using(swarm.engines):
-            yield swarm
-
-
 def recorded_manager(record: Mapping[str, Any]) -> str | None:
     """The swarm manager a run directory's run.json names (a topology left `up`)."""
     return (record.get("hosts") or {}).get("manager")
-
-
-def sweep_run(run_id: str, swarm: Swarm | None) -> Removed:
-    """Everything of a run on the engines in use; on a swarm also each node's copy of
-    the run's files (they may hold its keys)."""
-    from vnetbench.stack import remove_run_objects
-    from vnetbench.swarm.stack import remove_node_copies
-
-    removed = remove_run_objects(run_id)
-    for node in swarm.engines if swarm else []:
-        remove_node_copies(node, run_id)
-    return removed
 
 
 def check_node_helpers(topology: Topology, nodes: list[str]) -> None:
@@ -114,16 +158,3 @@ def check_node_helpers(topology: Topology, nodes: list[str]) -> None:
                         "helper (fabric-NODE). Rename it and run again.")
 
 
-def stack_maker(topology: Topology) -> StackMaker:
-    """How this run's stacks are made: on this machine's engine, or on the swarm the
-    topology names (found and checked now, before anything starts)."""
-    if topology.engine != "swarm":
-        return one_engine
-    from vnetbench.swarm.cluster import discover, manager_endpoint
-    from vnetbench.swarm.placement import site_nodes
-    from vnetbench.swarm.stack import SwarmStack
-
-    swarm = discover(manager_endpoint(topology))
-    site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
-    check_node_helpers(topology, swarm.names)
-    return lambda rendered, stack_topology: SwarmStack(rendered, stack_topology, swarm)

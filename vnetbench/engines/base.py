@@ -1,0 +1,257 @@
+"""The one interface every engine implements, and what its calls hand back.
+
+An engine is where a run's containers live: this machine's Docker engine
+(engines/compose.py), the nodes of a Docker Swarm (engines/swarm/), or, one day,
+a Kubernetes cluster. Everything above this package reaches containers only
+through an Engine: bringing a rendered run up and down (a Deployment), running a
+tool in a target's network namespace, signals, logs, listings, and where things
+ran. The models: Kathara's IManager with its ManagerFactory, containerlab's
+runtime interface.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from python_on_whales.exceptions import DockerException
+
+if TYPE_CHECKING:
+    from vnetbench.engines.docker import LogStream
+    from vnetbench.render import RenderedRun
+    from vnetbench.topology import Topology
+
+NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
+# An engine call that failed (the engine's own CLI said no): every engine raises it.
+EngineError = DockerException
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A container as one listing shows it."""
+
+    id: str
+    name: str
+    state: str  # created, running, restarting, exited, dead...
+    health: str | None  # starting, healthy, unhealthy; None without a health check
+    labels: dict[str, str]
+    where: str = ""  # the node that hosts it; '' for the local engine
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool run to completion: its exit code and output."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Removed:
+    """What a teardown removed; `rules`: host rules its helpers had left (the fabric's),
+    `unknown`: hosts whose rules could not be read (said, never taken as none)."""
+
+    containers: int = 0
+    networks: int = 0
+    volumes: int = 0
+    rules: int = 0
+    unknown: list[str] = field(default_factory=list)
+
+    def add(self, other: Removed) -> None:
+        self.containers += other.containers
+        self.networks += other.networks
+        self.volumes += other.volumes
+        self.rules += other.rules
+        self.unknown += other.unknown
+
+    def __str__(self) -> str:
+        return (
+            f"{self.containers} container(s), {self.networks} network(s), "
+            f"{self.volumes} volume(s)"
+        )
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """How a container that stopped ended (Engine.stopped)."""
+
+    name: str
+    exit_code: int
+    finished: datetime | None
+    last_line: str
+
+
+class RunOnEngine(Protocol):
+    """A run on its engine (a Stack, or a RunRef): what a probe or a shaper needs to
+    reach the run's containers and label its own."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """A run on its engine, without a Stack (a topology `up` left running)."""
+
+    engine: Engine
+    run_id: str
+
+
+class Deployment(ABC):
+    """One rendered run on an engine: brought up, its start gate, its clocks, torn down."""
+
+    release_skew_ms: float | None = None  # several hosts: the last release's skew
+
+    @abstractmethod
+    def up(self, timeout_seconds: int, unready: Callable[[str], list[str]]) -> list[str]:
+        """Start every service and wait for its health checks; when not everything
+        became ready, `unready` (given what the engine said) names the agents the run
+        goes on without, or raises. BlockTaken when the engine refuses the run's
+        address block."""
+
+    @abstractmethod
+    def down(self) -> Removed:
+        """Remove everything of the run (by its label), wherever it is."""
+
+    @abstractmethod
+    def write_start(self, number: int) -> None:
+        """The gate's next start number, where every gated program reads it."""
+
+    @abstractmethod
+    def wait_for_marks(self, names: list[str], kind: str, start: int,
+                       timeout_s: float) -> list[str]:
+        """The services whose mark of `kind` for `start` did not appear in time."""
+
+    @abstractmethod
+    def release(self) -> float:
+        """Open the start gate; the release time (epoch seconds)."""
+
+    def on_manager_clock(self, text: str, where: str) -> str:
+        """A log read from the engine at `where`, its times on this machine's clock."""
+        return text
+
+    def on_node_clock(self, moment: datetime, where: str) -> datetime:
+        """A time of this machine's clock as the engine at `where` reads it."""
+        return moment
+
+    def placement_settings(self) -> dict[str, str]:
+        """Result columns saying where the roles ran (none on one host)."""
+        return {}
+
+    def where_record(self) -> dict[str, object]:
+        """run.json's record of the hosts that ran the stack (none on one host)."""
+        return {}
+
+    def file_changed(self, path: Path) -> None:  # noqa: B027 (nothing to do on one host)
+        """A file of the stack's directory was rewritten in place while it runs (one
+        host: the containers see it through their bind mounts)."""
+
+
+class Engine(ABC):
+    """Where a run's containers live, and every call vnetbench makes to them."""
+
+    name: ClassVar[str]
+
+    def adjust(self, topology: Topology) -> Topology:
+        """The topology as this engine runs it (e.g. a swarm's segment MTU)."""
+        return topology
+
+    # -- a rendered run ----------------------------------------------------------
+    @abstractmethod
+    def deployment(self, rendered: RenderedRun, topology: Topology) -> Deployment:
+        """How this engine brings this rendered run up (nothing starts yet)."""
+
+    @abstractmethod
+    def remove_run(self, run_id: str | None) -> Removed:
+        """Every object of a run (or of every run) on this engine, and the host state
+        its helpers left (the fabric's rules; a swarm node's copy of the run's files)."""
+
+    # -- what is there -------------------------------------------------------------
+    @abstractmethod
+    def containers(self, filters: Sequence[tuple[str, str]]) -> list[Listed]:
+        """Containers matching the filters, with state, health and labels."""
+
+    @abstractmethod
+    def network_labels(self, filters: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        """The labels of each network matching the filters."""
+
+    @abstractmethod
+    def subnets(self) -> list[IPv4Network]:
+        """The IPv4 subnets of every network on this engine (taken blocks)."""
+
+    @abstractmethod
+    def inspect(self, containers: Sequence[Listed]) -> list[Any]:
+        """The engine's full record of each container still there (gone ones left out)."""
+
+    @abstractmethod
+    def stopped(self, container: Listed) -> Stopped | None:
+        """How a stopped container ended, and its last log line (None: gone)."""
+
+    # -- tools in a target's network namespace ----------------------------------------
+    @abstractmethod
+    def run_tool(self, target: str, argv: list[str], labels: dict[str, str],
+                 **options: Any) -> ToolOutput:
+        """Run argv in the tools image inside target's network namespace, to its end."""
+
+    @abstractmethod
+    def start_tool(self, target: str, argv: list[str], name: str,
+                   labels: dict[str, str], **options: Any) -> str:
+        """Start argv (a server, a shaper) in target's namespace; its name."""
+
+    # -- calls on containers, on the host that has them ------------------------------
+    @abstractmethod
+    def remove(self, name: str) -> None:
+        """Remove a container (running or not); gone already is fine."""
+
+    @abstractmethod
+    def logs(self, container: str, since: datetime | None = None,
+             timestamps: bool = False, quick: bool = False) -> str:
+        """A container's log."""
+
+    @abstractmethod
+    def follow_logs(self, project: str, containers: list[Listed], since: datetime | None,
+                    deployment: Deployment) -> LogStream:
+        """The logs of these containers as they come."""
+
+    @abstractmethod
+    def execute(self, container: str, argv: list[str]) -> ToolOutput:
+        """Run argv inside a running container."""
+
+    @abstractmethod
+    def signal(self, containers: Sequence[str], signal: str) -> None:
+        """Send a signal (e.g. 'USR1') to each of these running containers (by name)."""
+
+    @abstractmethod
+    def start(self, container: Listed) -> bool:
+        """Start a stopped container again; whether it started."""
+
+    @abstractmethod
+    def restart(self, container: str) -> None:
+        """Stop and start a container (killed or not)."""
+
+    @abstractmethod
+    def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
+        """A process printing one JSON line per container start of the run."""
+
+    @abstractmethod
+    def cpu_seconds(self, container: Listed) -> float | None:
+        """CPU seconds a running container has used so far (None: not readable)."""
+
+    def health_started(self, container: Listed) -> tuple[datetime | None, float]:
+        """When the container started and its health check's start period (s)."""
+        records = self.inspect([container])
+        if not records:
+            return None, 0.0
+        check = records[0].config.healthcheck
+        period_ns = getattr(check, "start_period", None) or 0
+        return records[0].state.started_at, period_ns / 1e9

@@ -1,0 +1,102 @@
+"""This machine's Docker engine with Docker Compose: the default engine.
+
+A rendered run is its compose file, brought up with `docker compose up --wait`
+(the same file a user runs by hand) and removed by its label (faster than
+`compose down`, which stops each container with a grace period).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from python_on_whales import DockerClient
+from python_on_whales.exceptions import DockerException
+
+from vnetbench import gate
+from vnetbench.engines.base import Deployment, Removed
+from vnetbench.engines.docker import (
+    DockerEngine,
+    bounded_client,
+    docker,
+    quick_client,
+)
+from vnetbench.errors import BlockTaken
+
+if TYPE_CHECKING:
+    from vnetbench.render import RenderedRun
+    from vnetbench.topology import Topology
+
+COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: its --wait-timeout and this more
+
+
+class ComposeEngine(DockerEngine):
+    """Every container on this machine's engine."""
+
+    name = "compose"
+
+    def hosts(self) -> list[tuple[str, DockerClient]]:
+        return [("", quick_client)]
+
+    def client_at(self, where: str, quick: bool = False) -> DockerClient:
+        return quick_client if quick else docker
+
+    def deployment(self, rendered: RenderedRun, topology: Topology) -> ComposeDeployment:
+        return ComposeDeployment(rendered, self)
+
+    # -- helpers of this machine (probes of its kernel, builds, vNet's artifacts) -----
+    def run_container(self, image: str, argv: list[str], **options: Any) -> str:
+        """A container of this machine run to its end; its output (EngineError if it
+        fails)."""
+        return str(docker.run(image, argv, pull="never", **({"remove": True} | options)))
+
+    def start_container(self, image: str, argv: list[str], **options: Any) -> str:
+        """A container of this machine started in the background; its id."""
+        container = docker.run(image, argv, detach=True, pull="never", **options)
+        return str(getattr(container, "id", container))
+
+    def system_info(self) -> Any:
+        return docker.system.info()
+
+
+class ComposeDeployment(Deployment):
+    """A rendered run up through `docker compose`, its start gate in the run directory."""
+
+    def __init__(self, rendered: RenderedRun, engine: ComposeEngine) -> None:
+        self.rendered, self.engine = rendered, engine
+
+    def up(self, timeout_seconds: int, unready: Callable[[str], list[str]]) -> list[str]:
+        compose = self.compose_client(timeout_seconds).compose
+        try:
+            compose.up(detach=True, wait=True, wait_timeout=timeout_seconds, quiet=True)
+        except DockerException as error:
+            refused = (error.stderr or str(error)).strip()
+            if "pool overlaps" in refused.lower():
+                raise BlockTaken(self.rendered.plan.block, refused.splitlines()[-1]) from None
+            return unready(refused or f"compose did not end within {timeout_seconds} s")
+        return []
+
+    def compose_client(self, timeout_seconds: int) -> DockerClient:
+        """compose's --wait-timeout does not bound its waits for depends_on health: the
+        whole call is bounded too, so a container still starting cannot hold the run."""
+        return bounded_client(timeout_seconds + COMPOSE_MARGIN_SECONDS,
+                              compose_files=[self.rendered.compose_file],
+                              compose_project_name=self.rendered.project)
+
+    def down(self) -> Removed:
+        return self.engine.remove_run(self.rendered.run_id)
+
+    @property
+    def gate_dir(self) -> Path:
+        return self.rendered.directory / gate.GATE_DIR
+
+    def write_start(self, number: int) -> None:
+        gate.write_start(self.gate_dir, number)
+
+    def wait_for_marks(self, names: list[str], kind: str, start: int,
+                       timeout_s: float) -> list[str]:
+        return gate.wait_for_marks(self.gate_dir, names, kind, start, timeout_s)
+
+    def release(self) -> float:
+        return gate.release(self.gate_dir)

@@ -1,0 +1,475 @@
+"""Engines reached through the Docker CLI (python-on-whales): the client, bounded
+calls, listings, and DockerEngine, what the Compose and swarm engines share.
+
+Every engine call is bounded on the client side (`timeout` around the docker
+CLI), so a hung engine turns into an error instead of a run that never ends:
+ENGINE_CALL_SECONDS for ordinary calls (long enough for an image build or a
+compose bring-up, which have their own tighter waits), and QUICK_CALL_SECONDS
+for the listing and removing that teardown does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime
+from ipaddress import IPv4Network
+from types import SimpleNamespace
+from typing import Any
+
+import python_on_whales.utils
+from python_on_whales import DockerClient
+from python_on_whales.exceptions import DockerException
+
+from vnetbench import labels
+from vnetbench.engines.base import (
+    NETWORK_NAME,
+    Deployment,
+    Engine,
+    Listed,
+    Removed,
+    Stopped,
+    ToolOutput,
+)
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import run_filter
+from vnetbench.measure.cpu import cpu_seconds as cgroup_cpu_seconds
+from vnetbench.measure.events import Source
+from vnetbench.ui import note
+
+ENGINE_CALL_SECONDS = 1800
+QUICK_CALL_SECONDS = 60
+ENGINE_HELP = (
+    "Run 'make setup' (it installs and starts Debian's engine when run as root on "
+    "Debian/Ubuntu), or install Docker Engine with the Compose v2 plugin and start it, "
+    "then run the command again."
+)
+
+
+def bounded_client(seconds: int, **options: object) -> DockerClient:
+    """A client whose every CLI call is killed after `seconds` (then 5 s more for KILL)."""
+    return DockerClient(client_call=["timeout", "-k", "5", str(seconds), "docker"],
+                        **options)  # type: ignore[arg-type]
+
+
+docker = bounded_client(ENGINE_CALL_SECONDS)
+quick = quick_client = bounded_client(QUICK_CALL_SECONDS)
+STOP_SECONDS = 5  # an interrupted call's grace between TERM and KILL
+
+
+def interruptible_run(args: Sequence[str], *, input: bytes | None = None,
+                      **options: Any) -> subprocess.CompletedProcess[Any]:
+    """subprocess.run for engine calls that stops the call it is interrupted in.
+
+    `timeout` moves itself and docker into a process group of their own, so Ctrl-C
+    at the terminal reaches neither, and subprocess.run answers an interrupt by
+    killing `timeout` alone: the docker call it bounded went on (a `compose up`
+    kept creating containers while the teardown listed and removed them). Here an
+    interrupt sends TERM to the call's whole group (timeout passes it on to
+    docker), KILL after STOP_SECONDS, before the interrupt goes on."""
+    stdin = subprocess.PIPE if input is not None else options.pop("stdin", None)
+    with subprocess.Popen(args, stdin=stdin, **options) as process:
+        try:
+            stdout, stderr = process.communicate(input)
+        except BaseException:
+            stop_call(process)
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def stop_call(process: subprocess.Popen[Any]) -> None:
+    """TERM to the call's process group (its own, or just the process), then KILL."""
+    own_group = os.getpgid(process.pid) == process.pid if process.poll() is None else False
+
+    def send(number: signal.Signals) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, number) if own_group else process.send_signal(number)
+
+    send(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        process.wait()
+
+
+# python-on-whales runs every CLI call through its utils.run, which looks up
+# `subprocess.run` at call time: give it the interruptible one.
+python_on_whales.utils.subprocess = SimpleNamespace(  # type: ignore[assignment,attr-defined]
+    **{**vars(subprocess), "run": interruptible_run})
+
+
+def engine_version() -> str | None:
+    try:
+        return str(quick.version().server.version)  # type: ignore[union-attr]
+    except (DockerException, AttributeError):
+        return None
+
+
+def compose_version() -> str | None:
+    try:
+        text = str(quick.compose.version())
+    except DockerException:
+        return None
+    return text.split()[-1] if "v2" in text or " 2." in text else None
+
+
+@dataclass(frozen=True)
+class NodeEngine:
+    """The Docker engine of one host, as vnetbench reaches it (its endpoint)."""
+
+    name: str  # the swarm node's hostname
+    endpoint: str  # unix://..., ssh://..., tcp://...
+
+    @property
+    def client(self) -> DockerClient:
+        return bounded_client(ENGINE_CALL_SECONDS, host=self.endpoint)
+
+    @property
+    def quick(self) -> DockerClient:
+        return bounded_client(QUICK_CALL_SECONDS, host=self.endpoint)
+
+
+LISTED_KEYS = (labels.RUN, labels.ROLE, labels.NODE, labels.OWNER, labels.OVERLAY, labels.TOOL)
+GRACEFUL_ROLES = {"fabric"}  # removes its host iptables rule on SIGTERM
+GRACE_SECONDS = 5
+
+
+class DockerEngine(Engine):
+    """An engine of Docker hosts: one (Compose) or a swarm's nodes. A container's
+    calls go to the host that has it; listings and removals cover every host."""
+
+    @abstractmethod
+    def hosts(self) -> list[tuple[str, DockerClient]]:
+        """(host name, quick client) of every host; '' is this machine's engine."""
+
+    @abstractmethod
+    def client_at(self, where: str, quick: bool = False) -> DockerClient:
+        """The engine at a host ('' local); `quick`: bounded like teardown's calls."""
+
+    def host_of(self, container: str) -> str:
+        """The host that has this container ('' on one engine)."""
+        return ""
+
+    def client_for(self, container: str, quick: bool = False) -> DockerClient:
+        return self.client_at(self.host_of(container), quick)
+
+    # -- what is there ----------------------------------------------------------
+    def containers(self, filters: Sequence[tuple[str, str]]) -> list[Listed]:
+        """One CLI call per host. python-on-whales inspects a container again on every
+        attribute read once its last inspection is 0.2 s old: reading the labels of
+        200 containers cost 200 `docker inspect` calls (3.4 s), three times per
+        teardown."""
+        return [c for where, client in self.hosts() for c in listed_on(client, filters, where)]
+
+    def network_labels(self, filters: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        return [{**(n.labels or {}), NETWORK_NAME: n.name} for _, client in self.hosts()
+                for n in client.network.list(filters=list(filters))]  # type: ignore[arg-type]
+
+    def subnets(self) -> list[IPv4Network]:
+        found = []
+        for _, client in self.hosts():
+            for network in client.network.list():
+                for config in network.ipam.config or []:
+                    subnet = config.get("Subnet") or config.get("subnet")
+                    if subnet and ":" not in subnet:
+                        found.append(IPv4Network(subnet))
+        return found
+
+    def inspect(self, containers: Sequence[Listed]) -> list[Any]:
+        found: list[Any] = []
+        for where in dict.fromkeys(c.where for c in containers):  # one call per host
+            client = self.client_at(where, quick=True)
+            wanted = [c.id for c in containers if c.where == where]
+            try:
+                found += client.container.inspect(wanted)
+            except DockerException:  # one removed meanwhile: one by one
+                for one in wanted:
+                    with suppress(DockerException):
+                        found.append(client.container.inspect(one))
+        return found
+
+    def stopped(self, container: Listed) -> Stopped | None:
+        client = self.client_at(container.where, quick=True)
+        try:
+            inspected = client.container.inspect(container.id)
+            tail = str(client.container.logs(inspected, tail=1)).strip()
+        except DockerException:
+            return None
+        state = inspected.state
+        return Stopped(inspected.name, int(state.exit_code or 0), state.finished_at,
+                       tail[-200:])
+
+    # -- tools in a target's namespace --------------------------------------------
+    def run_tool(self, target: str, argv: list[str], labels: dict[str, str],
+                 **options: Any) -> ToolOutput:
+        try:
+            stdout = self.client_for(target).run(
+                TOOLS_IMAGE, argv, networks=[f"container:{target}"], labels=labels,
+                remove=True, pull="never", **options)
+            return ToolOutput(0, str(stdout), "")
+        except DockerException as error:
+            return ToolOutput(error.return_code, error.stdout or "", error.stderr or "")
+
+    def start_tool(self, target: str, argv: list[str], name: str,
+                   labels: dict[str, str], **options: Any) -> str:
+        container = self.client_for(target).run(
+            TOOLS_IMAGE, argv, name=name, networks=[f"container:{target}"], labels=labels,
+            detach=True, pull="never", **({"remove": True} | options))
+        self.placed_beside(name, target)
+        return str(getattr(container, "name", name))
+
+    def cpu_seconds(self, container: Listed) -> float | None:
+        """From the container's cgroup on this machine (a remote node's: not readable)."""
+        return cgroup_cpu_seconds(container.id) if not container.where else None
+
+    def placed_beside(self, name: str, target: str) -> None:
+        """A helper started in target's namespace lives on target's host."""
+
+    # -- calls on containers ---------------------------------------------------------
+    def remove(self, name: str) -> None:
+        with suppress(DockerException):  # gone already: a one-off server that exited
+            self.client_for(name).container.remove(name, force=True)
+
+    def logs(self, container: str, since: datetime | None = None,
+             timestamps: bool = False, quick: bool = False) -> str:
+        return str(self.client_for(container, quick).container.logs(
+            container, since=since, timestamps=timestamps))
+
+    def follow_logs(self, project: str, containers: list[Listed], since: datetime | None,
+                    deployment: Deployment) -> LogStream:
+        endpoints = {where: self.endpoint(where) for where in {c.where for c in containers}}
+        return LogStream(project, containers, endpoints, since, deployment.on_manager_clock,
+                         deployment.on_node_clock)
+
+    def endpoint(self, where: str) -> str | None:
+        """The engine address of a host for a CLI call of our own (None: the default)."""
+        return None
+
+    def execute(self, container: str, argv: list[str]) -> ToolOutput:
+        try:
+            return ToolOutput(0, str(self.client_for(container).execute(container, argv)), "")
+        except DockerException as error:
+            return ToolOutput(error.return_code, error.stdout or "", error.stderr or "")
+
+    def signal(self, containers: Sequence[str], signal: str) -> None:
+        by_host: dict[str, list[str]] = {}
+        for name in containers:
+            by_host.setdefault(self.host_of(name), []).append(name)
+        for where, names in by_host.items():
+            with suppress(DockerException):  # one that just ended: no mark
+                self.client_at(where).container.kill(names, signal=signal)
+
+    def start(self, container: Listed) -> bool:
+        try:
+            self.client_at(container.where).container.start(container.id)
+        except DockerException:
+            return False
+        return True
+
+    def restart(self, container: str) -> None:
+        self.client_for(container).container.restart(container)
+
+    def kill(self, container: str) -> None:
+        self.client_for(container).container.kill(container)
+
+    def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
+        host = self.endpoint("")
+        return subprocess.Popen(
+            ["docker", *(["--host", host] if host else []), "events", "--format",
+             "{{json .}}", "--filter", f"label={labels.RUN}={run_id}", "--filter",
+             "event=start"], stdout=subprocess.PIPE, text=True)
+
+    # -- removal ------------------------------------------------------------------------
+    def remove_run(self, run_id: str | None) -> Removed:
+        """Every container, network and volume labelled for the run (or all runs) on
+        every host, then the fabric's DOCKER-USER rules: fast and complete (the fabric
+        helper is stopped, so its rule goes with SIGTERM; the rest is killed and
+        removed in one call; a network's stale endpoints are disconnected first)."""
+        from vnetbench.engines.fabric import FabricUnknown, remove_fabric_rules
+
+        removed = Removed()
+        for where, client in self.hosts():  # a swarm run: every node, manager first
+            try:
+                remove_containers(run_id, client, removed, where)
+            except DockerException as error:  # one node gone must not keep the others
+                note(f"[yellow]{where or 'this engine'}: the run's containers could not be "
+                     f"listed or removed ({error}); 'vnetbench clean' removes them later[/]")
+        for where, client in reversed(self.hosts()):  # swarm networks: on the manager
+            try:
+                remove_networks_and_volumes(run_id, client, removed)
+            except DockerException as error:
+                note(f"[yellow]{where or 'this engine'}: the run's networks or volumes could "
+                     f"not be removed ({error}); 'vnetbench clean' removes them later[/]")
+        try:
+            removed.rules = remove_fabric_rules(self.hosts(), run_id)
+        except FabricUnknown as error:
+            note(f"[red]{error}[/]")
+            removed.unknown.append(str(error))
+            return removed
+        if removed.rules and run_id:
+            note(f"[yellow]{removed.rules} DOCKER-USER rule(s) of {run_id} outlived the "
+                 "fabric helper and were removed[/]")
+        return removed
+
+
+def listed_on(client: DockerClient, filters: Sequence[tuple[str, str]],
+              where: str) -> list[Listed]:
+    from python_on_whales.utils import run
+
+    fields = ["{{.ID}}", "{{.Names}}", "{{.State}}", "{{.Status}}",
+              *(f'{{{{.Label "{key}"}}}}' for key in LISTED_KEYS)]
+    command = [*client.client_config.docker_cmd, "container", "ls", "--all", "--no-trunc",
+               "--format", "\t".join(fields)]
+    for name, value in filters:
+        command += ["--filter", f"{name}={value}"]
+    found = []
+    for line in str(run(command)).splitlines():
+        cid, name, state, status, *values = line.split("\t")
+        found.append(Listed(cid, name, state, health_of(status),
+                            {k: v for k, v in zip(LISTED_KEYS, values, strict=False) if v},
+                            where))
+    return found
+
+
+def health_of(status: str) -> str | None:
+    """'Up 3 seconds (health: starting)' -> starting; '(healthy)' -> healthy."""
+    for word in ("health: starting", "unhealthy", "healthy"):
+        if f"({word})" in status:
+            return word.removeprefix("health: ")
+    return None
+
+
+def remove_containers(run_id: str | None, client: DockerClient, removed: Removed,
+                      where: str = "") -> None:
+    containers = listed_on(client, run_filter(run_id), where)
+    graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
+    if graceful:
+        with suppress(DockerException):
+            client.container.stop(graceful, time=GRACE_SECONDS)
+    if containers:
+        with suppress(DockerException):  # some may be gone already (--rm probes)
+            client.container.remove([c.id for c in containers], force=True, volumes=True)
+        left = {c.id for c in listed_on(client, run_filter(run_id), where)}
+        removed.containers += sum(c.id not in left for c in containers)
+        if left:  # counted as what is gone, and said: the sweep after goes on
+            note(f"[yellow]{len(left)} container(s) of {run_id or 'the runs'} could not be "
+                 "removed; 'vnetbench clean' tries again[/]")
+
+
+def remove_networks_and_volumes(run_id: str | None, client: DockerClient,
+                                removed: Removed) -> None:
+    for network in client.network.list(filters=run_filter(run_id)):
+        removed.networks += remove_network(network.id, client=client)
+    volumes = client.volume.list(filters=run_filter(run_id))
+    if volumes:
+        with suppress(DockerException):
+            client.volume.remove([v.name for v in volumes])
+        removed.volumes += len(volumes)
+
+
+def remove_network(network_id: str, attempts: int = 3, client: DockerClient = quick) -> int:
+    """Remove one network, disconnecting endpoints left by containers that are gone
+    or still going (a network once stayed 'in use' after a 50-client run); 1 if removed."""
+    for attempt in range(attempts):
+        try:
+            client.network.remove(network_id)
+            return 1
+        except DockerException as error:
+            text = str(error).lower()
+            if "not found" in text or "no such network" in text or "swarm manager" in text:
+                return 0  # gone already (or a swarm network, removed on a manager)
+            disconnect_all(network_id, client)
+            if attempt == attempts - 1:
+                note(f"[yellow]network {network_id[:12]} could not be removed ({error}); "
+                     "'vnetbench clean' removes it later[/]")
+            time.sleep(0.5)
+    return 0
+
+
+def disconnect_all(network_id: str, client: DockerClient = quick) -> None:
+    """Force-disconnect every endpoint of a network, stale ones included."""
+    with suppress(DockerException):
+        for endpoint in (client.network.inspect(network_id).containers or {}).values():
+            name = getattr(endpoint, "name", None) or str(endpoint)
+            with suppress(DockerException):
+                client.network.disconnect(network_id, name, force=True)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def compose_log_line(line: str) -> tuple[str, str]:
+    """'<container padded> | <timestamp> <text>' -> (container, '<timestamp> <text>');
+    ('', '') for a line of compose's own (terminal codes removed first)."""
+    name, bar, text = ANSI.sub("", line).partition(" | ")
+    return (name.strip(), text.rstrip("\n")) if bar else ("", "")
+
+
+class LogStream:
+    """Lines of some containers' logs, gathered by a thread from one `docker compose
+    logs --follow` per host (a wait that polls it makes no engine call per container)."""
+
+    def __init__(self, project: str, containers: list[Listed],
+                 endpoints: dict[str, str | None] | None = None,
+                 since: datetime | None = None,
+                 clock: Callable[[str, str], str] = lambda text, where: text,
+                 node_clock: Callable[[datetime, str], datetime] = lambda at, where: at,
+                 ) -> None:
+        self.containers = containers
+        self.clock = clock
+        self.lines: dict[str, list[str]] = {c.name: [] for c in containers}
+        prefix = f"{project}-"
+        self.processes: list[subprocess.Popen[str]] = []
+        self.readers: list[threading.Thread] = []
+        for where in dict.fromkeys(c.where for c in containers):  # one per engine
+            services = [c.name.removeprefix(prefix) for c in containers if c.where == where]
+            endpoint = (endpoints or {}).get(where)
+            host = ["--host", endpoint] if endpoint else []
+            after = ["--since", node_clock(since, where).isoformat()] if since else []
+            process = subprocess.Popen(
+                ["docker", *host, "compose", "-p", project, "logs", "--follow",
+                 "--timestamps", "--no-color", *after, *services], stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, text=True, errors="replace")
+            reader = threading.Thread(target=self._read, args=(process,), daemon=True)
+            reader.start()
+            self.processes.append(process)
+            self.readers.append(reader)
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            container, text = compose_log_line(line)
+            if container in self.lines:
+                self.lines[container].append(text)
+
+    def sources(self) -> list[Source]:
+        """What each container has logged so far, as Stack.logs gives it."""
+        return [Source(c.name, c.labels.get(labels.ROLE, ""), c.labels.get(labels.NODE, c.name),
+                       self.clock("\n".join(list(self.lines[c.name])), c.where))
+                for c in self.containers]
+
+    @property
+    def alive(self) -> bool:
+        return all(process.poll() is None for process in self.processes)
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process, reader in zip(self.processes, self.readers, strict=True):
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            reader.join(timeout=5)
+            if process.stdout is not None:
+                process.stdout.close()

@@ -1,0 +1,309 @@
+"""A running stack, whatever engine runs it: bring-up and its readiness, deaths,
+logs, the start gate and restarts of gated programs, teardown.
+
+Everything a run creates carries the label vnetbench.run=<run id>; teardown
+and `vnetbench clean` remove by that label, so they can neither miss a
+container of the run nor touch anything that is not vnetbench's. The engine's
+own part (how a rendered run comes up and goes, where its gate is) is its
+Deployment; everything here goes through the Engine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vnetbench import labels
+from vnetbench.engines.base import Engine, EngineError, Listed, Removed
+from vnetbench.engines.docker import LogStream
+from vnetbench.errors import UserError
+from vnetbench.labels import run_filter
+from vnetbench.measure.cpu import wait_until_quiet
+from vnetbench.measure.events import Source
+from vnetbench.ui import note, waiting
+
+if TYPE_CHECKING:
+    from vnetbench.render import RenderedRun
+    from vnetbench.topology import Topology
+
+
+@dataclass(frozen=True)
+class Death:
+    """A container of the system under test that stopped while the run measured."""
+
+    service: str  # as in the compose file, e.g. router-switch2
+    exit_code: int
+    finished: datetime
+    last_line: str
+
+    def describe(self, during: str) -> str:
+        said = f", its log ends: {self.last_line}" if self.last_line else ""
+        return (f"{self.service} exited ({self.exit_code}) at "
+                f"{self.finished:%H:%M:%S} UTC {during}{said}")
+
+
+LOG_READERS = 8  # concurrent log reads when saving a stack's logs
+HELPER_ROLES = {"ca", "probe", "shaper", "fabric", "capability-probe", "fabric-sweep",
+                "gatekeeper"}
+# Health checks: the longest start period a template gives is 90 s (vNet's servers), so
+# every container is healthy, unhealthy or past its start period within it, twice over.
+BRING_UP_SECONDS = 180
+
+
+class Stack:
+    """One rendered run on an engine (its Deployment says how the engine does it)."""
+
+    def __init__(self, rendered: RenderedRun, engine: Engine, topology: Topology) -> None:
+        self.rendered = rendered
+        self.engine = engine
+        self.deployment = engine.deployment(rendered, topology)
+        self.saved_logs: list[Source] = []
+        self.gate_releases = 0  # starts of a gated stack's programs released so far
+        self.release_overhead_s = 0.0  # join's testbed time: restarts, quiet-host waits
+        self.unready: list[str] = []  # agents that never became ready (named at up)
+
+    @property
+    def run_id(self) -> str:
+        return self.rendered.run_id
+
+    @property
+    def release_skew_ms(self) -> float | None:
+        """Several hosts: the last release's skew between them."""
+        return self.deployment.release_skew_ms
+
+    def container(self, service: str) -> str:
+        return f"{self.rendered.project}-{service}"
+
+    def containers(self, role: str | None = None) -> list[Listed]:
+        """The run's containers (of one role)."""
+        filters = run_filter(self.run_id)
+        return self.engine.containers([*filters, labels.role_filter(role)] if role else filters)
+
+    def up(self, timeout_seconds: int = BRING_UP_SECONDS) -> list[str]:
+        """Bring the stack up and wait for the health checks. Agents that never become
+        ready (an overlay that loses joins) do not stop the run when everything else
+        is up: they are named (and returned), and the scenarios report what they
+        cannot measure."""
+        with waiting(f"bringing up {self.rendered.project} (health checks)"):
+            return self.deployment.up(
+                timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds))
+
+    def accept_unready(self, refused: str, timeout_seconds: int) -> list[str]:
+        """After the engine's wait failed (`refused`: what it said): the agents that
+        never became ready, named, or a UserError naming what else failed or is still
+        starting."""
+        with waiting("some containers are not ready: waiting for the rest to settle"):
+            states = self.settle(deadline=time.monotonic() + timeout_seconds)
+        failed = judged(states, timeout_seconds, refused, self.rendered.directory / "logs")
+        reason = refused.splitlines()[-1:]
+        if failed:
+            note(f"[yellow]{len(failed)} agent container(s) did not become ready "
+                 f"({', '.join(failed)}; the engine said: {' '.join(reason)}); the run goes "
+                 "on and the scenarios report what they cannot measure[/]")
+        return failed
+
+    def settle(self, deadline: float) -> dict[str, tuple[str | None, str]]:
+        """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting
+        or at the deadline (monotonic seconds)."""
+        while True:
+            states = {c.name: (c.labels.get(labels.ROLE), self.state_of(c))
+                      for c in self.containers()}
+            if all(state != "starting" for _, state in states.values()) or (
+                    time.monotonic() >= deadline):
+                return states
+            time.sleep(SETTLE_POLL_SECONDS)
+
+    def state_of(self, container: Listed) -> str:
+        """'ready' (running, healthy or without a check), 'failed' (exited, unhealthy,
+        or still unchecked after its start period: with start_interval it is next
+        checked an hour later), or 'starting'."""
+        running = container.state == "running"
+        if running and container.health in (None, "healthy"):
+            return "ready"
+        # the engine has tried to start them all: "created" means it failed
+        if container.state == "restarting" or (
+                running and container.health == "starting"
+                and not self.start_period_over(container)):
+            return "starting"
+        return "failed"
+
+    def start_period_over(self, container: Listed) -> bool:
+        """Has the container's health-check start period passed since it started?"""
+        started, period_s = self.engine.health_started(container)
+        if not started or not period_s:
+            return started is None  # gone: it will not become ready
+        return (datetime.now(UTC) - started).total_seconds() > period_s
+
+    def deaths(self) -> list[Death]:
+        """The system-under-test containers of this stack that have stopped, oldest first."""
+        found = []
+        stopped = [c for c in self.containers() if c.state in ("exited", "dead")
+                   and c.labels.get(labels.ROLE) not in HELPER_ROLES]
+        for listed in stopped:  # one listing per pass; only stopped ones inspected
+            ended = self.engine.stopped(listed)
+            if ended is not None:
+                found.append(Death(self.service_of(ended.name), ended.exit_code,
+                                   ended.finished or datetime.now(UTC), ended.last_line))
+        return sorted(found, key=lambda death: death.finished)
+
+    def logs(self, role: str | None = None, since: datetime | None = None,
+             quick: bool = False) -> list[Source]:
+        """Every container's log (with the engine's timestamps), optionally of one role;
+        `quick`: each read bounded like teardown's calls."""
+        def read(container: Listed) -> Source | None:
+            after = self.deployment.on_node_clock(since, container.where) if since else None
+            try:  # a probe started with --rm may be gone already
+                text = self.engine.logs(container.name, since=after, timestamps=True,
+                                        quick=quick)
+            except EngineError:
+                return None
+            return Source(container.name, container.labels.get(labels.ROLE, ""),
+                          container.labels.get(labels.NODE, container.name),
+                          self.deployment.on_manager_clock(text, container.where))
+
+        with ThreadPoolExecutor(LOG_READERS) as readers:  # 200 containers: 200 calls
+            found = readers.map(read, self.containers(role))
+            sources = [source for source in found if source is not None]
+        return sources
+
+    @contextmanager
+    def log_stream(self, role: str, since: datetime | None = None) -> Iterator[LogStream]:
+        """The logs of one role's containers as they come (since a time)."""
+        stream = self.engine.follow_logs(self.rendered.project, self.containers(role), since,
+                                         self.deployment)
+        try:
+            yield stream
+        finally:
+            stream.close()
+
+    def placement_settings(self) -> dict[str, str]:
+        return self.deployment.placement_settings()
+
+    def file_changed(self, path: Path) -> None:
+        self.deployment.file_changed(path)
+
+    def where_record(self) -> dict[str, object]:
+        return self.deployment.where_record()
+
+    # Restart order: agents stop first (back at the gate), then the conductor and only
+    # then the switches, as at bring-up (switches depend on a healthy conductor).
+    RESTART_ORDER = (("agent", "waiting"), ("conductor", "ready"), ("switch", "ready"))
+
+    def restart_programs(self, timeout_s: float, settle_s: float = 0.0,
+                         first_switch: str | None = None) -> Restarted:
+        """The next start of a supervised (gated) stack's programs, in the same
+        containers: the agents stop theirs and wait at the gate again, then the
+        conductor and the switches start theirs again and pass their readiness test
+        (`first_switch`, the node the others dial, before them), then `settle_s` more
+        (the overlay's servers_settle_s). One signal per group; the marks are files
+        (gate.wait_for_marks). A container whose program has ended is started again,
+        and named."""
+        begun = time.monotonic()
+        start = self.gate_releases + 1
+        self.deployment.write_start(start)
+        stuck: list[str] = []
+        revived: list[str] = []
+        for role, kind in self.RESTART_ORDER:
+            for group in first_of(self.containers(role),
+                                  first_switch if role == "switch" else None):
+                revived += self.signal_restart(group)
+                stuck += self.deployment.wait_for_marks(
+                    [self.service_of(c.name) for c in group], kind, start, timeout_s)
+        time.sleep(settle_s)
+        seconds = time.monotonic() - begun
+        self.release_overhead_s += seconds
+        return Restarted(tuple(stuck), tuple(revived), seconds)
+
+    def signal_restart(self, containers: list[Listed]) -> list[str]:
+        """SIGUSR1 to the running ones; those whose program ended are started again
+        instead: their names."""
+        revived = [self.service_of(c.name) for c in containers
+                   if c.state != "running" and self.engine.start(c)]
+        self.engine.signal([c.name for c in containers if c.state == "running"], "USR1")
+        return revived
+
+    def service_of(self, container_name: str) -> str:
+        """A container's service in the compose file (its name without the project)."""
+        return container_name.removeprefix(f"{self.rendered.project}-")
+
+    def release_gate(self) -> GateOpened:
+        """Open the start gate once the host is quiet (bounded); the release time."""
+        settle_s, quiet = wait_until_quiet()
+        self.release_overhead_s += settle_s
+        released = self.deployment.release()
+        self.gate_releases += 1
+        return GateOpened(released, settle_s, quiet)
+
+    def save_logs(self, directory: Path) -> None:
+        """Keep every container's log in the run directory (and on the stack, for events)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.saved_logs = self.logs(quick=True)
+        for source in self.saved_logs:
+            (directory / f"{source.container}.log").write_text(source.text)
+
+    def down(self) -> Removed:
+        """Remove everything of the run, wherever the engine put it."""
+        return self.deployment.down()
+
+
+SETTLE_POLL_SECONDS = 1.0
+
+
+def judged(states: dict[str, tuple[str | None, str]], timeout_s: float, said: str,
+           logs: Path) -> list[str]:
+    """After the engine's wait failed (`said`): the agents not ready, if the stack can
+    run without them; else a UserError naming the containers still starting or not
+    ready."""
+    if not states:
+        raise UserError(f"The topology did not come up: {said} Its logs are kept in {logs}.")
+    starting = sorted(name for name, (_, state) in states.items() if state == "starting")
+    if starting:
+        raise UserError(
+            f"The topology did not come up within {timeout_s:g} s: {len(starting)} "
+            f"container(s) still starting ({', '.join(starting[:10])}"
+            f"{', ...' if len(starting) > 10 else ''}). A health check that never passes "
+            f"keeps a container starting; their logs are kept in {logs}.")
+    failed = sorted(name for name, (_, state) in states.items() if state == "failed")
+    agents = [name for name, (role, _) in states.items() if role == "agent"]
+    if any(states[name][0] != "agent" for name in failed) or (
+            failed and len(failed) == len(agents)):
+        raise UserError(f"The topology did not come up: {', '.join(failed)} did not become "
+                        "ready (exited, unhealthy, or still unchecked past its health "
+                        f"check's start period); the engine said: {said[-800:]} Their logs "
+                        f"are kept in {logs}.")
+    return failed
+
+
+def first_of(containers: list[Listed], node: str | None) -> list[list[Listed]]:
+    """The containers in the groups they restart in: the node's first, when given."""
+    if node is None:
+        return [containers]
+    first = [c for c in containers if c.labels.get(labels.NODE) == node]
+    rest = [c for c in containers if c not in first]
+    return [group for group in (first, rest) if group]
+
+
+@dataclass(frozen=True)
+class Restarted:
+    """Programs started again in place (Stack.restart_programs)."""
+
+    stuck: tuple[str, ...]  # services not back at the gate, or not ready again, in time
+    revived: tuple[str, ...]  # containers whose program had ended, started again
+    seconds: float
+
+
+@dataclass(frozen=True)
+class GateOpened:
+    """A release of the start gate (Stack.release_gate)."""
+
+    released: float  # epoch seconds, taken before the pipe opens
+    settle_s: float  # waited for a quiet host first
+    quiet: bool  # False: the host stayed busy and the gate opened at the bound
+
+
