@@ -27,6 +27,7 @@ from vnetbench.errors import UserError
 
 if TYPE_CHECKING:
     from vnetbench.overlays import Overlay
+    from vnetbench.topology import Topology
 
 RUN_FILE = "run.json"
 FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`)
@@ -165,6 +166,24 @@ def read_header(directory: Path) -> dict[str, Any]:
 
 def save_header(directory: Path, header: dict[str, Any]) -> None:
     write_text_atomic(directory / RUN_FILE, json.dumps(header, indent=2, default=str) + "\n")
+
+
+def recorded_topology(directory: Path, header: dict[str, Any]) -> Topology | None:
+    """The topology a run.json holds (a run `up` left running); None without one."""
+    from vnetbench.topology import parse_topology
+
+    if "topology" not in header:
+        return None
+    return parse_topology(header["topology"], str(directory / RUN_FILE))
+
+
+def record_shaping(directory: Path, header: dict[str, Any], topology: Topology,
+                   applied: dict[str, Any]) -> None:
+    """run.json once `shape` changed a running topology: the topology now in force and
+    the shaping the kernel reports."""
+    header["topology"] = topology.model_dump(mode="json")
+    header.setdefault("links", {})["applied"] = {"shape": applied}
+    save_header(directory, header)
 
 
 @contextmanager

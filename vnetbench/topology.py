@@ -256,46 +256,59 @@ class AgentSpec(Model):
 
 
 class Settings(Model):
-    """Scenario settings; the seed's BENCH_* variables override them."""
+    """Scenario settings; the seed's BENCH_* variables override them. Each is also an
+    option of `vnetbench run` (vnetbench/commands/options.py), its description the
+    option's help."""
 
-    seconds: float = Field(10.0, gt=0, le=3600, description="TCP stream length (BENCH_SECONDS)")
-    passes: int = Field(3, ge=1, le=100, description="repetitions of each measurement")
-    pings: int = Field(200, ge=1, le=100_000, description="pings per pass")
-    ping_interval_ms: float = Field(10.0, ge=2, le=10_000, description="gap between pings")
-    streams: int = Field(1, ge=1, le=128, description="parallel TCP streams (iperf3 -P)")
-    reverse: bool = Field(False, description="server sends (iperf3 -R)")
-    udp_mbit: float | None = Field(None, gt=0, description="UDP at this rate instead of TCP")
-    ping_size: int = Field(56, ge=0, le=65000, description="ping payload bytes")
-    tls: bool | None = Field(None, description="overlay links over TLS (BENCH_TLS); "
-                             "unset: TLS where the overlay build has it, else plain")
-    limits: bool = Field(False, description="overlay's default per-agent limits (BENCH_LIMITS)")
-    encryption: bool | None = Field(None, description="false: the overlay's data path "
-                                    "unencrypted where it can be (refused where it cannot); "
-                                    "unset: each overlay's default")
-    machines: int = Field(200, ge=1, le=10_000, description="join/config size (BENCH_MACHINES)")
-    flood_mbit: float = Field(300.0, gt=0, description="flood offered load (BENCH_FLOOD_MBIT)")
+    seconds: float = Field(10.0, gt=0, le=3600, description="TCP stream length (BENCH_SECONDS).")
+    # repetitions of each measurement
+    passes: int = Field(3, ge=1, le=100, description="Passes per scenario.")
+    pings: int = Field(200, ge=1, le=100_000, description="Pings per pass.")
+    ping_interval_ms: float = Field(10.0, ge=2, le=10_000,
+                                    description="Gap between pings (whole milliseconds).")
+    streams: int = Field(1, ge=1, le=128, description="Parallel TCP streams (iperf3 -P).")
+    reverse: bool = Field(False, description="Server sends (iperf3 -R).")
+    udp_mbit: float | None = Field(None, gt=0, description="UDP at this rate instead of TCP.")
+    ping_size: int = Field(56, ge=0, le=65000, description="Ping payload bytes.")
+    tls: bool | None = Field(None, description="Overlay links over TLS (BENCH_TLS); unset: "
+                             "TLS where the overlay build has it, else plain.")
+    limits: bool = Field(False,
+                         description="The overlay's default per-agent limits (BENCH_LIMITS).")
+    # false: the overlay's data path unencrypted where it can be (refused where it cannot);
+    # unset: each overlay's default. On the command line only its off switch, --no-encryption.
+    encryption: bool | None = Field(None, description="The overlay's data unencrypted where "
+                                    "it can be (refused where not).",
+                                    json_schema_extra={"option": "off switch"})
+    machines: int = Field(200, ge=1, le=10_000,
+                          description="join/config size (BENCH_MACHINES).")
+    flood_mbit: float = Field(300.0, gt=0,
+                              description="Flood offered load (BENCH_FLOOD_MBIT).")
     join_pool: int | None = Field(None, ge=1, le=100,
-                                  description="agents per container in join (none: auto)")
-    join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
+                                  description="Agents per container in join (none: auto).")
+    join_wait_s: float = Field(30.0, gt=0, le=3600,
+                               description="Join's bounded wait (seconds).")
     join_fresh: Literal["processes", "containers"] = Field(
-        "processes", description="what every join pass starts afresh: the programs, in "
-        "containers kept between passes, or the containers themselves (a stack per pass)")
-    limit_pps: int | None = Field(None, gt=0, description="per-agent packets/s (limits on)")
-    limit_mbit: float | None = Field(None, gt=0, description="per-agent Mbit/s (limits on)")
-    tunnel_mtu: Mtu | None = Field(None,
-                                   description="the overlay's tunnel device MTU where it can "
-                                   "be set (unset: each overlay's default)")
+        "processes", description="What every join pass starts afresh: the programs, in "
+        "containers kept between passes, or the containers themselves (a stack per pass).")
+    limit_pps: int | None = Field(None, gt=0, description="Per-agent packets/s (limits on).")
+    limit_mbit: float | None = Field(None, gt=0, description="Per-agent Mbit/s (limits on).")
+    # where it can be set; unset: each overlay's default
+    tunnel_mtu: Mtu | None = Field(None, description="The overlay's tunnel MTU (refused where "
+                                   "it cannot be set).")
     udp_length: int | None = Field(None, ge=16, le=65507,
-                                   description="UDP datagram payload bytes (iperf3 -l)")
-    clients: int = Field(1, ge=1, le=32, description="client containers, each running its "
-                         "own iperf3 against its own server (not -P)")
+                                   description="UDP datagram payload bytes (iperf3 -l).")
+    # each client container runs its own iperf3 against its own server (not -P)
+    clients: int = Field(1, ge=1, le=32,
+                         description="Client containers at once, each its own iperf3.")
+    # none: ping_size alone
     ping_sizes: tuple[int, ...] = Field((), max_length=10,
-                                        description="ping payloads measured in turn "
-                                        "(none: ping_size)")
-    transfer_bytes: Bytes = Field(100 * 2**20, description="bytes each way of the transfer "
-                                  "scenario (iperf3 -n)")
+                                        description="Ping payloads measured in turn, e.g. "
+                                        "100,500,1000.")
+    # iperf3 -n
+    transfer_bytes: Bytes = Field(100 * 2**20, description="Bytes each way of the transfer "
+                                  "scenario, e.g. 100MiB.")
     transfer_timeout_s: float = Field(120.0, gt=0, le=3600,
-                                      description="transfer's bound per direction")
+                                      description="Transfer's bound per direction (seconds).")
 
     _whole_seconds = field_validator("seconds")(whole_seconds)
 

@@ -235,7 +235,7 @@ def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
     """With no engine, a failed engine call is said plainly (exit 2, no traceback)."""
     from python_on_whales.exceptions import DockerException
 
-    from vnetbench.cli import guarded
+    from vnetbench.commands.common import guarded
 
     @guarded
     def measuring() -> None:

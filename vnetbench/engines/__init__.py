@@ -7,8 +7,9 @@ in ENGINES (docs/extending.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
+from typing import Any
 
 from vnetbench import labels
 from vnetbench.engines.base import (
@@ -22,7 +23,7 @@ from vnetbench.engines.base import (
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import ENGINE_HELP, compose_version, engine_version
 from vnetbench.engines.facts import EngineFacts
-from vnetbench.engines.swarm.engine import SwarmEngine, known_swarms
+from vnetbench.engines.swarm.engine import SwarmEngine, known_swarms, recorded_manager
 from vnetbench.errors import UserError
 from vnetbench.labels import run_filter
 from vnetbench.topology import ENGINE_NAMES, Topology
@@ -30,7 +31,7 @@ from vnetbench.ui import note
 
 __all__ = ["ENGINES", "ComposeEngine", "Deployment", "Engine", "EngineError", "Listed",
            "Removed", "SwarmEngine", "ToolOutput", "engine_facts", "engine_for",
-           "every_engine", "local", "require_engine"]
+           "every_engine", "local", "recorded_engine", "require_engine"]
 
 # name -> how an engine is made for a topology (found and checked before anything starts)
 ENGINES: dict[str, Callable[[Topology], Engine]] = {
@@ -61,6 +62,15 @@ def every_engine(manager: str | None = None) -> Iterator[Engine]:
     yield local()
     for swarm in known_swarms(manager):
         yield SwarmEngine(swarm)
+
+
+def recorded_engine(record: Mapping[str, Any]) -> Engine:
+    """The engine of a run `up` left running: its swarm's (run.json `hosts`), or this
+    machine's."""
+    from vnetbench.engines.swarm.cluster import discover
+
+    manager = recorded_manager(record)
+    return SwarmEngine(discover(manager)) if manager else local()
 
 
 def run_owners(engine: Engine) -> dict[str, set[str | None]]:

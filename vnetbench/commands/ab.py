@@ -1,0 +1,61 @@
+"""`vnetbench ab`: two variants measured in one session, judged over their pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    guarded,
+    out_directory,
+    parse_fraction,
+    read_topology,
+)
+from vnetbench.commands.options import TopologyOption
+from vnetbench.ui import note, out_console
+
+
+@guarded
+def ab(
+    scenario: Annotated[str, typer.Argument(help="The scenario, e.g. throughput or join.")],
+    a: Annotated[list[str] | None, typer.Option(
+        "--a", help="Arm A's changes to the topology, KEY=VALUE (repeatable); none: the "
+                    "topology as it is.")] = None,
+    b: Annotated[list[str] | None, typer.Option(
+        "--b", help="Arm B's changes, KEY=VALUE (repeatable); none: B is A (an A/A, which "
+                    "measures this machine's noise floor).")] = None,
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    rounds: Annotated[int, typer.Option(
+        help="Rounds; each brings A and B up once, in the order AB, BA, AB, ...")] = 8,
+    passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged).")] = 1,
+    seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
+    min_effect: Annotated[str, typer.Option(
+        help="Smallest change that gets a verdict (a smaller one is 'no change').")] = "5%",
+    judge_all: Annotated[bool, typer.Option(
+        "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
+    = False,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+) -> None:
+    """Measure two variants in one session, their bring-ups interleaved, and judge
+    each metric over the pairs (exit 1 when B is worse on a judged metric)."""
+    from vnetbench.report.ab import verdict_summary
+    from vnetbench.report.tables import markdown
+    from vnetbench.runs.ab import make_arms, run_ab
+    from vnetbench.scenarios import get_scenario
+
+    effect = parse_fraction(min_effect, "--min-effect")
+    overrides = {"seconds": seconds} if seconds is not None else {}
+    arms = make_arms(read_topology(topology_file, overrides), a or [],
+                     b if b is not None else None, passes)
+    directory = run_ab(get_scenario(scenario), arms, rounds, out_directory(out), effect,
+                       judge_all)
+    table, verdict, worse = verdict_summary(directory)
+    out_console.print(markdown(table))
+    out_console.print(verdict, soft_wrap=True)
+    note(f"results: {directory}")
+    if worse:
+        raise typer.Exit(1)
+

@@ -1,0 +1,173 @@
+"""What the commands share: their error handling, reading a topology, the results
+directory, and the small parsers of option values."""
+
+from __future__ import annotations
+
+import errno
+import functools
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from vnetbench.engines.base import EngineError
+from vnetbench.errors import UserError
+from vnetbench.paths import TOPOLOGIES
+from vnetbench.ui import err_console
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from vnetbench.topology import Topology
+
+
+DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
+DEFAULT_BLOCK = "10.191.0.0/16"
+WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EPERM}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
+    """User errors print one paragraph and exit 2; Ctrl-C/SIGTERM exit 130."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from vnetbench.interrupts import teardown_guard
+
+        try:
+            with teardown_guard():
+                return command(*args, **kwargs)
+        except UserError as error:
+            err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: everything of the run was torn down; "
+                              "results measured so far are kept")
+            raise typer.Exit(130) from None
+        except EngineError as error:
+            engine_gone(error)
+            raise
+        except OSError as error:
+            if error.errno not in WRITE_ERRNOS:
+                raise
+            err_console.print(
+                f"[bold red]error:[/] {escape(error.strerror or str(error))} writing "
+                f"{escape(str(error.filename or 'the results'))}. Everything the run started "
+                "was removed, and the files written before are whole (they are written "
+                "whole or not at all). Free space, or give --out a directory that can be "
+                "written, and run again.", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def engine_gone(error: EngineError) -> None:
+    """An engine call failed: if the engine no longer answers, one paragraph and exit 2
+    (a bug otherwise: the traceback stays)."""
+    from vnetbench.engines.docker import engine_version
+
+    if engine_version() is not None:
+        return
+    last = (error.stderr or str(error)).strip().splitlines()[-1:]
+    err_console.print(
+        f"[bold red]error:[/] the Docker engine stopped answering ({escape(' '.join(last))}). "
+        "The results measured before are kept in the run directory. Start the engine "
+        "again (make setup), then run 'vnetbench clean' to remove what the run left.",
+        highlight=False, soft_wrap=True)
+    raise typer.Exit(2) from None
+
+
+def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
+    """A topology file, its overlay name and overlay_options keys checked against the
+    adapters vnetbench has."""
+    from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
+    from vnetbench.topology import load_topology
+
+    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES),
+                                 str(path))
+
+
+def out_directory(out: Path | None, check: bool = True) -> Path:
+    """--out, else BENCH_OUT, else ./out; checked writable before anything starts."""
+    import os
+
+    from vnetbench.rundir import writable_directory
+
+    if out is not None:
+        return writable_directory(out, "--out") if check else out
+    path = Path(os.environ.get("BENCH_OUT") or "out")
+    return writable_directory(path, "BENCH_OUT" if os.environ.get("BENCH_OUT") else "--out"
+                              ) if check else path
+
+
+def with_engine(topology: Topology, engine: str | None) -> Topology:
+    """The topology on the engine `--engine` names."""
+    if engine is None:
+        return topology
+    from vnetbench.topology import ENGINE_NAMES
+
+    if engine not in ENGINE_NAMES:
+        raise UserError(f"--engine {engine!r} is not an engine vnetbench runs on: give "
+                        "--engine compose (this machine) or --engine swarm (a Docker Swarm).")
+    return topology.model_copy(update={"engine": engine})
+
+
+def with_pair(topology: Topology, pair: str | None) -> Topology:
+    """The topology measuring the agents `--pair FROM,TO` names."""
+    from vnetbench.topology import MeasurePair
+
+    if pair is None:
+        return topology
+    names = [name.strip() for name in pair.split(",")]
+    agents = [a.name for a in topology.agents]
+    problem = pair_problem(names, agents, topology.name)
+    if problem:
+        raise UserError(f"--pair {pair!r}: {problem}. Give two different agents of the "
+                        f"topology, e.g. --pair {agents[0]},{agents[-1]}.")
+    return topology.model_copy(update={"measure": MeasurePair(source=names[0],
+                                                              target=names[1])})
+
+
+def pair_problem(names: list[str], agents: list[str], topology: str) -> str:
+    if len(names) != 2 or not all(names):
+        return "it takes two agent names separated by a comma"
+    unknown = [name for name in names if name not in agents]
+    if unknown:
+        return f"topology '{topology}' has no agent named {', '.join(unknown)}"
+    if names[0] == names[1]:
+        return "FROM and TO are the same agent"
+    return ""
+
+
+def number_list(text: str | None, option: str) -> tuple[int, ...] | None:
+    """'100,500,1000' -> (100, 500, 1000)."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UserError(f"{option} {text!r} is not a list of whole numbers; give e.g. "
+                        f"{option} 100,500,1000.") from None
+
+
+def parse_fraction(text: str, option: str) -> float:
+    """'5%' -> 0.05, for an option given in percent."""
+    from vnetbench.units import parse_percent
+
+    try:
+        return parse_percent(text) / 100
+    except ValueError as error:
+        raise UserError(f"{option} {text}: {error}.") from None
+
+
+def rich_table(frame: pd.DataFrame) -> Table:
+    table = Table(*[str(c) for c in frame.columns])
+    for row in frame.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
+    return table

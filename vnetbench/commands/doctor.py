@@ -1,0 +1,25 @@
+"""`vnetbench doctor`: check what the testbed needs of this machine."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from vnetbench.commands.common import guarded
+from vnetbench.ui import out_console
+
+
+@guarded
+def doctor() -> None:
+    """Check the engine, Compose v2, /dev/net/tun, kernel features and images."""
+    from vnetbench.doctor import diagnose
+
+    checks, verdict_ok = diagnose()
+    table = Table("check", "state", "detail")
+    for name, ok, detail in checks:
+        table.add_row(name, "[green]ok[/]" if ok else "[red]missing[/]", detail)
+    out_console.print(table)
+    out_console.print("verdict: ready" if verdict_ok else "verdict: NOT ready (see above)")
+    if not verdict_ok:
+        raise typer.Exit(1)
+

@@ -1,0 +1,62 @@
+"""`vnetbench down`: tear down one run, every container, network and volume with its label."""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import guarded, out_directory
+from vnetbench.errors import UserError
+from vnetbench.ui import note, out_console
+
+
+@guarded
+def down(
+    run_id: Annotated[str, typer.Argument(help="Run id printed by `up`.")],
+    out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
+) -> None:
+    """Tear down one run: every container, network and volume with its label."""
+    from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
+    from vnetbench.engines.swarm.engine import recorded_manager
+    from vnetbench.rundir import read_header
+
+    if not run_id.strip() or any(c in run_id for c in "=,*? "):
+        raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
+                        "it (`vnetbench clean` lists the runs present).")
+    require_engine()
+    present: list[str] = []
+    removed = Removed()
+    record = {}
+    with suppress(UserError):
+        record = read_header(out_directory(out, check=False) / run_id)
+    for engine in every_engine(recorded_manager(record)):  # here, then the run's swarm
+        here = run_ids_present(engine)
+        present += here
+        if run_id in here:
+            removed.add(engine.remove_run(run_id))
+    if run_id not in present:
+        raise UserError(f"There is no run '{run_id}' on this engine or a known swarm (runs "
+                        f"present: {', '.join(sorted(set(present))) or 'none'}).")
+    forget_up_keys(run_id, out)
+    out_console.print(f"removed {removed} and {removed.rules} leftover iptables rule(s)")
+
+
+def forget_up_keys(run_id: str, out: Path | None) -> None:
+    """The private keys of a topology `up` left running, once it is down."""
+    from vnetbench.lifecycle import forget_private_keys
+    from vnetbench.overlays import overlay_for
+    from vnetbench.rundir import RUN_FILE, read_header, recorded_topology
+
+    run_dir = out_directory(out, check=False) / run_id
+    if not (run_dir / RUN_FILE).exists():
+        note(f"[yellow]There is no run directory {run_dir}, so the private keys `up` wrote "
+             "for this run were not removed: give `down` the --out that `up` was given "
+             "(or remove that run directory's key files yourself).[/]")
+        return
+    with suppress(UserError):
+        topology = recorded_topology(run_dir, read_header(run_dir))
+        if topology is not None:
+            forget_private_keys(overlay_for(topology), run_dir)

@@ -1,0 +1,40 @@
+"""`vnetbench images build|vnet`: build the project's images, or wrap vNet programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import guarded
+from vnetbench.ui import out_console
+
+
+@guarded
+def build() -> None:
+    """Build the project's images (offline base with debootstrap if no registry)."""
+    from vnetbench.engines import require_engine
+    from vnetbench.engines.build import build_project_images
+
+    require_engine()
+    images = build_project_images(force=True)
+    out_console.print(f"images ready: {images.tools}")
+
+
+@guarded
+def vnet(
+    programs: Annotated[Path, typer.Option(help="Directory with the built conductor, switch "
+                                                "and agent programs.")],
+    vnet_profile: Annotated[Path | None, typer.Option(help="vNet profile overrides.")] = None,
+) -> None:
+    """Wrap user-built vNet programs into a runtime image (base + the libraries they need)."""
+    from vnetbench.engines import require_engine
+    from vnetbench.overlays.vnet.artifacts import build_runtime_image
+    from vnetbench.overlays.vnet.profile import load_profile
+
+    require_engine()
+    image = build_runtime_image(programs, load_profile(vnet_profile))
+    out_console.print(f"vNet runtime image ready: {image} (used for every role when the "
+                      "named vNet images are absent)")
+

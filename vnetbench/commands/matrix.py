@@ -1,0 +1,45 @@
+"""`vnetbench matrix`: every available scenario on every available overlay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, read_topology, with_engine
+from vnetbench.commands.options import EngineOption, TopologyOption
+from vnetbench.ui import out_console
+
+
+@guarded
+def matrix(
+    quick: Annotated[bool, typer.Option(help="Short passes: a few minutes, for CI.")] = False,
+    resume: Annotated[bool, typer.Option(
+        help="Continue the newest matrix under --out (any date): its completed cells are "
+             "kept, a cell cut short runs again whole.")]
+    = False,
+    overlay: Annotated[list[str] | None, typer.Option(help="Only these overlays.")] = None,
+    method: Annotated[list[str] | None, typer.Option(
+        help="Also this reference method (repeatable; 'all' for every one); "
+             "its short form with --quick.")] = None,
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
+    = Path("results"),
+    engine: EngineOption = None,
+) -> None:
+    """Every available scenario on every available overlay, three passes each."""
+    from vnetbench.methods import METHODS, get_method
+    from vnetbench.overlays import check_overlay_name
+    from vnetbench.rundir import writable_directory
+    from vnetbench.runs.matrix import run_matrix
+
+    for name in overlay or []:
+        check_overlay_name(name)
+    names = list(METHODS) if "all" in (method or []) else method or []
+    methods = [get_method(name) for name in names]
+    directory = run_matrix(with_engine(read_topology(topology_file), engine),
+                           writable_directory(out, "--out"),
+                           quick=quick, resume=resume,
+                           overlay_names=overlay, methods=methods)
+    out_console.print(str(directory))

@@ -1,0 +1,15 @@
+"""`vnetbench methods`: list the reference methods `run --method` reproduces."""
+
+from __future__ import annotations
+
+from vnetbench.ui import out_console
+
+
+def methods() -> None:
+    """List the reference methods `run --method` reproduces."""
+    from vnetbench.methods import METHODS
+
+    for method in METHODS.values():
+        steps = "; ".join(s.label for s in method.steps)
+        out_console.print(f"[bold]{method.name}[/] ({method.reference}): {method.summary}. "
+                          f"Steps: {steps}.", soft_wrap=True)

@@ -1,0 +1,39 @@
+"""`vnetbench render`: a topology's compose.yml and files, nothing started."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import DEFAULT_BLOCK, guarded, read_topology
+from vnetbench.errors import UserError
+from vnetbench.ui import out_console
+
+
+@guarded
+def render(
+    file: Annotated[Path, typer.Argument(help="Topology file.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write.")],
+    run_id: Annotated[str | None, typer.Option(help="Run id (default: the topology's name).")]
+    = None,
+    block: Annotated[str, typer.Option(help="The run's /16 address block.")] = DEFAULT_BLOCK,
+) -> None:
+    """Render a topology into compose.yml (and its files) without starting anything."""
+    from vnetbench.overlays import overlay_for
+    from vnetbench.render import render_run
+    from vnetbench.rundir import writable_directory
+
+    topology = read_topology(file)
+    writable_directory(output, "--output")
+    try:
+        network = IPv4Network(block)
+    except ValueError as error:
+        raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
+    overlay = overlay_for(topology)
+    overlay.detect()  # what the images hold, asked once; rendering itself is pure
+    topology = overlay.adjust(topology).topology
+    rendered = render_run(topology, overlay, run_id or topology.name, network, output)
+    out_console.print(str(rendered.compose_file))

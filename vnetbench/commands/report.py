@@ -1,0 +1,27 @@
+"""`vnetbench report`: a results directory's report.md (with plots) and report.html."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vnetbench.commands.common import guarded
+from vnetbench.ui import out_console
+
+
+@guarded
+def report(directory: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """Write report.md (machine header, ranges, n, CV, ratios) with PNG plots, and
+    report.html (the same sections, interactive figures, one self-contained file)."""
+    from vnetbench.report.document import read_report
+    from vnetbench.report.html import build_html
+    from vnetbench.report.markdown import build_report
+
+    read = read_report(directory)
+    path, headline = build_report(directory, read)
+    page = build_html(directory, read)
+    out_console.print(headline)
+    out_console.print(f"report: {path}", soft_wrap=True)
+    out_console.print(f"report: {page}", soft_wrap=True)

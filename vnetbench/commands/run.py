@@ -1,0 +1,122 @@
+"""`vnetbench run`: bring a topology up, run scenarios' passes (or a reference
+method's steps), tear everything down."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    guarded,
+    out_directory,
+    read_topology,
+    rich_table,
+    with_engine,
+    with_pair,
+)
+from vnetbench.commands.options import (
+    EngineOption,
+    TopologyOption,
+    settings_given,
+    settings_options,
+)
+from vnetbench.errors import UserError
+from vnetbench.ui import note, out_console
+
+if TYPE_CHECKING:
+    from vnetbench.topology import Topology
+
+
+@guarded
+@settings_options(after="overlay")
+def run(
+    scenarios: Annotated[list[str] | None, typer.Argument(
+        help="Scenarios: throughput, join, config, flood, transfer.")] = None,
+    method: Annotated[str | None, typer.Option(
+        help="A reference method instead of scenarios: vpncloud, libp2p-perf, galaxy42, "
+             "instageni (vnetbench methods).")] = None,
+    short: Annotated[bool, typer.Option(
+        help="The method's short form (fewer steps, short passes).")] = False,
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    overlay: Annotated[str | None, typer.Option(
+        help="Overlay, or several separated by commas, run one after another "
+             "(overrides the topology's).")] = None,
+    pair: Annotated[str | None, typer.Option(
+        help="The agents throughput measures, FROM,TO (the topology's measure).")] = None,
+    baseline: Annotated[bool, typer.Option(
+        help="As the seed, measure throughput's path without the overlay first.")] = True,
+    vnet_image: Annotated[list[str] | None, typer.Option(
+        help="vNet image per role, ROLE=IMAGE (or one IMAGE for all roles).")] = None,
+    vnet_profile: Annotated[Path | None, typer.Option(
+        help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    engine: EngineOption = None,
+    **settings: Any,
+) -> None:
+    """Bring the topology up, run the scenarios' passes (or a reference method's
+    steps), tear everything down."""
+    from vnetbench.overlays.vnet.artifacts import with_vnet_options
+    from vnetbench.runs.comparison import parse_overlays
+
+    overrides = settings_given(settings)
+    topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
+                                 vnet_profile)
+    topology = with_engine(with_pair(topology, pair), engine)
+    overlays = parse_overlays(overlay, topology.overlay)
+    if method is not None:
+        run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
+                           overrides)
+        return
+    if short:
+        raise UserError("--short is a reference method's short form; give --method NAME "
+                        "with it, or shorten scenarios with --seconds and --passes.")
+    if not scenarios:
+        raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
+                        "flood, transfer), or a reference method with --method NAME.")
+    run_scenarios_command(scenarios, topology, overlays, baseline, out)
+
+
+def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
+                          baseline: bool, out: Path | None) -> None:
+    """`run SCENARIO...`: each overlay's passes, then the comparison table."""
+    from vnetbench.report.tables import comparison_table
+    from vnetbench.results import load_results
+    from vnetbench.runs.comparison import run_overlays
+    from vnetbench.scenarios import get_scenario
+
+    chosen = [get_scenario(name) for name in scenarios]
+    for name in overlays:  # every overlay's stacks, before the first one starts
+        for scenario in chosen:
+            scenario.check(topology.model_copy(update={"overlay": name}))
+    directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
+    table = comparison_table(load_results(directory))
+    if not table.empty:
+        out_console.print(rich_table(table))
+    note(f"results: {directory}")
+
+
+def run_method_command(name: str, scenarios: list[str], topology: Topology,
+                       overlays: list[str], short: bool, baseline: bool,
+                       out: Path | None, given: Mapping[str, object]) -> None:
+    """`run --method NAME`: its steps on each overlay, its table, report.md; the
+    options given (--passes, --seconds...) above the method's own settings."""
+    from vnetbench.methods import get_method
+    from vnetbench.report.markdown import build_report
+    from vnetbench.report.tables import method_table
+    from vnetbench.results import load_results
+    from vnetbench.runs.method import run_method
+
+    if scenarios:
+        raise UserError(f"--method {name} sets the measurement itself; drop the scenario "
+                        f"names ({' '.join(scenarios)}) or the --method option.")
+    method = get_method(name)
+    directory = run_method(topology, method, overlays, out_directory(out), short, baseline,
+                           dict(given))
+    out_console.print(f"{method.name} ({method.reference}):")
+    out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))
+    report_path, _ = build_report(directory)
+    note(f"results: {directory}; report: {report_path}")
