@@ -1,6 +1,6 @@
-"""The structure stays visible: no import cycle among vnetbench's modules
-(module-level imports; TYPE_CHECKING blocks and imports inside functions are
-how a lower layer may name a higher one's types or defer a heavy import)."""
+"""The structure stays visible: no import cycle among vnetbench's modules, the
+imports inside functions included (a deferred import is still a dependency);
+only `if TYPE_CHECKING:` blocks are left out (types for the checker, never run)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def import_graph() -> dict[str, set[str]]:
         modules[name.removesuffix(".__init__")] = path
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        for node in ast.parse(path.read_text()).body:  # module level, not under `if`
+        for node in run_time_imports(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module in modules:
                 graph[name].add(node.module)
                 graph[name] |= {f"{node.module}.{a.name}" for a in node.names
@@ -25,6 +25,24 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.Import):
                 graph[name] |= {a.name for a in node.names if a.name in modules}
     return graph
+
+
+def run_time_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, at any depth, except those under `if TYPE_CHECKING:`."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -63,6 +81,23 @@ def test_no_import_cycles() -> None:
     graph = import_graph()
     assert "vnetbench.overlays" not in graph["vnetbench.topology"]  # the model knows no adapter
     assert cycles(graph) == []
+
+
+def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n"
+                     "def f():\n    from b import c\n")
+    assert [getattr(n, "module", None) for n in run_time_imports(tree)] == ["typing", "b"]
+
+
+def test_no_module_outside_engines_reaches_the_engine_s_client() -> None:
+    """The engines are behind one interface: only vnetbench/engines/ imports
+    python-on-whales."""
+    reaching = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                      if "engines" not in path.relative_to(PACKAGE).parts
+                      and any((getattr(n, "module", None) or "").startswith("python_on_whales")
+                              or any(a.name.startswith("python_on_whales") for a in n.names)
+                              for n in run_time_imports(ast.parse(path.read_text()))))
+    assert reaching == []
 
 
 def test_the_cycle_finder_finds_one() -> None:
