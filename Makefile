@@ -2,7 +2,7 @@
 # `make test`. Both do all the set-up: virtual environment, a Docker engine
 # with Compose v2 (installed and started only when none answers), images;
 # `make test` also a headless Chromium with its driver for the HTML reports'
-# browser test (installed only when missing).
+# browser test (installed only when missing), and it builds docs/ (make docs).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -11,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup venv engine browser images bench perf test unit integration lint compose clean
+.PHONY: setup venv engine browser images bench perf test unit integration lint docs compose clean
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -37,7 +37,7 @@ bench: setup
 	$(BIN)/vnetbench report "$$(tail -n 1 .bench-dir)"
 
 # The testbed's own benchmark: this machine's limits and vnetbench's cost, each
-# figure against its target (see README, "The testbed's own cost").
+# figure against its target (see docs/cost.md, "The testbed's own cost").
 perf: setup
 	$(BIN)/vnetbench calibrate --scale --out results
 
@@ -45,15 +45,20 @@ lint: venv
 	$(BIN)/ruff check vnetbench tests
 	$(BIN)/mypy vnetbench
 
+# docs/ as a site in .site/, strict: a broken link or anchor, or a page missing
+# from mkdocs.yml's nav, fails (and so fails `make test`).
+docs: venv
+	$(BIN)/mkdocs build --strict --site-dir .site
+
 unit: venv
 	$(BIN)/pytest tests/unit
 
 integration: setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
 
-# Unit tests first, with no engine reachable at all (they must not need one),
-# then the set-up and the integration tests on the real engine.
-test: lint
+# Lint and the docs, then the unit tests with no engine reachable at all (they
+# must not need one), then the set-up and the integration tests on the real engine.
+test: lint docs
 	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
 	$(MAKE) --no-print-directory setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration

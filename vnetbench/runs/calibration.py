@@ -121,7 +121,7 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
         Figure("baseline path / raw veth", ratio, "ratio", ">= 0.90",
                None if ratio is None else ratio >= 0.90,
                "below it: Docker's bridges and the bridge netfilter the engine turns on "
-               "host-wide (the next line isolates them; README: where the gap goes)"),
+               "host-wide (the next line isolates them; docs/cost.md: where the gap goes)"),
         Figure("baseline path / bare routed path", testbed, "ratio",
                note="below 1: the cost of Docker bridges and the engine's bridge netfilter"),
     ]

@@ -1,0 +1,146 @@
+"""The docs stay true to the tree: docs/modules.md names every module of vnetbench/
+and no other, every page of docs/ is in mkdocs.yml's nav, and the README links only
+to pages that exist. (`make docs` builds the site in strict mode: links and anchors
+between the pages.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+MODULE_MAP = DOCS / "modules.md"
+# One module per line: "- `vnetbench/path/module.py`: what it is".
+MODULE_LINE = re.compile(r"^- `(vnetbench/[^`\s]+\.py)`")
+# A Markdown link's target, [text](target), or a bare mention of a page under docs/.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+DOCS_MENTION = re.compile(r"(?<![\w/.-])(docs/[\w./-]+\.md)")
+
+
+def mapped_modules(text: str) -> list[str]:
+    """The modules a module map names, in its order (repeats kept)."""
+    return [found.group(1) for line in text.splitlines()
+            if (found := MODULE_LINE.match(line))]
+
+
+def modules_on_disk(root: Path = ROOT) -> set[str]:
+    return {path.relative_to(root).as_posix() for path in (root / "vnetbench").rglob("*.py")
+            if "__pycache__" not in path.parts}
+
+
+def map_problems(named: list[str], present: set[str]) -> list[str]:
+    """What keeps the map from equalling the tree, one sentence each (none: equal)."""
+    problems = []
+    missing = sorted(present - set(named))
+    extra = sorted(set(named) - present)
+    repeated = sorted({name for name in named if named.count(name) > 1})
+    if missing:
+        problems.append("not in docs/modules.md (add a line `- `PATH`: what it is` each): "
+                        + ", ".join(missing))
+    if extra:
+        problems.append("in docs/modules.md but not on disk (moved or removed? fix or drop "
+                        "the line): " + ", ".join(extra))
+    if repeated:
+        problems.append("named more than once in docs/modules.md: " + ", ".join(repeated))
+    return problems
+
+
+def test_the_module_map_equals_the_tree() -> None:
+    problems = map_problems(mapped_modules(MODULE_MAP.read_text()), modules_on_disk())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_map_check_fails_both_ways() -> None:
+    """An entry without a module, and a module without an entry, are each named."""
+    present = {"vnetbench/a.py", "vnetbench/b/c.py"}
+    assert map_problems(["vnetbench/a.py", "vnetbench/b/c.py"], present) == []
+    text = "- `vnetbench/a.py`: a\n- `vnetbench/ghost.py`: gone\n  - `vnetbench/b/c.py`: nested\n"
+    problems = map_problems(mapped_modules(text), present)
+    assert len(problems) == 2
+    assert "not in docs/modules.md" in problems[0] and "vnetbench/b/c.py" in problems[0]
+    assert "not on disk" in problems[1] and "vnetbench/ghost.py" in problems[1]
+    assert "more than once" in map_problems(["vnetbench/a.py"] * 2, {"vnetbench/a.py"})[0]
+
+
+def test_the_map_reads_this_trees_modules(tmp_path: Path) -> None:
+    """modules_on_disk finds every .py (packages' __init__.py too), none of __pycache__."""
+    (tmp_path / "vnetbench" / "sub" / "__pycache__").mkdir(parents=True)
+    for name in ("__init__.py", "sub/__init__.py", "sub/m.py", "sub/__pycache__/m.py",
+                 "sub/data.yml"):
+        (tmp_path / "vnetbench" / name).write_text("")
+    assert modules_on_disk(tmp_path) == {"vnetbench/__init__.py", "vnetbench/sub/__init__.py",
+                                         "vnetbench/sub/m.py"}
+
+
+def nav_pages(nav: Any) -> list[str]:
+    """Every page a mkdocs nav names (nested sections included)."""
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, list):
+        return [page for item in nav for page in nav_pages(item)]
+    if isinstance(nav, dict):
+        return [page for value in nav.values() for page in nav_pages(value)]
+    return []
+
+
+def mkdocs_config() -> dict[str, Any]:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    assert isinstance(config, dict)
+    return config
+
+
+def test_every_page_is_in_the_nav() -> None:
+    config = mkdocs_config()
+    docs = ROOT / config.get("docs_dir", "docs")
+    pages = {path.relative_to(docs).as_posix() for path in docs.rglob("*.md")}
+    in_nav = nav_pages(config["nav"])
+    assert sorted(pages - set(in_nav)) == [], "pages of docs/ missing from mkdocs.yml's nav"
+    assert sorted(set(in_nav) - pages) == [], "mkdocs.yml's nav names pages docs/ lacks"
+    assert len(in_nav) == len(set(in_nav)), "a page is in the nav twice"
+
+
+def test_nav_pages_reads_nested_sections() -> None:
+    nav = [{"Home": "index.md"}, "a.md", {"Section": [{"B": "s/b.md"}, "s/c.md"]}]
+    assert nav_pages(nav) == ["index.md", "a.md", "s/b.md", "s/c.md"]
+
+
+def readme_doc_links(text: str) -> list[str]:
+    """The docs/ pages the README points at: link targets and bare mentions, anchors cut."""
+    targets = [target.split("#")[0] for target in LINK.findall(text)]
+    targets += DOCS_MENTION.findall(text)
+    return sorted({t for t in targets if t.startswith("docs/") or t.rstrip("/") == "docs"})
+
+
+def missing_links(text: str, root: Path = ROOT) -> list[str]:
+    return [link for link in readme_doc_links(text) if not (root / link).exists()]
+
+
+def test_the_readme_links_only_to_pages_that_exist() -> None:
+    text = (ROOT / "README.md").read_text()
+    links = readme_doc_links(text)
+    assert "docs/index.md" in links, "the README links to the docs"
+    assert missing_links(text) == []
+    in_nav = set(nav_pages(mkdocs_config()["nav"]))
+    outside = [link for link in links if link.endswith(".md")
+               and link.removeprefix("docs/") not in in_nav]
+    assert outside == [], "README links to pages that are not in the site"
+
+
+@pytest.mark.parametrize("text", ["see [x](docs/no-such-page.md)",
+                                  "see [x](docs/no-such-page.md#part)",
+                                  "as docs/no-such-page.md says"])
+def test_a_broken_readme_link_is_found(text: str) -> None:
+    assert missing_links(text) == ["docs/no-such-page.md"]
+
+
+def test_the_readme_keeps_its_test_command() -> None:
+    """CI (.ci/run) runs exactly the README's test command."""
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^make test\b", readme, re.MULTILINE)
+    assert re.search(r"^make bench\b", readme, re.MULTILINE)
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
