@@ -6,7 +6,7 @@ import re
 import pytest
 from python_on_whales import docker
 
-from vnetbench.engines import require_engine
+from vnetbench.engines import local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.engines.fabric import fabric_rules
 from vnetbench.labels import run_filter as label_filter
@@ -36,7 +36,7 @@ def leftovers(run_id: str) -> list[str]:
     names = [c.name for c in docker.container.list(all=True, filters=label)]
     names += [n.name for n in docker.network.list(filters=label)]
     names += [v.name for v in docker.volume.list(filters=label)]
-    names += [f"iptables: {rule}" for _, rule in fabric_rules(run_id)]
+    names += [f"iptables: {rule}" for _, rule in fabric_rules(local().hosts(), run_id)]
     return names
 
 

@@ -9,7 +9,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.engines.stack import remove_run_objects
+from vnetbench.engines import local
 from vnetbench.gate import (
     ENTRY,
     FIFO_IN_CONTAINER,
@@ -59,5 +59,5 @@ def test_fifty_containers_leave_the_gate_together(tmp_path: Path) -> None:
         assert spread.first is not None and 0 <= spread.first - released_at < 1.0
         print(f"gate spread for {CONTAINERS} containers: {spread.spread_ms:.1f} ms")
     finally:
-        remove_run_objects(run_id)
+        local().remove_run(run_id)
     assert leftovers(run_id) == []

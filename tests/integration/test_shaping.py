@@ -20,11 +20,14 @@ from python_on_whales import docker
 from tests.integration.conftest import as_measured, leftovers
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.engines.stack import running
-from vnetbench.images import ImageSet, build_project_images
+from vnetbench.engines.build import build_project_images
+from vnetbench.images import ImageSet
+from vnetbench.labels import current_owner
+from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.results import load_results
-from vnetbench.runs.session import prepare_run, run_scenarios
+from vnetbench.rundir import new_run_id
+from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.shaping.apply import ShapingKeeper, available_mechanisms, read_back, shape_run
 from vnetbench.topology import Topology, parse_topology
@@ -115,17 +118,14 @@ def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: P
 def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
     topology = shaped("it-restart", {"rate": "20mbit"})
     build_project_images()  # this checkout's shaper, whoever built the tag last
-    with claimed_block() as claim:
-        rendered = prepare_run(topology, Baseline(), tmp_path, ImageSet(), claim.block)
-    with running(rendered) as stack:
-        shape_run(stack.run_id, topology)
-        with ShapingKeeper(stack.run_id, topology) as keeper:
+    with claimed_block() as claim, running(stack_spec(topology, tmp_path), claim) as stack:
+        with ShapingKeeper(stack, topology) as keeper:  # shaped at start
             router = stack.container("router-switch1")
             docker.container.restart(router)
             deadline = time.time() + 30
             while time.time() < deadline and "switch1" not in keeper.reapplied:
                 time.sleep(0.5)
-            state = read_back(f"{router}-shaper")
+            state = read_back(stack, f"{router}-shaper")
             restarted = keeper.verify("pass 1")
             again = keeper.verify("pass 2")
         assert keeper.reapplied == ["switch1"]
@@ -135,7 +135,13 @@ def test_a_restarted_container_gets_its_shaping_back(tmp_path: Path) -> None:
         # on the shaping applied again, as planned
         assert len(restarted) == 1 and f"{router}-shaper was started again" in restarted[0]
         assert again == []
-    assert leftovers(rendered.run_id) == []
+    assert leftovers(stack.run_id) == []
+
+
+def stack_spec(topology: Topology, directory: Path) -> StackSpec:
+    """A baseline stack brought up the way every entry point does (lifecycle)."""
+    return StackSpec(prepare(topology, Baseline(), images=ImageSet()),
+                     new_run_id(topology.name), directory, current_owner())
 
 
 def test_shaping_again_replaces_what_the_earlier_shaper_added(tmp_path: Path) -> None:
@@ -146,16 +152,13 @@ def test_shaping_again_replaces_what_the_earlier_shaper_added(tmp_path: Path) ->
     second = first.model_copy(update={"links": first.links.model_copy(update={
         "backbone": first.links.backbone.model_copy(update={"loss": 1.0, "delay": 0.0})})})
     build_project_images()  # this checkout's shaper, whoever built the tag last
-    with claimed_block() as claim:
-        rendered = prepare_run(first, Baseline(), tmp_path, ImageSet(), claim.block)
-    with running(rendered) as stack:
-        shape_run(stack.run_id, first)
-        applied = shape_run(stack.run_id, second)
+    with claimed_block() as claim, running(stack_spec(first, tmp_path), claim) as stack:
+        applied = shape_run(stack, second)  # `first` was applied at start
     rules = [r for node in applied.values() if isinstance(node, dict) for r in node["iptables"]]
     assert len(rules) == 2, rules  # one statistic rule per router, no NFQUEUE rule left
     assert all(abs(float(r.split("--probability ")[1].split()[0]) - 0.01) < 1e-6
                for r in rules), rules
-    assert leftovers(rendered.run_id) == []
+    assert leftovers(stack.run_id) == []
 
 
 @contextmanager
