@@ -7,7 +7,7 @@ in ENGINES (docs/extending.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
@@ -31,19 +31,21 @@ from vnetbench.ui import note
 
 __all__ = ["ENGINES", "ComposeEngine", "Deployment", "Engine", "EngineError", "Listed",
            "Removed", "SwarmEngine", "ToolOutput", "engine_facts", "engine_for",
-           "every_engine", "local", "recorded_engine", "require_engine"]
+           "engine_services", "every_engine", "local", "recorded_engine", "require_engine"]
 
-# name -> how an engine is made for a topology (found and checked before anything starts)
-ENGINES: dict[str, Callable[[Topology], Engine]] = {
-    "compose": lambda topology: ComposeEngine(),
-    "swarm": SwarmEngine.for_topology,
-}
+# every engine by the name a topology's `engine:` gives
+ENGINES: dict[str, type[Engine]] = {engine.name: engine for engine in (ComposeEngine, SwarmEngine)}
 assert set(ENGINES) == set(ENGINE_NAMES), "topology.ENGINE_NAMES lists every engine here"
 
 
 def engine_for(topology: Topology) -> Engine:
-    """The engine the topology names."""
-    return ENGINES[topology.engine](topology)
+    """The engine the topology names (a swarm: found and checked now)."""
+    return ENGINES[topology.engine].for_topology(topology)
+
+
+def engine_services(topology: Topology) -> dict[str, str]:
+    """The services the topology's engine adds (name -> what), e.g. a swarm's helpers."""
+    return ENGINES[topology.engine].helper_services(topology)
 
 
 def engine_facts() -> EngineFacts:

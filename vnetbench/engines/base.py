@@ -162,6 +162,17 @@ class Engine(ABC):
 
     name: ClassVar[str]
 
+    @classmethod
+    @abstractmethod
+    def for_topology(cls, topology: Topology) -> Engine:
+        """The engine a topology names, found and checked (before anything starts)."""
+
+    @classmethod
+    def helper_services(cls, topology: Topology) -> dict[str, str]:
+        """Services this engine adds to a rendered run (name -> what it is), so a
+        topology's names can be checked against them before anything starts."""
+        return {}
+
     def adjust(self, topology: Topology) -> Topology:
         """The topology as this engine runs it (e.g. a swarm's segment MTU)."""
         return topology

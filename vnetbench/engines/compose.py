@@ -36,6 +36,10 @@ class ComposeEngine(DockerEngine):
 
     name = "compose"
 
+    @classmethod
+    def for_topology(cls, topology: Topology) -> ComposeEngine:
+        return cls()
+
     def hosts(self) -> list[tuple[str, DockerClient]]:
         return [("", quick_client)]
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.engines import engine_services
 from vnetbench.errors import OverlayUnavailable, UserError
 from vnetbench.labels import FABRIC_SERVICE
 from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
@@ -114,8 +115,7 @@ class Overlay(ABC):
                        else f"the {self.name} service of switch '{switch}'")
                       for name in self.services if "{switch}" in name
                       for switch in topology.switches]
-        generated += [(name, f"the fabric helper of swarm node '{node}'")
-                      for node, name in swarm_helpers(topology).items()]
+        generated += list(engine_services(topology).items())
         generated += [(c.name, f"agent '{c.name}'" if c.agents == (c.name,) else
                        f"the pool container of agents on '{c.switch}'")
                       for c in topology.agent_containers()]
@@ -259,14 +259,6 @@ class Overlay(ABC):
         return {"default": {}}
 
 
-
-
-def swarm_helpers(topology: Topology) -> dict[str, str]:
-    """A swarm's per-node helpers (swarm/placement.py node_service_name) on the nodes
-    the topology names: node -> service."""
-    if topology.engine != "swarm":
-        return {}
-    return {node: f"{FABRIC_SERVICE}-{node}" for node in sorted(set(topology.hosts.values()))}
 
 
 def name_clashes(generated: list[tuple[str, str]], topology: Topology,

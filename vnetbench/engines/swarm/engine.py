@@ -49,6 +49,13 @@ class SwarmEngine(DockerEngine):
         self.placed: dict[str, str] = {}  # container name -> node name
 
     @classmethod
+    def helper_services(cls, topology: Topology) -> dict[str, str]:
+        """A fabric helper per node (placement.node_service_name), on the nodes the
+        topology names."""
+        return {f"{FABRIC_SERVICE}-{node}": f"the fabric helper of swarm node '{node}'"
+                for node in sorted(set(topology.hosts.values()))}
+
+    @classmethod
     def for_topology(cls, topology: Topology) -> SwarmEngine:
         """The swarm the topology names, found and checked now (before anything starts)."""
         from vnetbench.engines.swarm.cluster import discover, manager_endpoint
