@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -38,6 +38,7 @@ from vnetbench.rundir import (
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
+from vnetbench.schema import CELL, METHOD, OVERLAY, PASS
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
@@ -135,20 +136,25 @@ def finished_cells(directory: Path, passes: int, header: dict[str, Any]) -> set[
     if not path.exists():
         return set()
     frame = load_results(directory)
-    counts = frame.groupby(["scenario", "overlay", "variant"])["pass"].nunique().reset_index()
-    complete = counts[counts["pass"] >= passes]
-    return {f"{r.scenario}/{r.overlay}/{r.variant}" for r in complete.itertuples()}
+    counts = frame.groupby(list(CELL))[PASS].nunique().reset_index()
+    complete = counts[counts[PASS] >= passes]
+    return {cell_key(r) for r in complete.to_dict("records")}
 
 
 def without_unfinished(results: ResultSet, done: set[str]) -> ResultSet:
     """A resumed result set keeps only the rows of completed cells."""
     def cell_of(row: dict[str, Any]) -> str:
-        if row.get("method"):
-            return f"method/{row['method']}/{row['overlay']}"
-        return f"{row['scenario']}/{row['overlay']}/{row['variant']}"
+        if row.get(METHOD):
+            return f"method/{row[METHOD]}/{row[OVERLAY]}"
+        return cell_key(row)
 
     results.rows = [row for row in results.rows if cell_of(row) in done]
     return results
+
+
+def cell_key(row: Mapping[Any, Any]) -> str:
+    """The key of the matrix cell a results row belongs to (scenario/overlay/variant)."""
+    return "/".join(str(row[column]) for column in CELL)
 
 
 def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:

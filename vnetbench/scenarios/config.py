@@ -8,7 +8,7 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 
 from __future__ import annotations
 
-from vnetbench.metrics import Better, Metric
+from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
@@ -19,12 +19,7 @@ from vnetbench.ui import waiting
 class ConfigChange(Scenario):
     name = "config"
     description = "time from a one-line config change until every switch confirms it"
-    metrics = (
-        Metric("config_seconds", "s", Better.LOWER, "Config change"),
-        Metric("config_lines", "count"),
-        Metric("config_bytes", "bytes"),
-        Metric("switches_confirmed", "count", Better.HIGHER),
-    )
+    metrics = CONFIG
 
     def settings(self, topology: Topology) -> dict[str, object]:
         return {"machines": topology.settings.machines}

@@ -30,7 +30,7 @@ import pandas as pd
 
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
-from vnetbench.metrics import SKIPPED, Better, Metric
+from vnetbench.metrics import JOIN, SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
@@ -118,21 +118,7 @@ class Join(Scenario):
     name = "join"
     description = "time for N agents released at once by a start gate to join"
     fresh_between_passes = "programs (stopped and started again in the same containers)"
-    metrics = (
-        Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
-        Metric("joined", "count", Better.HIGHER, "Machines joined"),
-        Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread", noisy=True),
-        Metric("gate_node_skew_ms", "ms", Better.LOWER,
-               label="Start gate: the hosts' gates opened, first to last", noisy=True),
-        Metric("machines", "count"),
-        Metric("not_joined", "count", Better.LOWER),
-        Metric("gate_never_released", "count", Better.LOWER),
-        Metric("joined_on_{switch}", "count"),
-        Metric("restart_seconds", "s", Better.LOWER,
-               label="Programs stopped and started again before the pass", noisy=True),
-        Metric("settle_seconds", "s", label="Quiet host awaited before the release"),
-        Metric("not_restarted", "count", Better.LOWER),
-    )
+    metrics = JOIN
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:
         return topology.settings.join_fresh == "containers"
