@@ -66,7 +66,7 @@ def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]
     cells = []
     for scenario in (s for s in scenarios if s.in_matrix):
         for overlay in overlays:
-            if isinstance(overlay.supports(scenario.name), NotApplicable):
+            if isinstance(scenario.applicability(overlay), NotApplicable):
                 continue
             for s_name, s_over in scenario.matrix_variants().items():
                 for o_name, o_over in overlay.matrix_variants(scenario.name).items():

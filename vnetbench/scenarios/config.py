@@ -8,6 +8,7 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 
 from __future__ import annotations
 
+from vnetbench.capabilities import Capability
 from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
@@ -20,6 +21,7 @@ class ConfigChange(Scenario):
     name = "config"
     description = "time from a one-line config change until every switch confirms it"
     metrics = CONFIG
+    needs = frozenset({Capability.RELOAD})
 
     def settings(self, topology: Topology) -> dict[str, object]:
         return {"machines": topology.settings.machines}

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+from vnetbench.capabilities import Capability
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
 from vnetbench.metrics import JOIN, SKIPPED
@@ -119,6 +120,7 @@ class Join(Scenario):
     description = "time for N agents released at once by a start gate to join"
     fresh_between_passes = "programs (stopped and started again in the same containers)"
     metrics = JOIN
+    needs = frozenset({Capability.JOIN})
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:
         return topology.settings.join_fresh == "containers"
@@ -126,10 +128,11 @@ class Join(Scenario):
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The room: `machines` gated agents of its own (agent1...), on the switches."""
         machines = topology.settings.machines
-        pool = self.pool(topology, overlay.agent_pools)
+        pools = Capability.AGENT_POOLS in overlay.capabilities
+        pool = self.pool(topology, pools)
         why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) "
                f"on {len(topology.switches)} switch(es), "
-               + (f"{pool} per container" if overlay.agent_pools else
+               + (f"{pool} per container" if pools else
                   f"one container each ({overlay.name} runs one client per namespace)"))
         return build_room(topology, self.name, why,
                           "Give fewer machines, or more switches.", agents=machines,

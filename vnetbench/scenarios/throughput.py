@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from vnetbench.capabilities import Capability
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
     cpu_by_container,
@@ -75,6 +76,12 @@ class Throughput(Scenario):
     name = "throughput"
     description = "TCP rate and ping RTT between two agents on different switches"
     metrics = THROUGHPUT
+
+    @classmethod
+    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
+        """Limits asked for are what the stream is measured under."""
+        limits = {Capability.LIMITS} if topology and topology.settings.limits else set()
+        return super().needs_for(topology) | limits
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)
