@@ -257,14 +257,6 @@ class Overlay(ABC):
         """The overlay's version, for the results header."""
         return "unknown"
 
-    def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
-        """Settings variants of this overlay the matrix runs for a scenario; joins of
-        one container per client run at 20 and 50 clients (100 containers take ~45 s
-        to come up here, three passes per overlay)."""
-        if scenario == "join":
-            return {f"n{n}": {"machines": n} for n in (20, 50)}
-        return {"default": {}}
-
 
 FABRIC_SERVICE = "fabric"  # templates/compose.yml.j2; on a swarm one per node, fabric-NODE
 

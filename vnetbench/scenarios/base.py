@@ -110,7 +110,6 @@ class Scenario(ABC):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # What is fresh in every pass but the first on a stack (run.json `timings`).
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
-    in_matrix = True  # False: run by name or by a method only (not in `make bench`)
     # What it needs of an overlay (vnetbench.capabilities decides where it runs).
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
@@ -152,10 +151,6 @@ class Scenario(ABC):
     @abstractmethod
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         """Measure once; never hang (every wait is bounded)."""
-
-    def matrix_variants(self) -> dict[str, dict[str, object]]:
-        """Settings variants the matrix runs (the seed's settings)."""
-        return {"default": {}}
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The settings that shaped this scenario's numbers (result columns)."""

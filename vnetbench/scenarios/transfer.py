@@ -23,7 +23,6 @@ from vnetbench.units import format_bytes
 class TransferScenario(Scenario):
     name = "transfer"
     description = "a fixed number of bytes uploaded, then downloaded, timed to the last byte"
-    in_matrix = False  # the libp2p-perf method's; the matrix's time budget is the seed's
     metrics = TRANSFER
 
     def check(self, topology: Topology) -> None:

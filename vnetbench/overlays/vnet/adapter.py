@@ -171,21 +171,6 @@ class Vnet(Overlay):
                           missing or f"present ('{self.profile.feature(feature).detect}')"))
         return lines
 
-    def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
-        if scenario == "throughput":  # the seed's three rows
-            return {"tls": {"tls": True, "limits": False},
-                    "plain": {"tls": False, "limits": False},
-                    "tls-limits": {"tls": True, "limits": True}}
-        # The seed's join and flood run over TLS; a build without it runs them plain,
-        # so the matrix still measures them (the variant's name says so).
-        plain = {} if self.feature_missing("tls") is None else {"tls": False}
-        suffix = "-plain" if plain else ""
-        if scenario == "join":
-            return {f"n{n}{suffix}": {"machines": n, **plain} for n in (100, 200, 400, 800)}
-        if scenario == "config":
-            return {f"n{n}{suffix}": {"machines": n, **plain} for n in (300, 5000)}
-        return {f"default{suffix}" if plain else "default": plain}
-
     # -- rendering --------------------------------------------------------------------
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(virtual_addresses(topology, self.profile)[agent])
