@@ -48,6 +48,8 @@ SITE_LINKS: Final = "site"  # the site links' profile, as the topology describes
 BACKBONE_LINKS: Final = "backbone"  # the backbone's
 ROUND: Final = "round"  # an A/B's round
 
+NATIVE: Final = "baseline"  # the overlay every ratio is against: the path without one
+
 
 def setting_column(name: str) -> str:
     return f"{SETTING_PREFIX}{name}"

@@ -11,8 +11,9 @@ import os
 import re
 from collections import Counter
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -114,6 +115,18 @@ def check_mtu(mtu: int) -> int:
 
 
 Mtu = Annotated[int, AfterValidator(check_mtu)]
+
+
+@dataclass(frozen=True)
+class SettingUse:
+    """A setting's mark, where it is declared: what reads it."""
+
+    reader: str
+
+
+MEASURED = SettingUse("a measurement, not the stack")  # -> MEASUREMENT_SETTINGS
+T = TypeVar("T")
+Measured = Annotated[T, MEASURED]
 
 
 def duration_text(milliseconds: float) -> str:
@@ -256,14 +269,19 @@ class AgentSpec(Model):
 class Settings(Model):
     """Scenario settings; the seed's BENCH_* variables override them."""
 
-    seconds: float = Field(10.0, gt=0, le=3600, description="TCP stream length (BENCH_SECONDS)")
-    passes: int = Field(3, ge=1, le=100, description="repetitions of each measurement")
-    pings: int = Field(200, ge=1, le=100_000, description="pings per pass")
-    ping_interval_ms: float = Field(10.0, ge=2, le=10_000, description="gap between pings")
-    streams: int = Field(1, ge=1, le=128, description="parallel TCP streams (iperf3 -P)")
-    reverse: bool = Field(False, description="server sends (iperf3 -R)")
-    udp_mbit: float | None = Field(None, gt=0, description="UDP at this rate instead of TCP")
-    ping_size: int = Field(56, ge=0, le=65000, description="ping payload bytes")
+    seconds: Measured[float] = Field(10.0, gt=0, le=3600,
+                                     description="TCP stream length (BENCH_SECONDS)")
+    passes: Measured[int] = Field(3, ge=1, le=100,
+                                  description="repetitions of each measurement")
+    pings: Measured[int] = Field(200, ge=1, le=100_000, description="pings per pass")
+    ping_interval_ms: Measured[float] = Field(10.0, ge=2, le=10_000,
+                                              description="gap between pings")
+    streams: Measured[int] = Field(1, ge=1, le=128,
+                                   description="parallel TCP streams (iperf3 -P)")
+    reverse: Measured[bool] = Field(False, description="server sends (iperf3 -R)")
+    udp_mbit: Measured[float | None] = Field(None, gt=0,
+                                             description="UDP at this rate instead of TCP")
+    ping_size: Measured[int] = Field(56, ge=0, le=65000, description="ping payload bytes")
     tls: bool | None = Field(None, description="overlay links over TLS (BENCH_TLS); "
                              "unset: TLS where the overlay build has it, else plain")
     limits: bool = Field(False, description="overlay's default per-agent limits (BENCH_LIMITS)")
@@ -271,10 +289,11 @@ class Settings(Model):
                                     "unencrypted where it can be (refused where it cannot); "
                                     "unset: each overlay's default")
     machines: int = Field(200, ge=1, le=10_000, description="join/config size (BENCH_MACHINES)")
-    flood_mbit: float = Field(300.0, gt=0, description="flood offered load (BENCH_FLOOD_MBIT)")
+    flood_mbit: Measured[float] = Field(300.0, gt=0,
+                                        description="flood offered load (BENCH_FLOOD_MBIT)")
     join_pool: int | None = Field(None, ge=1, le=100,
                                   description="agents per container in join (none: auto)")
-    join_wait_s: float = Field(30.0, gt=0, le=3600, description="join's bounded wait")
+    join_wait_s: Measured[float] = Field(30.0, gt=0, le=3600, description="join's bounded wait")
     join_fresh: Literal["processes", "containers"] = Field(
         "processes", description="what every join pass starts afresh: the programs, in "
         "containers kept between passes, or the containers themselves (a stack per pass)")
@@ -283,17 +302,16 @@ class Settings(Model):
     tunnel_mtu: Mtu | None = Field(None,
                                    description="the overlay's tunnel device MTU where it can "
                                    "be set (unset: each overlay's default)")
-    udp_length: int | None = Field(None, ge=16, le=65507,
-                                   description="UDP datagram payload bytes (iperf3 -l)")
-    clients: int = Field(1, ge=1, le=32, description="client containers, each running its "
-                         "own iperf3 against its own server (not -P)")
-    ping_sizes: tuple[int, ...] = Field((), max_length=10,
-                                        description="ping payloads measured in turn "
-                                        "(none: ping_size)")
-    transfer_bytes: Bytes = Field(100 * 2**20, description="bytes each way of the transfer "
-                                  "scenario (iperf3 -n)")
-    transfer_timeout_s: float = Field(120.0, gt=0, le=3600,
-                                      description="transfer's bound per direction")
+    udp_length: Measured[int | None] = Field(
+        None, ge=16, le=65507, description="UDP datagram payload bytes (iperf3 -l)")
+    clients: Measured[int] = Field(1, ge=1, le=32, description="client containers, each "
+                                   "running its own iperf3 against its own server (not -P)")
+    ping_sizes: Measured[tuple[int, ...]] = Field(
+        (), max_length=10, description="ping payloads measured in turn (none: ping_size)")
+    transfer_bytes: Measured[Bytes] = Field(
+        100 * 2**20, description="bytes each way of the transfer scenario (iperf3 -n)")
+    transfer_timeout_s: Measured[float] = Field(
+        120.0, gt=0, le=3600, description="transfer's bound per direction")
 
     _whole_seconds = field_validator("seconds")(whole_seconds)
 
@@ -333,12 +351,11 @@ class Settings(Model):
         return self
 
 
-# Settings a measurement reads, not the stack: topologies that differ only in these
-# run on the same containers (a method's steps share a stack).
-MEASUREMENT_SETTINGS = frozenset({
-    "seconds", "passes", "pings", "ping_interval_ms", "streams", "reverse", "udp_mbit",
-    "ping_size", "ping_sizes", "udp_length", "clients", "transfer_bytes",
-    "transfer_timeout_s", "flood_mbit", "join_wait_s"})
+# Settings a measurement reads, not the stack (each marked Measured where it is
+# declared): topologies that differ only in these run on the same containers (a
+# method's steps share a stack).
+MEASUREMENT_SETTINGS = frozenset(name for name, field in Settings.model_fields.items()
+                                 if MEASURED in field.metadata)
 
 
 class AgentContainer(Model):

@@ -18,6 +18,7 @@ from vnetbench.schema import (
     MACHINES,
     METHOD,
     METRIC,
+    NATIVE,
     OVERLAY,
     PASS,
     REMARK,
@@ -135,13 +136,13 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
             picked = of_step[of_step[METRIC] == metric]
             if picked.empty:
                 continue
-            native = picked[picked[OVERLAY] == "baseline"]["mean"]
+            native = picked[picked[OVERLAY] == NATIVE]["mean"]
             reference = (float(native.iloc[0]) if len(native)
                          and str(picked[UNIT].iloc[0]) in RATIO_UNITS else None)
             row = {"step": step.label, "measurement": metrics.label(metric)}
             for record in picked.to_dict("records"):
                 ratio = (float(record["mean"]) / reference if reference
-                         and record[OVERLAY] != "baseline" else None)
+                         and record[OVERLAY] != NATIVE else None)
                 cell = overlay_cell(record, ratio, "native", detail=not compact)
                 row[str(record[OVERLAY])] = cell
             table.append(row)
@@ -182,7 +183,7 @@ def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str,
 
 
 def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
-                 against: str = "baseline", detail: bool = True) -> str:
+                 against: str = NATIVE, detail: bool = True) -> str:
     cv = record["cv"]
     known = isinstance(cv, float) and not math.isnan(cv)
     spread = f", CV {100 * cv:.1f} %" if known else ""
@@ -200,12 +201,12 @@ def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for metric in (TCP_MBIT.name, RTT_MEAN_MS.name):
         of_metric = summary[summary[METRIC] == metric]
-        baseline = of_metric[of_metric[OVERLAY] == "baseline"]
+        baseline = of_metric[of_metric[OVERLAY] == NATIVE]
         if baseline.empty:
             continue
         reference = {str(k): float(v)
                      for k, v in baseline.groupby(SCENARIO)["mean"].mean().items()}
-        for row in of_metric[of_metric[OVERLAY] != "baseline"].to_dict("records"):
+        for row in of_metric[of_metric[OVERLAY] != NATIVE].to_dict("records"):
             base = reference.get(str(row[SCENARIO]))
             if base:
                 rows.append({SCENARIO: row[SCENARIO], OVERLAY: row[OVERLAY],
@@ -266,7 +267,7 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = pd.concat([table, status_rows(frame)], ignore_index=True)
     ratios = baseline_ratios(summary)
     for row in ratios.to_dict("records"):
-        column = f"{row[OVERLAY]}/baseline"
+        column = f"{row[OVERLAY]}/{NATIVE}"
         mask = (table[SCENARIO] == row[SCENARIO]) & (table[METRIC] == row[METRIC])
         table.loc[mask, column] = f"{row['ratio']:.3g}"
     return with_hosts(table.fillna("-"), frame)

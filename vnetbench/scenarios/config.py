@@ -13,6 +13,7 @@ from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -24,7 +25,7 @@ class ConfigChange(Scenario):
     needs = frozenset({Capability.RELOAD})
 
     def settings(self, topology: Topology) -> dict[str, object]:
-        return {"machines": topology.settings.machines}
+        return {MACHINES: topology.settings.machines}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         machines = context.topology.settings.machines

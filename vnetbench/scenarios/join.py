@@ -41,6 +41,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.schema import MACHINES
 from vnetbench.stack import LogStream, Restarted
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
@@ -145,7 +146,7 @@ class Join(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The stack topology's own agent_pool is the pool size that ran."""
-        return {"machines": topology.settings.machines, "pool": topology.agent_pool,
+        return {MACHINES: topology.settings.machines, "pool": topology.agent_pool,
                 "fresh": topology.settings.join_fresh}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
