@@ -223,7 +223,8 @@ class Overlay(ABC):
 
     def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
         """Can the scenario of that name run here (with this topology's settings)? For
-        callers that hold a scenario's name only; Scenario.applicability asks the same."""
+        callers that hold a scenario's name only (runs/session.py); the same question
+        as Scenario.applicability, answered by the same decision."""
         if scenario not in DECLARED_NEEDS:
             raise KeyError(f"no scenario class named {scenario!r} is loaded")
         return applicability(DECLARED_NEEDS[scenario](topology), self)
