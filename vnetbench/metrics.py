@@ -1,6 +1,7 @@
-"""The metric catalogue: every value a scenario emits, declared once by the
-scenario that emits it (its `metrics`), and read by the stats, tables, plots
-and regression verdicts instead of tables kept by hand.
+"""The metric catalogue: every value a scenario emits, declared once, here (each
+scenario names its own group as its `metrics`), and read by the stats, tables,
+plots and regression verdicts instead of tables kept by hand. It lives apart
+from the scenarios so that reading results never loads the code that measures.
 
 A metric name may hold one `{field}` (`cpu_{role}_percent`, `joined_on_{switch}`):
 it then stands for every name of that shape.
@@ -106,8 +107,97 @@ class Catalogue:
         return self.metrics.index(metric) if metric else len(self.metrics)
 
 
-def catalogue() -> Catalogue:
-    """The catalogue of every registered scenario."""
-    from vnetbench.scenarios import SCENARIOS
+# -- what each scenario emits, in the order headline tables use ----------------------
+TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
+                  plot="throughput")
+RTT_MEAN_MS = Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt")
+THROUGHPUT = (
+    TCP_MBIT,
+    RTT_MEAN_MS,
+    Metric("ping_loss", "%", Better.LOWER, "Ping loss"),
+    Metric("tcp_retransmits", "count", Better.LOWER, "TCP retransmits", noisy=True),
+    Metric("cpu_{role}_percent", "% of a core", Better.LOWER,
+           "CPU of the {role} containers during the stream (% of a core)", noisy=True),
+    Metric("tcp_bytes", "bytes"),
+    Metric("tcp_sender_cpu", "%", Better.LOWER, noisy=True),
+    Metric("rtt_min_ms", "ms", Better.LOWER, label="Ping round trip, min"),
+    Metric("rtt_max_ms", "ms", Better.LOWER, label="Ping round trip, max", noisy=True),
+    Metric("rtt_mdev_ms", "ms", Better.LOWER, label="Ping round trip, mdev", noisy=True),
+    Metric("ping_sent", "count"),
+    Metric("ping_received", "count", Better.HIGHER),
+    Metric("tunnel_rx_bytes", "bytes"),
+    Metric("cpu_sending_agent_percent", "% of a core", Better.LOWER,
+           "CPU of the sending agent's container (% of a core)", noisy=True),
+    Metric("cpu_receiving_agent_percent", "% of a core", Better.LOWER,
+           "CPU of the receiving agent's container (% of a core)", noisy=True),
+    Metric("udp_mbit", "Mbit/s", Better.HIGHER, "UDP received", plot="udp"),
+    Metric("udp_loss", "%", Better.LOWER, "UDP datagrams lost"),
+    Metric("udp_sent_mbit", "Mbit/s", label="UDP sent"),
+    Metric("udp_datagrams_sent", "count"),
+    Metric("clients_end_spread_s", "s", Better.LOWER,
+           label="Spread of the clients' ends (how far apart they ran)", noisy=True),
+    Metric("rtt_mean_ms_at_{size}b", "ms", Better.LOWER,
+           "Mean ping round trip, {size}-byte payload"),
+    Metric("rtt_min_ms_at_{size}b", "ms", Better.LOWER),
+    Metric("rtt_max_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
+    Metric("rtt_mdev_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
+    Metric("ping_loss_at_{size}b", "%", Better.LOWER),
+    Metric("tunnel_mtu", "bytes", label="Tunnel MTU (as the kernel reports it)"),
+    Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
+)
 
-    return Catalogue(m for scenario in SCENARIOS.values() for m in scenario.metrics)
+JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once")
+JOIN = (
+    JOIN_SECONDS,
+    Metric("joined", "count", Better.HIGHER, "Machines joined"),
+    Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread", noisy=True),
+    Metric("gate_node_skew_ms", "ms", Better.LOWER,
+           label="Start gate: the hosts' gates opened, first to last", noisy=True),
+    Metric("machines", "count"),
+    Metric("not_joined", "count", Better.LOWER),
+    Metric("gate_never_released", "count", Better.LOWER),
+    Metric("joined_on_{switch}", "count"),
+    Metric("restart_seconds", "s", Better.LOWER,
+           label="Programs stopped and started again before the pass", noisy=True),
+    Metric("settle_seconds", "s", label="Quiet host awaited before the release"),
+    Metric("not_restarted", "count", Better.LOWER),
+)
+
+CONFIG = (
+    Metric("config_seconds", "s", Better.LOWER, "Config change"),
+    Metric("config_lines", "count"),
+    Metric("config_bytes", "bytes"),
+    Metric("switches_confirmed", "count", Better.HIGHER),
+)
+
+FLOOD = (
+    Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood"),
+    Metric("flood_packets_dropped", "count", Better.NEITHER,
+           "Flood packets lost (receiver count)"),
+    Metric("limiter_drops", "count", Better.NEITHER, "Packets dropped by the rate limit"),
+    Metric("predicted_drops", "count", Better.NEITHER,
+           "Token-bucket prediction of those drops"),
+    Metric("pings_sent", "count"),
+    Metric("ping_rtt_mean_ms", "ms", Better.LOWER),
+    Metric("flood_packets_sent", "count"),
+    Metric("flood_packets_received", "count"),
+    Metric("flood_received_mbit", "Mbit/s"),
+    Metric("prediction_difference", "%"),
+    Metric("limit_allowed_pps", "packets/s"),
+)
+
+TRANSFER_DIRECTIONS = ("upload", "download")
+INTERVAL_BYTES_SUFFIX = "_interval_bytes"  # a direction's bytes of one interval (interval_s)
+TRANSFER = tuple(metric for d in TRANSFER_DIRECTIONS for metric in (
+    Metric(f"{d}_seconds", "s", Better.LOWER, f"Time to the last byte, {d}"),
+    Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer"),
+    Metric(f"{d}_bytes", "bytes", Better.HIGHER),
+    Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
+    Metric(f"{d}{INTERVAL_BYTES_SUFFIX}", "bytes")))
+
+CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER))
+
+
+def catalogue() -> Catalogue:
+    """Every declared metric (no scenario need be loaded to read results)."""
+    return CATALOGUE

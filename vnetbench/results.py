@@ -1,13 +1,6 @@
 """Results: one tidy row per measured value, written after every pass.
 
-Columns: run_id, scenario, overlay, variant, pass, metric, value, unit, state,
-status, remark, interval_s (a time series' point, e.g. a transfer's seconds;
-empty for a pass's own values), method (the reference method a row belongs
-to, empty outside one), plus one column per setting (`set_*`) and per parameter of the
-variant (`var_*`, typed: a matrix cell's overrides, a sweep's value). state is
-what code reads (outcome.State); status is the sentence people read ("ok", "path
-dead: 0 of 200 pings answered ..."); remark says how the overlay adjusted the
-settings ("TLS not in this build: measured plain").
+The columns, and the row each value makes, are vnetbench.schema's.
 """
 
 from __future__ import annotations
@@ -21,10 +14,9 @@ import pandas as pd
 from vnetbench.errors import UserError
 from vnetbench.outcome import State, state_of_status
 from vnetbench.rundir import write_atomic, write_text_atomic
+from vnetbench.schema import COLUMNS, INTERVAL_S, METHOD, REMARK, STATE, STATUS, VALUE, ResultRow
 from vnetbench.ui import note
 
-RESULT_COLUMNS = ["run_id", "scenario", "overlay", "variant", "method", "pass", "metric", "value",
-                  "unit", "state", "status", "remark"]
 PARQUET = "results.parquet"
 CSV = "results.csv"
 RESULT_LINES = "results.txt"
@@ -62,26 +54,27 @@ class ResultSet:
         status: str = "ok",
         state: State = State.OK,
         remark: str = "",
+        interval_s: float | None = None,
         columns: dict[str, Any] | None = None,
     ) -> None:
-        """Record one pass: metrics maps name -> (value, unit); `columns` are extra
-        columns of these rows (interval_s of a time series' point)."""
+        """Record one pass: metrics maps name -> (value, unit); `interval_s` places
+        these rows in a time series. `columns` is the older spelling of it
+        ({"interval_s": ...}), the only extra column a row has."""
+        extra = dict(columns or {})
+        interval_s = extra.pop(INTERVAL_S, interval_s)
+        if extra:
+            raise ValueError(f"no result column {', '.join(extra)} (vnetbench.schema)")
         for metric, (value, unit) in metrics.items():
-            self.rows.append({
-                "run_id": self.run_id, "scenario": scenario, "overlay": overlay,
-                "variant": self.variant, "method": self.method, "pass": pass_no,
-                "metric": metric, "value": value, "unit": unit, "state": state.value,
-                "status": status, "remark": remark,
-                **{f"set_{k}": v for k, v in settings.items()},
-                **{f"var_{k}": v for k, v in self.variant_parameters.items()},
-                **(columns or {}),
-            })
+            self.rows.append(ResultRow(
+                self.run_id, scenario, overlay, self.variant, self.method, pass_no, metric,
+                value, unit, state, status, remark, settings, self.variant_parameters,
+                interval_s).record())
 
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(self.rows)
         if frame.empty:
-            return pd.DataFrame(columns=RESULT_COLUMNS)
-        frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
+            return pd.DataFrame(columns=list(COLUMNS))
+        frame[VALUE] = pd.to_numeric(frame[VALUE], errors="coerce").astype("float64")
         return frame
 
     def write(self) -> None:
@@ -118,15 +111,16 @@ def load_results(directory: Path) -> pd.DataFrame:
                             ) from None
         note(f"[yellow]{directory / PARQUET} cannot be read ({damaged}); using {CSV}[/]")
         frame = pd.read_csv(directory / CSV, keep_default_na=False,
-                            na_values={"value": ["", "nan"]})
+                            na_values={VALUE: ["", "nan"]})
     return with_states(frame)
 
 
 def with_states(frame: pd.DataFrame) -> pd.DataFrame:
     """Results written before states and remarks were columns, in today's columns."""
-    if "state" not in frame.columns:
-        frame = frame.assign(state=frame["status"].map(lambda s: state_of_status(str(s)).value))
-    if "method" not in frame.columns:
-        frame = frame.assign(method="")
-    frame["method"] = frame["method"].fillna("")
-    return frame if "remark" in frame.columns else frame.assign(remark="")
+    if STATE not in frame.columns:
+        frame = frame.assign(**{STATE: frame[STATUS].map(
+            lambda s: state_of_status(str(s)).value)})
+    if METHOD not in frame.columns:
+        frame = frame.assign(**{METHOD: ""})
+    frame[METHOD] = frame[METHOD].fillna("")
+    return frame if REMARK in frame.columns else frame.assign(**{REMARK: ""})

@@ -11,8 +11,9 @@ import os
 import re
 from collections import Counter
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -116,6 +117,18 @@ def check_mtu(mtu: int) -> int:
 
 
 Mtu = Annotated[int, AfterValidator(check_mtu)]
+
+
+@dataclass(frozen=True)
+class SettingUse:
+    """A setting's mark, where it is declared: what reads it."""
+
+    reader: str
+
+
+MEASURED = SettingUse("a measurement, not the stack")  # -> MEASUREMENT_SETTINGS
+T = TypeVar("T")
+Measured = Annotated[T, MEASURED]
 
 
 def duration_text(milliseconds: float) -> str:
@@ -260,16 +273,19 @@ class Settings(Model):
     option of `vnetbench run` (vnetbench/commands/options.py), its description the
     option's help."""
 
-    seconds: float = Field(10.0, gt=0, le=3600, description="TCP stream length (BENCH_SECONDS).")
+    seconds: Measured[float] = Field(10.0, gt=0, le=3600,
+                                     description="TCP stream length (BENCH_SECONDS).")
     # repetitions of each measurement
-    passes: int = Field(3, ge=1, le=100, description="Passes per scenario.")
-    pings: int = Field(200, ge=1, le=100_000, description="Pings per pass.")
-    ping_interval_ms: float = Field(10.0, ge=2, le=10_000,
+    passes: Measured[int] = Field(3, ge=1, le=100, description="Passes per scenario.")
+    pings: Measured[int] = Field(200, ge=1, le=100_000, description="Pings per pass.")
+    ping_interval_ms: Measured[float] = Field(10.0, ge=2, le=10_000,
                                     description="Gap between pings (whole milliseconds).")
-    streams: int = Field(1, ge=1, le=128, description="Parallel TCP streams (iperf3 -P).")
-    reverse: bool = Field(False, description="Server sends (iperf3 -R).")
-    udp_mbit: float | None = Field(None, gt=0, description="UDP at this rate instead of TCP.")
-    ping_size: int = Field(56, ge=0, le=65000, description="Ping payload bytes.")
+    streams: Measured[int] = Field(1, ge=1, le=128,
+                                   description="Parallel TCP streams (iperf3 -P).")
+    reverse: Measured[bool] = Field(False, description="Server sends (iperf3 -R).")
+    udp_mbit: Measured[float | None] = Field(None, gt=0,
+                                             description="UDP at this rate instead of TCP.")
+    ping_size: Measured[int] = Field(56, ge=0, le=65000, description="Ping payload bytes.")
     tls: bool | None = Field(None, description="Overlay links over TLS (BENCH_TLS); unset: "
                              "TLS where the overlay build has it, else plain.")
     limits: bool = Field(False,
@@ -281,11 +297,11 @@ class Settings(Model):
                                     json_schema_extra={"option": "off switch"})
     machines: int = Field(200, ge=1, le=10_000,
                           description="join/config size (BENCH_MACHINES).")
-    flood_mbit: float = Field(300.0, gt=0,
+    flood_mbit: Measured[float] = Field(300.0, gt=0,
                               description="Flood offered load (BENCH_FLOOD_MBIT).")
     join_pool: int | None = Field(None, ge=1, le=100,
                                   description="Agents per container in join (none: auto).")
-    join_wait_s: float = Field(30.0, gt=0, le=3600,
+    join_wait_s: Measured[float] = Field(30.0, gt=0, le=3600,
                                description="Join's bounded wait (seconds).")
     join_fresh: Literal["processes", "containers"] = Field(
         "processes", description="What every join pass starts afresh: the programs, in "
@@ -295,19 +311,19 @@ class Settings(Model):
     # where it can be set; unset: each overlay's default
     tunnel_mtu: Mtu | None = Field(None, description="The overlay's tunnel MTU (refused where "
                                    "it cannot be set).")
-    udp_length: int | None = Field(None, ge=16, le=65507,
+    udp_length: Measured[int | None] = Field(None, ge=16, le=65507,
                                    description="UDP datagram payload bytes (iperf3 -l).")
     # each client container runs its own iperf3 against its own server (not -P)
-    clients: int = Field(1, ge=1, le=32,
+    clients: Measured[int] = Field(1, ge=1, le=32,
                          description="Client containers at once, each its own iperf3.")
     # none: ping_size alone
-    ping_sizes: tuple[int, ...] = Field((), max_length=10,
+    ping_sizes: Measured[tuple[int, ...]] = Field((), max_length=10,
                                         description="Ping payloads measured in turn, e.g. "
                                         "100,500,1000.")
     # iperf3 -n
-    transfer_bytes: Bytes = Field(100 * 2**20, description="Bytes each way of the transfer "
-                                  "scenario, e.g. 100MiB.")
-    transfer_timeout_s: float = Field(120.0, gt=0, le=3600,
+    transfer_bytes: Measured[Bytes] = Field(100 * 2**20, description="Bytes each way of the "
+                                            "transfer scenario, e.g. 100MiB.")
+    transfer_timeout_s: Measured[float] = Field(120.0, gt=0, le=3600,
                                       description="Transfer's bound per direction (seconds).")
 
     _whole_seconds = field_validator("seconds")(whole_seconds)
@@ -348,12 +364,11 @@ class Settings(Model):
         return self
 
 
-# Settings a measurement reads, not the stack: topologies that differ only in these
-# run on the same containers (a method's steps share a stack).
-MEASUREMENT_SETTINGS = frozenset({
-    "seconds", "passes", "pings", "ping_interval_ms", "streams", "reverse", "udp_mbit",
-    "ping_size", "ping_sizes", "udp_length", "clients", "transfer_bytes",
-    "transfer_timeout_s", "flood_mbit", "join_wait_s"})
+# Settings a measurement reads, not the stack (each marked Measured where it is
+# declared): topologies that differ only in these run on the same containers (a
+# method's steps share a stack).
+MEASUREMENT_SETTINGS = frozenset(name for name, field in Settings.model_fields.items()
+                                 if MEASURED in field.metadata)
 
 
 class AgentContainer(Model):

@@ -18,6 +18,7 @@ from vnetbench.overlays.vnet.adapter import Vnet, VnetFacts
 from vnetbench.overlays.vnet.artifacts import VnetImages
 from vnetbench.overlays.vnet.profile import load_profile
 from vnetbench.render import render_compose
+from vnetbench.scenarios.throughput import Throughput
 from vnetbench.topology import parse_topology
 
 
@@ -134,7 +135,7 @@ def test_vnet_without_tls_runs_plain_and_says_so_unless_tls_was_asked_for() -> N
     asked = parse_topology({**TWO_SITES, "overlay": "vnet", "settings": {"tls": True}}, "t")
     kept = vnet_build(False).adjust(asked)
     assert kept.topology.settings.tls is True and kept.remark == ""
-    refused = vnet_build(False).supports("throughput", kept.topology)
+    refused = Throughput().applicability(vnet_build(False), kept.topology)
     assert isinstance(refused, Unsupported)
     assert refused.reason.startswith("not supported by this vNet build")
 

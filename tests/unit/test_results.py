@@ -2,7 +2,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vnetbench.results import RESULT_COLUMNS, ResultSet, load_results, result_line
+from vnetbench.results import ResultSet, load_results, result_line
+from vnetbench.schema import COLUMNS
+
+RESULT_COLUMNS = list(COLUMNS)
 
 
 def test_result_line_format() -> None:

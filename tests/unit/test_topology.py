@@ -4,7 +4,12 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES
-from vnetbench.topology import load_topology, parse_topology, settings_from_environment
+from vnetbench.topology import (
+    MEASUREMENT_SETTINGS,
+    load_topology,
+    parse_topology,
+    settings_from_environment,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,3 +174,16 @@ def test_a_name_is_matched_whole(name: str) -> None:
                         "agents": [{"name": name, "switch": "switch1"}]}, "t")
     with pytest.raises(UserError, match="is not a usable name"):
         parse_topology({"name": name, "switches": 1, "agents": 1}, "t")
+
+
+
+def test_the_settings_a_measurement_reads_are_marked_where_declared() -> None:
+    """MEASUREMENT_SETTINGS is read off the Settings model's marks (Measured[...]):
+    topologies that differ in them share a stack, in any other setting they do not."""
+    base = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t")
+    assert len(MEASUREMENT_SETTINGS) == 15
+    for name, changed in (("udp_length", 1400), ("seconds", 2.0), ("machines", 50)):
+        other = base.model_copy(update={
+            "settings": base.settings.model_copy(update={name: changed})})
+        assert (other.stack_key() == base.stack_key()) == (name in MEASUREMENT_SETTINGS)
+    assert "machines" not in MEASUREMENT_SETTINGS

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.capabilities import DECLARED_NEEDS, Capability, applicability
 from vnetbench.engines import engine_services
 from vnetbench.errors import OverlayUnavailable, UserError
 from vnetbench.labels import FABRIC_SERVICE
@@ -70,14 +71,14 @@ class Overlay(ABC):
     summary: ClassVar[str]
     options_model: ClassVar[type[OverlayOptions]] = OverlayOptions
     data_path: str  # the hops a packet between two sites takes
+    # What it can do (vnetbench.capabilities); what its build in use lacks: missing().
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
     # (role, event) of event_patterns() that marks one agent joined; its fields
     # name the agent ("agent") and where it attached ("switch").
     join_event: tuple[str, str] | None = None
     # The tunnel device in agents' namespaces whose counters prove traffic used the
     # overlay (None: no such device, e.g. plain routing).
     tunnel_interface: str | None = None
-    # Several agent processes per container (one namespace), for big joins.
-    agent_pools = False
     # Join passes on kept containers: seconds the release waits after the servers
     # (conductor, switches) passed their readiness test again, for servers that treat
     # the connections of their first moments otherwise (after a fresh bring-up, the
@@ -217,9 +218,17 @@ class Overlay(ABC):
         file mixes public settings with the key may redact the key instead."""
         path.unlink(missing_ok=True)
 
+    def missing(self, capability: Capability) -> str | None:
+        """None when the build in use has this one of its capabilities, else why not."""
+        return None
+
     def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
-        """Can the scenario run on this overlay (with this topology's settings)?"""
-        return APPLICABLE
+        """Can the scenario of that name run here (with this topology's settings)? For
+        callers that hold a scenario's name only (runs/session.py); the same question
+        as Scenario.applicability, answered by the same decision."""
+        if scenario not in DECLARED_NEEDS:
+            raise KeyError(f"no scenario class named {scenario!r} is loaded")
+        return applicability(DECLARED_NEEDS[scenario](topology), self)
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         """Per role, event name -> regular expression over its log lines."""
@@ -249,14 +258,6 @@ class Overlay(ABC):
     def version(self) -> str:
         """The overlay's version, for the results header."""
         return "unknown"
-
-    def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
-        """Settings variants of this overlay the matrix runs for a scenario; joins of
-        one container per client run at 20 and 50 clients (100 containers take ~45 s
-        to come up here, three passes per overlay)."""
-        if scenario == "join":
-            return {f"n{n}": {"machines": n} for n in (20, 50)}
-        return {"default": {}}
 
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
+from vnetbench.capabilities import Capability
 from vnetbench.overlays.base import Adjusted, Overlay
 from vnetbench.topology import Topology
 
@@ -16,6 +16,9 @@ class Baseline(Overlay):
     summary = "kernel routing through one router per switch position, no overlay"
     data_path = "agent → router → backbone → router → agent (kernel forwarding)"
     services = ("router-{switch}",)
+    # No joins and no config: kernel routing. A pool's agents share its container's
+    # site address and route.
+    capabilities = frozenset({Capability.AGENT_POOLS})
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(plan.agent_site[agent])
@@ -35,8 +38,3 @@ class Baseline(Overlay):
         return Adjusted(topology.model_copy(update={"settings": settings}),
                         f"the native path: no tunnel ({' and '.join(asked)} "
                         f"{'do' if len(asked) > 1 else 'does'} not apply)")
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
-        if scenario in ("join", "config"):
-            return NotApplicable("kernel routing has no joins or configuration to change")
-        return APPLICABLE

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from vnetbench.addressing import AddressPlan, tunnel_addresses
-from vnetbench.outcome import APPLICABLE, Applicability, NotApplicable
+from vnetbench.capabilities import Capability
 from vnetbench.overlays.base import Overlay
 from vnetbench.pki import write_private
 from vnetbench.topology import Topology
@@ -19,6 +19,8 @@ class TunnelOverlay(Overlay):
     """A hub-and-spoke tunnel overlay with one client per agent container."""
 
     services: ClassVar[tuple[str, ...]] = ("hub-{switch}",)
+    # Clients join their hubs; no central config, one client per namespace.
+    capabilities = frozenset({Capability.JOIN})
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(tunnel_addresses(topology)[agent])
@@ -28,13 +30,6 @@ class TunnelOverlay(Overlay):
 
     def hub_address(self, topology: Topology, switch: str) -> str:
         return str(tunnel_addresses(topology)[switch])
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
-        if scenario == "config":
-            return NotApplicable(f"{self.name} has no central config to change")
-        if topology is not None and topology.agent_pool > 1:
-            return NotApplicable(f"one {self.name} client per container")
-        return APPLICABLE
 
     @staticmethod
     def node_home(files: Path, node: str) -> Path:

@@ -20,17 +20,27 @@ from vnetbench.errors import UserError
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.rundir import read_header
+from vnetbench.schema import (
+    METRIC,
+    ROUND,
+    SCENARIO,
+    STATUS,
+    UNIT,
+    VALUE,
+    VARIANT,
+    parameter_column,
+)
 from vnetbench.stats import Verdict, compare_rounds, noise_floor
 
 NOISE_FILE = "noise.json"
 VERDICTS_FILE = "verdicts.csv"
-KEYS = ["scenario", "metric", "unit"]
+KEYS = [SCENARIO, METRIC, UNIT]
 
 
 def round_values(frame: pd.DataFrame) -> pd.DataFrame:
     """One value per (metric, arm, round): the mean of that bring-up's measured passes."""
-    return (measured_pass_values(frame).groupby([*KEYS, "variant", "var_round"])["value"].mean()
-            .unstack("variant"))
+    return (measured_pass_values(frame).groupby([*KEYS, VARIANT, parameter_column(ROUND)])
+            [VALUE].mean().unstack(VARIANT))
 
 def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = False,
                   aa: bool = False) -> pd.DataFrame:
@@ -71,8 +81,8 @@ def noise_record(table: pd.DataFrame, header: dict[str, Any]) -> dict[str, Any]:
     the two bring-ups of an A/A round, and how many rounds said so."""
     overlay = header["arms"]["A"]["overlay"]
     measured = table.dropna(subset=["noise_pct"]).to_dict("records")
-    metrics = {f"{r['scenario']}/{overlay}/{r['metric']}": {
-        "noise_pct": float(r["noise_pct"]), "pairs": int(r["pairs"]), "unit": str(r["unit"])}
+    metrics = {f"{r[SCENARIO]}/{overlay}/{r[METRIC]}": {
+        "noise_pct": float(r["noise_pct"]), "pairs": int(r["pairs"]), "unit": str(r[UNIT])}
         for r in measured}
     return {"measured": header.get("started"), "machine": header.get("machine", {}),
             "rounds": header["rounds"], "spec": header["arms"]["A"]["spec"],
@@ -99,8 +109,8 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
     header = read_header(directory)
     table = pd.read_csv(directory / VERDICTS_FILE)
     shown = pd.DataFrame({
-        "metric": table["scenario"] + "/" + table["metric"],
-        "unit": table["unit"].fillna(""),
+        "metric": table[SCENARIO] + "/" + table[METRIC],
+        "unit": table[UNIT].fillna(""),
         "A": table["a_median"].map(_figure),
         "B": table["b_median"].map(_figure),
         "B/A [95 % interval]": [f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(r) else "-"
@@ -126,8 +136,8 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
                 f"{len(worse)} worse, {counts.get('no verdict', 0)} no verdict; "
                 f"{counts.get(Verdict.NOT_JUDGED.value, 0)} shown, not judged.")
     if not worse.empty:
-        sentence += " Worse: " + ", ".join(f"{r.scenario}/{r.metric}" for r in
-                                           worse.itertuples()) + "."
+        sentence += " Worse: " + ", ".join(f"{r[SCENARIO]}/{r[METRIC]}" for r in
+                                           worse.to_dict("records")) + "."
     loads = header.get("outside_load") or {}
     if any(load["marked"] for load in loads.values()):
         sentence += " Passes measured under outside load: " + ", ".join(
@@ -156,12 +166,12 @@ def outside_load_by_arm(frame: pd.DataFrame) -> dict[str, dict[str, float | int]
     """Per arm: its passes, how many were marked as measured under outside load, and
     the median CPU busy outside the testbed (a verdict between two arms that ran on
     differently busy machines is said to be so)."""
-    rows = frame[frame["metric"] == OUTSIDE_LOAD.name].dropna(subset=["value"])
+    rows = frame[frame[METRIC] == OUTSIDE_LOAD.name].dropna(subset=[VALUE])
     return {str(arm): {"passes": len(group),
-                       "marked": int(group["status"].str.contains(
+                       "marked": int(group[STATUS].str.contains(
                            "under outside load", regex=False).sum()),
-                       "median_cores": round(float(group["value"].median()), 3)}
-            for arm, group in rows.groupby("variant")}
+                       "median_cores": round(float(group[VALUE].median()), 3)}
+            for arm, group in rows.groupby(VARIANT)}
 
 
 def write_verdicts(directory: Path, table: pd.DataFrame, header: dict[str, Any],

@@ -20,9 +20,10 @@ from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
 from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
+from vnetbench.schema import SERIES, STATE, VALUE
 from vnetbench.stats import Comparison, Verdict, compare_samples
 
-KEYS = ["scenario", "overlay", "variant", "metric", "unit"]
+KEYS = list(SERIES)
 COLUMNS = [*KEYS, "old_n", "new_n", "ratio", "ci_low", "ci_high", "noise_pct", "verdict",
            "reason"]
 NO_FLOOR = "no noise floor for it: over passes only (compare --noise AA_DIR)"
@@ -41,16 +42,16 @@ def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float,
                    judge_all: bool = False) -> pd.DataFrame:
     """Per pass values only: a time series' points (interval_s) are not samples.
     `noise`: scenario/overlay/metric -> percent (an A/A's noise.json)."""
-    old_ok = old[(old["state"] == State.OK) & pass_values(old)].dropna(subset=["value"])
-    new_ok = new[(new["state"] == State.OK) & pass_values(new)].dropna(subset=["value"])
+    old_ok = old[(old[STATE] == State.OK) & pass_values(old)].dropna(subset=[VALUE])
+    new_ok = new[(new[STATE] == State.OK) & pass_values(new)].dropna(subset=[VALUE])
     metrics = catalogue()
-    new_groups = {key: group["value"].to_numpy() for key, group in new_ok.groupby(KEYS)}
+    new_groups = {key: group[VALUE].to_numpy() for key, group in new_ok.groupby(KEYS)}
     rows = []
     for key, group in old_ok.groupby(KEYS):
         if key not in new_groups:
             continue
         scenario, overlay, _, metric, _ = (str(part) for part in key)
-        result = compare_samples(group["value"].to_numpy(), new_groups[key],
+        result = compare_samples(group[VALUE].to_numpy(), new_groups[key],
                                  metrics.better(metric), threshold)
         floor = (noise or {}).get(f"{scenario}/{overlay}/{metric}")
         verdict, reason = judged_verdict(result, floor, judge_all or metrics.judged(metric))

@@ -27,6 +27,7 @@ from vnetbench.report.tables import (
 )
 from vnetbench.results import PARQUET, load_results
 from vnetbench.rundir import TIMING_PARTS, read_header
+from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
 def read_report(directory: Path) -> Report:
     """The whole report of a results directory, as blocks."""
     header, frame_all = load_directory(directory)
-    frame = frame_all[frame_all["method"] == ""]
+    frame = frame_all[frame_all[METHOD] == ""]
     summary = summary_table(frame)
     headline = headline_table(summary)
     ratios = baseline_ratios(summary)
@@ -163,7 +164,7 @@ def method_sections(frame: pd.DataFrame) -> list[Block]:
     """One section per reference method in the results: what it reproduces, how it
     differs, its table, and its time-series plots."""
     blocks: list[Block] = []
-    for name in dict.fromkeys(frame["method"]):
+    for name in dict.fromkeys(frame[METHOD]):
         if not name or name not in METHODS:
             continue
         method = METHODS[name]
@@ -240,8 +241,8 @@ def timing_table(header: dict[str, Any]) -> pd.DataFrame:
 
 
 def links_table(frame: pd.DataFrame) -> pd.DataFrame:
-    columns = [c for c in ("set_site", "set_backbone") if c in frame.columns]
+    named = {setting_column(segment): segment for segment in (SITE_LINKS, BACKBONE_LINKS)}
+    columns = [c for c in named if c in frame.columns]
     if not columns:
         return pd.DataFrame({"links": ["not recorded"]})
-    return (frame[["scenario", "overlay", "variant", *columns]].drop_duplicates()
-            .rename(columns={"set_site": "site", "set_backbone": "backbone"}))
+    return frame[[*CELL, *columns]].drop_duplicates().rename(columns=named)

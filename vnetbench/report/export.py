@@ -35,6 +35,7 @@ from vnetbench.report.document import load_directory
 from vnetbench.report.options import ExportFormat
 from vnetbench.report.tables import number, summary_table
 from vnetbench.rundir import write_text_atomic
+from vnetbench.schema import CELL, METRIC, UNIT
 
 GITHUB_TOOLS = {Better.HIGHER: ("bigger-is-better", "customBiggerIsBetter"),
                 Better.LOWER: ("smaller-is-better", "customSmallerIsBetter")}
@@ -71,14 +72,14 @@ def figures(frame: pd.DataFrame, judge_all: bool) -> list[Figure]:
     metrics = catalogue()
     found = []
     for r in summary_table(frame).to_dict("records"):
-        metric = str(r["metric"])
+        metric = str(r[METRIC])
         better = metrics.better(metric)
         if better is Better.NEITHER or not (judge_all or metrics.judged(metric)):
             continue
         if not math.isfinite(float(r["mean"])):
             continue
-        found.append(Figure(f"{r['scenario']}/{r['overlay']}/{r['variant']}", metric,
-                            str(r["unit"]), better, float(r["mean"]), float(r["low"]),
+        found.append(Figure("/".join(str(r[c]) for c in CELL), metric,
+                            str(r[UNIT]), better, float(r["mean"]), float(r["low"]),
                             float(r["high"]), int(r["n"])))
     return found
 

@@ -15,12 +15,27 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from vnetbench.metrics import Better, Metric, catalogue
+from vnetbench.metrics import INTERVAL_BYTES_SUFFIX, JOIN_SECONDS, Better, Metric, catalogue
 from vnetbench.report.plots import axis_label, swept_columns
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
+from vnetbench.schema import (
+    INTERVAL_S,
+    MACHINES,
+    METHOD,
+    METRIC,
+    OVERLAY,
+    PARAMETER_PREFIX,
+    PASS,
+    RUN_ID,
+    SETTING_PREFIX,
+    UNIT,
+    VALUE,
+    VARIANT,
+    setting_column,
+)
 
-SETTING_PREFIXES = ("set_", "var_")
+SETTING_PREFIXES = (SETTING_PREFIX, PARAMETER_PREFIX)
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
          "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
 SETTINGS_PER_LINE = 4
@@ -60,7 +75,7 @@ def _empty(value: Any) -> bool:
 
 
 def customdata(rows: pd.DataFrame) -> list[list[Any]]:
-    return [[int(r["pass"]), str(r["run_id"]), settings_text(r)] for _, r in rows.iterrows()]
+    return [[int(r[PASS]), str(r[RUN_ID]), settings_text(r)] for _, r in rows.iterrows()]
 
 
 def layout(figure: go.Figure, title: str, x_title: str, y_title: str,
@@ -81,19 +96,19 @@ def layout(figure: go.Figure, title: str, x_title: str, y_title: str,
 def per_pass_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure | None:
     """A metric's every pass per variant, a trace per overlay."""
     rows = measured_pass_values(frame)
-    rows = rows[rows["metric"] == metric.name]
+    rows = rows[rows[METRIC] == metric.name]
     if rows.empty:
         return None
     figure = go.Figure()
-    for overlay, group in rows.groupby("overlay", sort=False):
+    for overlay, group in rows.groupby(OVERLAY, sort=False):
         figure.add_trace(go.Scatter(
-            x=group["variant"].astype(str), y=group["value"], mode="markers",
+            x=group[VARIANT].astype(str), y=group[VALUE], mode="markers",
             name=str(overlay), legendgroup=str(overlay), customdata=customdata(group),
             hovertemplate=HOVER.replace("UNIT", metric.unit),
             marker={"size": 9, "color": colour(str(overlay))}))
     figure.update_layout(scattermode="group")
     return layout(figure, f"{metric.headline or metric.name}: each pass", "variant",
-                  metric.unit, rows["value"])
+                  metric.unit, rows[VALUE])
 
 
 def against_figure(rows: pd.DataFrame, x_column: str, title: str,
@@ -103,20 +118,20 @@ def against_figure(rows: pd.DataFrame, x_column: str, title: str,
     rows = rows[rows[x_column].notna()] if x_column in rows.columns else rows[:0]
     if rows.empty or rows[x_column].nunique() < 2:
         return None
-    unit = str(rows["unit"].iloc[0])
+    unit = str(rows[UNIT].iloc[0])
     figure = go.Figure()
-    for overlay, group in rows.groupby("overlay", sort=False):
+    for overlay, group in rows.groupby(OVERLAY, sort=False):
         group = group.assign(x=group[x_column].astype(float)).sort_values("x")
-        means = group.groupby("x")["value"].mean()
+        means = group.groupby("x")[VALUE].mean()
         figure.add_trace(go.Scatter(
-            x=group["x"], y=group["value"], mode="markers", name=str(overlay),
+            x=group["x"], y=group[VALUE], mode="markers", name=str(overlay),
             legendgroup=str(overlay), customdata=customdata(group),
             marker={"color": colour(str(overlay))}, hovertemplate=HOVER.replace("UNIT", unit)))
         figure.add_trace(go.Scatter(
             x=means.index, y=means.to_numpy(), mode="lines", name=f"{overlay} mean",
             legendgroup=str(overlay), showlegend=False, line={"color": colour(str(overlay))},
             hovertemplate=f"{overlay}: mean %{{y:.4~r}} {unit} at %{{x}}<extra></extra>"))
-    return layout(figure, title, x_label, unit, rows["value"])
+    return layout(figure, title, x_label, unit, rows[VALUE])
 
 
 def cdf_figure(samples: list[PingSample], scenario: str) -> go.Figure | None:
@@ -152,19 +167,19 @@ def cdf_figure(samples: list[PingSample], scenario: str) -> go.Figure | None:
 def series_figures(frame: pd.DataFrame, method: str) -> Iterator[Figure]:
     """Per step of a method: MiB moved against time, a line per overlay, direction and
     pass (from the per-interval byte rows)."""
-    if "interval_s" not in frame.columns:
+    if INTERVAL_S not in frame.columns:
         return
-    points = frame[(frame["method"] == method) & frame["interval_s"].notna()
-                   & frame["metric"].astype(str).str.endswith("_interval_bytes")]
-    for variant, of_step in points.groupby("variant", sort=False):
+    points = frame[(frame[METHOD] == method) & frame[INTERVAL_S].notna()
+                   & frame[METRIC].astype(str).str.endswith(INTERVAL_BYTES_SUFFIX)]
+    for variant, of_step in points.groupby(VARIANT, sort=False):
         figure = go.Figure()
         shown: set[str] = set()
-        for (overlay, metric, _), line in of_step.groupby(["overlay", "metric", "pass"],
+        for (overlay, metric, _), line in of_step.groupby([OVERLAY, METRIC, PASS],
                                                           sort=False):
-            line = line.sort_values("interval_s")
-            direction = str(metric).removesuffix("_interval_bytes")
+            line = line.sort_values(INTERVAL_S)
+            direction = str(metric).removesuffix(INTERVAL_BYTES_SUFFIX)
             figure.add_trace(go.Scatter(
-                x=line["interval_s"], y=line["value"].cumsum() / 2**20, mode="lines",
+                x=line[INTERVAL_S], y=line[VALUE].cumsum() / 2**20, mode="lines",
                 name=str(overlay), legendgroup=str(overlay),
                 showlegend=str(overlay) not in shown, customdata=customdata(line),
                 line={"dash": "solid" if direction == "upload" else "dash",
@@ -181,19 +196,19 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
     """The results' own figures (no method's): each plotted metric per pass, the
     latency CDF per scenario, join against N, each swept parameter."""
     metrics = catalogue()
-    rows = frame[frame["method"] == ""]
+    rows = frame[frame[METHOD] == ""]
     passes = measured_pass_values(rows)
     found: list[tuple[str, go.Figure | None]] = [
         (m.name, per_pass_figure(rows, m)) for m in metrics if m.plot]
     found += [(f"cdf-{s}", cdf_figure(samples, s))
               for s in dict.fromkeys(sample.scenario for sample in samples)]
     found.append(("join-against-n", against_figure(
-        passes[passes["metric"] == "join_seconds"], "set_machines",
+        passes[passes[METRIC] == JOIN_SECONDS.name], setting_column(MACHINES),
         "join time against the machines joining at once", "machines joining at once")))
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:
                 found.append((f"sweep-{column}-{metric.name}", against_figure(
-                    passes[passes["metric"] == metric.name], column,
+                    passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
     return [Figure(name, figure) for name, figure in found if figure is not None]

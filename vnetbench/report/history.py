@@ -32,9 +32,10 @@ from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, summary_table
 from vnetbench.results import PARQUET
 from vnetbench.rundir import writable_directory, write_text_atomic
+from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 HISTORY = "history.html"
-SERIES = ["scenario", "overlay", "variant"]
+SERIES = list(CELL)
 
 
 @dataclass(frozen=True)
@@ -143,18 +144,18 @@ def read_builds(directories: Sequence[Path], how: LabelFrom, labels: dict[Path, 
 def headline_summary(frame: pd.DataFrame) -> pd.DataFrame:
     summary = summary_table(frame)
     metrics = catalogue()
-    return summary[summary["metric"].map(lambda m: metrics.headline(str(m)) is not None)
+    return summary[summary[METRIC].map(lambda m: metrics.headline(str(m)) is not None)
                    .astype(bool)]
 
 
 def points(builds: Sequence[Build]) -> pd.DataFrame:
     """One row per series (scenario, overlay, variant, metric) and directory."""
-    rows = [{**{k: r[k] for k in [*SERIES, "metric", "unit", "n", "mean", "low", "high"]},
+    rows = [{**{k: r[k] for k in [*SERIES, METRIC, UNIT, "n", "mean", "low", "high"]},
              "position": position, "label": build.label, "directory": str(build.directory),
              "started": build.started.isoformat() if build.started else "?"}
             for position, build in enumerate(builds)
             for r in build.summary.to_dict("records")]
-    return pd.DataFrame(rows, columns=[*SERIES, "metric", "unit", "n", "mean", "low", "high",
+    return pd.DataFrame(rows, columns=[*SERIES, METRIC, UNIT, "n", "mean", "low", "high",
                                        "position", "label", "directory", "started"])
 
 
@@ -169,7 +170,7 @@ def changes(table: pd.DataFrame, noise: dict[str, float]) -> pd.DataFrame:
     lies beyond the noise floor (None: no floor for it)."""
     metrics = catalogue()
     rows = []
-    for key, series in table.groupby([*SERIES, "metric"], sort=False):
+    for key, series in table.groupby([*SERIES, METRIC], sort=False):
         scenario, overlay, variant, metric = (str(k) for k in key)
         floor = noise.get(f"{scenario}/{overlay}/{metric}")
         ordered = series.sort_values("position").to_dict("records")
@@ -177,13 +178,13 @@ def changes(table: pd.DataFrame, noise: dict[str, float]) -> pd.DataFrame:
             moved = ratio(float(old["mean"]), float(new["mean"]))
             beyond = (None if floor is None or math.isnan(moved)
                       else abs(moved - 1) * 100 > floor)
-            rows.append({"scenario": scenario, "overlay": overlay, "variant": variant,
-                         "metric": metric, "unit": new["unit"], "from": old["label"],
+            rows.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
+                         METRIC: metric, UNIT: new[UNIT], "from": old["label"],
                          "to": new["label"], "position": new["position"],
                          "from_value": old["mean"], "to_value": new["mean"], "ratio": moved,
                          "noise_pct": floor, "beyond_noise": beyond,
                          "direction": direction(metrics.better(metric), moved)})
-    return pd.DataFrame(rows, columns=[*SERIES, "metric", "unit", "from", "to", "position",
+    return pd.DataFrame(rows, columns=[*SERIES, METRIC, UNIT, "from", "to", "position",
                                        "from_value", "to_value", "ratio", "noise_pct",
                                        "beyond_noise", "direction"])
 
@@ -215,10 +216,10 @@ def history_figure(table: pd.DataFrame, found: pd.DataFrame, title: str,
     each point's change from the one before in its hover, those beyond the noise
     floor ringed."""
     figure = go.Figure()
-    unit = str(table["unit"].iloc[0])
-    said = {(str(c["overlay"]), str(c["variant"]), int(c["position"])):
+    unit = str(table[UNIT].iloc[0])
+    said = {(str(c[OVERLAY]), str(c[VARIANT]), int(c["position"])):
             change_text(c, floor_known) for c in found.to_dict("records")}
-    for (overlay, variant), series in table.groupby(["overlay", "variant"], sort=False):
+    for (overlay, variant), series in table.groupby([OVERLAY, VARIANT], sort=False):
         series = series.sort_values("position")
         series = series.assign(change=[
             said.get((str(overlay), str(variant), int(p)), "the first directory")
@@ -255,12 +256,12 @@ def changes_table(found: pd.DataFrame, floor_known: bool) -> pd.DataFrame:
             return "no floor for it" if floor_known else "no floor measured"
         return "yes" if value else "no"
     return pd.DataFrame({
-        "metric": [f"{r.scenario}/{r.overlay}/{r.variant}: {labels.label(str(r.metric))}"
-                   for r in found.itertuples()],
+        "metric": [f"{r[SCENARIO]}/{r[OVERLAY]}/{r[VARIANT]}: {labels.label(str(r[METRIC]))}"
+                   for r in found.to_dict("records")],
         "from": found["from"], "to": found["to"],
-        "from value": [f"{number(v)} {u}" for v, u in zip(found["from_value"], found["unit"],
+        "from value": [f"{number(v)} {u}" for v, u in zip(found["from_value"], found[UNIT],
                                                            strict=True)],
-        "to value": [f"{number(v)} {u}" for v, u in zip(found["to_value"], found["unit"],
+        "to value": [f"{number(v)} {u}" for v, u in zip(found["to_value"], found[UNIT],
                                                          strict=True)],
         "ratio": found["ratio"].map(lambda r: "-" if math.isnan(r) else f"{r:.3f}"),
         "noise floor": found["noise_pct"].map(lambda v: "-" if pd.isna(v) else f"±{v:.1f} %"),
@@ -303,9 +304,9 @@ def history_figures(table: pd.DataFrame, found: pd.DataFrame, builds: Sequence[B
     """A figure per scenario and headline metric."""
     labels = [b.label for b in builds]
     return [Figure(f"{scenario}-{metric}", history_figure(
-        series, found[(found["scenario"] == scenario) & (found["metric"] == metric)],
+        series, found[(found[SCENARIO] == scenario) & (found[METRIC] == metric)],
         f"{scenario}: {catalogue().label(str(metric))}", labels, floor_known))
-        for (scenario, metric), series in table.groupby(["scenario", "metric"], sort=False)]
+        for (scenario, metric), series in table.groupby([SCENARIO, METRIC], sort=False)]
 
 
 def directories_table(builds: Sequence[Build]) -> pd.DataFrame:

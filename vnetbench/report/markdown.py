@@ -19,6 +19,7 @@ from vnetbench.report.document import (
 from vnetbench.report.plots import write_plots, write_series_plots
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import markdown
+from vnetbench.schema import METHOD
 
 REPORT = "report.md"
 
@@ -54,7 +55,7 @@ def plots(report: Report, method: str | None) -> list[Path]:
     if method is None:
         return write_plots(report.summary, report.directory)
     frame = report.frame
-    return write_series_plots(frame[frame["method"] == method], report.directory, method)
+    return write_series_plots(frame[frame[METHOD] == method], report.directory, method)
 
 
 def raw_line(cell: RawCell) -> str:

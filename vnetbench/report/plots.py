@@ -10,18 +10,32 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from vnetbench.metrics import Better, catalogue
+from vnetbench.metrics import INTERVAL_BYTES_SUFFIX, JOIN_SECONDS, Better, catalogue
 from vnetbench.rundir import slug
+from vnetbench.schema import (
+    INTERVAL_S,
+    MACHINES,
+    METRIC,
+    OVERLAY,
+    PASS,
+    UNIT,
+    VALUE,
+    VARIANT,
+    is_parameter_column,
+    parameter_column,
+    parameter_of,
+    setting_column,
+)
 
 
 def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
                     unit: str) -> Path | None:
     """Mean per overlay/variant as bars, lowest-to-highest pass as the error range."""
-    rows = summary[summary["metric"] == metric]
+    rows = summary[summary[METRIC] == metric]
     if rows.empty:
         return None
     labels = [o if v == "default" else f"{o}\n{v}"
-              for o, v in zip(rows["overlay"], rows["variant"], strict=True)]
+              for o, v in zip(rows[OVERLAY], rows[VARIANT], strict=True)]
     errors = [(rows["mean"] - rows["low"]).to_numpy(), (rows["high"] - rows["mean"]).to_numpy()]
     figure, axes = plt.subplots(figsize=(max(5.0, 1.3 * len(rows)), 3.8))
     axes.bar(labels, rows["mean"], yerr=errors, capsize=6, color="#4c72b0")
@@ -42,17 +56,17 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
     """A metric against a numeric setting column (join time against N, sweeps)."""
     if x_column not in summary.columns:
         return None
-    rows = summary[(summary["metric"] == metric) & summary[x_column].notna()]
+    rows = summary[(summary[METRIC] == metric) & summary[x_column].notna()]
     if rows[x_column].nunique() < 2:
         return None
     figure, axes = plt.subplots(figsize=(5, 3.5))
     axes.set_title(f"{metric}: mean over passes, band lowest to highest", fontsize=9)
-    for overlay, group in rows.groupby("overlay"):
+    for overlay, group in rows.groupby(OVERLAY):
         group = group.assign(x=group[x_column].astype(float)).sort_values("x")
         axes.plot(group["x"], group["mean"], marker="o", label=str(overlay))
         axes.fill_between(group["x"], group["low"], group["high"], alpha=0.2)
     axes.set_xlabel(x_label)
-    axes.set_ylabel(str(rows["unit"].iloc[0]))
+    axes.set_ylabel(str(rows[UNIT].iloc[0]))
     positive = rows["low"][rows["low"] > 0]
     if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
         axes.set_yscale("log")
@@ -70,28 +84,28 @@ def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
     written = [bar_with_ranges(summary, m.name, directory / f"{m.plot}.png",
                                f"{m.headline} per overlay", m.unit)
                for m in metrics if m.plot]
-    written.append(line_against(summary, "join_seconds", "set_machines",
+    written.append(line_against(summary, JOIN_SECONDS.name, setting_column(MACHINES),
                                 "machines joining at once", directory / "join.png"))
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:
                 written.append(line_against(
                     summary, metric.name, column, axis_label(column),
-                    directory / f"sweep-{column.removeprefix('var_')}-{metric.name}.png"))
+                    directory / f"sweep-{parameter_of(column)}-{metric.name}.png"))
     return [path for path in written if path]
 
 
 def swept_columns(summary: pd.DataFrame) -> list[str]:
     """var_* columns holding numbers that vary (a matrix's join size is drawn apart)."""
     return [c for c in summary.columns
-            if str(c).startswith("var_") and c != "var_machines"
+            if is_parameter_column(c) and c != parameter_column(MACHINES)
             and pd.api.types.is_numeric_dtype(summary[c])
             and not pd.api.types.is_bool_dtype(summary[c]) and summary[c].nunique() > 1]
 
 
 def axis_label(column: str) -> str:
     """var_backbone_delay_ms -> 'backbone delay (ms each way)'."""
-    words = column.removeprefix("var_").split("_")
+    words = parameter_of(column).split("_")
     unit = {"mbit": "Mbit/s", "ms": "ms each way", "percent": "% each way"}.get(words[-1])
     return " ".join(words[:-1]) + f" ({unit})" if unit else " ".join(words)
 
@@ -99,20 +113,20 @@ def axis_label(column: str) -> str:
 def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> list[Path]:
     """Per step (variant): bytes moved against time, a line per overlay, direction
     and pass, from the rows of per-interval bytes (`*_interval_bytes`, interval_s)."""
-    if "interval_s" not in frame.columns:
+    if INTERVAL_S not in frame.columns:
         return []
-    points = frame[frame["interval_s"].notna()
-                   & frame["metric"].astype(str).str.endswith("_interval_bytes")]
+    points = frame[frame[INTERVAL_S].notna()
+                   & frame[METRIC].astype(str).str.endswith(INTERVAL_BYTES_SUFFIX)]
     written = []
-    for variant, of_step in points.groupby("variant", sort=False):
+    for variant, of_step in points.groupby(VARIANT, sort=False):
         figure, axes = plt.subplots(figsize=(6, 3.8))
-        colours = dict(zip(dict.fromkeys(of_step["overlay"]), plt.rcParams[
+        colours = dict(zip(dict.fromkeys(of_step[OVERLAY]), plt.rcParams[
             "axes.prop_cycle"].by_key()["color"] * 4, strict=False))
         for (overlay, metric, pass_no), line in of_step.groupby(
-                ["overlay", "metric", "pass"], sort=False):
-            line = line.sort_values("interval_s")
-            direction = str(metric).removesuffix("_interval_bytes")
-            axes.plot(line["interval_s"], line["value"].cumsum() / 2**20,
+                [OVERLAY, METRIC, PASS], sort=False):
+            line = line.sort_values(INTERVAL_S)
+            direction = str(metric).removesuffix(INTERVAL_BYTES_SUFFIX)
+            axes.plot(line[INTERVAL_S], line[VALUE].cumsum() / 2**20,
                       color=colours[overlay], linestyle="-" if direction == "upload" else "--",
                       label=f"{overlay} {direction}" if pass_no == 1 else None)
         axes.set_xlabel("seconds since the direction began")

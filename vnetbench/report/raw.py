@@ -13,10 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.measure.ping import PingParseError, parse_ping
+from vnetbench.measure.ping_output import PingParseError, parse_ping
 from vnetbench.rundir import slug
+from vnetbench.schema import CELL, RUN_ID
 
-CELL_KEYS = ["scenario", "overlay", "variant", "run_id"]
+CELL_KEYS = [*CELL, RUN_ID]
 PING_FILE = re.compile(r"^ping-pass(\d+)(?:-(\d+)b)?\.txt$")
 
 

@@ -9,19 +9,41 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.methods import Method
-from vnetbench.metrics import OUTSIDE_LOAD, catalogue
+from vnetbench.metrics import OUTSIDE_LOAD, RTT_MEAN_MS, TCP_MBIT, catalogue
 from vnetbench.outcome import State
+from vnetbench.schema import (
+    CELL,
+    HOSTS,
+    INTERVAL_S,
+    MACHINES,
+    METHOD,
+    METRIC,
+    NATIVE,
+    OVERLAY,
+    PASS,
+    REMARK,
+    SCENARIO,
+    SERIES,
+    STATE,
+    STATUS,
+    UNIT,
+    VALUE,
+    VARIANT,
+    is_parameter_column,
+    setting_column,
+)
 from vnetbench.stats import format_range, summarise
 
-GROUP = ["scenario", "overlay", "variant", "metric", "unit"]
+GROUP = list(SERIES)
 # Columns that describe a row's settings and ride along into the summary: the
 # variant's own parameters (var_*) and the size of a join or config (set_machines).
-CARRIED_PREFIX = "var_"
-CARRIED = ("set_machines",)
+CARRIED = (setting_column(MACHINES),)
+STATUS_ROW = "status"  # the label of a table's row that says why numbers are missing
+HOSTS_COLUMN = setting_column(HOSTS)
 
 
 def carried_columns(frame: pd.DataFrame) -> list[str]:
-    return [c for c in frame.columns if str(c).startswith(CARRIED_PREFIX) or c in CARRIED]
+    return [c for c in frame.columns if is_parameter_column(c) or c in CARRIED]
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -31,9 +53,9 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):
         scenario, overlay, variant, metric, unit = key
-        summary = summarise(group["value"])
-        rows.append({"scenario": scenario, "overlay": overlay, "variant": variant,
-                     "metric": metric, "unit": unit, "n": summary.n, "mean": summary.mean,
+        summary = summarise(group[VALUE])
+        rows.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
+                     METRIC: metric, UNIT: unit, "n": summary.n, "mean": summary.mean,
                      "low": summary.low, "high": summary.high, "cv": summary.cv,
                      "result": format_range(summary, str(unit)),
                      **{c: group[c].iloc[0] for c in carried}})
@@ -43,25 +65,25 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def pass_values(frame: pd.DataFrame) -> pd.Series:
     """Rows holding a pass's own value, not a point of a time series (interval_s)."""
-    if "interval_s" not in frame.columns:
+    if INTERVAL_S not in frame.columns:
         return pd.Series(True, index=frame.index)
-    return frame["interval_s"].isna()
+    return frame[INTERVAL_S].isna()
 
 
 def measured_pass_values(frame: pd.DataFrame) -> pd.DataFrame:
     """A pass's own measured values: no time-series point, no pass that measured
     nothing (failed, dead, not run), no empty value."""
-    measured = frame["state"].map(lambda s: State(s).measured).astype(bool)
-    return frame[measured & pass_values(frame)].dropna(subset=["value"])
+    measured = frame[STATE].map(lambda s: State(s).measured).astype(bool)
+    return frame[measured & pass_values(frame)].dropna(subset=[VALUE])
 
 
 def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The seed-style table: Measurement | Result | n | CV, headline metrics only."""
     metrics = catalogue()
-    labels = summary["metric"].map(lambda m: metrics.headline(str(m)))
+    labels = summary[METRIC].map(lambda m: metrics.headline(str(m)))
     picked = summary[labels.notna()].assign(
-        label=labels, order=summary["metric"].map(lambda m: metrics.order(str(m))))
-    picked = picked.sort_values(["scenario", "order", "overlay", "variant"])
+        label=labels, order=summary[METRIC].map(lambda m: metrics.order(str(m))))
+    picked = picked.sort_values([SCENARIO, "order", OVERLAY, VARIANT])
     measurement = picked.apply(_measurement_name, axis=1)
     return pd.DataFrame({
         "Measurement": measurement, "Result": picked["result"], "n": picked["n"],
@@ -74,26 +96,26 @@ def overlay_tables(summary: pd.DataFrame) -> dict[str, pd.DataFrame]:
     (headline metric and variant), one column per overlay with the range over
     passes, n, CV and, for throughput and RTT, the ratio to the baseline."""
     metrics = catalogue()
-    labels = summary["metric"].map(lambda m: metrics.headline(str(m)))
+    labels = summary[METRIC].map(lambda m: metrics.headline(str(m)))
     picked = summary[labels.notna()].assign(
-        label=labels, order=summary["metric"].map(lambda m: metrics.order(str(m))))
+        label=labels, order=summary[METRIC].map(lambda m: metrics.order(str(m))))
     ratios: dict[tuple[str, str, str, str], float] = {
-        (str(r["scenario"]), str(r["overlay"]), str(r["variant"]), str(r["metric"])):
+        (str(r[SCENARIO]), str(r[OVERLAY]), str(r[VARIANT]), str(r[METRIC])):
         float(r["ratio"]) for r in baseline_ratios(summary).to_dict("records")}
-    overlays = list(dict.fromkeys(picked["overlay"]))
+    overlays = list(dict.fromkeys(picked[OVERLAY]))
     tables = {}
-    for scenario, rows in picked.sort_values(["order", "variant"]).groupby(
-            "scenario", sort=False):
+    for scenario, rows in picked.sort_values(["order", VARIANT]).groupby(
+            SCENARIO, sort=False):
         table = []
-        for (label, variant), group in rows.groupby(["label", "variant"], sort=False):
-            row = {"measurement": label, "variant": variant}
+        for (label, variant), group in rows.groupby(["label", VARIANT], sort=False):
+            row = {"measurement": label, VARIANT: variant}
             for record in group.to_dict("records"):
-                key = (str(scenario), str(record["overlay"]), str(variant),
-                       str(record["metric"]))
-                row[str(record["overlay"])] = overlay_cell(record, ratios.get(key))
+                key = (str(scenario), str(record[OVERLAY]), str(variant),
+                       str(record[METRIC]))
+                row[str(record[OVERLAY])] = overlay_cell(record, ratios.get(key))
             table.append(row)
         present = [o for o in overlays if any(o in r for r in table)]
-        tables[str(scenario)] = pd.DataFrame(table, columns=["measurement", "variant",
+        tables[str(scenario)] = pd.DataFrame(table, columns=["measurement", VARIANT,
                                                              *present]).fillna("-")
     return tables
 
@@ -103,28 +125,28 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
     a column per overlay (range, n, CV; rates and times also against the native
     path of the same step); a status row where an overlay has no numbers or was
     measured otherwise than asked. `compact` (a terminal): ranges and ratios only."""
-    rows = frame[frame["method"] == method.name] if "method" in frame.columns else frame[:0]
+    rows = frame[frame[METHOD] == method.name] if METHOD in frame.columns else frame[:0]
     summary = summary_table(rows)
     metrics = catalogue()
-    overlays = list(dict.fromkeys(rows["overlay"]))
+    overlays = list(dict.fromkeys(rows[OVERLAY]))
     table = []
     for step in method.steps:
-        of_step = summary[summary["variant"] == step.label]
+        of_step = summary[summary[VARIANT] == step.label]
         for metric in method.rows:
-            picked = of_step[of_step["metric"] == metric]
+            picked = of_step[of_step[METRIC] == metric]
             if picked.empty:
                 continue
-            native = picked[picked["overlay"] == "baseline"]["mean"]
+            native = picked[picked[OVERLAY] == NATIVE]["mean"]
             reference = (float(native.iloc[0]) if len(native)
-                         and str(picked["unit"].iloc[0]) in RATIO_UNITS else None)
+                         and str(picked[UNIT].iloc[0]) in RATIO_UNITS else None)
             row = {"step": step.label, "measurement": metrics.label(metric)}
             for record in picked.to_dict("records"):
                 ratio = (float(record["mean"]) / reference if reference
-                         and record["overlay"] != "baseline" else None)
+                         and record[OVERLAY] != NATIVE else None)
                 cell = overlay_cell(record, ratio, "native", detail=not compact)
-                row[str(record["overlay"])] = cell
+                row[str(record[OVERLAY])] = cell
             table.append(row)
-        table += step_status(rows[rows["variant"] == step.label], step.label, compact)
+        table += step_status(rows[rows[VARIANT] == step.label], step.label, compact)
     present = [o for o in overlays if any(o in r for r in table)]
     return pd.DataFrame(table, columns=["step", "measurement", *present]).fillna("-")
 
@@ -132,16 +154,16 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
 def outside_load_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per scenario, overlay and variant: the CPU the host spent outside the testbed
     during its passes (lowest to highest), and which passes were marked for it."""
-    rows = frame[frame["metric"] == OUTSIDE_LOAD.name].dropna(subset=["value"])
+    rows = frame[frame[METRIC] == OUTSIDE_LOAD.name].dropna(subset=[VALUE])
     if rows.empty:
         return pd.DataFrame({"outside load": ["not recorded (results from before it was)"]})
     table = []
     for (scenario, overlay, variant), group in rows.groupby(
-            ["scenario", "overlay", "variant"], sort=False):
-        marked = group[group["status"].str.contains("under outside load", regex=False)]
-        table.append({"scenario": scenario, "overlay": overlay, "variant": variant,
-                      "cores outside the testbed": format_range(summarise(group["value"])),
-                      "passes marked": ", ".join(str(p) for p in marked["pass"]) or "none"})
+            list(CELL), sort=False):
+        marked = group[group[STATUS].str.contains("under outside load", regex=False)]
+        table.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
+                      "cores outside the testbed": format_range(summarise(group[VALUE])),
+                      "passes marked": ", ".join(str(p) for p in marked[PASS]) or "none"})
     return pd.DataFrame(table)
 
 
@@ -150,18 +172,18 @@ RATIO_UNITS = frozenset({"Mbit/s", "ms", "s"})  # rates and times: against the n
 
 def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str, str]]:
     """A status row for a step where some overlay did not measure (with why)."""
-    said = rows[rows["status"] != "ok"]  # not measured, or measured as adjusted
+    said = rows[rows[STATUS] != "ok"]  # not measured, or measured as adjusted
     if said.empty:
         return []
-    row = {"step": label, "measurement": "status"}
-    for overlay, group in rows.groupby("overlay", sort=False):
-        text = "; ".join(sorted({str(s) for s in group["status"]}))
+    row = {"step": label, "measurement": STATUS_ROW}
+    for overlay, group in rows.groupby(OVERLAY, sort=False):
+        text = "; ".join(sorted({str(s) for s in group[STATUS]}))
         row[str(overlay)] = text if not compact or len(text) < 80 else text[:77] + "..."
     return [row]
 
 
 def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
-                 against: str = "baseline", detail: bool = True) -> str:
+                 against: str = NATIVE, detail: bool = True) -> str:
     cv = record["cv"]
     known = isinstance(cv, float) and not math.isnan(cv)
     spread = f", CV {100 * cv:.1f} %" if known else ""
@@ -170,46 +192,46 @@ def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
 
 
 def _measurement_name(row: pd.Series) -> str:
-    variant = "" if row["variant"] == "default" else f", {row['variant']}"
-    return f"{row['label']} ({row['overlay']}{variant})"
+    variant = "" if row[VARIANT] == "default" else f", {row[VARIANT]}"
+    return f"{row['label']} ({row[OVERLAY]}{variant})"
 
 
 def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
     """Overlay / baseline for throughput and RTT, per scenario and variant."""
     rows = []
-    for metric in ("tcp_mbit", "rtt_mean_ms"):
-        of_metric = summary[summary["metric"] == metric]
-        baseline = of_metric[of_metric["overlay"] == "baseline"]
+    for metric in (TCP_MBIT.name, RTT_MEAN_MS.name):
+        of_metric = summary[summary[METRIC] == metric]
+        baseline = of_metric[of_metric[OVERLAY] == NATIVE]
         if baseline.empty:
             continue
         reference = {str(k): float(v)
-                     for k, v in baseline.groupby("scenario")["mean"].mean().items()}
-        for row in of_metric[of_metric["overlay"] != "baseline"].to_dict("records"):
-            base = reference.get(str(row["scenario"]))
+                     for k, v in baseline.groupby(SCENARIO)["mean"].mean().items()}
+        for row in of_metric[of_metric[OVERLAY] != NATIVE].to_dict("records"):
+            base = reference.get(str(row[SCENARIO]))
             if base:
-                rows.append({"scenario": row["scenario"], "overlay": row["overlay"],
-                             "variant": row["variant"], "metric": metric,
+                rows.append({SCENARIO: row[SCENARIO], OVERLAY: row[OVERLAY],
+                             VARIANT: row[VARIANT], METRIC: metric,
                              "ratio": float(row["mean"]) / base})
-    return pd.DataFrame(rows, columns=["scenario", "overlay", "variant", "metric", "ratio"])
+    return pd.DataFrame(rows, columns=[SCENARIO, OVERLAY, VARIANT, METRIC, "ratio"])
 
 
 def raw_fractions(summary: pd.DataFrame, raw_mbit: float | None) -> pd.DataFrame:
     """Each overlay's TCP throughput as a fraction of the machine's limit (a bare veth
     pair measured in the same matrix)."""
-    columns = ["scenario", "overlay", "variant", "tcp Mbit/s", "of raw veth"]
-    tcp = summary[summary["metric"] == "tcp_mbit"]
+    columns = [SCENARIO, OVERLAY, VARIANT, "tcp Mbit/s", "of raw veth"]
+    tcp = summary[summary[METRIC] == TCP_MBIT.name]
     if not raw_mbit or tcp.empty:
         return pd.DataFrame(columns=columns)
-    return pd.DataFrame([{"scenario": row["scenario"], "overlay": row["overlay"],
-                          "variant": row["variant"], "tcp Mbit/s": round(float(row["mean"]), 1),
+    return pd.DataFrame([{SCENARIO: row[SCENARIO], OVERLAY: row[OVERLAY],
+                          VARIANT: row[VARIANT], "tcp Mbit/s": round(float(row["mean"]), 1),
                           "of raw veth": f"{float(row['mean']) / raw_mbit:.3f}"}
                          for row in tcp.to_dict("records")], columns=columns)
 
 
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
     """Passes that produced no numbers, or partial ones, with the reason."""
-    bad = frame[frame["state"] != State.OK]
-    return (bad.groupby(["scenario", "overlay", "variant", "status"])["pass"]
+    bad = frame[frame[STATE] != State.OK]
+    return (bad.groupby([SCENARIO, OVERLAY, VARIANT, STATUS])[PASS]
             .apply(lambda p: ",".join(str(v) for v in sorted(set(p))))
             .reset_index(name="passes"))
 
@@ -236,30 +258,30 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Headline metrics by overlay: range over passes, and the ratio to baseline."""
     summary = summary_table(frame)
     metrics = catalogue()
-    headline = summary["metric"].map(lambda m: metrics.headline(str(m)) is not None)
+    headline = summary[METRIC].map(lambda m: metrics.headline(str(m)) is not None)
     picked = summary[headline.astype(bool)]  # an empty object Series would pick columns
     if picked.empty and frame.empty:
         return pd.DataFrame()
-    table = picked.pivot_table(index=["scenario", "metric"], columns="overlay",
+    table = picked.pivot_table(index=[SCENARIO, METRIC], columns=OVERLAY,
                                values="result", aggfunc="first").reset_index()
     table = pd.concat([table, status_rows(frame)], ignore_index=True)
     ratios = baseline_ratios(summary)
-    for row in ratios.itertuples():
-        column = f"{row.overlay}/baseline"
-        mask = (table["scenario"] == row.scenario) & (table["metric"] == row.metric)
-        table.loc[mask, column] = f"{row.ratio:.3g}"
+    for row in ratios.to_dict("records"):
+        column = f"{row[OVERLAY]}/{NATIVE}"
+        mask = (table[SCENARIO] == row[SCENARIO]) & (table[METRIC] == row[METRIC])
+        table.loc[mask, column] = f"{row['ratio']:.3g}"
     return with_hosts(table.fillna("-"), frame)
 
 
 def with_hosts(table: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """A run on several hosts (a swarm): a column saying where each role ran, on each
     scenario's first row."""
-    if "set_hosts" not in frame.columns or frame["set_hosts"].isna().all():
+    if HOSTS_COLUMN not in frame.columns or frame[HOSTS_COLUMN].isna().all():
         return table
-    hosts = frame.dropna(subset=["set_hosts"]).groupby("scenario", sort=False)["set_hosts"]
+    hosts = frame.dropna(subset=[HOSTS_COLUMN]).groupby(SCENARIO, sort=False)[HOSTS_COLUMN]
     placed = hosts.agg(lambda values: " | ".join(dict.fromkeys(str(v) for v in values)))
-    first = ~table["scenario"].duplicated()
-    column = table["scenario"].map(placed).fillna("-").where(first, "")
+    first = ~table[SCENARIO].duplicated()
+    column = table[SCENARIO].map(placed).fillna("-").where(first, "")
     table.insert(2, "ran on", column)
     return table
 
@@ -269,11 +291,11 @@ def status_rows(frame: pd.DataFrame) -> pd.DataFrame:
     with the overlay's remark when it adjusted the settings, so a missing or a
     differently measured number is explained."""
     rows = []
-    for scenario, of_scenario in frame.groupby("scenario", sort=False):
-        row = {"scenario": scenario, "metric": "status"}
-        for overlay, group in of_scenario.groupby("overlay", sort=False):
-            states = ", ".join(sorted({str(s) for s in group["state"]}))
-            remarks = sorted({str(r) for r in group.get("remark", pd.Series()) if r})
+    for scenario, of_scenario in frame.groupby(SCENARIO, sort=False):
+        row = {SCENARIO: scenario, METRIC: STATUS_ROW}
+        for overlay, group in of_scenario.groupby(OVERLAY, sort=False):
+            states = ", ".join(sorted({str(s) for s in group[STATE]}))
+            remarks = sorted({str(r) for r in group.get(REMARK, pd.Series()) if r})
             row[str(overlay)] = f"{states} ({'; '.join(remarks)})" if remarks else states
         rows.append(row)
     return pd.DataFrame(rows)

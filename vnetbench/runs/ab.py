@@ -31,6 +31,7 @@ from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
+from vnetbench.schema import ROUND
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
 from vnetbench.stats import MIN_PAIRS
 from vnetbench.topology import Settings, Topology, load_topology
@@ -183,7 +184,7 @@ def run_ab(scenario: Scenario, arms: list[Arm], rounds: int, out_dir: Path,
 def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
                  results: ResultSet, directory: Path, header: dict[str, Any]) -> None:
     results.variant = arm.label
-    results.variant_parameters = {"round": round_no}
+    results.variant_parameters = {ROUND: round_no}
     started = datetime.now(UTC).isoformat(timespec="seconds")
     run_dir = run_scenarios(arm.topology, [scenario], directory / "runs", results=results,
                             overlay=overlay)

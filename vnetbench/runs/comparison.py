@@ -12,6 +12,7 @@ from vnetbench.results import ResultSet
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
+from vnetbench.schema import NATIVE
 from vnetbench.topology import Topology
 
 SEED_BASELINE_SECONDS = 3.0  # the seed measures the path without the overlay for 3 s
@@ -42,8 +43,8 @@ def plan_runs(overlays: list[str], scenarios: list[Scenario],
     path of throughput first (3 s of TCP) when an overlay is measured without it."""
     runs: list[tuple[str, list[Scenario], dict[str, float]]] = []
     wants_throughput = [s for s in scenarios if s.name == "throughput"]
-    if with_baseline and wants_throughput and "baseline" not in overlays:
-        runs.append(("baseline", wants_throughput, {"seconds": SEED_BASELINE_SECONDS}))
+    if with_baseline and wants_throughput and NATIVE not in overlays:
+        runs.append((NATIVE, wants_throughput, {"seconds": SEED_BASELINE_SECONDS}))
     runs += [(name, scenarios, {}) for name in overlays]
     return runs
 

@@ -1,5 +1,6 @@
-"""The matrix: every available scenario, in the seed's settings, on every
-available overlay, several passes each, into one results directory.
+"""The matrix: every scenario of its table (CELLS), in the seed's settings, on
+every available overlay that can run it, several passes each, into one results
+directory.
 
 results/<date>-<cores>cpu/ holds results.parquet/.csv (all cells), run.json
 (the machine header and every cell's state), results.txt (RESULT lines) and
@@ -12,13 +13,14 @@ from __future__ import annotations
 import fcntl
 import os
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from vnetbench.capabilities import Capability
 from vnetbench.engines import require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.errors import UserError
@@ -38,11 +40,37 @@ from vnetbench.rundir import (
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
+from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 LOCK_FILE = ".matrix.lock"
+
+Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides
+EVERY = "*"  # the variants of every overlay that has no row of its own
+DEFAULT: Variants = {"default": {}}
+
+
+def sizes(*machines: int) -> Variants:
+    """A join's or a config change's variants by size: n20 runs 20 machines."""
+    return {f"n{n}": {MACHINES: n} for n in machines}
+
+
+# The cells: scenario -> overlay -> its variants. Joins of one container per client
+# run at 20 and 50 clients (100 containers take ~45 s to come up here, three passes
+# per overlay); vNet pools its agents and runs the seed's sizes. A scenario that is
+# not here runs by name or in a method only (transfer: the libp2p-perf method's; the
+# matrix's time budget is the seed's).
+CELLS: Mapping[str, Mapping[str, Variants]] = {
+    "throughput": {EVERY: DEFAULT,
+                   "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows
+                            "plain": {"tls": False, "limits": False},
+                            "tls-limits": {"tls": True, "limits": True}}},
+    "join": {EVERY: sizes(20, 50), "vnet": sizes(100, 200, 400, 800)},
+    "config": {EVERY: DEFAULT, "vnet": sizes(300, 5000)},
+    "flood": {EVERY: DEFAULT},
+}
 
 
 @dataclass(frozen=True)
@@ -58,21 +86,31 @@ class Cell:
 
 
 def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]:
-    """Every scenario variant with every overlay variant, for the pairs that apply.
+    """The table's cells of the scenarios and overlays given, for the pairs that apply.
     A pair an overlay *build* does not support still gets its cells: they record
-    "not supported" rows (without starting anything), so the report says so.
-    Scenarios outside the matrix (a method's own, e.g. transfer) are left out."""
+    "not supported" rows (without starting anything), so the report says so."""
     cells = []
-    for scenario in (s for s in scenarios if s.in_matrix):
+    for scenario in (s for s in scenarios if s.name in CELLS):
+        rows = CELLS[scenario.name]
         for overlay in overlays:
-            if isinstance(overlay.supports(scenario.name), NotApplicable):
+            if isinstance(scenario.applicability(overlay), NotApplicable):
                 continue
-            for s_name, s_over in scenario.matrix_variants().items():
-                for o_name, o_over in overlay.matrix_variants(scenario.name).items():
-                    variant = "-".join(n for n in (s_name, o_name) if n != "default")
-                    cells.append(Cell(scenario, overlay, variant or "default",
-                                      {**s_over, **o_over}))
+            variants = rows.get(overlay.name, rows.get(EVERY, {}))
+            cells += [as_built(Cell(scenario, overlay, name, dict(overrides)))
+                      for name, overrides in variants.items()]
     return cells
+
+
+def as_built(cell: Cell) -> Cell:
+    """A build without the TLS its overlay has runs plain the cells that leave TLS
+    to it (the seed ran them over TLS), so the matrix still measures them; the
+    variant's name says so."""
+    overlay = cell.overlay
+    if ("tls" in cell.overrides or Capability.TLS not in overlay.capabilities
+            or not overlay.missing(Capability.TLS)):
+        return cell
+    return replace(cell, variant=f"{cell.variant}-plain",
+                   overrides={**cell.overrides, "tls": False})
 
 
 def available_overlays(base: Topology, names: list[str] | None = None) -> list[Overlay]:
@@ -135,20 +173,25 @@ def finished_cells(directory: Path, passes: int, header: dict[str, Any]) -> set[
     if not path.exists():
         return set()
     frame = load_results(directory)
-    counts = frame.groupby(["scenario", "overlay", "variant"])["pass"].nunique().reset_index()
-    complete = counts[counts["pass"] >= passes]
-    return {f"{r.scenario}/{r.overlay}/{r.variant}" for r in complete.itertuples()}
+    counts = frame.groupby(list(CELL))[PASS].nunique().reset_index()
+    complete = counts[counts[PASS] >= passes]
+    return {cell_key(r) for r in complete.to_dict("records")}
 
 
 def without_unfinished(results: ResultSet, done: set[str]) -> ResultSet:
     """A resumed result set keeps only the rows of completed cells."""
     def cell_of(row: dict[str, Any]) -> str:
-        if row.get("method"):
-            return f"method/{row['method']}/{row['overlay']}"
-        return f"{row['scenario']}/{row['overlay']}/{row['variant']}"
+        if row.get(METHOD):
+            return f"method/{row[METHOD]}/{row[OVERLAY]}"
+        return cell_key(row)
 
     results.rows = [row for row in results.rows if cell_of(row) in done]
     return results
+
+
+def cell_key(row: Mapping[Any, Any]) -> str:
+    """The key of the matrix cell a results row belongs to (scenario/overlay/variant)."""
+    return "/".join(str(row[column]) for column in CELL)
 
 
 def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:

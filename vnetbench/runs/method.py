@@ -13,10 +13,9 @@ from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import Task, run_tasks
 from vnetbench.scenarios import get_scenario
+from vnetbench.schema import NATIVE  # every method's reference column
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress
-
-NATIVE = "baseline"  # every method's reference column: the path without an overlay
 
 
 def method_overlays(names: list[str], with_baseline: bool) -> list[str]:

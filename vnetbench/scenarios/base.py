@@ -12,11 +12,12 @@ import pandas as pd
 from pydantic import ValidationError
 
 from vnetbench.addressing import AddressPlan
+from vnetbench.capabilities import DECLARED_NEEDS, Capability, applicability, settings_needs
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
-from vnetbench.outcome import NotApplicable, State
+from vnetbench.outcome import Applicability, NotApplicable, State
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.topology import Topology, describe_validation_error
 
@@ -109,7 +110,23 @@ class Scenario(ABC):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # What is fresh in every pass but the first on a stack (run.json `timings`).
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
-    in_matrix = True  # False: run by name or by a method only (not in `make bench`)
+    # What it needs of an overlay (vnetbench.capabilities decides where it runs).
+    needs: ClassVar[frozenset[Capability]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            DECLARED_NEEDS[cls.name] = cls.needs_for
+
+    @classmethod
+    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
+        """What it needs of the overlay: its own, and what the topology's settings ask."""
+        return cls.needs | (settings_needs(topology) if topology else frozenset())
+
+    def applicability(self, overlay: Overlay, topology: Topology | None = None
+                      ) -> Applicability:
+        """Can it run on this overlay (with this topology's settings)?"""
+        return applicability(self.needs_for(topology), overlay)
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The topology this scenario's stack runs (e.g. join: N gated agents)."""
@@ -126,7 +143,7 @@ class Scenario(ABC):
         if type(self).stack_topology is Scenario.stack_topology:
             return  # it runs the topology as it is, checked when it was read
         overlay = overlay_for(topology)
-        if isinstance(overlay.supports(self.name), NotApplicable):
+        if isinstance(self.applicability(overlay), NotApplicable):
             return  # its rows say why; no stack is built
         room = self.stack_topology(topology, overlay)
         overlay_for(room).overlay_addresses(room)
@@ -134,10 +151,6 @@ class Scenario(ABC):
     @abstractmethod
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         """Measure once; never hang (every wait is bounded)."""
-
-    def matrix_variants(self) -> dict[str, dict[str, object]]:
-        """Settings variants the matrix runs (the seed's settings)."""
-        return {"default": {}}
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The settings that shaped this scenario's numbers (result columns)."""

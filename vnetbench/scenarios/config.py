@@ -8,10 +8,12 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 
 from __future__ import annotations
 
-from vnetbench.metrics import Better, Metric
+from vnetbench.capabilities import Capability
+from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -19,15 +21,11 @@ from vnetbench.ui import waiting
 class ConfigChange(Scenario):
     name = "config"
     description = "time from a one-line config change until every switch confirms it"
-    metrics = (
-        Metric("config_seconds", "s", Better.LOWER, "Config change"),
-        Metric("config_lines", "count"),
-        Metric("config_bytes", "bytes"),
-        Metric("switches_confirmed", "count", Better.HIGHER),
-    )
+    metrics = CONFIG
+    needs = frozenset({Capability.RELOAD})
 
     def settings(self, topology: Topology) -> dict[str, object]:
-        return {"machines": topology.settings.machines}
+        return {MACHINES: topology.settings.machines}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         machines = context.topology.settings.machines

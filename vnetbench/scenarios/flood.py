@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.metrics import Better, Metric
+from vnetbench.metrics import FLOOD
 from vnetbench.outcome import State
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import (
@@ -82,21 +82,7 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
 class Flood(Scenario):
     name = "flood"
     description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
-    metrics = (
-        Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood"),
-        Metric("flood_packets_dropped", "count", Better.NEITHER,
-               "Flood packets lost (receiver count)"),
-        Metric("limiter_drops", "count", Better.NEITHER, "Packets dropped by the rate limit"),
-        Metric("predicted_drops", "count", Better.NEITHER,
-               "Token-bucket prediction of those drops"),
-        Metric("pings_sent", "count"),
-        Metric("ping_rtt_mean_ms", "ms", Better.LOWER),
-        Metric("flood_packets_sent", "count"),
-        Metric("flood_packets_received", "count"),
-        Metric("flood_received_mbit", "Mbit/s"),
-        Metric("prediction_difference", "%"),
-        Metric("limit_allowed_pps", "packets/s"),
-    )
+    metrics = FLOOD
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """At least two agents per switch, and the seed's limits unless set otherwise."""

@@ -28,11 +28,12 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
+from vnetbench.capabilities import Capability
 from vnetbench.engines.docker import LogStream
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
-from vnetbench.metrics import SKIPPED, Better, Metric
+from vnetbench.metrics import JOIN, SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
@@ -42,6 +43,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.schema import MACHINES
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
 
@@ -119,21 +121,8 @@ class Join(Scenario):
     name = "join"
     description = "time for N agents released at once by a start gate to join"
     fresh_between_passes = "programs (stopped and started again in the same containers)"
-    metrics = (
-        Metric("join_seconds", "s", Better.LOWER, "Machines joining at once"),
-        Metric("joined", "count", Better.HIGHER, "Machines joined"),
-        Metric("gate_spread_ms", "ms", Better.LOWER, "Start gate spread", noisy=True),
-        Metric("gate_node_skew_ms", "ms", Better.LOWER,
-               label="Start gate: the hosts' gates opened, first to last", noisy=True),
-        Metric("machines", "count"),
-        Metric("not_joined", "count", Better.LOWER),
-        Metric("gate_never_released", "count", Better.LOWER),
-        Metric("joined_on_{switch}", "count"),
-        Metric("restart_seconds", "s", Better.LOWER,
-               label="Programs stopped and started again before the pass", noisy=True),
-        Metric("settle_seconds", "s", label="Quiet host awaited before the release"),
-        Metric("not_restarted", "count", Better.LOWER),
-    )
+    metrics = JOIN
+    needs = frozenset({Capability.JOIN})
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:
         return topology.settings.join_fresh == "containers"
@@ -141,10 +130,11 @@ class Join(Scenario):
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The room: `machines` gated agents of its own (agent1...), on the switches."""
         machines = topology.settings.machines
-        pool = self.pool(topology, overlay.agent_pools)
+        pools = Capability.AGENT_POOLS in overlay.capabilities
+        pool = self.pool(topology, pools)
         why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) "
                f"on {len(topology.switches)} switch(es), "
-               + (f"{pool} per container" if overlay.agent_pools else
+               + (f"{pool} per container" if pools else
                   f"one container each ({overlay.name} runs one client per namespace)"))
         return build_room(topology, self.name, why,
                           "Give fewer machines, or more switches.", agents=machines,
@@ -157,7 +147,7 @@ class Join(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The stack topology's own agent_pool is the pool size that ran."""
-        return {"machines": topology.settings.machines, "pool": topology.agent_pool,
+        return {MACHINES: topology.settings.machines, "pool": topology.agent_pool,
                 "fresh": topology.settings.join_fresh}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:

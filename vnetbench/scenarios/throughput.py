@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from vnetbench.capabilities import Capability
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
@@ -41,7 +42,7 @@ from vnetbench.measure.iperf import (
 )
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
-from vnetbench.metrics import Better, Metric
+from vnetbench.metrics import THROUGHPUT
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.topology import AgentSpec, Topology
@@ -74,40 +75,13 @@ def pick_pair(topology: Topology,
 class Throughput(Scenario):
     name = "throughput"
     description = "TCP rate and ping RTT between two agents on different switches"
-    metrics = (
-        Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents", plot="throughput"),
-        Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt"),
-        Metric("ping_loss", "%", Better.LOWER, "Ping loss"),
-        Metric("tcp_retransmits", "count", Better.LOWER, "TCP retransmits", noisy=True),
-        Metric("cpu_{role}_percent", "% of a core", Better.LOWER,
-               "CPU of the {role} containers during the stream (% of a core)", noisy=True),
-        Metric("tcp_bytes", "bytes"),
-        Metric("tcp_sender_cpu", "%", Better.LOWER, noisy=True),
-        Metric("rtt_min_ms", "ms", Better.LOWER, label="Ping round trip, min"),
-        Metric("rtt_max_ms", "ms", Better.LOWER, label="Ping round trip, max", noisy=True),
-        Metric("rtt_mdev_ms", "ms", Better.LOWER, label="Ping round trip, mdev", noisy=True),
-        Metric("ping_sent", "count"),
-        Metric("ping_received", "count", Better.HIGHER),
-        Metric("tunnel_rx_bytes", "bytes"),
-        Metric("cpu_sending_agent_percent", "% of a core", Better.LOWER,
-               "CPU of the sending agent's container (% of a core)", noisy=True),
-        Metric("cpu_receiving_agent_percent", "% of a core", Better.LOWER,
-               "CPU of the receiving agent's container (% of a core)", noisy=True),
-        Metric("udp_mbit", "Mbit/s", Better.HIGHER, "UDP received", plot="udp"),
-        Metric("udp_loss", "%", Better.LOWER, "UDP datagrams lost"),
-        Metric("udp_sent_mbit", "Mbit/s", label="UDP sent"),
-        Metric("udp_datagrams_sent", "count"),
-        Metric("clients_end_spread_s", "s", Better.LOWER,
-               label="Spread of the clients' ends (how far apart they ran)", noisy=True),
-        Metric("rtt_mean_ms_at_{size}b", "ms", Better.LOWER,
-               "Mean ping round trip, {size}-byte payload"),
-        Metric("rtt_min_ms_at_{size}b", "ms", Better.LOWER),
-        Metric("rtt_max_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
-        Metric("rtt_mdev_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
-        Metric("ping_loss_at_{size}b", "%", Better.LOWER),
-        Metric("tunnel_mtu", "bytes", label="Tunnel MTU (as the kernel reports it)"),
-        Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
-    )
+    metrics = THROUGHPUT
+
+    @classmethod
+    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
+        """Limits asked for are what the stream is measured under."""
+        limits = {Capability.LIMITS} if topology and topology.settings.limits else set()
+        return super().needs_for(topology) | limits
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
-from vnetbench.metrics import Better, Metric
+from vnetbench.metrics import TRANSFER, TRANSFER_DIRECTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
 from vnetbench.scenarios.throughput import pick_pair
@@ -19,19 +19,11 @@ from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 from vnetbench.units import format_bytes
 
-DIRECTIONS = ("upload", "download")
-
 
 class TransferScenario(Scenario):
     name = "transfer"
     description = "a fixed number of bytes uploaded, then downloaded, timed to the last byte"
-    in_matrix = False  # the libp2p-perf method's; the matrix's time budget is the seed's
-    metrics = tuple(metric for d in DIRECTIONS for metric in (
-        Metric(f"{d}_seconds", "s", Better.LOWER, f"Time to the last byte, {d}"),
-        Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer"),
-        Metric(f"{d}_bytes", "bytes", Better.HIGHER),
-        Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
-        Metric(f"{d}_interval_bytes", "bytes")))
+    metrics = TRANSFER
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)
@@ -45,7 +37,7 @@ class TransferScenario(Scenario):
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
         runs = {direction: self._transfer(context, client.name, server.name, target,
-                                          pass_no, direction) for direction in DIRECTIONS}
+                                          pass_no, direction) for direction in TRANSFER_DIRECTIONS}
         metrics: Metrics = {}
         series: list[SeriesPoint] = []
         for direction, run in runs.items():

@@ -22,9 +22,9 @@ from pydantic import Field
 
 from vnetbench import gate
 from vnetbench.addressing import AddressPlan
+from vnetbench.capabilities import Capability
 from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
-from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.overlays.base import (
     Adjusted,
     AgentLimits,
@@ -59,6 +59,8 @@ CONTAINER_KEYS = "/vnetbench-keys"
 ROLES = ("conductor", "switch", "agent")
 RECONFIGURE_WAIT_SECONDS = 30.0
 PLAIN_REMARK = "TLS not in this build: measured plain"
+# The capabilities a build may lack, by the profile's feature that provides each.
+FEATURES = {Capability.RELOAD: "reload", Capability.TLS: "tls", Capability.LIMITS: "limits"}
 
 
 class VnetOptions(OverlayOptions):
@@ -91,7 +93,8 @@ class Vnet(Overlay):
     summary = "vNet: conductor, switches and agents; packets inside TCP (optionally TLS)"
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")
-    agent_pools = True  # the seed ran all agents from one shell loop in one namespace
+    # Pools: the seed ran all agents from one shell loop in one namespace.
+    capabilities = frozenset(Capability)
     services = ("conductor", "{switch}")
     options_model = VnetOptions
     options: VnetOptions
@@ -151,16 +154,9 @@ class Vnet(Overlay):
         return Adjusted(topology.model_copy(update={"settings": settings}),
                         "" if has_tls else PLAIN_REMARK)
 
-    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
-        needed = {"config": ["reload"]}.get(scenario, [])
-        if topology is not None:
-            needed += ["tls"] if topology.settings.tls else []
-            needed += ["limits"] if topology.settings.limits and scenario == "throughput" else []
-        for feature in needed:
-            reason = self.feature_missing(feature)
-            if reason:
-                return Unsupported(reason)
-        return APPLICABLE
+    def missing(self, capability: Capability) -> str | None:
+        feature = FEATURES.get(capability)
+        return self.feature_missing(feature) if feature else None
 
     def describe(self) -> list[tuple[str, bool, str]]:
         self.detect()
@@ -173,21 +169,6 @@ class Vnet(Overlay):
             lines.append((f"vnet feature: {feature}", missing is None,
                           missing or f"present ('{self.profile.feature(feature).detect}')"))
         return lines
-
-    def matrix_variants(self, scenario: str) -> dict[str, dict[str, Any]]:
-        if scenario == "throughput":  # the seed's three rows
-            return {"tls": {"tls": True, "limits": False},
-                    "plain": {"tls": False, "limits": False},
-                    "tls-limits": {"tls": True, "limits": True}}
-        # The seed's join and flood run over TLS; a build without it runs them plain,
-        # so the matrix still measures them (the variant's name says so).
-        plain = {} if self.feature_missing("tls") is None else {"tls": False}
-        suffix = "-plain" if plain else ""
-        if scenario == "join":
-            return {f"n{n}{suffix}": {"machines": n, **plain} for n in (100, 200, 400, 800)}
-        if scenario == "config":
-            return {f"n{n}{suffix}": {"machines": n, **plain} for n in (300, 5000)}
-        return {f"default{suffix}" if plain else "default": plain}
 
     # -- rendering --------------------------------------------------------------------
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:

@@ -1,0 +1,51 @@
+"""make bench's cells, held to what they are: the matrix's table (runs/matrix.py
+CELLS) on every overlay, with a vNet build that has its features and one without."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_render import vnet_build
+from vnetbench.overlays import OVERLAY_TYPES
+from vnetbench.runs.matrix import CELLS, EVERY, plan_cells
+from vnetbench.scenarios import SCENARIOS
+from vnetbench.topology import Settings
+
+TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "limits": False},
+              "tls-limits": {"tls": True, "limits": True}}
+TUNNELS = ("wireguard", "openvpn", "tinc", "nebula")
+
+
+def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
+    """The seed's cells: vNet's join, config and flood run plain on a build without TLS."""
+    suffix, tls = ("-plain", {"tls": False}) if plain else ("", {})
+    return [
+        ("throughput/baseline/default", {}),
+        *((f"throughput/vnet/{name}", overrides) for name, overrides in TLS_LIMITS.items()),
+        *((f"throughput/{overlay}/default", {}) for overlay in TUNNELS),
+        *((f"join/vnet/n{n}{suffix}", {"machines": n, **tls}) for n in (100, 200, 400, 800)),
+        *((f"join/{overlay}/n{n}", {"machines": n}) for overlay in TUNNELS for n in (20, 50)),
+        *((f"config/vnet/n{n}{suffix}", {"machines": n, **tls}) for n in (300, 5000)),
+        ("flood/baseline/default", {}),
+        (f"flood/vnet/default{suffix}", tls),
+        *((f"flood/{overlay}/default", {}) for overlay in TUNNELS),
+    ]
+
+
+@pytest.mark.parametrize("features", [True, False])
+def test_the_matrix_runs_the_seeds_cells(features: bool) -> None:
+    overlays = [vnet_build(features) if name == "vnet" else kind()
+                for name, kind in OVERLAY_TYPES.items()]
+    cells = plan_cells(overlays, list(SCENARIOS.values()))
+    assert [(c.key, c.overrides) for c in cells] == cells_expected(not features)
+    assert len(cells) == 28
+
+
+def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:
+    assert set(CELLS) <= set(SCENARIOS)
+    assert "transfer" not in CELLS  # a method's own
+    for rows in CELLS.values():
+        assert set(rows) <= {EVERY, *OVERLAY_TYPES}
+        for variants in rows.values():
+            for overrides in variants.values():
+                assert set(overrides) <= set(Settings.model_fields)

@@ -1,0 +1,99 @@
+"""The results frame, declared once: its columns and the row one measured value makes.
+
+vnetbench.results writes it (results.parquet and .csv); the report, `compare` and
+`ab` read it by these names. The names are the files' format, which recorded
+results depend on: a column is never renamed. Besides the fixed columns, a row
+carries one column per setting that shaped its numbers (`set_<setting>`) and one
+per parameter of its variant (`var_<parameter>`: a matrix cell's overrides, a
+sweep's value, an A/B's round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from vnetbench.outcome import State
+
+RUN_ID: Final = "run_id"
+SCENARIO: Final = "scenario"
+OVERLAY: Final = "overlay"
+VARIANT: Final = "variant"  # the matrix cell's settings variant, a method's step, an A/B arm
+METHOD: Final = "method"  # the reference method the row belongs to; empty outside one
+PASS: Final = "pass"
+METRIC: Final = "metric"
+VALUE: Final = "value"
+UNIT: Final = "unit"
+STATE: Final = "state"  # what code reads (outcome.State)
+STATUS: Final = "status"  # the sentence people read ("path dead: 0 of 200 pings ...")
+REMARK: Final = "remark"  # how the overlay adjusted the settings ("measured plain")
+# A time series' point: the end of its interval, seconds since the measurement
+# began; the column exists only where a scenario kept a series.
+INTERVAL_S: Final = "interval_s"
+
+COLUMNS: Final = (RUN_ID, SCENARIO, OVERLAY, VARIANT, METHOD, PASS, METRIC, VALUE, UNIT,
+                  STATE, STATUS, REMARK)
+CELL: Final = (SCENARIO, OVERLAY, VARIANT)  # the rows of one matrix cell
+SERIES: Final = (*CELL, METRIC, UNIT)  # the rows of one measured quantity, over passes
+
+SETTING_PREFIX: Final = "set_"
+PARAMETER_PREFIX: Final = "var_"
+
+# Settings and parameters the readers pick out by name (written by the scenarios,
+# runs/session.py's link_settings, a swarm's placement_settings, runs/ab.py):
+MACHINES: Final = "machines"  # a join's or a config change's size (Settings.machines)
+HOSTS: Final = "hosts"  # where each role ran, on several hosts
+SITE_LINKS: Final = "site"  # the site links' profile, as the topology describes it
+BACKBONE_LINKS: Final = "backbone"  # the backbone's
+ROUND: Final = "round"  # an A/B's round
+
+NATIVE: Final = "baseline"  # the overlay every ratio is against: the path without one
+
+
+def setting_column(name: str) -> str:
+    return f"{SETTING_PREFIX}{name}"
+
+
+def parameter_column(name: str) -> str:
+    return f"{PARAMETER_PREFIX}{name}"
+
+
+def is_parameter_column(column: object) -> bool:
+    return str(column).startswith(PARAMETER_PREFIX)
+
+
+def parameter_of(column: str) -> str:
+    """var_backbone_delay_ms -> backbone_delay_ms."""
+    return column.removeprefix(PARAMETER_PREFIX)
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One measured value of one pass, as the results file holds it."""
+
+    run_id: str
+    scenario: str
+    overlay: str
+    variant: str
+    method: str
+    pass_no: int
+    metric: str
+    value: float | None
+    unit: str
+    state: State
+    status: str
+    remark: str
+    settings: Mapping[str, Any] = field(default_factory=dict)  # -> set_* columns
+    parameters: Mapping[str, Any] = field(default_factory=dict)  # -> var_* columns
+    interval_s: float | None = None  # a time series' point (None: the pass's own value)
+
+    def record(self) -> dict[str, Any]:
+        """The row under its column names, in the files' column order."""
+        record = {RUN_ID: self.run_id, SCENARIO: self.scenario, OVERLAY: self.overlay,
+                  VARIANT: self.variant, METHOD: self.method, PASS: self.pass_no,
+                  METRIC: self.metric, VALUE: self.value, UNIT: self.unit,
+                  STATE: self.state.value, STATUS: self.status, REMARK: self.remark}
+        record |= {setting_column(k): v for k, v in self.settings.items()}
+        record |= {parameter_column(k): v for k, v in self.parameters.items()}
+        return record | ({INTERVAL_S: self.interval_s} if self.interval_s is not None else {})
