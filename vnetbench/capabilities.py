@@ -9,7 +9,7 @@ more. Whether a scenario can run on an overlay is decided here alone
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Protocol
 
@@ -68,8 +68,3 @@ def applicability(needs: Iterable[Capability], overlay: Capable) -> Applicabilit
             return Unsupported(reason)
     return APPLICABLE
 
-
-# Scenario name -> what it needs with a topology (or none), as each scenario class
-# declares it (scenarios.base.Scenario registers them): for the callers that hold a
-# scenario's name only (Overlay.supports).
-DECLARED_NEEDS: dict[str, Callable[[Topology | None], frozenset[Capability]]] = {}

@@ -72,10 +72,3 @@ def test_the_first_need_in_declaration_order_says_why() -> None:
 
     assert applicability({Capability.TLS, Capability.RELOAD}, Lacking()) == Unsupported(
         "no reload")
-
-
-def test_an_overlay_asked_by_name_answers_as_the_scenario_does() -> None:
-    asked = topology("vnet", settings={"tls": True})
-    for name, scenario in SCENARIOS.items():
-        assert (vnet_build(False).supports(name, asked)
-                == scenario.applicability(vnet_build(False), asked))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import DECLARED_NEEDS, Capability, applicability
+from vnetbench.capabilities import Capability
 from vnetbench.engines import engine_services
 from vnetbench.errors import OverlayUnavailable, UserError
 from vnetbench.labels import FABRIC_SERVICE
@@ -221,14 +221,6 @@ class Overlay(ABC):
     def missing(self, capability: Capability) -> str | None:
         """None when the build in use has this one of its capabilities, else why not."""
         return None
-
-    def supports(self, scenario: str, topology: Topology | None = None) -> Applicability:
-        """Can the scenario of that name run here (with this topology's settings)? For
-        callers that hold a scenario's name only (runs/session.py); the same question
-        as Scenario.applicability, answered by the same decision."""
-        if scenario not in DECLARED_NEEDS:
-            raise KeyError(f"no scenario class named {scenario!r} is loaded")
-        return applicability(DECLARED_NEEDS[scenario](topology), self)
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         """Per role, event name -> regular expression over its log lines."""

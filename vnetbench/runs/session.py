@@ -41,6 +41,7 @@ from vnetbench.rundir import (
 )
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.scenarios.base import PassResult
+from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS
 from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
@@ -71,8 +72,8 @@ def link_record(topology: Topology) -> dict[str, Any]:
 
 def link_settings(topology: Topology) -> dict[str, object]:
     """Result columns for the links a measurement ran on (set_site, set_backbone)."""
-    return {"site": topology.links.site.describe(),
-            "backbone": topology.links.backbone.describe()}
+    return {SITE_LINKS: topology.links.site.describe(),
+            BACKBONE_LINKS: topology.links.backbone.describe()}
 
 
 def new_run_directory(topology: Topology, out_dir: Path) -> tuple[str, Path]:
@@ -218,7 +219,7 @@ def stack_groups(tasks: list[Task]) -> list[list[Task]]:
 
 def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
     """Can the overlay run this task? If not, its rows say why."""
-    applicability = overlay.supports(task.scenario.name, task.topology)
+    applicability = task.scenario.applicability(overlay, task.topology)
     if isinstance(applicability, Applicable):
         applicability = overlay.settings_applicability(task.topology)
     if isinstance(applicability, Applicable):
@@ -403,7 +404,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     for point in outcome.series:
         results.add(scenario.name, topology.overlay, pass_no,
                     {point.metric: (point.value, point.unit)}, settings, status=status,
-                    state=outcome.state, remark=remark, columns={"interval_s": point.interval_s})
+                    state=outcome.state, remark=remark, interval_s=point.interval_s)
     fields = dict(outcome.summary)
     if status != "ok":
         fields["status"] = status

@@ -12,7 +12,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import DECLARED_NEEDS, Capability, applicability, settings_needs
+from vnetbench.capabilities import Capability, applicability, settings_needs
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
@@ -112,11 +112,6 @@ class Scenario(ABC):
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
     # What it needs of an overlay (vnetbench.capabilities decides where it runs).
     needs: ClassVar[frozenset[Capability]] = frozenset()
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            DECLARED_NEEDS[cls.name] = cls.needs_for
 
     @classmethod
     def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:

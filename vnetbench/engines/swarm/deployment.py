@@ -43,6 +43,7 @@ from vnetbench.engines.swarm.placement import (
 from vnetbench.errors import BlockTaken, UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import project_name, run_labels
+from vnetbench.schema import HOSTS
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class SwarmDeployment(Deployment):
             parts.append(f"{node}: {', '.join(roles) or 'helpers'}")
         where = "; ".join(parts)
         # the test swarm's figures are one machine's (run.json's record says more)
-        return {"hosts": f"{TEST_SWARM_HOSTS}: {where}" if self.swarm.is_test else where}
+        return {HOSTS: f"{TEST_SWARM_HOSTS}: {where}" if self.swarm.is_test else where}
 
     def where_record(self) -> dict[str, Any]:
         """run.json: the swarm's nodes (engine, kernel, cores, clock offset), and where
