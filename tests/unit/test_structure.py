@@ -102,3 +102,36 @@ def test_no_module_outside_engines_reaches_the_engine_s_client() -> None:
 
 def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+UNIT = Path(__file__).resolve().parent
+PROJECT_TESTS = {"test_docs.py", "test_structure.py", "test_packaging.py"}  # of the project
+
+
+def misplaced_tests(unit: Path = UNIT, package: Path = PACKAGE) -> list[str]:
+    """Unit test files not laid out by package: tests/unit/<package>/test_<module>.py
+    (or test_<module>_<aspect>.py) for vnetbench/<package>/<module>.py."""
+    misplaced = []
+    for test in sorted(unit.rglob("test_*.py")):
+        folder = test.parent.relative_to(unit)
+        if folder == Path(".") and test.name in PROJECT_TESTS:
+            continue
+        modules = {p.stem for p in (package / folder).glob("*.py")}
+        stem = test.stem.removeprefix("test_")
+        if not any(stem == m or stem.startswith(f"{m}_") for m in modules):
+            misplaced.append(str(test.relative_to(unit)))
+    return misplaced
+
+
+def test_unit_tests_are_laid_out_by_package() -> None:
+    assert misplaced_tests() == []
+
+
+def test_a_test_beside_no_module_is_found(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "engines").mkdir(parents=True)
+    (tmp_path / "pkg" / "engines" / "compose.py").write_text("")
+    (tmp_path / "unit" / "engines").mkdir(parents=True)
+    for name in ("test_compose.py", "test_compose_bring_up.py", "test_kubernetes.py"):
+        (tmp_path / "unit" / "engines" / name).write_text("")
+    assert misplaced_tests(tmp_path / "unit", tmp_path / "pkg") == [
+        "engines/test_kubernetes.py"]

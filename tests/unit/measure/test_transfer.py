@@ -9,7 +9,7 @@ import pytest
 from vnetbench.measure.iperf import parse_iperf_udp
 from vnetbench.measure.transfer import TransferError, parse_counts
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 MIB = 2**20
 
 

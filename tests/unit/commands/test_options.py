@@ -14,7 +14,7 @@ from vnetbench.cli import app
 from vnetbench.commands.options import settings_given
 from vnetbench.topology import Settings
 
-PACKAGE = Path(__file__).resolve().parents[2] / "vnetbench"
+PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
 SHARED = {"__init__", "common", "options"}  # commands/ modules that register nothing
 COMMANDS = ["validate", "render", "run", "methods", "sweep", "shape", "matrix", "report",
             "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",

@@ -24,7 +24,7 @@ from vnetbench.scenarios.flood import limiter_count
 from vnetbench.scenarios.join import joined_agents
 from vnetbench.topology import parse_topology
 
-LOGS = Path(__file__).resolve().parents[1] / "data" / "vnet-logs"
+LOGS = Path(__file__).resolve().parents[2] / "data" / "vnet-logs"
 ROLES = {"conductor": "conductor", "switch1": "switch", "switch2": "switch",
          "agent1": "agent", "agent2": "agent", "agent3": "agent"}
 LIMITER_LINES = ("2026-11-29T18:05:00.1Z [Switch] Limiter dropped 1200 packets\n"

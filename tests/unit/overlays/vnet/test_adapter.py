@@ -37,7 +37,7 @@ from vnetbench.scenarios.flood import token_bucket_drops
 from vnetbench.scenarios.join import JoinOutcome, failure_reasons, pool_size, result_of
 from vnetbench.topology import parse_topology
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 LOGS = DATA / "vnet-logs"
 
 

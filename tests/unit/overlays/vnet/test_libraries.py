@@ -22,7 +22,7 @@ from vnetbench.overlays.vnet.libraries import (
     split_soname,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "vnet-libraries"
+DATA = Path(__file__).resolve().parents[3] / "data" / "vnet-libraries"
 
 
 def text(name: str) -> str:

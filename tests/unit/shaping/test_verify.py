@@ -13,7 +13,7 @@ from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import Seen, compare, parse_seen
 from vnetbench.topology import LinkProfile
 
-DATA = Path(__file__).parents[1] / "data" / "shaping"
+DATA = Path(__file__).parents[2] / "data" / "shaping"
 WHERE = "RUN-router-switch1"
 PLAN: list[dict[str, Any]] = json.loads((DATA / "spec.json").read_text())["interfaces"]
 

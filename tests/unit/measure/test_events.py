@@ -7,7 +7,7 @@ from pathlib import Path
 from vnetbench.measure.events import COLUMNS, Source, lookup_events
 from vnetbench.overlays.vnet.profile import load_profile
 
-LOGS = Path(__file__).resolve().parents[1] / "data" / "vnet-logs"
+LOGS = Path(__file__).resolve().parents[2] / "data" / "vnet-logs"
 ROLES = {"conductor": "conductor", "switch1": "switch", "switch2": "switch",
          "agent1": "agent", "agent2": "agent", "agent3": "agent"}
 
