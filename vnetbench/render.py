@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
 from ipaddress import IPv4Network
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from vnetbench import __version__, gate
 from vnetbench.addressing import AddressPlan, plan_addresses
+from vnetbench.engines.base import RenderedRun
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.images import ImageSet
 from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates, project_name
@@ -26,15 +26,6 @@ from vnetbench.paths import TEMPLATES
 from vnetbench.topology import Topology
 
 COMPOSE_FILE = "compose.yml"
-
-
-@dataclass(frozen=True)
-class RenderedRun:
-    run_id: str
-    project: str
-    directory: Path
-    compose_file: Path
-    plan: AddressPlan
 
 
 def template_environment() -> Environment:

@@ -30,8 +30,9 @@ from pydantic import (
 )
 
 from vnetbench.errors import UserError
-from vnetbench.shaping.plan import BURST_SECONDS, burst_bytes
 from vnetbench.units import (
+    BURST_SECONDS,
+    burst_bytes,
     format_bytes,
     format_milliseconds,
     format_rate,

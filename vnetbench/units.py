@@ -1,5 +1,6 @@
 """Parsing of the quantities that topology files carry: rates, times, ratios."""
 
+import math
 import re
 
 _RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
@@ -91,3 +92,13 @@ def format_rate(bits_per_second: int) -> str:
         if bits_per_second % factor == 0:
             return f"{bits_per_second // factor}{unit}"
     return f"{bits_per_second}bit"
+
+
+# The token bucket's law (shaping/plan.py's tbf; the model checks a link's MTU fits it)
+MIN_BURST_BYTES = 16 * 1024
+BURST_SECONDS = 0.004  # 100 Mbit/s -> ~50 kB, 500 Mbit/s -> ~250 kB
+
+
+def burst_bytes(rate: int) -> int:
+    """The bucket of a rate (bit/s): 4 ms of it, 16 KiB at least."""
+    return max(MIN_BURST_BYTES, math.ceil(rate / 8 * BURST_SECONDS))

@@ -22,14 +22,26 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.addressing import AddressPlan
+
 if TYPE_CHECKING:
-    from vnetbench.engines.docker import LogStream
-    from vnetbench.render import RenderedRun
+    from vnetbench.measure.events import Source
     from vnetbench.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
 # An engine call that failed (the engine's own CLI said no): every engine raises it.
 EngineError = DockerException
+
+
+@dataclass(frozen=True)
+class RenderedRun:
+    """A run rendered into its directory (render.render_run): what an engine brings up."""
+
+    run_id: str
+    project: str
+    directory: Path
+    compose_file: Path
+    plan: AddressPlan
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,20 @@ class Stopped:
     exit_code: int
     finished: datetime | None
     last_line: str
+
+
+class LogStream(Protocol):
+    """Lines of some containers' logs as they come (Engine.follow_logs)."""
+
+    def sources(self) -> list[Source]:
+        """What each container has logged so far, as Stack.logs gives it."""
+
+    @property
+    def alive(self) -> bool:
+        """Is every reader still reading?"""
+
+    def close(self) -> None:
+        """Stop reading."""
 
 
 class RunOnEngine(Protocol):

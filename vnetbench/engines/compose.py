@@ -15,7 +15,7 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate
-from vnetbench.engines.base import Deployment, Removed
+from vnetbench.engines.base import Deployment, Removed, RenderedRun
 from vnetbench.engines.docker import (
     DockerEngine,
     bounded_client,
@@ -25,7 +25,6 @@ from vnetbench.engines.docker import (
 from vnetbench.errors import BlockTaken
 
 if TYPE_CHECKING:
-    from vnetbench.render import RenderedRun
     from vnetbench.topology import Topology
 
 COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: its --wait-timeout and this more

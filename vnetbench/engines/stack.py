@@ -11,6 +11,7 @@ Deployment; everything here goes through the Engine.
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -20,8 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vnetbench import labels
-from vnetbench.engines.base import Engine, EngineError, Listed, Removed
-from vnetbench.engines.docker import LogStream
+from vnetbench.engines.base import Engine, EngineError, Listed, LogStream, Removed, RenderedRun
 from vnetbench.errors import UserError
 from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import wait_until_quiet
@@ -29,7 +29,6 @@ from vnetbench.measure.events import Source
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:
-    from vnetbench.render import RenderedRun
     from vnetbench.topology import Topology
 
 
@@ -181,6 +180,26 @@ class Stack:
             yield stream
         finally:
             stream.close()
+
+    def cpu_by_role(self) -> dict[str, dict[str, float]]:
+        """CPU seconds used so far by each running container of the run (by id), per role
+        label: kept apart so that a container that restarts or ends shows (role_percent)."""
+        readings: dict[str, dict[str, float]] = defaultdict(dict)
+        for container in self.containers():
+            used = self.engine.cpu_seconds(container) if container.state == "running" else None
+            if used is not None:
+                readings[container.labels.get(labels.ROLE, "other")][container.id] = used
+        return dict(readings)
+
+    def cpu_by_container(self, names: set[str]) -> dict[str, float]:
+        """CPU seconds used so far by the named running containers of the run."""
+        used = {}
+        for container in self.containers():
+            if container.name in names and container.state == "running":
+                seconds = self.engine.cpu_seconds(container)
+                if seconds is not None:
+                    used[container.name] = seconds
+        return used
 
     def placement_settings(self) -> dict[str, str]:
         return self.deployment.placement_settings()

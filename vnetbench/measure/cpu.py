@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from vnetbench import labels
-from vnetbench.labels import run_filter
-
-if TYPE_CHECKING:
-    from vnetbench.engines.base import RunOnEngine
 
 CGROUP = Path("/sys/fs/cgroup")
 
@@ -70,31 +62,6 @@ def cpu_seconds(container_id: str) -> float | None:
                 if key == "usage_usec":
                     return int(value) / 1e6
     return None
-
-
-def cpu_by_role(run: RunOnEngine) -> dict[str, dict[str, float]]:
-    """CPU seconds used so far by each running container of the run (by id), per role
-    label: kept apart so that a container that restarts or ends shows (role_percent)."""
-    readings: dict[str, dict[str, float]] = defaultdict(dict)
-    for container in run.engine.containers(run_filter(run.run_id)):
-        if container.state != "running":
-            continue
-        role = container.labels.get(labels.ROLE, "other")
-        used = run.engine.cpu_seconds(container)
-        if used is not None:
-            readings[role][container.id] = used
-    return dict(readings)
-
-
-def cpu_by_container(run: RunOnEngine, names: set[str]) -> dict[str, float]:
-    """CPU seconds used so far by the named containers of the run."""
-    used = {}
-    for container in run.engine.containers(run_filter(run.run_id)):
-        if container.name in names and container.state == "running":
-            seconds = run.engine.cpu_seconds(container)
-            if seconds is not None:
-                used[container.name] = seconds
-    return used
 
 
 def cpu_percent(before: dict[str, float], after: dict[str, float],

@@ -19,6 +19,7 @@ from typing import Any
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.allocation import BlockClaim, claimed_block
 from vnetbench.engines import engine_for, require_engine
+from vnetbench.engines.base import RenderedRun
 from vnetbench.engines.build import build_project_images
 from vnetbench.engines.stack import Stack
 from vnetbench.labels import current_owner, detached_owner
@@ -28,7 +29,6 @@ from vnetbench.measure.events import events_frame, write_events
 from vnetbench.metrics import OUTSIDE_LOAD, SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable, State
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.render import RenderedRun
 from vnetbench.results import ResultSet, result_line
 from vnetbench.rundir import (
     TIMING_PARTS,

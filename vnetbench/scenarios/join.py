@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from vnetbench.capabilities import Capability
-from vnetbench.engines.docker import LogStream
+from vnetbench.engines.base import LogStream
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events

@@ -21,8 +21,6 @@ from vnetbench.capabilities import Capability
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
-    cpu_by_container,
-    cpu_by_role,
     cpu_percent,
     role_percent,
     went_backwards,
@@ -154,12 +152,12 @@ class Throughput(Scenario):
                 stack, context.container(server), target,
                 f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
                 for n in range(settings.clients)]
-            roles_before, sides_before = cpu_by_role(stack), side_cpu(stack, sides)
+            roles_before, sides_before = stack.cpu_by_role(), side_cpu(stack, sides)
             started = time.monotonic()
             runs = run_clients(iperfs, context.container(client), settings.seconds, options,
                                context.raw_dir, pass_no, udp=bool(settings.udp_mbit))
             elapsed = time.monotonic() - started
-            cpu = CpuFigures.of(roles_before, cpu_by_role(stack), sides_before,
+            cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
                                 side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
         return Stream.of(runs, cpu, tunnel_bytes)
@@ -210,7 +208,7 @@ def run_clients(servers: list[IperfServer], client: str, seconds: float, options
 
 def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
     """CPU seconds so far of the sending and the receiving agent's containers."""
-    used = cpu_by_container(stack, set(sides.values()))
+    used = stack.cpu_by_container(set(sides.values()))
     return {side: used[name] for side, name in sides.items() if name in used}
 
 

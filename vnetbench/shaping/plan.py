@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vnetbench.errors import UserError
+from vnetbench.units import burst_bytes
 
-if TYPE_CHECKING:  # the model imports this module's token-bucket law
+if TYPE_CHECKING:
     from vnetbench.topology import LinkProfile
 
 DEV = "{dev}"  # replaced by the helper with the interface that holds the address
-MIN_BURST_BYTES = 16 * 1024
-BURST_SECONDS = 0.004  # 100 Mbit/s -> ~50 kB, 500 Mbit/s -> ~250 kB
 TBF_LATENCY_MS = 50
 MTU_BYTES = 1514
 DEFAULT_QUEUE_PACKETS = 1000
@@ -51,9 +50,6 @@ class InterfacePlan:
     commands: list[list[str]] = field(default_factory=list)
     delay_line: DelayLine | None = None
 
-
-def burst_bytes(rate: int) -> int:
-    return max(MIN_BURST_BYTES, math.ceil(rate / 8 * BURST_SECONDS))
 
 
 def netem_limit(profile: LinkProfile) -> int:

@@ -17,7 +17,7 @@ import yaml
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate, labels
-from vnetbench.engines.base import Deployment, Removed
+from vnetbench.engines.base import Deployment, Removed, RenderedRun
 from vnetbench.engines.docker import ENGINE_CALL_SECONDS, DockerEngine, NodeEngine, bounded_client
 from vnetbench.engines.swarm.cluster import (
     TEST_SWARM_HOSTS,
@@ -47,7 +47,6 @@ from vnetbench.schema import HOSTS
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:
-    from vnetbench.render import RenderedRun
     from vnetbench.topology import Topology
 
 NODE_FILES_SECONDS = 300

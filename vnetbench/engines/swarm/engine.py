@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from python_on_whales import DockerClient
 
-from vnetbench.engines.base import Removed
+from vnetbench.engines.base import Removed, RenderedRun
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import DockerEngine, NodeEngine
 from vnetbench.engines.swarm.cluster import Swarm
@@ -32,7 +32,6 @@ from vnetbench.errors import UserError
 from vnetbench.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
-    from vnetbench.render import RenderedRun
     from vnetbench.topology import Topology
 
 SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
