@@ -11,6 +11,9 @@ inputs twice gives the same files (golden tests rely on it).
 from __future__ import annotations
 
 import hashlib
+import itertools
+import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 
@@ -93,11 +96,22 @@ def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> Addre
     )
 
 
-def free_block(used: list[IPv4Network], pool: IPv4Network = BLOCK_POOL) -> IPv4Network:
-    """The first /16 of the pool that overlaps no subnet already in use."""
+def free_blocks(used: list[IPv4Network], pool: IPv4Network = BLOCK_POOL
+                ) -> Iterator[IPv4Network]:
+    """The /16s of the pool that overlap no subnet already in use, lowest first."""
     for candidate in pool.subnets(new_prefix=16):
         if not any(candidate.overlaps(subnet) for subnet in used):
-            return candidate
+            yield candidate
+
+
+def free_block(used: list[IPv4Network], pool: IPv4Network = BLOCK_POOL,
+               among: int = 1) -> IPv4Network:
+    """The first /16 of the pool that overlaps no subnet already in use; with `among`
+    > 1, one of the first `among` free ones at random (two runs refused the same block
+    at once would otherwise both move to the same next one, and collide again)."""
+    found = list(itertools.islice(free_blocks(used, pool), among))
+    if found:
+        return found[0] if among == 1 else random.SystemRandom().choice(found)
     raise UserError(
         f"Every /16 block of {pool} overlaps a Docker network already present, so "
         "this run has no address space. Remove finished runs with 'vnetbench clean' "

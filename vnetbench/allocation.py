@@ -131,6 +131,9 @@ def claimed_blocks(directory: Path) -> list[IPv4Network]:
     return claimed
 
 
+REPLACEMENT_CHOICES = 16  # after a refusal: one of the next 16 free blocks, at random
+
+
 class BlockClaim:
     """A run's claim on one /16. `replace` moves it when the engine refuses the
     block anyway: an engine user that claims elsewhere (vnetbench with another
@@ -145,7 +148,8 @@ class BlockClaim:
     def _claim(self) -> IPv4Network:
         with state_lock("blocks.lock"):
             block = free_block(docker_subnets() + claimed_blocks(self.directory)
-                               + host_routes() + self.refused)
+                               + host_routes() + self.refused,
+                               among=REPLACEMENT_CHOICES if self.refused else 1)
             self.release()
             self.file = self.directory / f"{str(block).replace('/', '_')}.claim"
             self.file.write_text(current_owner())

@@ -33,7 +33,7 @@ from vnetbench.shaping.apply import check_shaping, shape_run
 from vnetbench.topology import Topology
 from vnetbench.ui import note, waiting
 
-BLOCK_ATTEMPTS = 3  # blocks tried per stack when the engine refuses one
+BLOCK_ATTEMPTS = 4  # blocks tried per stack when the engine refuses one
 
 
 @dataclass(frozen=True)

@@ -242,3 +242,20 @@ def test_openvpn_serves_and_routes_each_site_s_whole_subnet(tmp_path: Path) -> N
     assert "route 100.64.4.0 255.255.254.0" in core
     iroute = (tmp_path / "hub-switch1" / "ccd-site" / "hub-switch2").read_text()
     assert "iroute 100.64.4.0 255.255.254.0" in iroute
+
+
+def test_after_a_refusal_two_runs_are_unlikely_to_choose_the_same_block() -> None:
+    """Two runs refused the same block at once both look for another: the lowest free
+    one would put them on the same block again (the race of test_faults); one of the
+    first 16 at random, each process its own, mostly not."""
+    from ipaddress import IPv4Network
+
+    from vnetbench.addressing import free_block
+
+    used = [IPv4Network("10.160.0.0/16")]
+    assert free_block(used) == IPv4Network("10.161.0.0/16")  # first choice: the lowest
+    picks = [free_block(used, among=16) for _ in range(200)]
+    assert all(not p.overlaps(used[0]) for p in picks)
+    assert len(set(picks)) > 8  # 200 draws of 16: all but a few seen
+    same = sum(a == b for a, b in zip(picks[::2], picks[1::2], strict=True))
+    assert same < 30  # pairs drawn alike: 1 in 16 expected (~6 of 100), far from all
