@@ -684,6 +684,7 @@ class Topology(Model):
         data = self.model_dump(mode="json")
         data["settings"] = {k: v for k, v in data["settings"].items()
                             if k not in MEASUREMENT_SETTINGS}
+        data.pop("faults")  # what failover injects, not what the containers are
         return repr(sorted(data.items()))
 
     def agents_on(self, switch: str) -> list[AgentSpec]:
