@@ -43,7 +43,7 @@ from vnetbench.measure.outage import (
     parse_stream_trace,
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
-from vnetbench.metrics import FAILOVER, SKIPPED
+from vnetbench.metrics import ANSWERED_PREFIX, FAILOVER, FAULT_AT_PREFIX, SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
@@ -411,8 +411,10 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         }
         if o.remote is not None and o.injected_at is not None:
             start = o.injected_at - o.fault.at / 1000
-            series += [SeriesPoint(f"answered_{o.label}", share, "share", at)
-                       for at, share in answered_bins(o.remote, start)]
+            first = o.remote.replies[0].at if o.remote.replies else start
+            series += [SeriesPoint(f"{ANSWERED_PREFIX}{o.label}", share, "share", at)
+                       for at, share in answered_bins(o.remote, first)]
+            metrics[f"{FAULT_AT_PREFIX}{o.label}"] = (round(o.injected_at - first, 3), "s")
         summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote else "-") + (
             f", tcp {'kept' if stream.survived else 'lost'}"
             if stream and stream.intervals else "") + (
