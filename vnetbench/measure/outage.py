@@ -138,14 +138,19 @@ class StreamTrace:
     intervals: list[tuple[float, float, int]]  # (start s, end s, bytes)
     error: str | None  # iperf3's own "iperf3: error - ..." line
 
+    def longest_stall(self) -> tuple[float, int]:
+        """The longest run of intervals that moved nothing: its seconds, and the index
+        of the interval after it."""
+        longest, after, run = 0.0, 0, 0.0
+        for index, (start, end, moved) in enumerate(self.intervals):
+            run = run + (end - start) if moved == 0 else 0.0
+            if run > longest:
+                longest, after = run, index + 1
+        return longest, after
+
     @property
     def stall_s(self) -> float:
-        """The longest run of intervals that moved nothing."""
-        longest = run = 0.0
-        for start, end, moved in self.intervals:
-            run = run + (end - start) if moved == 0 else 0.0
-            longest = max(longest, run)
-        return longest
+        return self.longest_stall()[0]
 
     @property
     def survived(self) -> bool:
@@ -154,7 +159,8 @@ class StreamTrace:
         connection's)."""
         if self.error or not self.intervals:
             return False
-        return self.intervals[-1][2] > 0 or self.stall_s == 0
+        stall, after = self.longest_stall()
+        return stall == 0 or any(moved > 0 for _, _, moved in self.intervals[after:])
 
 
 def parse_stream_trace(text: str) -> StreamTrace:

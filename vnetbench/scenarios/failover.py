@@ -60,6 +60,10 @@ from vnetbench.ui import waiting
 
 PROBE_INTERVAL_S = 0.01
 TCP_MBIT = 10  # a paced stream: its continuity is measured, not the machine's speed
+# iperf3's writes: its 128 KiB default is a whole 0.1 s interval at 10 Mbit/s, so a
+# write late by a little leaves an interval empty (a stall that is not one); 8 KiB
+# puts some 15 writes in each interval
+WRITE_BYTES = 8192
 IPERF_PORT = 5211
 FIRST_ANSWER_S = 20.0  # for the probes to start and the path to answer before a fault
 POLL_S = 0.5
@@ -198,7 +202,7 @@ class Failover(Scenario):
             start_probe(stack, context.container(roles.remote),
                         ["stdbuf", "-oL", "iperf3", "-c", address, "-p", str(IPERF_PORT),
                          "-t", str(int(bound) + 5), "-i", "0.1", "--forceflush", "-b",
-                         f"{TCP_MBIT}M"], names["stream"])
+                         f"{TCP_MBIT}M", "-l", f"{WRITE_BYTES}"], names["stream"])
             with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
                          f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
                 self.inject(context, outcome, names["remote"], roles)
@@ -367,8 +371,10 @@ class Failover(Scenario):
 
 
 def flowing(stream: StreamTrace) -> bool:
-    """The stream's last interval moved bytes, or it ended (an error, or no report)."""
-    return bool(stream.error or not stream.intervals or stream.intervals[-1][2] > 0)
+    """The stream's last three intervals moved bytes, or it ended (an error, or no
+    report)."""
+    return bool(stream.error or not stream.intervals
+                or all(moved > 0 for _, _, moved in stream.intervals[-3:]))
 
 
 def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
