@@ -23,6 +23,8 @@ class Capability(StrEnum):
     AGENT_POOLS = "agent pools"  # several agents' processes in one container
     TLS = "tls"  # its links over TLS (settings.tls)
     LIMITS = "limits"  # per-agent rate limits it enforces (settings.limits)
+    # a role apart from the data path (Overlay.control_plane) that can fail on its own
+    CONTROL_PLANE = "control plane"
 
 
 # What the rows of an overlay without it say ("not applicable: tinc has no ...").
@@ -30,6 +32,7 @@ LACKING = {
     Capability.JOIN: "has no joins",
     Capability.RELOAD: "has no central config to change",
     Capability.AGENT_POOLS: "runs one client per container",
+    Capability.CONTROL_PLANE: "has no control plane apart from its data path",
 }
 # Features a setting asks of the links: an overlay that has none measures as it is
 # (WireGuard has no TLS to turn on); one that has it, on a build without, is refused.

@@ -195,7 +195,27 @@ TRANSFER = tuple(metric for d in TRANSFER_DIRECTIONS for metric in (
     Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
     Metric(f"{d}{INTERVAL_BYTES_SUFFIX}", "bytes")))
 
-CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER))
+ANSWERED_PREFIX = "answered_"  # failover's timeline: probes answered per 0.1 s
+FAULT_AT_PREFIX = "fault_at_s_"  # where on that timeline the fault was injected
+# failover: one of each per fault, `{fault}` its kind (switch-restart, backbone-down...)
+FAILOVER = (
+    Metric("outage_ms_{fault}", "ms", Better.LOWER, "Outage across switches, {fault}"),
+    Metric("lost_{fault}", "count", Better.LOWER, "Probes lost (10 ms apart), {fault}"),
+    Metric("tcp_stall_ms_{fault}", "ms", Better.LOWER, "TCP stall, {fault}"),
+    Metric("tcp_survived_{fault}", "bool", Better.HIGHER, "TCP connection survived, {fault}"),
+    Metric("rejoin_seconds_{fault}", "s", Better.LOWER, "Agents registered again, {fault}"),
+    Metric("not_recovered_{fault}", "count", Better.LOWER, "Never recovered, {fault}"),
+    Metric("local_outage_ms_{fault}", "ms", Better.LOWER,
+           label="Outage on the same switch, {fault}"),
+    Metric("local_lost_{fault}", "count", Better.LOWER),
+    Metric("ready_seconds_{fault}", "s", Better.LOWER,
+           label="Killed container: started again to ready, {fault}", noisy=True),
+    Metric(ANSWERED_PREFIX + "{fault}", "share"),  # rows with interval_s: the timeline
+    Metric(FAULT_AT_PREFIX + "{fault}", "s",
+           label="Fault injected, seconds after the probe began, {fault}"),
+)
+
+CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER, *FAILOVER))
 
 
 def catalogue() -> Catalogue:

@@ -72,3 +72,10 @@ def test_the_first_need_in_declaration_order_says_why() -> None:
 
     assert applicability({Capability.TLS, Capability.RELOAD}, Lacking()) == Unsupported(
         "no reload")
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAY_TYPES))
+def test_an_overlay_has_a_control_plane_where_it_names_its_role(name: str) -> None:
+    overlay = OVERLAY_TYPES[name]
+    assert (Capability.CONTROL_PLANE in overlay.capabilities) == (
+        overlay.control_plane is not None)

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -181,9 +182,35 @@ def test_the_settings_a_measurement_reads_are_marked_where_declared() -> None:
     """MEASUREMENT_SETTINGS is read off the Settings model's marks (Measured[...]):
     topologies that differ in them share a stack, in any other setting they do not."""
     base = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t")
-    assert len(MEASUREMENT_SETTINGS) == 15
+    assert len(MEASUREMENT_SETTINGS) == 16
     for name, changed in (("udp_length", 1400), ("seconds", 2.0), ("machines", 50)):
         other = base.model_copy(update={
             "settings": base.settings.model_copy(update={name: changed})})
         assert (other.stack_key() == base.stack_key()) == (name in MEASUREMENT_SETTINGS)
     assert "machines" not in MEASUREMENT_SETTINGS
+
+
+@pytest.mark.parametrize(("fault", "said"), [
+    ({"at": "1s"}, "a fault is one of kill, link, loss or delay"),
+    ({"kill": "switch2", "for": "1s"}, "drop 'for'"),
+    ({"loss": "10%"}, "needs 'for'"),
+    ({"link": "backbone", "for": "2s", "restart_after": "1s"}, "restart_after belongs"),
+    ({"kill": "switch9"}, "faults.0.kill: no switch named 'switch9'"),
+    ({"delay": "990ms", "for": "1s"}, "faults.0.delay"),
+    ({"kill": "switch1", "restart_after": "10min"}, "not a duration"),
+    ({"kill": "switch1", "restart_after": "90s"}, "restart_after: 90s is outside"),
+    ({"loss": "0%", "for": "1s"}, "a loss burst of 0%"),
+])
+def test_a_wrong_fault_is_named_with_its_fix(fault: dict[str, str], said: str) -> None:
+    with pytest.raises(UserError, match=re.escape(said)):
+        parse_topology({"name": "t", "switches": 2, "agents": 2,
+                        "links": {"backbone": {"delay": "20ms"}}, "faults": [fault]}, "t")
+
+
+def test_faults_read_back_as_written() -> None:
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2, "faults": [
+        {"at": "5s", "kill": "switch2", "restart_after": "3s"},
+        {"at": "1s", "delay": "200ms", "for": "2s"}]}, "t")
+    assert [f.describe() for f in topology.faults] == [
+        "switch2 killed, started again after 3s", "backbone delay +200ms for 2s"]
+    assert parse_topology(topology.model_dump(mode="json", by_alias=True), "t") == topology

@@ -76,6 +76,9 @@ class Overlay(ABC):
     # (role, event) of event_patterns() that marks one agent joined; its fields
     # name the agent ("agent") and where it attached ("switch").
     join_event: tuple[str, str] | None = None
+    # The role of its control plane, apart from the data path (failover kills it alone);
+    # None: it has none that can fail on its own. Capability.CONTROL_PLANE says so too.
+    control_plane: ClassVar[str | None] = None
     # The tunnel device in agents' namespaces whose counters prove traffic used the
     # overlay (None: no such device, e.g. plain routing).
     tunnel_interface: str | None = None

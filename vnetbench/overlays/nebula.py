@@ -39,6 +39,9 @@ class Nebula(TunnelOverlay):
     join_event = ("agent", "handshake")
     tunnel_interface = "nebula1"
     services = ("nebula_ca", "hub-{switch}")
+    # No control_plane: its lighthouses are the hubs, which also route the underlay
+    # between sites here, so a lighthouse cannot fail without the data path failing too
+    # (its failover rows of a control-plane kill say "not applicable").
     fixed_encryption = "Nebula has no null cipher (AES-256-GCM or ChaCha20-Poly1305 always)"
     tunnel_mtu_range = (576, 8969)
     tunnel_mtu_note = "Nebula reads the underlay in 9001-byte buffers; its header and tag take 32"

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from vnetbench.metrics import INTERVAL_BYTES_SUFFIX, JOIN_SECONDS, Better, Metric, catalogue
-from vnetbench.report.plots import axis_label, swept_columns
+from vnetbench.report.plots import axis_label, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.schema import (
@@ -211,4 +211,23 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                 found.append((f"sweep-{column}-{metric.name}", against_figure(
                     passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
+    found += timeline_figures(rows)
     return [Figure(name, figure) for name, figure in found if figure is not None]
+
+
+def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
+    """failover: per overlay and fault, the share of 10 ms probes answered per 0.1 s
+    (a line per pass), the fault's instant a dashed line."""
+    found: list[tuple[str, go.Figure | None]] = []
+    for (overlay, fault), passes in timelines(frame).items():
+        figure = go.Figure()
+        for number, (line, at) in enumerate(passes, start=1):
+            figure.add_trace(go.Scatter(x=line[INTERVAL_S], y=line[VALUE], mode="lines",
+                                        line={"shape": "hv", "color": colour(overlay)},
+                                        name=f"pass {number}"))
+            if at == at:  # not NaN
+                figure.add_vline(x=at, line_dash="dash", line_color="red")
+        found.append((f"failover-{overlay}-{fault}", layout(
+            figure, f"failover on {overlay}, {fault}: probes answered (red: the fault)",
+            "seconds since the probe began", "share of probes answered")))
+    return found

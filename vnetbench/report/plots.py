@@ -10,7 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from vnetbench.metrics import INTERVAL_BYTES_SUFFIX, JOIN_SECONDS, Better, catalogue
+from vnetbench.metrics import (
+    ANSWERED_PREFIX,
+    FAULT_AT_PREFIX,
+    INTERVAL_BYTES_SUFFIX,
+    JOIN_SECONDS,
+    Better,
+    catalogue,
+)
 from vnetbench.rundir import slug
 from vnetbench.schema import (
     INTERVAL_S,
@@ -135,6 +142,54 @@ def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> lis
         axes.legend(fontsize=7)
         figure.tight_layout()
         path = directory / f"{prefix}-{slug(str(variant))}-bytes.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def timelines(frame: pd.DataFrame) -> dict[tuple[str, str], list[tuple[pd.DataFrame, float]]]:
+    """failover's timelines: (overlay, fault) -> per pass, its answered-share rows in
+    time order and the instant the fault was injected (seconds on the same axis)."""
+    if INTERVAL_S not in frame.columns:
+        return {}
+    metric = frame[METRIC].astype(str)
+    points = frame[frame[INTERVAL_S].notna() & metric.str.startswith(ANSWERED_PREFIX)]
+    marks = frame[frame[INTERVAL_S].isna() & metric.str.startswith(FAULT_AT_PREFIX)]
+    found: dict[tuple[str, str], list[tuple[pd.DataFrame, float]]] = {}
+    for (overlay, name, pass_no), line in points.groupby([OVERLAY, METRIC, PASS], sort=False):
+        fault = str(name).removeprefix(ANSWERED_PREFIX)
+        mark = marks[(marks[OVERLAY] == overlay) & (marks[PASS] == pass_no)
+                     & (marks[METRIC] == FAULT_AT_PREFIX + fault)][VALUE]
+        found.setdefault((str(overlay), fault), []).append(
+            (line.sort_values(INTERVAL_S), float(mark.iloc[0]) if len(mark) else float("nan")))
+    return found
+
+
+def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
+    """Per overlay, failover's probes answered over time (a line per fault and pass,
+    each 0.1 s the share of the 10 ms probes answered), each fault's instant marked."""
+    by_overlay: dict[str, list[tuple[str, pd.DataFrame, float]]] = {}
+    for (overlay, fault), passes in timelines(frame).items():
+        by_overlay.setdefault(overlay, []).extend((fault, line, at) for line, at in passes)
+    written = []
+    for overlay, lines in by_overlay.items():
+        figure, axes = plt.subplots(len({f for f, _, _ in lines}), 1, squeeze=False,
+                                    figsize=(6, 1.6 + 1.2 * len({f for f, _, _ in lines})),
+                                    sharex=True)
+        rows = {fault: axes[i][0] for i, fault in enumerate(dict.fromkeys(
+            f for f, _, _ in lines))}
+        for fault, line, at in lines:
+            row = rows[fault]
+            row.step(line[INTERVAL_S], line[VALUE], where="post", linewidth=0.9)
+            if at == at:  # not NaN: the fault's instant was recorded
+                row.axvline(at, color="red", linestyle="--", linewidth=0.8)
+            row.set_ylim(-0.05, 1.05)
+            row.set_ylabel(fault, fontsize=7)
+        axes[-1][0].set_xlabel("seconds since the probe began (red: the fault injected)")
+        figure.suptitle(f"failover on {overlay}: share of 10 ms probes answered", fontsize=9)
+        figure.tight_layout()
+        path = directory / f"failover-{slug(overlay)}-timeline.png"
         figure.savefig(path, dpi=110)
         plt.close(figure)
         written.append(path)

@@ -70,6 +70,9 @@ CELLS: Mapping[str, Mapping[str, Variants]] = {
     "join": {EVERY: sizes(20, 50), "vnet": sizes(100, 200, 400, 800)},
     "config": {EVERY: DEFAULT, "vnet": sizes(300, 5000)},
     "flood": {EVERY: DEFAULT},
+    # the standard faults (switch restarted, backbone down, loss burst), once: each waits
+    # at most its window for the path to answer again, most far less
+    "failover": {EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},
 }
 
 

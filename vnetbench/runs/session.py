@@ -291,7 +291,7 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
             checks = record.data["links"].get("checks", {}).get(first.directory_name, [])
             clock.mark()  # up and shaped
             with ShapingKeeper(stack, spec.topology, checks) as keeper:
-                run_passes(tasks, stack, overlay, results, passes, keeper.verify)
+                run_passes(tasks, stack, overlay, results, passes, keeper.verify, keeper)
             clock.mark()  # measured
             clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down
@@ -318,7 +318,8 @@ def record_stack(record: RunRecord, name: str, stack: Stack, applied: dict[str, 
 
 
 def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,
-               passes: list[int], verify: Callable[[str], list[str]]) -> None:
+               passes: list[int], verify: Callable[[str], list[str]],
+               keeper: ShapingKeeper | None = None) -> None:
     """Each task's passes on the stack (the first task's `passes`, the others' all)."""
     started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
     first = tasks[0]
@@ -327,7 +328,7 @@ def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: Resul
         measured = task.scenario.stack_topology(task.topology, overlay)
         context = ScenarioContext(stack, measured, overlay, stack.rendered.plan,
                                   raw / slug(task.variant) if len(tasks) > 1
-                                  and task.variant else raw)
+                                  and task.variant else raw, keeper)
         own = passes if task is first else list(range(1, task.topology.settings.passes + 1))
         for pass_no in own:
             step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
@@ -390,7 +391,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     outcome = scenario.run_pass(context, pass_no)
     mark_outside_load(outcome, outside_cores(before, host_sample()))
     hosts = context.stack.placement_settings()
-    deaths = context.stack.deaths()
+    deaths = [d for d in context.stack.deaths() if d.service not in outcome.fault_killed]
     if deaths:
         failed(outcome, "; ".join(d.describe(pass_of(d.finished, started or {}))
                                   for d in deaths))

@@ -3,13 +3,15 @@
 from vnetbench.errors import UserError
 from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
 from vnetbench.scenarios.config import ConfigChange
+from vnetbench.scenarios.failover import Failover
 from vnetbench.scenarios.flood import Flood
 from vnetbench.scenarios.join import Join
 from vnetbench.scenarios.throughput import Throughput
 from vnetbench.scenarios.transfer import TransferScenario
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood(), TransferScenario())
+    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood(), TransferScenario(),
+                                     Failover())
 }
 
 

@@ -19,6 +19,7 @@ from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
 from vnetbench.outcome import Applicability, NotApplicable, State
 from vnetbench.overlays import Overlay, overlay_for
+from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology, describe_validation_error
 
 Metrics = dict[str, tuple[float | None, str]]
@@ -31,6 +32,8 @@ class ScenarioContext:
     overlay: Overlay
     plan: AddressPlan
     raw_dir: Path  # raw tool output of this scenario goes here
+    # the keeper of the links' shaping (None: not kept), told when a scenario re-shapes
+    shaping: ShapingKeeper | None = None
 
     def container(self, agent: str) -> str:
         """The container an agent runs in (its own, or its pool's)."""
@@ -101,6 +104,9 @@ class PassResult:
     notes: list[str] = field(default_factory=list)
     state: State = State.OK  # what code reads
     series: list[SeriesPoint] = field(default_factory=list)
+    # services the pass's own faults killed (failover): their deaths are the measurement,
+    # not the pass's failure (runs/session.py leaves them out)
+    fault_killed: set[str] = field(default_factory=set)
 
 
 class Scenario(ABC):

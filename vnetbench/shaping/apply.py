@@ -204,6 +204,23 @@ def shape_run(run: RunOnEngine, topology: Topology) -> dict[str, Any]:
     return applied
 
 
+def unshape_segment(run: RunOnEngine, segment: str) -> list[str]:
+    """Clear what a shaper left on every interface of one segment (qdiscs, loss and
+    delay rules): a shaper with nothing to apply clears each interface it is given
+    (vnetbench-shape), then goes. For a topology planned unshaped, after a fault
+    shaped it; the containers cleared."""
+    cleared = []
+    for member in members(run):
+        interfaces: list[dict[str, Any]] = [
+            {"address": a.address, "commands": [], "delay_line": None}
+            for a in member.attachments if a.segment == segment]
+        if interfaces:
+            shaper = start_shaper(run, member, {"interfaces": interfaces})
+            run.engine.remove(shaper)
+            cleared.append(member.container)
+    return cleared
+
+
 @dataclass(frozen=True)
 class ShaperState:
     """A shaper container as one inspection showed it (read at once: python-on-whales
@@ -299,6 +316,16 @@ class ShapingKeeper:
         for name, watched in self.watched.items():
             if name in states and states[name].running:
                 watched.id, watched.started = states[name].id, states[name].started
+
+    def watch_again(self) -> None:
+        """The shapers as they are now are the planned ones: a scenario that shaped the
+        links anew on purpose (failover's link faults, shaped back) says so, and the
+        next verify compares with these."""
+        if not is_shaped(self.topology):
+            return
+        with self.lock:
+            self.watched = {}
+            self._watch_shapers()
 
     def verify(self, label: str) -> list[str]:
         """After a pass (`label`, e.g. "pass 2"): what changed in the shaping since the

@@ -14,6 +14,7 @@ from vnetbench.topology import Settings
 TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "limits": False},
               "tls-limits": {"tls": True, "limits": True}}
 TUNNELS = ("wireguard", "openvpn", "tinc", "nebula")
+FAILOVER = {"passes": 1, "failover_window_s": 15}
 
 
 def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
@@ -29,6 +30,9 @@ def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
         ("flood/baseline/default", {}),
         (f"flood/vnet/default{suffix}", tls),
         *((f"flood/{overlay}/default", {}) for overlay in TUNNELS),
+        ("failover/baseline/default", FAILOVER),
+        (f"failover/vnet/default{suffix}", {**FAILOVER, **tls}),
+        *((f"failover/{overlay}/default", FAILOVER) for overlay in TUNNELS),
     ]
 
 
@@ -38,7 +42,7 @@ def test_the_matrix_runs_the_seeds_cells(features: bool) -> None:
                 for name, kind in OVERLAY_TYPES.items()]
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     assert [(c.key, c.overrides) for c in cells] == cells_expected(not features)
-    assert len(cells) == 28
+    assert len(cells) == 34
 
 
 def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:

@@ -93,6 +93,7 @@ class Vnet(Overlay):
     summary = "vNet: conductor, switches and agents; packets inside TCP (optionally TLS)"
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")
+    control_plane = "conductor"  # registers agents; the switches carry the packets
     # Pools: the seed ran all agents from one shell loop in one namespace.
     capabilities = frozenset(Capability)
     services = ("conductor", "{switch}")

@@ -1,0 +1,61 @@
+"""failover on a real engine, each fault kind once, on the cheapest overlay that has
+it (the baseline: routers; vNet for the control plane is not built here). Bounds come
+from the mechanism, never tight timing on a shared 2-core machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.conftest import leftovers
+from vnetbench.results import load_results
+from vnetbench.runs.session import run_scenarios
+from vnetbench.scenarios import get_scenario
+from vnetbench.topology import parse_topology
+
+pytestmark = pytest.mark.integration
+
+
+def measured(tmp_path: Path, faults: list[dict[str, str]]) -> pd.Series:
+    topology = parse_topology({"name": "it-failover", "switches": 2, "agents": 4,
+                               "faults": faults,
+                               "settings": {"passes": 1, "failover_window_s": 10}}, "t")
+    directory = run_scenarios(topology, [get_scenario("failover")], tmp_path)
+    frame = load_results(directory)
+    assert leftovers(directory.name) == []
+    rows = frame[frame["interval_s"].isna()]
+    return pd.Series(dict(zip(rows["metric"], rows["value"], strict=True))) | pd.Series(
+        {"state": rows["state"].iloc[0], "status": rows["status"].iloc[0]})
+
+
+def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
+    values = measured(tmp_path, [
+        {"at": "1s", "kill": "switch2", "restart_after": "2s"},
+        {"at": "1s", "kill": "switch2"},
+        {"at": "1s", "link": "backbone", "for": "2s"},
+        {"at": "1s", "loss": "100%", "for": "1s"},
+        {"at": "1s", "delay": "200ms", "for": "1s"}])
+    # the deliberate kills are not the pass's failure (nor is the restart a death)
+    assert "exited" not in str(values["status"]), values["status"]
+    # killed 2 s: the router is gone at least that long; its restart (a container start,
+    # its routes) comes on top, bounded by the 10 s window; 10 ms probes lost meanwhile
+    assert 2000 <= values["outage_ms_switch-restart"] <= 2000 + 10_000
+    assert values["lost_switch-restart"] >= 190
+    # agents on the same switch talk over its bridge, not its router: no outage there
+    assert values["local_outage_ms_switch-restart"] < 1000
+    # TCP retransmits through 2 s: the same connection carries on
+    assert values["tcp_survived_switch-restart"] == 1
+    assert values["tcp_stall_ms_switch-restart"] >= 2000
+    # killed for good: never answered again within the window
+    assert values["not_recovered_switch-kill"] >= 1
+    assert values["outage_ms_switch-kill"] >= 10_000
+    # backbone at 100 % loss for 2 s after the shapers applied it: at least 2 s silent;
+    # shaping in and out takes a shaper start per switch (~1 s each here) on top
+    assert 2000 <= values["outage_ms_backbone-down"] <= 2000 + 8000
+    assert 1000 <= values["outage_ms_loss-burst"] <= 1000 + 8000
+    # a delay spike loses nothing to the path: what it costs is the shapers' swap
+    assert values["lost_delay-spike"] < values["lost_loss-burst"]
+    # the baseline has no join events: no rejoin time, rather than a made-up one
+    assert pd.isna(values["rejoin_seconds_switch-restart"])

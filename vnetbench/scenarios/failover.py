@@ -1,0 +1,445 @@
+"""failover: how long is an overlay down when a switch, the backbone or its control
+plane fails, and how does it come back?
+
+Every fault (the topology's `faults`, else the standard set: the measured agent's
+switch killed and started again after 3 s, the backbone down for 3 s, a 50 % loss
+burst for 2 s) runs on its own, in turn, on one stack. For each: ping at 10 ms
+with arrival stamps (`ping -D -O`) from an agent on another switch and from one on
+the same switch to the measured agent, and one TCP stream (iperf3 at 10 Mbit/s,
+reported every 0.1 s) to it; once the cross-switch ping answers, the fault is
+injected after `at`, on the host's clock (stamped beside the probes' stamps, same
+clock on one host). Kills go through the run's engine (signal KILL, then start
+again); link faults re-shape the backbone (shaping.apply.shape_run on the topology
+with the fault's profile) and shape it back as planned. The probes stop once the
+cross-switch ping answers again steadily, or at the window's end
+(`failover_window_s` after the fault ended).
+
+Per fault: the outage (last answer before to first after, and the probes lost),
+the same-switch probe's, the TCP stream's longest stall and whether the connection
+carried bytes again, the time until the agents re-registered (the overlay's join
+events since the fault; none where it has none), agents that never came back with
+their last log lines, and a killed container's own time from its start to ready.
+A container killed for good is started again once its window is over, so the
+next fault and pass find the stack whole; the session is told the deaths were
+the fault's (PassResult.fault_killed).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from vnetbench import labels
+from vnetbench.capabilities import Capability
+from vnetbench.errors import UserError
+from vnetbench.measure.outage import (
+    Outage,
+    ProbeTrace,
+    StreamTrace,
+    answered_bins,
+    outage_of,
+    parse_ping_trace,
+    parse_stream_trace,
+)
+from vnetbench.measure.probe import save_raw, start_probe, stop_probe
+from vnetbench.metrics import ANSWERED_PREFIX, FAILOVER, FAULT_AT_PREFIX, SKIPPED
+from vnetbench.outcome import State
+from vnetbench.overlays import Overlay
+from vnetbench.scenarios.base import (
+    Metrics,
+    PassResult,
+    Scenario,
+    ScenarioContext,
+    SeriesPoint,
+    build_room,
+)
+from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
+from vnetbench.topology import CONTROL_PLANE, Fault, Topology
+from vnetbench.ui import waiting
+
+PROBE_INTERVAL_S = 0.01
+TCP_MBIT = 10  # a paced stream: its continuity is measured, not the machine's speed
+# iperf3's writes: its 128 KiB default is a whole 0.1 s interval at 10 Mbit/s, so a
+# write late by a little leaves an interval empty (a stall that is not one); 8 KiB
+# puts some 15 writes in each interval
+WRITE_BYTES = 8192
+IPERF_PORT = 5211
+FIRST_ANSWER_S = 20.0  # for the probes to start and the path to answer before a fault
+POLL_S = 0.5
+STEADY_S = 1.0  # answered again without a gap for this long: recovered
+READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
+STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
+                   {"at": "2s", "link": "backbone", "for": "3s"},
+                   {"at": "2s", "loss": "50%", "for": "2s"})
+
+
+@dataclass(frozen=True)
+class Roles:
+    target: str  # the measured agent
+    remote: str  # on another switch
+    local: str  # on the target's switch
+    switch: str  # the target's
+
+
+def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
+    """The measured agent and its same-switch neighbour on the last switch that has two
+    agents, the remote prober on another."""
+    for switch in reversed(topology.switches):
+        here = [a.name for a in topology.agents if placement.get(a.name) == switch]
+        away = [a.name for a in topology.agents if placement.get(a.name) not in (switch, None)]
+        if len(here) >= 2 and away:
+            return Roles(here[0], away[0], here[1], switch)
+    raise UserError(f"The failover scenario needs two agents on one switch and one on "
+                    f"another; topology '{topology.name}' has no such placement. Give it two "
+                    "switches and four agents.")
+
+
+def faults_of(topology: Topology, switch: str) -> list[Fault]:
+    """The topology's faults, else the standard set (the measured agent's switch)."""
+    if topology.faults:
+        return list(topology.faults)
+    return [Fault.model_validate({**f, "kill": switch} if "restart_after" in f else f)
+            for f in STANDARD_FAULTS]
+
+
+def labelled(faults: list[Fault]) -> list[tuple[str, Fault]]:
+    """Each fault's name in metric names: its kind, numbered when it repeats."""
+    seen: dict[str, int] = {}
+    named = []
+    for fault in faults:
+        seen[fault.kind] = seen.get(fault.kind, 0) + 1
+        named.append((fault.kind if seen[fault.kind] == 1 else
+                      f"{fault.kind}-{seen[fault.kind]}", fault))
+    return named
+
+
+@dataclass
+class FaultOutcome:
+    label: str
+    fault: Fault
+    injected_at: float | None = None  # epoch seconds (host clock)
+    ended_at: float | None = None  # the fault undone (restart asked, shaping back)
+    remote: ProbeTrace | None = None
+    local: ProbeTrace | None = None
+    stream: StreamTrace | None = None
+    killed: list[str] = field(default_factory=list)  # services
+    ready_s: float | None = None  # killed container: start asked to ready
+    rejoin_s: float | None = None
+    rejoined: int | None = None
+    expected_rejoins: int = 0
+    not_recovered: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def outage(self, trace: ProbeTrace | None) -> Outage | None:
+        if trace is None or self.injected_at is None:
+            return None
+        return outage_of(trace, self.injected_at, PROBE_INTERVAL_S)
+
+
+class Failover(Scenario):
+    name = "failover"
+    description = "10 ms probes and a TCP stream through injected faults: outage, stall, rejoin"
+    metrics = FAILOVER
+    fresh_between_passes = "nothing (each fault undone, and its window over, before the next)"
+
+    @classmethod
+    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
+        needs = super().needs_for(topology)
+        if topology and any(f.kill == CONTROL_PLANE for f in topology.faults):
+            needs |= {Capability.CONTROL_PLANE}
+        return needs
+
+    def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
+        agents = max(len(topology.agents), 2 * len(topology.switches))
+        if agents == len(topology.agents):
+            return topology
+        return build_room(topology, self.name, f"{agents} agents (two per switch)",
+                          "Give fewer agents or more switches.", agents=agents)
+
+    def check(self, topology: Topology) -> None:
+        if len(topology.switches) < 2:
+            raise UserError(f"The failover scenario needs two switches; topology "
+                            f"'{topology.name}' has {len(topology.switches)}.")
+        super().check(topology)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        faults = topology.faults or faults_of(topology, "<measured switch>")
+        return {"faults": "; ".join(f.describe() for f in faults),
+                "window_s": topology.settings.failover_window_s}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        if any(f.kill == CONTROL_PLANE for f in context.topology.faults) and \
+                context.overlay.control_plane is None:  # the session decides this first
+            return PassResult({SKIPPED.name: (None, "")}, {}, "not applicable",
+                              state=State.NOT_APPLICABLE)
+        roles = pick_roles(context.topology, context.placement())
+        outcomes = []
+        for label, fault in labelled(faults_of(context.topology, roles.switch)):
+            outcomes.append(self.measure(context, roles, label, fault, pass_no))
+        return result_of(outcomes)
+
+    # -- one fault ----------------------------------------------------------------
+    def measure(self, context: ScenarioContext, roles: Roles, label: str, fault: Fault,
+                pass_no: int) -> FaultOutcome:
+        stack, topology = context.stack, context.topology
+        outcome = FaultOutcome(label, fault)
+        address = context.overlay.target_address(topology, context.plan, roles.target)
+        window = topology.settings.failover_window_s
+        lasts = (fault.lasts_ms or 0) / 1000
+        bound = fault.at / 1000 + lasts + window + FIRST_ANSWER_S
+        prefix = f"{stack.rendered.project}-failover-{pass_no}-{label}"
+        ping = ["stdbuf", "-oL", "ping", "-D", "-O", "-n", "-i", f"{PROBE_INTERVAL_S:g}",
+                "-W", "1", "-w", str(int(bound) + 5), address]
+        names = {"server": f"{prefix}-server", "remote": f"{prefix}-remote",
+                 "local": f"{prefix}-local", "stream": f"{prefix}-stream"}
+        try:
+            start_probe(stack, context.container(roles.target),
+                        ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], names["server"])
+            start_probe(stack, context.container(roles.remote), ping, names["remote"])
+            start_probe(stack, context.container(roles.local), ping, names["local"])
+            time.sleep(0.5)  # the server listens
+            start_probe(stack, context.container(roles.remote),
+                        ["stdbuf", "-oL", "iperf3", "-c", address, "-p", str(IPERF_PORT),
+                         "-t", str(int(bound) + 5), "-i", "0.1", "--forceflush", "-b",
+                         f"{TCP_MBIT}M", "-l", f"{WRITE_BYTES}"], names["stream"])
+            with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
+                         f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
+                self.inject(context, outcome, names["remote"], roles)
+                self.wait_recovered(context, outcome, names["remote"], names["stream"],
+                                    window)
+        finally:
+            for kind in ("remote", "local", "stream"):
+                text = stack.engine.logs(names[kind]) if self._exists(context, names[kind]) \
+                    else ""
+                save_raw(context.raw_dir / f"failover-pass{pass_no}-{label}-{kind}.txt", text)
+                if kind == "stream":
+                    outcome.stream = parse_stream_trace(text)
+                else:
+                    setattr(outcome, kind, parse_ping_trace(text))
+            for name in names.values():
+                stop_probe(stack, name)
+            self.restore(context, outcome)
+        self.rejoins(context, outcome, roles)
+        return outcome
+
+    @staticmethod
+    def _exists(context: ScenarioContext, name: str) -> bool:
+        return bool(context.stack.engine.containers([("name", f"^{name}$")]))
+
+    def inject(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
+               roles: Roles) -> None:
+        """Once the remote probe answers: wait `at`, inject, hold, undo (a restart or
+        the planned shaping); a kill for good is left for its window."""
+        stack, fault = context.stack, outcome.fault
+        deadline = time.time() + FIRST_ANSWER_S
+        while not parse_ping_trace(stack.engine.logs(remote)).replies:
+            if time.time() > deadline:
+                outcome.problems.append(f"{roles.remote}'s probe had no answer from "
+                                        f"{roles.target} within {FIRST_ANSWER_S:.0f} s: "
+                                        "nothing to measure the fault against")
+                return
+            time.sleep(0.2)
+        time.sleep(fault.at / 1000)
+        if fault.kill is not None:
+            targets = self.kill_targets(context, fault)
+            outcome.killed = [stack.service_of(c) for c in targets]
+            outcome.injected_at = time.time()
+            stack.engine.signal(targets, "KILL")
+            if fault.restart_after is None:
+                return
+            time.sleep(fault.restart_after / 1000)
+            outcome.ended_at = time.time()
+            outcome.ready_s = self.start_again(context, targets)
+        else:
+            faulted = backbone_faulted(context.topology, fault)
+            outcome.injected_at = time.time()
+            shape_run(stack, faulted)
+            time.sleep((fault.duration or 0) / 1000)
+            self.shape_back(context)
+            outcome.ended_at = time.time()
+
+    @staticmethod
+    def kill_targets(context: ScenarioContext, fault: Fault) -> list[str]:
+        if fault.kill == CONTROL_PLANE:
+            role = context.overlay.control_plane
+            listed = context.stack.containers(role) if role else []
+        else:
+            listed = [c for c in context.stack.containers("switch")
+                      if c.labels.get(labels.NODE) == fault.kill]
+        if not listed:
+            raise UserError(f"failover: no running container is {fault.kill} on "
+                            f"{context.overlay.name}; nothing to kill.")
+        return [c.name for c in listed]
+
+    def start_again(self, context: ScenarioContext, names: list[str]) -> float | None:
+        """Start the killed containers; seconds until all are ready (None: not in time)."""
+        started = time.time()
+        for name in names:
+            context.stack.engine.restart(name)
+        deadline = started + READY_WAIT_S
+        while time.time() < deadline:
+            listed = [c for c in context.stack.containers() if c.name in names]
+            if listed and all(context.stack.state_of(c) == "ready" for c in listed):
+                ready = time.time() - started
+                self.reshaped_after_restart(context, names)
+                return ready
+            time.sleep(0.2)
+        return None
+
+    @staticmethod
+    def reshaped_after_restart(context: ScenarioContext, names: list[str]) -> None:
+        """A shaped stack: the keeper shapes a restarted container again; once it has,
+        it is told the new shapers are the planned ones (not a change to report)."""
+        keeper = context.shaping
+        if keeper is None or not is_shaped(context.topology):
+            return
+        deadline = time.time() + 30
+        nodes = {context.stack.service_of(n) for n in names}
+        while time.time() < deadline and not nodes <= set(keeper.reapplied) | {
+                n.removeprefix("router-").removeprefix("hub-") for n in keeper.reapplied}:
+            time.sleep(0.3)
+        keeper.watch_again()
+
+    @staticmethod
+    def shape_back(context: ScenarioContext) -> None:
+        """The backbone as planned again: shaped as the topology says, or left clear."""
+        if is_shaped(context.topology):
+            shape_run(context.stack, context.topology)
+            if context.shaping is not None:
+                context.shaping.watch_again()
+        else:
+            unshape_segment(context.stack, "backbone")
+
+    def wait_recovered(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
+                       stream: str, window: float) -> None:
+        """Until the remote probe answers steadily after the fault and the TCP stream
+        moves bytes again (or iperf3 gave up), at most `window` after the fault ended
+        (a kill for good: after it was injected)."""
+        if outcome.injected_at is None:
+            return
+        since = outcome.ended_at or outcome.injected_at
+        deadline = since + window
+        while time.time() < deadline:
+            trace = parse_ping_trace(context.stack.engine.logs(remote))
+            found = outage_of(trace, outcome.injected_at, PROBE_INTERVAL_S)
+            if (found is not None and found.after is not None and trace.replies
+                    and found.after.at > since - 1
+                    and trace.replies[-1].at - found.after.at >= STEADY_S
+                    and (trace.last_at or 0) - trace.replies[-1].at < 3 * PROBE_INTERVAL_S
+                    and flowing(parse_stream_trace(context.stack.engine.logs(stream)))):
+                return
+            time.sleep(POLL_S)
+
+    def restore(self, context: ScenarioContext, outcome: FaultOutcome) -> None:
+        """A kill for good: started again after its window, for the next fault."""
+        fault = outcome.fault
+        if fault.kill is not None and fault.restart_after is None and outcome.killed:
+            names = [context.stack.container(s) for s in outcome.killed]
+            if self.start_again(context, names) is None:
+                outcome.problems.append(f"{', '.join(outcome.killed)} did not become ready "
+                                        f"again within {READY_WAIT_S:.0f} s after the window")
+            else:
+                time.sleep(2)  # its tunnels up again before the next fault's probes
+
+    def rejoins(self, context: ScenarioContext, outcome: FaultOutcome, roles: Roles) -> None:
+        """The agents' join events since the fault: the killed switch's agents (all, for
+        the control plane); none expected of a link fault."""
+        fault, join = outcome.fault, context.overlay.join_event
+        if fault.kill is None or join is None or outcome.injected_at is None:
+            return
+        placement = context.placement()
+        expected = sorted(a for a, s in placement.items()
+                          if fault.kill == CONTROL_PLANE or s == fault.kill)
+        since = datetime.fromtimestamp(outcome.injected_at, UTC)
+        frame = context.events(*join, since=since)
+        times: dict[str, float] = {}
+        for fields, process, at in zip(frame["fields"], frame["process"], frame["time"],
+                                       strict=True):
+            agent = str(fields.get("agent") or process)
+            moment = at.timestamp()
+            if agent in expected and moment > outcome.injected_at:
+                times.setdefault(agent, moment)
+        outcome.expected_rejoins = len(expected)
+        outcome.rejoined = len(times)
+        if times and len(times) == len(expected):
+            outcome.rejoin_s = max(times.values()) - outcome.injected_at
+        missing = [a for a in expected if a not in times]
+        if missing:
+            lines = context.last_log_lines()
+            outcome.not_recovered = {a: lines.get(a, []) for a in missing}
+
+
+def flowing(stream: StreamTrace) -> bool:
+    """The stream's last three intervals moved bytes, or it ended (an error, or no
+    report)."""
+    return bool(stream.error or not stream.intervals
+                or all(moved > 0 for _, _, moved in stream.intervals[-3:]))
+
+
+def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
+    """The topology with the fault's profile on the backbone (not validated again: a
+    100 % loss is a fault, not a link to measure)."""
+    backbone = topology.links.backbone
+    if fault.link is not None:
+        changed = backbone.model_copy(update={"loss": 100.0})
+    elif fault.loss is not None:
+        changed = backbone.model_copy(update={"loss": fault.loss})
+    else:
+        changed = backbone.model_copy(update={"delay": backbone.delay + (fault.delay or 0)})
+    links = topology.links.model_copy(update={"backbone": changed})
+    return topology.model_copy(update={"links": links})
+
+
+def result_of(outcomes: list[FaultOutcome]) -> PassResult:
+    metrics: Metrics = {}
+    series: list[SeriesPoint] = []
+    summary: dict[str, float | int | str | None] = {}
+    problems: list[str] = []
+    state = State.OK
+    for o in outcomes:
+        remote, local = o.outage(o.remote), o.outage(o.local)
+        stream = o.stream
+        metrics |= {
+            f"outage_ms_{o.label}": (round(remote.ms, 1) if remote else None, "ms"),
+            f"lost_{o.label}": (remote.lost if remote else None, "count"),
+            f"local_outage_ms_{o.label}": (round(local.ms, 1) if local else None, "ms"),
+            f"local_lost_{o.label}": (local.lost if local else None, "count"),
+            f"tcp_stall_ms_{o.label}": (round(stream.stall_s * 1000) if stream
+                                        and stream.intervals else None, "ms"),
+            f"tcp_survived_{o.label}": (int(stream.survived) if stream and stream.intervals
+                                        else None, "bool"),
+            f"rejoin_seconds_{o.label}": (o.rejoin_s, "s"),
+            f"not_recovered_{o.label}": (len(o.not_recovered) + int(bool(remote and not
+                                                                        remote.recovered)),
+                                         "count"),
+            f"ready_seconds_{o.label}": (o.ready_s, "s"),
+        }
+        if o.remote is not None and o.injected_at is not None:
+            start = o.injected_at - o.fault.at / 1000
+            first = o.remote.replies[0].at if o.remote.replies else start
+            series += [SeriesPoint(f"{ANSWERED_PREFIX}{o.label}", share, "share", at)
+                       for at, share in answered_bins(o.remote, first)]
+            metrics[f"{FAULT_AT_PREFIX}{o.label}"] = (round(o.injected_at - first, 3), "s")
+        summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote else "-") + (
+            f", tcp {'kept' if stream.survived else 'lost'}"
+            if stream and stream.intervals else "") + (
+            f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "")
+        said = list(o.problems)
+        if remote is None and not o.problems:
+            said.append("no answer before the fault")
+        if remote and not remote.recovered:
+            said.append(f"{o.fault.describe()}: the path did not answer again within the "
+                        "window")
+        for agent, lines in o.not_recovered.items():
+            said.append(f"{agent} did not register again (its log ends: "
+                        f"{' | '.join(lines) or 'nothing'})")
+        problems += [f"{o.label}: {s}" for s in said]
+        if remote is None:
+            state = State.FAILED
+        elif said and state is State.OK:
+            state = State.PARTIAL
+    status = "ok" if not problems else "; ".join(problems)
+    return PassResult(metrics, summary, status, state=state, series=series,
+                      fault_killed={s for o in outcomes for s in o.killed})
+
