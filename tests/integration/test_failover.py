@@ -26,8 +26,8 @@ def measured(tmp_path: Path, faults: list[dict[str, str]]) -> pd.Series:
     frame = load_results(directory)
     assert leftovers(directory.name) == []
     rows = frame[frame["interval_s"].isna()]
-    return pd.Series(dict(zip(rows["metric"], rows["value"], strict=True))) | pd.Series(
-        {"state": rows["state"].iloc[0], "status": rows["status"].iloc[0]})
+    return pd.Series({**dict(zip(rows["metric"], rows["value"], strict=True)),
+                      "state": rows["state"].iloc[0], "status": rows["status"].iloc[0]})
 
 
 def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
@@ -41,8 +41,11 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     assert "exited" not in str(values["status"]), values["status"]
     # killed 2 s: the router is gone at least that long; its restart (a container start,
     # its routes) comes on top, bounded by the 10 s window; 10 ms probes lost meanwhile
-    assert 2000 <= values["outage_ms_switch-restart"] <= 2000 + 10_000
-    assert values["lost_switch-restart"] >= 190
+    outage = values["outage_ms_switch-restart"]
+    assert 2000 <= outage <= 2000 + 10_000
+    # probes lost meanwhile: some, and at most one per 10 ms of the outage (a busy host
+    # sends them later than every 10 ms: fewer, never more)
+    assert 1 <= values["lost_switch-restart"] <= outage / 10 + 2
     # agents on the same switch talk over its bridge, not its router: no outage there
     assert values["local_outage_ms_switch-restart"] < 1000
     # TCP retransmits through 2 s: the same connection carries on
