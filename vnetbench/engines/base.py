@@ -280,6 +280,11 @@ class Engine(ABC):
     def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
         """A process printing one JSON line per container start of the run."""
 
+    def watch_events(self, project: str) -> subprocess.Popen[str]:
+        """A process printing one JSON line per engine event (containers, networks)
+        from now on, with its time; the caller keeps those of `project` and ends it."""
+        raise NotImplementedError(f"{self.name} engine: no event stream")
+
     @abstractmethod
     def cpu_seconds(self, container: Listed) -> float | None:
         """CPU seconds a running container has used so far (None: not readable)."""

@@ -288,6 +288,15 @@ class DockerEngine(Engine):
              "{{json .}}", "--filter", f"label={labels.RUN}={run_id}", "--filter",
              "event=start"], stdout=subprocess.PIPE, text=True)
 
+    def watch_events(self, project: str) -> subprocess.Popen[str]:
+        """Container and network events of this machine's engine (one CLI call; the
+        project's are told apart by name when read: measure/engine_events.py)."""
+        host = self.endpoint("")
+        return subprocess.Popen(
+            ["docker", *(["--host", host] if host else []), "events", "--format",
+             "{{json .}}", "--filter", "type=container", "--filter", "type=network"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
     # -- removal ------------------------------------------------------------------------
     def remove_run(self, run_id: str | None) -> Removed:
         """Every container, network and volume labelled for the run (or all runs) on
