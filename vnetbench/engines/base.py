@@ -255,6 +255,12 @@ class Engine(ABC):
              timestamps: bool = False, quick: bool = False) -> str:
         """A container's log."""
 
+    def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
+        """The whole log (with the engine's timestamps) of each of these containers that
+        belongs to the compose project, read at once; those left out are read one by one
+        (Engine.logs). None read at once here: every container one by one."""
+        return {}
+
     @abstractmethod
     def follow_logs(self, project: str, containers: list[Listed], since: datetime | None,
                     deployment: Deployment) -> LogStream:
