@@ -2,10 +2,14 @@
 
 `vnetbench calibrate` (and `make perf`, with --scale) measures, on this machine
 and in this order: a bare veth pair between two namespaces (the physical limit
-here), the baseline path as vnetbench runs it (agent, router, router, agent),
+here), the two-site shape of bare namespaces at N = 20 and 50 (200 with
+--scale) beside vnetbench's own stacks of the same shape and N (each as a ratio
+against its target: measure/bare.py, runs/targets.py), the baseline path as
+vnetbench runs it (agent, router, router, agent),
 the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
-tear down 200 containers, a join pass's restart on kept containers against a
+tear down 200 agents (the engine's events beside vnetbench's steps: where the
+seconds go), a join pass's restart on kept containers against a
 stack per pass, and (with vNet images) rooms of 200 and 800 vNet agents up and
 joined. Each figure is printed against its target, and the whole table is kept
 in calibration.json of the run's directory.
