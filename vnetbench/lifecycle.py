@@ -11,6 +11,7 @@ its private keys gone from the run directory.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,6 +75,17 @@ class StackSpec:
     # another block was claimed after the engine refused one: (refused, claimed)
     block_moved: Callable[[IPv4Network, IPv4Network], None] = lambda refused, claimed: None
     applied: dict[str, Any] = field(default_factory=dict)  # the shaping, as read back
+    # vnetbench's own steps, in order: (step, began, ended), epoch seconds (calibrate's
+    # breakdown of bring-up and teardown)
+    steps: list[tuple[str, float, float]] = field(default_factory=list)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        began = time.time()
+        try:
+            yield
+        finally:
+            self.steps.append((name, began, time.time()))
 
     @property
     def topology(self) -> Topology:
@@ -85,10 +97,13 @@ def start(spec: StackSpec, claim: BlockClaim) -> Stack:
     one); on any failure everything of it is removed before the error goes on."""
     with teardown_guard():
         for attempt in range(1, BLOCK_ATTEMPTS + 1):
-            stack = made_stack(spec, claim.block)
+            with spec.step("render"):
+                stack = made_stack(spec, claim.block)
             try:
-                stack.unready = stack.up()
-                spec.applied = shape_run(stack, spec.topology)
+                with spec.step("up"):
+                    stack.unready = stack.up()
+                with spec.step("shape"):
+                    spec.applied = shape_run(stack, spec.topology)
                 return stack
             except BlockTaken as refused:
                 with shielded():
@@ -124,13 +139,15 @@ def stop(stack: Stack, spec: StackSpec) -> None:
     project = stack.rendered.project
     with shielded(), waiting(f"tearing down {project}"):
         try:
-            stack.save_logs(spec.logs_dir or stack.rendered.directory / "logs")
+            with spec.step("save logs"):
+                stack.save_logs(spec.logs_dir or stack.rendered.directory / "logs")
         except (OSError, EngineError) as error:  # full disk, engine gone...
             note(f"[yellow]the logs of {project} could not be saved ({error}); tearing "
                  "down anyway[/]")
         finally:
             try:
-                stack.down()
+                with spec.step("remove"):
+                    stack.down()
             finally:
                 forget_private_keys(spec.prepared.overlay, stack.rendered.directory)
 

@@ -255,6 +255,12 @@ class Engine(ABC):
              timestamps: bool = False, quick: bool = False) -> str:
         """A container's log."""
 
+    def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
+        """The whole log (with the engine's timestamps) of each of these containers that
+        belongs to the compose project, read at once; those left out are read one by one
+        (Engine.logs). None read at once here: every container one by one."""
+        return {}
+
     @abstractmethod
     def follow_logs(self, project: str, containers: list[Listed], since: datetime | None,
                     deployment: Deployment) -> LogStream:
@@ -279,6 +285,11 @@ class Engine(ABC):
     @abstractmethod
     def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
         """A process printing one JSON line per container start of the run."""
+
+    def watch_events(self, project: str) -> subprocess.Popen[str]:
+        """A process printing one JSON line per engine event (containers, networks)
+        from now on, with its time; the caller keeps those of `project` and ends it."""
+        raise NotImplementedError(f"{self.name} engine: no event stream")
 
     @abstractmethod
     def cpu_seconds(self, container: Listed) -> float | None:

@@ -7,7 +7,8 @@ A rendered run is its compose file, brought up with `docker compose up --wait`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +16,14 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate
-from vnetbench.engines.base import Deployment, Removed, RenderedRun
+from vnetbench.engines.base import Deployment, Listed, Removed, RenderedRun
 from vnetbench.engines.docker import (
+    QUICK_CALL_SECONDS,
     DockerEngine,
     bounded_client,
     docker,
+    interruptible_run,
+    project_log_texts,
     quick_client,
 )
 from vnetbench.errors import BlockTaken
@@ -58,6 +62,26 @@ class ComposeEngine(DockerEngine):
         """A container of this machine started in the background; its id."""
         container = docker.run(image, argv, detach=True, pull="never", **options)
         return str(getattr(container, "id", container))
+
+    def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
+        """One `docker compose logs` for the whole project instead of a `docker logs`
+        per container (200 CLI processes for 200 containers, on 2 cores most of the
+        logs' time): its lines split by their container prefix."""
+        def compose(*argv: str) -> str | None:
+            done = interruptible_run(
+                ["timeout", "-k", "5", str(QUICK_CALL_SECONDS), "docker", "compose", "-p",
+                 project, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                errors="replace")
+            return done.stdout if done.returncode == 0 else None
+
+        # the project's own containers (a helper started beside it is not): one with
+        # no line in the logs has an empty log
+        members = compose("ps", "--all", "--format", "{{.Name}}")
+        output = compose("logs", "--timestamps", "--no-color") if members else None
+        if members is None or output is None:
+            return {}
+        wanted = {c.name for c in containers} & set(members.split())
+        return {name: "" for name in wanted} | project_log_texts(output, wanted)
 
     def system_info(self) -> Any:
         return docker.system.info()

@@ -152,22 +152,29 @@ class Stack:
         return sorted(found, key=lambda death: death.finished)
 
     def logs(self, role: str | None = None, since: datetime | None = None,
-             quick: bool = False) -> list[Source]:
+             quick: bool = False, at_once: bool = False) -> list[Source]:
         """Every container's log (with the engine's timestamps), optionally of one role;
-        `quick`: each read bounded like teardown's calls."""
+        `quick`: each read bounded like teardown's calls; `at_once`: whole logs read in
+        one call where the engine can (Engine.project_logs), the rest one by one."""
+        containers = self.containers(role)
+        whole = (self.engine.project_logs(self.rendered.project, containers)
+                 if at_once and since is None else {})
+
         def read(container: Listed) -> Source | None:
-            after = self.deployment.on_node_clock(since, container.where) if since else None
-            try:  # a probe started with --rm may be gone already
-                text = self.engine.logs(container.name, since=after, timestamps=True,
-                                        quick=quick)
-            except EngineError:
-                return None
+            text = whole.get(container.name)
+            if text is None:
+                after = self.deployment.on_node_clock(since, container.where) if since else None
+                try:  # a probe started with --rm may be gone already
+                    text = self.engine.logs(container.name, since=after, timestamps=True,
+                                            quick=quick)
+                except EngineError:
+                    return None
             return Source(container.name, container.labels.get(labels.ROLE, ""),
                           container.labels.get(labels.NODE, container.name),
                           self.deployment.on_manager_clock(text, container.where))
 
         with ThreadPoolExecutor(LOG_READERS) as readers:  # 200 containers: 200 calls
-            found = readers.map(read, self.containers(role))
+            found = readers.map(read, containers)
             sources = [source for source in found if source is not None]
         return sources
 
@@ -262,7 +269,7 @@ class Stack:
     def save_logs(self, directory: Path) -> None:
         """Keep every container's log in the run directory (and on the stack, for events)."""
         directory.mkdir(parents=True, exist_ok=True)
-        self.saved_logs = self.logs(quick=True)
+        self.saved_logs = self.logs(quick=True, at_once=True)
         for source in self.saved_logs:
             (directory / f"{source.container}.log").write_text(source.text)
 

@@ -2,10 +2,14 @@
 
 `vnetbench calibrate` (and `make perf`, with --scale) measures, on this machine
 and in this order: a bare veth pair between two namespaces (the physical limit
-here), the baseline path as vnetbench runs it (agent, router, router, agent),
+here), the two-site shape of bare namespaces at N = 20 and 50 (200 with
+--scale) beside vnetbench's own stacks of the same shape and N (each as a ratio
+against its target: measure/bare.py, runs/targets.py), the baseline path as
+vnetbench runs it (agent, router, router, agent),
 the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
-tear down 200 containers, a join pass's restart on kept containers against a
+tear down 200 agents (the engine's events beside vnetbench's steps: where the
+seconds go), a join pass's restart on kept containers against a
 stack per pass, and (with vNet images) rooms of 200 and 800 vNet agents up and
 joined. Each figure is printed against its target, and the whole table is kept
 in calibration.json of the run's directory.
@@ -13,18 +17,20 @@ in calibration.json of the run's directory.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import local, require_engine
+from vnetbench.engines import Engine, local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.gate import (
     ENTRY,
@@ -37,36 +43,40 @@ from vnetbench.gate import (
 )
 from vnetbench.images import TOOLS_IMAGE, ImageSet
 from vnetbench.interrupts import shielded, teardown_guard
-from vnetbench.labels import current_owner, run_filter, run_labels
+from vnetbench.labels import current_owner, project_name, run_filter, run_labels
 from vnetbench.lifecycle import StackSpec, prepare, running
+from vnetbench.measure.bare import BareShape, bare_shape
 from vnetbench.measure.cpu import host_busy_cores
+from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results
 from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runs.targets import (
+    DOWN_TARGET,
+    TARGET_N,
+    UP_TARGET,
+    Figure,
+    figure_rows,
+    timing_figures,
+)
+from vnetbench.runs.targets import (
+    path_figures as against_bare_path,
+)
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import Topology, parse_topology
-from vnetbench.ui import waiting
+from vnetbench.ui import note, waiting
+
+__all__ = ["Figure", "calibrate", "figure_rows"]
 
 IDLE_AGENTS = 50
 SCALE_CONTAINERS = 200
+SHAPE_SIZES = (20, IDLE_AGENTS)  # N of the two-site shape, bare and vnetbench; --scale: 200
 GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's containers
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One measured figure and its target; `met` is None for a reference figure."""
-
-    name: str
-    value: float | None
-    unit: str
-    target: str = ""
-    met: bool | None = None
-    note: str = ""
 
 
 def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
@@ -77,23 +87,90 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     # absolute: the gate directory is bind-mounted (a relative path names a volume)
     directory = new_directory(out_dir.resolve(), f"calibrate-{stamp()}")
     figures: list[Figure] = []
+    extra: dict[str, Any] = {}  # the breakdown of the bring-up and teardown at scale
 
     def keep(*found: Figure) -> None:
         figures.extend(found)
-        write_text_atomic(directory / "calibration.json", as_json(figures))
+        write_text_atomic(directory / "calibration.json", as_json(figures, extra))
 
+    sizes = [*SHAPE_SIZES, *([TARGET_N] if scale else [])]
+    with waiting(f"bare namespaces in the two-site shape, N = {sizes}", 30 + seconds * 2):
+        bare = bare_shape(directory.name, sizes, seconds, pings=200)
     raw = bare_figure(directory.name, seconds, passes, 0, "raw veth pair (TCP)",
                       "the machine's limit: one veth pair, nothing else")
     routed = bare_figure(directory.name, seconds, passes, 2, "bare routed path (TCP)",
                          "agent, router, router, agent on veth pairs: no bridge, no "
                          "netfilter")
-    keep(raw, routed)
-    keep(*path_figures(directory, seconds, passes, raw.value, routed.value))
-    keep(*delay_figures(directory))
-    keep(*idle_figures(directory, images))
+    keep(raw, routed, *bare_shape_figures(bare))
+    path = path_figures(directory, seconds, passes, raw.value, routed.value)
+    keep(*path)
+    delay, plain_rtt = delay_figures(directory)
+    keep(*delay)
+    ups: dict[int, float] = {}
+    downs: dict[int, float] = {}
+    with brought_up(many_agents("calibrate-shape20", SHAPE_SIZES[0]), directory,
+                    images) as timings:
+        pass
+    ups[SHAPE_SIZES[0]], downs[SHAPE_SIZES[0]] = timings["up"], timings["down"]
+    idle, timings = idle_figures(directory, images)
+    ups[IDLE_AGENTS], downs[IDLE_AGENTS] = timings["up"], timings["down"]
+    keep(*idle)
+    why_up = why_down = ""
     if scale:
-        keep(*scale_figures(directory, images))
+        found, timings = scale_figures(directory, images)
+        ups[TARGET_N], downs[TARGET_N] = timings["up"], timings["down"]
+        if timings.get("breakdown"):
+            extra["breakdown"] = timings["breakdown"]
+            why_up, why_down = reasons(timings["breakdown"])
+        keep(*found)
+    keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
+         *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down),
+         *against_bare_path(plain_rtt, path[0].value,
+                            path_values(bare, "netfilter-off"),
+                            path_values(bare, "netfilter-on")))
     return directory, figures
+
+
+def bare_shape_figures(bare: BareShape) -> list[Figure]:
+    """The bare namespaces' own figures: bring-up and teardown per N, the path."""
+    figures = [Figure(f"bare namespaces: bring-up of {n} hosts", seconds, "s",
+                      note="two sites, two routers, a backbone: namespaces, veth pairs, "
+                      "Linux bridges")
+               for n, seconds in sorted(bare.up_s.items())]
+    figures += [Figure(f"bare namespaces: teardown of {n} hosts", seconds, "s",
+                       note=f"every link gone after {bare.gone_s.get(n, 0):.2f} s")
+                for n, seconds in sorted(bare.down_s.items())]
+    for variant, path in sorted(bare.paths.items()):
+        figures += [Figure(f"bare two-router path RTT, {variant}", path.rtt_mean_ms, "ms",
+                           note="mean of 200 pings 10 ms apart"),
+                    Figure(f"bare two-router path TCP, {variant}", path.tcp_mbit, "Mbit/s",
+                           note="one iperf3 stream")]
+    return figures
+
+
+def path_values(bare: BareShape, variant: str) -> tuple[float | None, float | None]:
+    path = bare.paths.get(variant)
+    return (path.rtt_mean_ms, path.tcp_mbit) if path else (None, None)
+
+
+def reasons(found: dict[str, Any]) -> tuple[str, str]:
+    """Why a bring-up or teardown takes what it takes: the breakdown's longest parts."""
+    steps = {row["step"]: row["seconds"] for row in found.get("steps", [])}
+
+    def span(part: str, phase: str) -> str:
+        for row in found.get(part, []):
+            if row["phase"] == phase:
+                return f"{phase} {row['first_s']:.1f}-{row['last_s']:.1f} s"
+        return f"{phase}: none seen"
+
+    up = (f"measured: compose up {steps.get('up', 0):.1f} s of which the engine's "
+          f"{span('bring_up', 'containers created')}, "
+          f"{span('bring_up', 'containers started')}, "
+          f"{span('bring_up', 'health checks passed')}; shape {steps.get('shape', 0):.1f} s")
+    down = (f"measured: save logs {steps.get('save logs', 0):.1f} s, remove "
+            f"{steps.get('remove', 0):.1f} s ({span('teardown', 'containers removed')}, "
+            f"{span('teardown', 'networks removed')})")
+    return up, down
 
 
 def bare_figure(run_id: str, seconds: float, passes: int, routers: int, name: str,
@@ -127,7 +204,7 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
     ]
 
 
-def delay_figures(directory: Path) -> list[Figure]:
+def delay_figures(directory: Path) -> tuple[list[Figure], float | None]:
     """The delay line's own latency (subtracted from each delay) and what is left of
     the error on a 10 ms delay each way, against the same path unshaped."""
     plain = two_sites("calibrate-plain", 1, 1, pings=200)
@@ -150,10 +227,13 @@ def delay_figures(directory: Path) -> list[Figure]:
         figures.append(Figure("delay line's own latency (subtracted)",
                               statistics.median(overheads), "us",
                               note=f"per shaped container: {spread(overheads)}"))
-    return figures
+    plain_rtt = None if rtts[0] != rtts[0] else float(rtts[0])  # NaN: none measured
+    figures.append(Figure("baseline path RTT (mean)", plain_rtt, "ms",
+                          note="200 pings 10 ms apart, agent to agent over both routers"))
+    return figures, plain_rtt
 
 
-def idle_figures(directory: Path, images: ImageSet) -> list[Figure]:
+def idle_figures(directory: Path, images: ImageSet) -> tuple[list[Figure], dict[str, Any]]:
     idle = host_cpu_percent(SAMPLE_SECONDS, "the idle host")
     topology = many_agents("calibrate-idle", IDLE_AGENTS)
     with brought_up(topology, directory, images) as timings:
@@ -164,23 +244,28 @@ def idle_figures(directory: Path, images: ImageSet) -> list[Figure]:
         Figure("idle host CPU", idle, "% of a core", note=f"{SAMPLE_SECONDS:g} s sample"),
         Figure(f"idle cost of a {IDLE_AGENTS}-agent topology", cost, "% of a core", "< 2",
                cost < 2, f"{busy:.1f} % with it up; up in {timings['up']:.1f} s"),
-    ]
+    ], timings
 
 
-def scale_figures(directory: Path, images: ImageSet) -> list[Figure]:
-    switches = 4
-    topology = many_agents("calibrate-scale", SCALE_CONTAINERS - switches, switches)
-    with brought_up(topology, directory, images) as timings:
+def scale_figures(directory: Path, images: ImageSet
+                  ) -> tuple[list[Figure], dict[str, Any]]:
+    """The two-site shape with TARGET_N agents (two routers and the fabric helper
+    besides), its bring-up and teardown broken down (the engine's events)."""
+    topology = many_agents("calibrate-scale", TARGET_N)
+    with brought_up(topology, directory, images, watch=True) as timings:
         pass
+    containers = TARGET_N + 3
     return [
         gate_figure(directory, SCALE_CONTAINERS),
-        Figure(f"bring-up of {SCALE_CONTAINERS} containers", timings["up"], "s", "< 30",
-               timings["up"] < 30, "baseline: routers and agents, health checks passed"),
-        Figure(f"teardown of {SCALE_CONTAINERS} containers", timings["down"], "s", "< 15",
-               timings["down"] < 15, "logs saved, then everything removed by label"),
+        Figure(f"bring-up of {TARGET_N} agents ({containers} containers)", timings["up"],
+               "s", "< 30", timings["up"] < 30,
+               "baseline: routers and agents, health checks passed"),
+        Figure(f"teardown of {TARGET_N} agents ({containers} containers)", timings["down"],
+               "s", "< 15", timings["down"] < 15,
+               "logs saved, then everything removed by label"),
         *kept_container_figures(directory),
         *vnet_join_figures(directory),
-    ]
+    ], timings
 
 
 def join_run(directory: Path, name: str, overlay: str, machines: int, passes: int,
@@ -290,20 +375,55 @@ def gate_logs(run_id: str, text: str) -> int:
 
 
 @contextmanager
-def brought_up(topology: Topology, directory: Path, images: ImageSet
-               ) -> Iterator[dict[str, float]]:
-    """A topology up for the `with` block; timings['up'] and, after it, ['down']."""
+def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: bool = False
+               ) -> Iterator[dict[str, Any]]:
+    """A topology up for the `with` block; timings['up'] and, after it, ['down'];
+    `watch`: ['breakdown'] too, the engine's events beside vnetbench's steps."""
     prepared = prepare(topology, overlay_for(topology), images=images)
-    timings: dict[str, float] = {}
+    timings: dict[str, Any] = {}
     with claimed_block() as claim:
         spec = StackSpec(prepared, new_run_id(topology.name), directory / topology.name,
                          current_owner())
-        started = time.monotonic()
-        with running(spec, claim):
-            timings["up"] = time.monotonic() - started
-            yield timings
-            stopping = time.monotonic()
-        timings["down"] = time.monotonic() - stopping
+        with watched(prepared.engine if watch else None) as lines:
+            started = time.monotonic()
+            with running(spec, claim):
+                timings["up"] = time.monotonic() - started
+                yield timings
+                stopping = time.monotonic()
+            timings["down"] = time.monotonic() - stopping
+            time.sleep(1.0)  # the last events reach the stream
+        if watch:
+            events = parse_events(lines, project_name(spec.run_id))
+            timings["breakdown"] = breakdown(events, spec.steps)
+            (directory / f"{topology.name}-events.jsonl").write_text("".join(lines))
+            for line in breakdown_lines(timings["breakdown"]):
+                note(f"[dim]{topology.name}: {line}[/]")
+
+
+@contextmanager
+def watched(engine: Engine | None) -> Iterator[list[str]]:
+    """The engine's event lines (as they come) for the `with` block; none without one."""
+    lines: list[str] = []
+    if engine is None:
+        yield lines
+        return
+    process = engine.watch_events("")
+    assert process.stdout is not None
+    stream = process.stdout
+
+    def read() -> None:
+        for line in stream:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.5)  # the stream is open before anything happens
+    try:
+        yield lines
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        reader.join(timeout=5)
 
 
 def host_cpu_percent(seconds: float, what: str) -> float:
@@ -329,20 +449,7 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.1f}-{max(values):.1f}" if values else "none"
 
 
-def as_json(figures: list[Figure]) -> str:
-    import json
-
+def as_json(figures: list[Figure], extra: dict[str, Any] | None = None) -> str:
     # medians of frames are numpy scalars: .item() gives the plain number or bool
-    return json.dumps({"figures": [asdict(f) for f in figures]}, indent=2,
+    return json.dumps({"figures": [asdict(f) for f in figures], **(extra or {})}, indent=2,
                       default=lambda value: value.item()) + "\n"
-
-
-def figure_rows(figures: list[Figure]) -> list[dict[str, Any]]:
-    """Rows for the printed table: value, target, and whether it is met."""
-    rows = []
-    for figure in figures:
-        value = "n/a" if figure.value is None else f"{figure.value:.2f}"
-        verdict = {True: "met", False: "NOT met", None: ""}[figure.met]
-        rows.append({"figure": figure.name, "value": f"{value} {figure.unit}",
-                     "target": figure.target, "": verdict, "note": figure.note})
-    return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnetbench.engines.docker import compose_log_line, health_of
+from vnetbench.engines.docker import compose_log_line, health_of, project_log_texts
 
 
 @pytest.mark.parametrize(("status", "health"), [
@@ -28,3 +28,16 @@ def test_compose_log_lines_name_their_container() -> None:
         "10.160.0.0/16 <-> 10.160.0.0/16")
     assert compose_log_line("p-agent1  | 2026-11-30T10:04:45Z a | b\n")[1].endswith("a | b")
     assert compose_log_line("canceled\n") == ("", "")
+
+
+def test_one_compose_logs_call_splits_into_each_container_s_log() -> None:
+    output = ("p-fabric          | 2026-11-30T10:04:45.076302170Z vnetbench-fabric: up\n"
+              "p-agent1          | 2026-11-30T10:04:45.100000000Z first\n"
+              "p-other           | 2026-11-30T10:04:45.200000000Z not asked for\n"
+              "p-agent1          | 2026-11-30T10:04:46.100000000Z a | b\n"
+              "canceled\n")
+    texts = project_log_texts(output, {"p-fabric", "p-agent1", "p-quiet"})
+    assert texts == {
+        "p-fabric": "2026-11-30T10:04:45.076302170Z vnetbench-fabric: up\n",
+        "p-agent1": ("2026-11-30T10:04:45.100000000Z first\n"
+                     "2026-11-30T10:04:46.100000000Z a | b\n")}  # in order, as docker logs

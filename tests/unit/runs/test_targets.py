@@ -1,0 +1,58 @@
+"""The testbed against the bare reference: each ratio, its target and its verdict."""
+
+from __future__ import annotations
+
+from vnetbench.runs.targets import (
+    TARGET_N,
+    Figure,
+    figure_rows,
+    path_figures,
+    ratio,
+    timing_figures,
+)
+
+
+def test_a_ratio_needs_both_values() -> None:
+    assert ratio(2.0, 4.0) == 0.5
+    assert ratio(None, 4.0) is None
+    assert ratio(2.0, 0.0) is None
+
+
+def test_only_the_target_size_is_judged() -> None:
+    figures = timing_figures("bring-up", {20: 5.0, 50: 9.0, TARGET_N: 31.0},
+                             {20: 0.3, TARGET_N: 3.0}, 4.0, "the engine starts 6 a second")
+    by_name = {f.name: f for f in figures}
+    assert set(by_name) == {"bring-up of 20 agents / bare namespaces",
+                            f"bring-up of {TARGET_N} agents / bare namespaces"}
+    small = by_name["bring-up of 20 agents / bare namespaces"]
+    assert small.met is None and small.target == ""
+    big = by_name[f"bring-up of {TARGET_N} agents / bare namespaces"]
+    assert big.met is False and big.target == "<= 4"
+    assert abs((big.value or 0) - 31.0 / 3.0) < 1e-9
+    assert "the engine starts 6 a second" in big.note  # a miss says why
+
+
+def test_a_met_target_gives_no_reason() -> None:
+    (figure,) = timing_figures("teardown", {TARGET_N: 3.0}, {TARGET_N: 1.0}, 4.0, "why")
+    assert figure.met is True and "why" not in figure.note
+
+
+def test_the_path_rtt_is_at_most_and_tcp_at_least() -> None:
+    rtt, tcp = path_figures(0.05, 9000.0, (0.04, 10000.0), (0.046, 9500.0))
+    assert rtt.met is True and abs((rtt.value or 0) - 1.25) < 1e-9
+    assert tcp.met is True and abs((tcp.value or 0) - 0.9) < 1e-9
+    assert "0.046 ms" in rtt.note and "9500 Mbit/s" in tcp.note
+    rtt, tcp = path_figures(0.1, 7000.0, (0.04, 10000.0), (None, None))
+    assert rtt.met is False and tcp.met is False
+
+
+def test_nothing_measured_is_no_verdict() -> None:
+    rtt, tcp = path_figures(None, None, (None, None), (None, None))
+    assert rtt.met is None and rtt.value is None and tcp.met is None
+
+
+def test_rows_say_met_and_not_met() -> None:
+    rows = figure_rows([Figure("a", 1.0, "x", "<= 4", True), Figure("b", None, "x", "", None),
+                        Figure("c", 5.0, "x", "<= 4", False)])
+    assert [row[""] for row in rows] == ["met", "", "NOT met"]
+    assert rows[1]["value"] == "n/a x"

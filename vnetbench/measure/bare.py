@@ -1,0 +1,157 @@
+"""The reference beside the testbed: vnetbench's two-site shape built from bare
+network namespaces, veth pairs and Linux bridges, as Mininet would build it.
+
+One helper container of the tools image (no network of its own, NET_ADMIN and
+SYS_ADMIN, no AppArmor profile: as measure/veth.py) builds, for each N, two
+site bridges and a backbone bridge, two router namespaces joining each site to
+the backbone, and N host namespaces on the sites in turn; times the bring-up
+(every host addressed and routed) and the teardown (every namespace deleted,
+then every link gone, which the kernel does after); and, at the first N,
+measures TCP (iperf3) and RTT (ping) between a host of each site over both
+routers, the bridges' netfilter off and on. The bridges are in the helper's own
+namespace, so `net.bridge.bridge-nf-call-iptables` is toggled there only (a
+proc mounted in the helper: the host's setting is never touched); "on" also
+loads a conntrack rule in FORWARD, as Docker's host has, so bridged frames
+cross conntrack as on the engine's bridges. Addresses: 198.18.0.0/15 (RFC 2544's
+benchmark range), inside those namespaces only.
+
+The output is marked lines (`bare-shape up N SECONDS`, ...) and each tool's
+output between `--- tool variant ---` and `--- end ---`; parse_bare reads it.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from vnetbench.measure.iperf import IperfError, parse_iperf_json
+from vnetbench.measure.ping_output import PingParseError, parse_ping
+
+# $1: seconds of TCP; $2: pings (10 ms apart); $3...: the N to build, the path at the first
+BARE_SHAPE = r"""
+set -e
+seconds=$1; pings=$2; shift 2
+now() { date +%s.%N; }
+took() {
+  awk -v a="$3" -v b="$(now)" -v w="$1 $2" 'BEGIN { printf "bare-shape %s %.4f\n", w, b - a }'
+}
+mkdir -p /tmp/proc && mount -t proc proc /tmp/proc  # this namespace's sysctls, writable
+brnf=/tmp/proc/sys/net/bridge/bridge-nf-call-iptables
+links() { ip -o link show | wc -l; }
+base=$(links)
+up() {
+  for b in vbb vs1 vs2; do ip link add $b type bridge; ip link set $b up; done
+  for r in 1 2; do
+    other=$((3 - r))
+    ip netns add r$r; ip -n r$r link set lo up
+    ip link add rb$r type veth peer name b0 netns r$r
+    ip link add rs$r type veth peer name s0 netns r$r
+    ip link set rb$r master vbb up; ip link set rs$r master vs$r up
+    ip -n r$r address add 198.18.0.$r/24 dev b0; ip -n r$r link set b0 up
+    ip -n r$r address add 198.18.$r.1/24 dev s0; ip -n r$r link set s0 up
+    ip -n r$r route add 198.18.$other.0/24 via 198.18.0.$other
+    [ "$(ip netns exec r$r cat /proc/sys/net/ipv4/ip_forward)" = 1 ] \
+      || { echo "router namespace r$r does not forward" >&2; exit 1; }
+  done
+  for i in $(seq 1 $1); do
+    site=$(( (i - 1) % 2 + 1 )); host=$(( (i - 1) / 2 + 2 ))
+    ip netns add h$i; ip -n h$i link set lo up
+    ip link add e$i type veth peer name eth0 netns h$i
+    ip link set e$i master vs$site up
+    ip -n h$i address add 198.18.$site.$host/24 dev eth0; ip -n h$i link set eth0 up
+    ip -n h$i route add default via 198.18.$site.1
+  done
+}
+down() {
+  for i in $(seq 1 $1); do ip netns del h$i; done
+  ip netns del r1; ip netns del r2
+  for b in vbb vs1 vs2; do ip link del $b; done
+}
+path() {  # $1: the variant's name
+  ip netns exec h2 iperf3 -s -1 -D
+  for i in $(seq 50); do ip netns exec h2 ss -ltn | grep -q :5201 && break; sleep 0.05; done
+  echo "--- ping $1 ---"
+  ip netns exec h1 ping -c "$pings" -i 0.01 -W 1 198.18.2.2; echo "--- end ---"
+  echo "--- iperf3 $1 ---"
+  ip netns exec h1 iperf3 -c 198.18.2.2 -t "$seconds" -J; echo "--- end ---"
+}
+first=1
+for n in "$@"; do
+  begun=$(now); up $n; took up $n $begun
+  if [ $first = 1 ]; then
+    first=0
+    echo 0 > $brnf; path netfilter-off
+    echo 1 > $brnf; iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+    path netfilter-on
+    iptables -F FORWARD; echo 0 > $brnf
+  fi
+  begun=$(now); down $n; took down $n $begun
+  while [ "$(links)" -gt "$base" ]; do sleep 0.01; done; took gone $n $begun
+done
+"""
+
+_TIMING = re.compile(r"^bare-shape (up|down|gone) (\d+) ([\d.]+)$", re.MULTILINE)
+_SECTION = re.compile(r"^--- (ping|iperf3) (\S+) ---\n(.*?)^--- end ---$", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class BarePath:
+    """TCP and RTT between a host of each site, over both routers, one variant."""
+
+    tcp_mbit: float | None
+    rtt_mean_ms: float | None
+
+
+@dataclass
+class BareShape:
+    """What one helper run measured: seconds per N, and the path per variant."""
+
+    up_s: dict[int, float] = field(default_factory=dict)
+    down_s: dict[int, float] = field(default_factory=dict)  # every `ip netns del` returned
+    gone_s: dict[int, float] = field(default_factory=dict)  # every link gone, from the start
+    paths: dict[str, BarePath] = field(default_factory=dict)
+
+
+def parse_bare(text: str) -> BareShape:
+    """The helper's output (BARE_SHAPE) read; a tool's unreadable output is None."""
+    shape = BareShape()
+    for what, n, seconds in _TIMING.findall(text):
+        table = {"up": shape.up_s, "down": shape.down_s, "gone": shape.gone_s}[what]
+        table[int(n)] = float(seconds)
+    found: dict[str, dict[str, float | None]] = {}
+    for tool, variant, body in _SECTION.findall(text):
+        values = found.setdefault(variant, {"tcp": None, "rtt": None})
+        if tool == "ping":
+            with suppress(PingParseError):
+                values["rtt"] = parse_ping(body).rtt_mean_ms
+        else:
+            with suppress(IperfError):
+                values["tcp"] = parse_iperf_json(body).receiver_mbit
+    shape.paths = {variant: BarePath(v["tcp"], v["rtt"]) for variant, v in found.items()}
+    return shape
+
+
+def bare_argv(sizes: list[int], seconds: float, pings: int) -> list[str]:
+    return ["bash", "-c", BARE_SHAPE, "bare-shape", f"{seconds:g}", str(pings),
+            *(str(n) for n in sizes)]
+
+
+def bare_shape(run_id: str, sizes: list[int], seconds: float, pings: int) -> BareShape:
+    """The two-site shape of bare namespaces at each N (helper container: veth.py's)."""
+    from vnetbench.engines import EngineError, local
+    from vnetbench.errors import UserError
+    from vnetbench.images import TOOLS_IMAGE
+    from vnetbench.labels import run_labels
+
+    try:
+        out = local().run_container(
+            TOOLS_IMAGE, bare_argv(sizes, seconds, pings), networks=["none"],
+            cap_add=["NET_ADMIN", "SYS_ADMIN"], security_options=["apparmor=unconfined"],
+            labels=run_labels(run_id, "calibration", "bare-shape"))
+    except EngineError as error:
+        raise UserError(
+            "The bare namespaces' two-site shape could not be measured: a helper container "
+            f"with NET_ADMIN and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]})."
+        ) from None
+    return parse_bare(str(out))

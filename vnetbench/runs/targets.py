@@ -1,0 +1,99 @@
+"""Calibration's figures and the testbed against the bare reference (pure).
+
+A Figure is one measured value with its target; `against_bare` turns the bare
+namespaces' figures (measure/bare.py) and vnetbench's own for the same shape and
+N into ratios, each against its target: bring-up and teardown of 200 agents
+within 4x of the bare namespaces', the two-router path's RTT within 1.3x and
+its TCP at 0.9 of the bare path's or more (the bare path with the bridges'
+netfilter off: what Mininet's bridges give). Each ratio's note says what the
+same path costs with the bridges' netfilter on, so a miss says how much of it
+that accounts for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UP_TARGET = 4.0  # vnetbench's bring-up / bare namespaces', at most
+DOWN_TARGET = 4.0
+RTT_TARGET = 1.3
+TCP_TARGET = 0.9  # vnetbench's TCP / bare path's, at least
+TARGET_N = 200  # the N the up and down targets are for
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure and its target; `met` is None for a reference figure."""
+
+    name: str
+    value: float | None
+    unit: str
+    target: str = ""
+    met: bool | None = None
+    note: str = ""
+
+
+def ratio(testbed: float | None, reference: float | None) -> float | None:
+    return testbed / reference if testbed is not None and reference else None
+
+
+def verdict(value: float | None, bound: float, at_most: bool) -> bool | None:
+    if value is None:
+        return None
+    return value <= bound if at_most else value >= bound
+
+
+def timing_figures(what: str, testbed: dict[int, float], bare: dict[int, float],
+                   bound: float, why: str = "") -> list[Figure]:
+    """One ratio per N both measured; the target only at TARGET_N."""
+    figures = []
+    for n in sorted(set(testbed) & set(bare)):
+        value = ratio(testbed[n], bare[n])
+        targeted = n == TARGET_N
+        note = f"vnetbench {testbed[n]:.2f} s, bare namespaces {bare[n]:.2f} s"
+        figures.append(Figure(
+            f"{what} of {n} agents / bare namespaces", value, "x",
+            f"<= {bound:g}" if targeted else "",
+            verdict(value, bound, True) if targeted else None,
+            note + (f"; {why}" if why and targeted and not verdict(value, bound, True)
+                    else "")))
+    return figures
+
+
+def path_figures(testbed_rtt_ms: float | None, testbed_tcp_mbit: float | None,
+                 bare_off: tuple[float | None, float | None],
+                 bare_on: tuple[float | None, float | None]) -> list[Figure]:
+    """RTT and TCP of the two-router path against the bare one ((rtt, tcp) with the
+    bridges' netfilter off and on)."""
+    rtt = ratio(testbed_rtt_ms, bare_off[0])
+    tcp = ratio(testbed_tcp_mbit, bare_off[1])
+    rtt_on, tcp_on = ratio(bare_on[0], bare_off[0]), ratio(bare_on[1], bare_off[1])
+
+    def said(value: float | None, unit: str, digits: int) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f} {unit}"
+
+    rtt_note = (f"vnetbench {said(testbed_rtt_ms, 'ms', 3)}, bare "
+                f"{said(bare_off[0], 'ms', 3)}; the bare path with bridge netfilter and "
+                f"conntrack on: {said(bare_on[0], 'ms', 3)}"
+                + ("" if rtt_on is None else f" ({rtt_on:.2f}x)"))
+    tcp_note = (f"vnetbench {said(testbed_tcp_mbit, 'Mbit/s', 0)}, bare "
+                f"{said(bare_off[1], 'Mbit/s', 0)}; with bridge netfilter and conntrack "
+                f"on: {said(bare_on[1], 'Mbit/s', 0)}"
+                + ("" if tcp_on is None else f" ({tcp_on:.2f})"))
+    return [
+        Figure("two-router path RTT / bare namespaces", rtt, "x", f"<= {RTT_TARGET:g}",
+               verdict(rtt, RTT_TARGET, True), rtt_note),
+        Figure("two-router path TCP / bare namespaces", tcp, "ratio", f">= {TCP_TARGET:g}",
+               verdict(tcp, TCP_TARGET, False), tcp_note),
+    ]
+
+
+def figure_rows(figures: list[Figure]) -> list[dict[str, str]]:
+    """Rows for the printed table: value, target, and whether it is met."""
+    rows = []
+    for figure in figures:
+        value = "n/a" if figure.value is None else f"{figure.value:.2f}"
+        said = {True: "met", False: "NOT met", None: ""}[figure.met]
+        rows.append({"figure": figure.name, "value": f"{value} {figure.unit}",
+                     "target": figure.target, "": said, "note": figure.note})
+    return rows
