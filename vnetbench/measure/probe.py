@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from vnetbench.engines.base import RunOnEngine, ToolOutput
 
@@ -39,9 +39,12 @@ def run_probe(run: RunOnEngine, target: str, argv: list[str],
     return run.engine.run_tool(target, bounded, _labels(run.run_id, target, argv[0]))
 
 
-def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str) -> str:
-    """Start a long-running tool (e.g. an iperf3 server) in target's namespace."""
-    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, argv[0]))
+def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
+                **options: Any) -> str:
+    """Start a long-running tool (e.g. an iperf3 server) in target's namespace;
+    `remove=False` keeps it (and its log) after it ends, until stop_probe."""
+    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, argv[0]),
+                                 **options)
 
 
 def stop_probe(run: RunOnEngine, name: str) -> None:

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from vnetbench import labels
 from vnetbench.capabilities import Capability
+from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.measure.outage import (
     Outage,
@@ -196,13 +197,18 @@ class Failover(Scenario):
         try:
             start_probe(stack, context.container(roles.target),
                         ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], names["server"])
-            start_probe(stack, context.container(roles.remote), ping, names["remote"])
-            start_probe(stack, context.container(roles.local), ping, names["local"])
+            # kept when they end (a probe whose namespace went with a killed container),
+            # so their logs can still be read; removed below
+            start_probe(stack, context.container(roles.remote), ping, names["remote"],
+                        remove=False)
+            start_probe(stack, context.container(roles.local), ping, names["local"],
+                        remove=False)
             time.sleep(0.5)  # the server listens
             start_probe(stack, context.container(roles.remote),
                         ["stdbuf", "-oL", "iperf3", "-c", address, "-p", str(IPERF_PORT),
                          "-t", str(int(bound) + 5), "-i", "0.1", "--forceflush", "-b",
-                         f"{TCP_MBIT}M", "-l", f"{WRITE_BYTES}"], names["stream"])
+                         f"{TCP_MBIT}M", "-l", f"{WRITE_BYTES}"], names["stream"],
+                        remove=False)
             with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
                          f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
                 self.inject(context, outcome, names["remote"], roles)
@@ -210,8 +216,7 @@ class Failover(Scenario):
                                     window)
         finally:
             for kind in ("remote", "local", "stream"):
-                text = stack.engine.logs(names[kind]) if self._exists(context, names[kind]) \
-                    else ""
+                text = probe_log(context, names[kind])
                 save_raw(context.raw_dir / f"failover-pass{pass_no}-{label}-{kind}.txt", text)
                 if kind == "stream":
                     outcome.stream = parse_stream_trace(text)
@@ -223,9 +228,6 @@ class Failover(Scenario):
         self.rejoins(context, outcome, roles)
         return outcome
 
-    @staticmethod
-    def _exists(context: ScenarioContext, name: str) -> bool:
-        return bool(context.stack.engine.containers([("name", f"^{name}$")]))
 
     def inject(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
                roles: Roles) -> None:
@@ -233,7 +235,7 @@ class Failover(Scenario):
         the planned shaping); a kill for good is left for its window."""
         stack, fault = context.stack, outcome.fault
         deadline = time.time() + FIRST_ANSWER_S
-        while not parse_ping_trace(stack.engine.logs(remote)).replies:
+        while not parse_ping_trace(probe_log(context, remote)).replies:
             if time.time() > deadline:
                 outcome.problems.append(f"{roles.remote}'s probe had no answer from "
                                         f"{roles.target} within {FIRST_ANSWER_S:.0f} s: "
@@ -321,13 +323,13 @@ class Failover(Scenario):
         since = outcome.ended_at or outcome.injected_at
         deadline = since + window
         while time.time() < deadline:
-            trace = parse_ping_trace(context.stack.engine.logs(remote))
+            trace = parse_ping_trace(probe_log(context, remote))
             found = outage_of(trace, outcome.injected_at, PROBE_INTERVAL_S)
             if (found is not None and found.after is not None and trace.replies
                     and found.after.at > since - 1
                     and trace.replies[-1].at - found.after.at >= STEADY_S
                     and (trace.last_at or 0) - trace.replies[-1].at < 3 * PROBE_INTERVAL_S
-                    and flowing(parse_stream_trace(context.stack.engine.logs(stream)))):
+                    and flowing(parse_stream_trace(probe_log(context, stream)))):
                 return
             time.sleep(POLL_S)
 
@@ -443,3 +445,11 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     return PassResult(metrics, summary, status, state=state, series=series,
                       fault_killed={s for o in outcomes for s in o.killed})
 
+
+def probe_log(context: ScenarioContext, name: str) -> str:
+    """A probe's log so far; empty when the engine has no such container (never
+    started, or removed)."""
+    try:
+        return context.stack.engine.logs(name)
+    except EngineError:
+        return ""
