@@ -151,3 +151,23 @@ def test_shaped_links_and_a_ca_made_on_one_node_work_across_nodes(nodes: list[st
     record = json.loads((run_dir / "run.json").read_text())
     assert record["links"]["applied"], "the shapers' read-back is recorded"
     assert leftovers_on_nodes(record["run_id"], nodes) == []
+
+
+def test_a_switch_killed_on_another_node_is_measured_as_on_one_host(nodes: list[str],
+                                                                    tmp_path: Path) -> None:
+    """failover on the swarm: the fault goes through the run's engine to the node that
+    hosts the switch (switch2 on node-b), and its outage is measured as on one host:
+    at least the 2 s it was down, bounded by the pass's window; nothing left on a node."""
+    topology = parse_topology(
+        {"name": "it-swarm-fault", "engine": "swarm", "manager": "test", "switches": 2,
+         "agents": 4, "hosts": {"switch1": "node-a", "switch2": "node-b"},
+         "faults": [{"at": "1s", "kill": "switch2", "restart_after": "2s"}],
+         "settings": {"passes": 1, "failover_window_s": 10}}, "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("failover")], tmp_path)
+    frame = load_results(run_dir)
+    rows = frame[frame["interval_s"].isna()]
+    value = dict(zip(rows["metric"], rows["value"], strict=True))
+    assert "exited" not in str(rows["status"].iloc[0]), rows["status"].iloc[0]
+    assert 2000 <= value["outage_ms_switch-restart"] <= 2000 + 10_000, value
+    record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers_on_nodes(record["run_id"], nodes) == []
