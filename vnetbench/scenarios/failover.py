@@ -131,6 +131,12 @@ class FaultOutcome:
     expected_rejoins: int = 0
     not_recovered: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    window_s: float = 0.0  # how long after the fault recovery is waited for
+
+    def cut_short(self, outage: Outage | None) -> bool:
+        """Never answered again, and the probe's trace ends well before the window
+        does (the probe itself ended): its silence is a lower bound, not the outage."""
+        return bool(outage and not outage.recovered and outage.ms < (self.window_s - 1) * 1000)
 
     def outage(self, trace: ProbeTrace | None) -> Outage | None:
         if trace is None or self.injected_at is None:
@@ -184,7 +190,7 @@ class Failover(Scenario):
     def measure(self, context: ScenarioContext, roles: Roles, label: str, fault: Fault,
                 pass_no: int) -> FaultOutcome:
         stack, topology = context.stack, context.topology
-        outcome = FaultOutcome(label, fault)
+        outcome = FaultOutcome(label, fault, window_s=topology.settings.failover_window_s)
         address = context.overlay.target_address(topology, context.plan, roles.target)
         window = topology.settings.failover_window_s
         lasts = (fault.lasts_ms or 0) / 1000
@@ -402,9 +408,11 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     for o in outcomes:
         remote, local = o.outage(o.remote), o.outage(o.local)
         stream = o.stream
+        short = o.cut_short(remote)
         metrics |= {
-            f"outage_ms_{o.label}": (round(remote.ms, 1) if remote else None, "ms"),
-            f"lost_{o.label}": (remote.lost if remote else None, "count"),
+            f"outage_ms_{o.label}": (round(remote.ms, 1) if remote and not short else None,
+                                     "ms"),
+            f"lost_{o.label}": (remote.lost if remote and not short else None, "count"),
             f"local_outage_ms_{o.label}": (round(local.ms, 1) if local else None, "ms"),
             f"local_lost_{o.label}": (local.lost if local else None, "count"),
             f"tcp_stall_ms_{o.label}": (round(stream.stall_s * 1000) if stream
@@ -423,7 +431,8 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
             series += [SeriesPoint(f"{ANSWERED_PREFIX}{o.label}", share, "share", at)
                        for at, share in answered_bins(o.remote, first)]
             metrics[f"{FAULT_AT_PREFIX}{o.label}"] = (round(o.injected_at - first, 3), "s")
-        summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote else "-") + (
+        summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short
+                            else "-") + (
             f", tcp {'kept' if stream.survived else 'lost'}"
             if stream and stream.intervals else "") + (
             f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "")
@@ -432,7 +441,9 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
             said.append("no answer before the fault")
         if remote and not remote.recovered:
             said.append(f"{o.fault.describe()}: the path did not answer again within the "
-                        "window")
+                        "window" + (f" (its probe ended {remote.ms:.0f} ms after the last "
+                                    "answer, before the window did: no outage figure)"
+                                    if short else ""))
         for agent, lines in o.not_recovered.items():
             said.append(f"{agent} did not register again (its log ends: "
                         f"{' | '.join(lines) or 'nothing'})")

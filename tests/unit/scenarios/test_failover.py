@@ -97,3 +97,17 @@ def test_a_path_that_never_came_back_is_partial_with_why() -> None:
     result = result_of([outcome])
     assert result.state is State.PARTIAL
     assert "did not answer again" in result.status and "handshake did not" in result.status
+
+
+def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
+    """Never answered again: silence up to the window's end is the outage's lower bound
+    worth reporting; silence cut short because the probe itself ended (its namespace's
+    container went with the fault: tinc, measured) is no figure at all."""
+    from vnetbench.measure.outage import Outage
+    from vnetbench.scenarios.failover import FaultOutcome
+    from vnetbench.topology import Fault
+
+    outcome = FaultOutcome("switch-kill", Fault(kill="switch2"), window_s=15.0)
+    assert outcome.cut_short(Outage(None, None, 332.0, 20, 0))
+    assert not outcome.cut_short(Outage(None, None, 15_100.0, 1500, 0))
+    assert not outcome.cut_short(None)
