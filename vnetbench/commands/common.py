@@ -118,6 +118,34 @@ def with_engine(topology: Topology, engine: str | None) -> Topology:
     return topology.model_copy(update={"engine": engine})
 
 
+def with_faults(topology: Topology, items: list[str] | None) -> Topology:
+    """The topology injecting the faults `--fault KEY=VALUE,...` gives (each one entry of
+    `faults:`, e.g. kill=switch2,restart_after=3s), in place of the file's; validated
+    as the file's would be."""
+    from vnetbench.overlays import OVERLAY_NAMES
+    from vnetbench.topology import parse_topology
+
+    if not items:
+        return topology
+    faults = [fault_fields(item) for item in items]
+    data = {**topology.model_dump(mode="json", by_alias=True), "faults": faults}
+    return parse_topology(data, f"--fault {' --fault '.join(items)}", overlays=OVERLAY_NAMES)
+
+
+def fault_fields(item: str) -> dict[str, str]:
+    """'kill=switch2,restart_after=3s' -> {'kill': 'switch2', 'restart_after': '3s'}."""
+    fields = {}
+    for part in (p.strip() for p in item.split(",") if p.strip()):
+        key, equals, value = part.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise UserError(f"--fault {item}: '{part}' is not KEY=VALUE. Give e.g. --fault "
+                            "kill=switch2,restart_after=3s, --fault link=backbone,for=3s, "
+                            "--fault loss=100%,for=2s or --fault delay=200ms,for=2s "
+                            "(at=5s: when).")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
 def with_pair(topology: Topology, pair: str | None) -> Topology:
     """The topology measuring the agents `--pair FROM,TO` names."""
     from vnetbench.topology import MeasurePair

@@ -16,6 +16,7 @@ from vnetbench.commands.common import (
     read_topology,
     rich_table,
     with_engine,
+    with_faults,
     with_pair,
 )
 from vnetbench.commands.options import (
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 @settings_options(after="overlay")
 def run(
     scenarios: Annotated[list[str] | None, typer.Argument(
-        help="Scenarios: throughput, join, config, flood, transfer.")] = None,
+        help="Scenarios: throughput, join, config, flood, transfer, failover.")] = None,
     method: Annotated[str | None, typer.Option(
         help="A reference method instead of scenarios: vpncloud, libp2p-perf, galaxy42, "
              "instageni (vnetbench methods).")] = None,
@@ -55,6 +56,10 @@ def run(
         help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
     engine: EngineOption = None,
+    fault: Annotated[list[str] | None, typer.Option(
+        help="failover: a fault to inject, KEY=VALUE,... as one entry of the topology's "
+             "faults (repeatable; replaces them), e.g. kill=switch2,restart_after=3s or "
+             "link=backbone,for=3s.")] = None,
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
@@ -65,7 +70,7 @@ def run(
     overrides = settings_given(settings)
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
-    topology = with_engine(with_pair(topology, pair), engine)
+    topology = with_faults(with_engine(with_pair(topology, pair), engine), fault)
     overlays = parse_overlays(overlay, topology.overlay)
     if method is not None:
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
@@ -76,7 +81,8 @@ def run(
                         "with it, or shorten scenarios with --seconds and --passes.")
     if not scenarios:
         raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
-                        "flood, transfer), or a reference method with --method NAME.")
+                        "flood, transfer, failover), or a reference method with --method "
+                        "NAME.")
     run_scenarios_command(scenarios, topology, overlays, baseline, out)
 
 
