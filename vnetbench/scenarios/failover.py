@@ -196,8 +196,10 @@ class Failover(Scenario):
         lasts = (fault.lasts_ms or 0) / 1000
         bound = fault.at / 1000 + lasts + window + FIRST_ANSWER_S
         prefix = f"{stack.rendered.project}-failover-{pass_no}-{label}"
-        ping = ["stdbuf", "-oL", "ping", "-D", "-O", "-n", "-i", f"{PROBE_INTERVAL_S:g}",
-                "-W", "1", "-w", str(int(bound) + 5), address]
+        # bounded by timeout(1), not ping's -w: with a deadline, ping ends at the first
+        # ICMP error ("Destination Net Unreachable" from tinc's hub, seen), mid-outage
+        ping = ["timeout", str(int(bound) + 5), "stdbuf", "-oL", "ping", "-D", "-O", "-n",
+                "-i", f"{PROBE_INTERVAL_S:g}", "-W", "1", address]
         names = {"server": f"{prefix}-server", "remote": f"{prefix}-remote",
                  "local": f"{prefix}-local", "stream": f"{prefix}-stream"}
         try:
