@@ -28,6 +28,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     header = json.loads((directory / "run.json").read_text())
     assert header["cells"]["throughput/baseline/default"].startswith("completed")
     assert header["cells"]["method/instageni/baseline"].startswith("completed")
+    assert header["cells"]["failover/baseline/default"].startswith("completed")
     assert set(frame[frame["method"] == "instageni"]["variant"]) == {
         "1 client (tcp)", "5 clients (tcp)", "1 client (udp)"}  # the short form
     assert header["ended"]
@@ -41,7 +42,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     again = runner.invoke(app, ["matrix", "--quick", "--resume", "--overlay", "baseline",
                                 "--method", "instageni", "--out", str(tmp_path)])
     assert again.exit_code == 0, again.output
-    assert "0 cell(s) to run, 2 already done" in again.output  # throughput, flood
+    assert "0 cell(s) to run, 3 already done" in again.output  # throughput, flood, failover
     assert len(load_results(directory)) == len(frame)
 
     report = runner.invoke(app, ["report", str(directory)])
