@@ -106,10 +106,12 @@ def start(spec: StackSpec, claim: BlockClaim) -> Stack:
                     spec.applied = shape_run(stack, spec.topology)
                 return stack
             except BlockTaken as refused:
+                if attempt == BLOCK_ATTEMPTS:  # given up: its keys leave with it too
+                    with shielded():
+                        stop(stack, spec)
+                    raise
                 with shielded():
                     stack.down()
-                if attempt == BLOCK_ATTEMPTS:
-                    raise
                 move_block(claim, refused, spec)
             except BaseException:
                 with shielded():

@@ -64,6 +64,9 @@ class RefusingEngine:
     def containers(self, filters: Any) -> list[Any]:
         return []
 
+    def project_logs(self, project: str, containers: Any) -> dict[str, str]:
+        return {}
+
 
 def spec(tmp_path: Path, engine: RefusingEngine, moved: list[Any]) -> StackSpec:
     topology = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t.yml")
@@ -89,3 +92,4 @@ def test_refused_every_time_the_run_ends_with_the_engine_s_words(
     with pytest.raises(BlockTaken, match="Pool overlaps"):
         lifecycle.start(spec(tmp_path, engine, []), Claim())  # type: ignore[arg-type]
     assert len(engine.ups) == lifecycle.BLOCK_ATTEMPTS == engine.downs
+    assert (tmp_path / "logs").is_dir()  # given up, it was stopped as any failure is

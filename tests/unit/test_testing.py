@@ -11,7 +11,12 @@ import pytest
 
 from vnetbench import labels, testing
 from vnetbench.engines.base import Listed
-from vnetbench.engines.compose import COMPOSE_MARGIN_SECONDS, ComposeDeployment, ComposeEngine
+from vnetbench.engines.compose import (
+    COMPOSE_MARGIN_SECONDS,
+    START_SECONDS_PER_SERVICE,
+    ComposeDeployment,
+    ComposeEngine,
+)
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import cpu_jiffies
@@ -92,11 +97,14 @@ def test_the_bring_up_is_bounded_and_names_what_is_still_starting(tmp_path: Path
                                         r"\(p-conductor\)"):
         stack.up(timeout_seconds=1)
     assert time.monotonic() - began < 30
+    (tmp_path / "c.yml").write_text("services: {a: {}, b: {}, c: {}}\n")
     deployment = ComposeDeployment(SimpleNamespace(compose_file=tmp_path / "c.yml",
                                                    project="p"),  # type: ignore[arg-type]
                                    ComposeEngine())
     call = deployment.compose_client(1).client_config.client_call
-    assert call[:4] == ["timeout", "-k", "5", str(1 + COMPOSE_MARGIN_SECONDS)]
+    # the wait, the margin, and a second per service to create and start it
+    assert call[:4] == ["timeout", "-k", "5",
+                        str(round(1 + COMPOSE_MARGIN_SECONDS + 3 * START_SECONDS_PER_SERVICE))]
 
 
 def test_agents_never_ready_are_named_and_the_rest_runs(tmp_path: Path) -> None:

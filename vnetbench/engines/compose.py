@@ -7,11 +7,13 @@ A rendered run is its compose file, brought up with `docker compose up --wait`
 
 from __future__ import annotations
 
+import math
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
@@ -31,7 +33,17 @@ from vnetbench.errors import BlockTaken
 if TYPE_CHECKING:
     from vnetbench.topology import Topology
 
-COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: its --wait-timeout and this more
+COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: its --wait-timeout and this more,
+# and a second per service for creating and starting them (the engine starts about 8
+# containers a second on 2 cores: 203 in 23 s, measured), so a large room is not cut
+START_SECONDS_PER_SERVICE = 1.0
+
+
+def up_bound(timeout_seconds: int, services: int) -> int:
+    """Seconds the whole `compose up` may take: the health checks' wait, the margin, and
+    the time to create and start every service."""
+    return math.ceil(timeout_seconds + COMPOSE_MARGIN_SECONDS
+                     + services * START_SECONDS_PER_SERVICE)
 
 
 class ComposeEngine(DockerEngine):
@@ -107,9 +119,14 @@ class ComposeDeployment(Deployment):
     def compose_client(self, timeout_seconds: int) -> DockerClient:
         """compose's --wait-timeout does not bound its waits for depends_on health: the
         whole call is bounded too, so a container still starting cannot hold the run."""
-        return bounded_client(timeout_seconds + COMPOSE_MARGIN_SECONDS,
+        return bounded_client(up_bound(timeout_seconds, self.services()),
                               compose_files=[self.rendered.compose_file],
                               compose_project_name=self.rendered.project)
+
+    def services(self) -> int:
+        """How many services the rendered compose file holds."""
+        spec = yaml.safe_load(self.rendered.compose_file.read_text()) or {}
+        return len(spec.get("services") or {})
 
     def down(self) -> Removed:
         return self.engine.remove_run(self.rendered.run_id)
