@@ -215,7 +215,42 @@ FAILOVER = (
            label="Fault injected, seconds after the probe began, {fault}"),
 )
 
-CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER, *FAILOVER))
+ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
+                     plot="room-p99")
+ROOM_LATENCY_PREFIX = "room_latency_q"  # room's latency CDF: room_latency_q{point}_ms
+# room: one row each per pass, over every request of every machine (measure/room.py)
+ROOM = (
+    Metric("room_p50_ms", "ms", Better.LOWER, "Room: request latency p50", plot="room-p50"),
+    ROOM_P99_MS,
+    Metric("room_failed", "count", Better.LOWER, "Room: requests failed or timed out"),
+    Metric("room_fairness", "index", Better.HIGHER,
+           "Room: fairness of the machines' goodput (Jain's index, 1 = equal)"),
+    Metric("room_goodput_mbit", "Mbit/s", Better.HIGHER, "Room: aggregate goodput"),
+    Metric("room_cpu_server_percent", "% of a core", Better.LOWER,
+           "Room: CPU of the server agent's container (% of a core)", noisy=True),
+    Metric("room_cpu_{role}_percent", "% of a core", Better.LOWER,
+           "Room: CPU of the {role} containers (% of a core)", noisy=True),
+    Metric("room_host_cpu_percent", "% of all cores",
+           label="Room: the host's CPU busy during the load (all cores)"),
+    Metric("room_p95_ms", "ms", Better.LOWER, label="Room: request latency p95"),
+    Metric("room_max_ms", "ms", Better.LOWER, label="Room: request latency max", noisy=True),
+    Metric("room_timeouts", "count", Better.LOWER, label="Room: requests timed out"),
+    Metric("room_answered", "count", label="Room: requests answered"),
+    Metric("room_requests_per_s", "requests/s", label="Room: requests answered per second"),
+    Metric("room_goodput_min_mbit", "Mbit/s", Better.HIGHER,
+           label="Room: the slowest machine's goodput"),
+    Metric("room_machines", "count", label="Room: machines that ran"),
+    Metric("room_no_record", "count", Better.LOWER,
+           label="Room: machines whose load left no record"),
+    Metric("room_late_s", "s", Better.LOWER, noisy=True,
+           label="Room: the latest machine's start after the room's instant"),
+    Metric("room_probes_start_s", "s", noisy=True,
+           label="Room: starting every machine's probe took (before the instant)"),
+    Metric(ROOM_LATENCY_PREFIX + "{point}_ms", "ms",
+           label="Room: request latency, {point}th percentile"),
+)
+
+CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER, *FAILOVER, *ROOM))
 
 
 def catalogue() -> Catalogue:

@@ -269,6 +269,9 @@ class AgentSpec(Model):
     link: LinkProfile | None = None  # overrides the site profile on this agent's interface
 
 
+MAX_ROOM_REPLY_BYTES = 16 * 2**20
+
+
 class Settings(Model):
     """Scenario settings; the seed's BENCH_* variables override them. Each is also an
     option of `vnetbench run` (vnetbench/commands/options.py), its description the
@@ -297,7 +300,7 @@ class Settings(Model):
                                     "it can be (refused where not).",
                                     json_schema_extra={"option": "off switch"})
     machines: int = Field(200, ge=1, le=10_000,
-                          description="join/config size (BENCH_MACHINES).")
+                          description="join/config/room size (BENCH_MACHINES).")
     flood_mbit: Measured[float] = Field(300.0, gt=0,
                               description="Flood offered load (BENCH_FLOOD_MBIT).")
     join_pool: int | None = Field(None, ge=1, le=100,
@@ -331,6 +334,19 @@ class Settings(Model):
         20.0, ge=1, le=300, description="failover: how long after a fault ends the probes "
         "wait for the path to answer again (seconds).")
 
+    room_rate: Measured[float] = Field(
+        5.0, ge=0, le=10_000, description="room: requests per second of each machine, a "
+        "pause of 1/rate after each reply (0: none, as fast as the replies come).")
+    room_sizes: Measured[tuple[int, ...]] = Field(
+        (200, 2048, 65536), min_length=1, max_length=10, description="room: the replies' "
+        "sizes in bytes, requested in turn, e.g. 200,2048,65536.")
+    room_connection: Measured[Literal["keep", "new"]] = Field(
+        "keep", description="room: every request on the machine's one kept connection, or "
+        "on a new one.")
+    room_timeout_s: Measured[int] = Field(
+        2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
+        "out (whole seconds: wrk reads no finer unit).")
+
     _whole_seconds = field_validator("seconds")(whole_seconds)
 
     @field_validator("ping_interval_ms")
@@ -353,6 +369,15 @@ class Settings(Model):
     @field_serializer("transfer_bytes")
     def _bytes_text(self, count: int) -> str:
         return format_bytes(count)
+
+    @field_validator("room_sizes")
+    @classmethod
+    def _room_sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        wrong = [s for s in sizes if not 1 <= s <= MAX_ROOM_REPLY_BYTES]
+        if wrong:
+            raise ValueError(f"room replies are 1 to {MAX_ROOM_REPLY_BYTES} bytes (files the "
+                             f"server holds in memory); {wrong} are not")
+        return sizes
 
     def measured_ping_sizes(self) -> tuple[int, ...]:
         return self.ping_sizes or (self.ping_size,)

@@ -1,0 +1,269 @@
+"""room: a contest room under load. `machines` agents request replies at once from
+one server agent on another switch, as contestants fetch statements, submit and
+refresh the scoreboard: latency percentiles over every request, failures and
+timeouts, each machine's goodput and the room's fairness, and the CPU each role
+used meanwhile (the host's too: a saturated host is the limit, not the overlay).
+
+Tools: nginx serves the replies from memory in the server's namespace; each
+machine runs wrk with one connection (`vnetbench-room` in the tools image).
+Every machine's probe is created first and waits for one instant on the host's
+clock, so the whole room starts at once; when a probe began after that instant
+(the engine started the probes slower than planned), the pass says how late.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import ClassVar
+
+from vnetbench.capabilities import Capability
+from vnetbench.engines.base import EngineError
+from vnetbench.measure.cpu import cpu_jiffies, cpu_percent, role_percent
+from vnetbench.measure.probe import save_raw, start_probe, stop_probe
+from vnetbench.measure.room import (
+    CDF_POINTS,
+    MachineLoad,
+    RoomFigures,
+    RoomRecordError,
+    machines_named,
+    parse_machine,
+)
+from vnetbench.metrics import ROOM, ROOM_LATENCY_PREFIX
+from vnetbench.outcome import State
+from vnetbench.overlays import Overlay
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.schema import MACHINES
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+
+SERVER = "server"
+PORT = 8080
+# Probes are started this many at a time; the room's instant is set so that the
+# engine, starting about 8 containers a second here, has them all waiting by then.
+STARTERS = 4
+LEAD_S = 3.0
+LEAD_PER_MACHINE_S = 0.25
+SERVER_READY_S = 15.0
+RECORD_GRACE_S = 5.0  # after the load's end, for the probes' last line
+LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
+ROLES = ("agent", "switch", "conductor")
+
+
+@dataclass(frozen=True)
+class Load:
+    """The room's load as it ran: every machine's record, those without one, CPU."""
+
+    loads: dict[str, MachineLoad]
+    without_record: dict[str, str]
+    cpu: dict[str, float]  # percent of a core per role during the load
+    server_cpu: float | None  # percent of a core of the server agent's container
+    host_percent: float | None  # the host's CPU busy, percent of all its cores
+    planned: float
+    lead_s: float
+    starting_s: float  # creating and starting every machine's probe took this long
+
+
+class Room(Scenario):
+    name = "room"
+    description = ("a contest room: N machines request replies from one server at once "
+                   "(latency percentiles, failures, fairness, CPU per role)")
+    metrics = ROOM
+    needs: ClassVar[frozenset[Capability]] = frozenset()
+
+    def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
+        """`machines` agents on every switch but the last, the server on the last (with
+        one switch, the server shares it)."""
+        machines = topology.settings.machines
+        room_switches = topology.switches[:-1] or topology.switches
+        agents = [{"name": f"agent{n + 1}", "switch": room_switches[n % len(room_switches)]}
+                  for n in range(machines)]
+        agents.append({"name": SERVER, "switch": topology.switches[-1]})
+        why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) on "
+               f"{len(room_switches)} switch(es) and a server on {topology.switches[-1]}, "
+               "one container each")
+        return build_room(topology, self.name, why, "Give fewer machines, or more switches.",
+                          agents=agents, agent_pool=1)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {MACHINES: s.machines, "seconds": s.seconds, "room_rate": s.room_rate,
+                "room_sizes": ",".join(str(size) for size in s.room_sizes),
+                "room_connection": s.room_connection, "room_timeout_s": s.room_timeout_s}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        stack, topology = context.stack, context.topology
+        target = context.overlay.target_address(topology, context.plan, SERVER)
+        machines = [a.name for a in topology.agents if a.name != SERVER]
+        prefix = f"{stack.rendered.project}-room-{pass_no}"
+        server = f"{prefix}-server"
+        sizes = [str(size) for size in topology.settings.room_sizes]
+        names = {machine: f"{prefix}-{machine}" for machine in machines}
+        try:
+            start_probe(stack, context.container(SERVER),
+                        ["vnetbench-room", "server", str(PORT), *sizes], server, remove=False)
+            problem = self.wait_serving(context, server)
+            if problem:
+                return PassResult({}, {}, problem, state=State.FAILED)
+            load = self.run_load(context, names, f"http://{target}:{PORT}", pass_no)
+        finally:
+            for name in [*names.values(), server]:
+                stop_probe(stack, name)
+        return result_of(RoomFigures.of(load.loads, load.without_record), load,
+                         topology.settings.seconds)
+
+    def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
+        """Wait (bounded) for the server's mark; the reason when it never came."""
+        deadline = time.monotonic() + SERVER_READY_S
+        text = ""
+        while time.monotonic() < deadline:
+            text = probe_log(context, server)
+            if "vnetbench-room: serving" in text:
+                time.sleep(0.3)  # nginx binds right after the mark
+                return None
+            time.sleep(0.2)
+        return (f"the room's server (nginx) did not start within {SERVER_READY_S:g} s: "
+                f"{text.strip()[-300:] or 'no output'}")
+
+    def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
+                 pass_no: int) -> Load:
+        """Create every machine's probe, let them start at one instant, read CPU at its
+        start and end, then their records."""
+        stack, settings = context.stack, context.topology.settings
+        lead = LEAD_S + LEAD_PER_MACHINE_S * len(names)
+        planned = time.time() + lead
+        timeout_s = settings.room_timeout_s
+        bound = lead + settings.seconds + timeout_s + RECORD_GRACE_S + 10
+        argv = {machine: ["timeout", "-k", "2", str(int(bound)), "vnetbench-room", "client",
+                          f"{planned + phase:.3f}", f"{settings.seconds:g}",
+                          f"{settings.room_rate:g}", settings.room_connection,
+                          str(timeout_s), url, *(str(size) for size in settings.room_sizes)]
+                for machine, phase in phases(machines_named(names), settings.room_rate).items()}
+        with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
+                     f"{settings.room_rate:g}/s each", lead + settings.seconds):
+            began = time.monotonic()
+            with ThreadPoolExecutor(max_workers=STARTERS) as pool:
+                list(pool.map(lambda item: start_probe(
+                    stack, context.container(item[0]), argv[item[0]], item[1], remove=False),
+                    names.items()))
+            starting_s = time.monotonic() - began
+            time.sleep(max(0.0, planned - time.time()))
+            server = {context.container(SERVER)}
+            before = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            at = time.time()
+            time.sleep(max(0.0, planned + settings.seconds - time.time()))
+            after = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            seconds = time.time() - at
+        roles, _ = role_percent(before[0], after[0], seconds)
+        server_cpu = cpu_percent(before[1], after[1], seconds)
+        loads, missing = self.records(context, names, planned + settings.seconds + timeout_s,
+                                      pass_no)
+        return Load(loads, missing, {r: v for r, v in roles.items() if r in ROLES},
+                    next(iter(server_cpu.values()), None),
+                    host_busy_percent(before[2], after[2], seconds), planned, lead,
+                    starting_s)
+
+    def records(self, context: ScenarioContext, names: dict[str, str], ends: float,
+                pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str]]:
+        """Every machine's record, waiting (bounded) for the last; the raw output kept.
+        A machine whose wrk failed (it could not connect at all) has none."""
+        time.sleep(max(0.0, ends - time.time()))
+        deadline = time.time() + RECORD_GRACE_S
+        loads: dict[str, MachineLoad] = {}
+        missing: dict[str, str] = {}
+        pending = machines_named(names)
+        while pending:
+            for machine in pending:
+                text = probe_log(context, names[machine])
+                try:
+                    loads[machine] = parse_machine(text)
+                    save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}.txt", text)
+                    missing.pop(machine, None)
+                except RoomRecordError as error:
+                    missing[machine] = str(error)
+            pending = [machine for machine in pending if machine in missing]
+            if not pending or time.time() >= deadline:
+                break
+            time.sleep(1.0)
+        for machine in [m for m, load in loads.items() if load.error]:
+            missing[machine] = loads.pop(machine).error or "wrk failed"
+        return loads, missing
+
+
+def phases(machines: list[str], rate: float) -> dict[str, float]:
+    """Each machine's first request, seconds after the room's instant: spread evenly
+    over one pause (1/rate), as a room's machines are not in step. All at once, their
+    closed loops would stay in step, every request of the room a burst together."""
+    gap = 1 / rate / len(machines) if rate > 0 and machines else 0.0
+    return {machine: index * gap for index, machine in enumerate(machines)}
+
+
+def probe_log(context: ScenarioContext, name: str) -> str:
+    try:
+        return context.stack.engine.logs(name)
+    except EngineError:
+        return ""
+
+
+def host_busy_percent(before: int, after: int, seconds: float) -> float | None:
+    """The host's busy share of all its cores between two /proc/stat readings."""
+    cores = os.cpu_count() or 1
+    tick = os.sysconf("SC_CLK_TCK")
+    return 100 * (after - before) / tick / seconds / cores if seconds > 0 else None
+
+
+def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
+    metrics = room_metrics(room, load)
+    summary: dict[str, float | int | str | None] = {
+        "machines": room.machines, "p50_ms": room.percentile_ms(50),
+        "p99_ms": room.percentile_ms(99), "failed": room.failed,
+        "goodput_mbit": room.goodput_mbit, "fairness": room.fairness}
+    total = room.machines + len(room.without_record)
+    if room.machines == 0 or room.answered == 0:
+        why = next(iter(room.without_record.values()), "no request was answered")
+        state = State.DEAD if room.answered == 0 and room.machines else State.FAILED
+        return PassResult(metrics, summary, f"no request of {total} machines was answered: "
+                          f"{why}", state=state)
+    problems = []
+    if room.without_record:
+        first = next(iter(room.without_record.items()))
+        problems.append(f"{len(room.without_record)} of {total} machines gave no record "
+                        f"({first[0]}: {first[1]})")
+    if room.late_s > LATE_TOLERANCE_S:
+        late = sum(1 for m in load.loads.values() if m.late_s > LATE_TOLERANCE_S)
+        problems.append(f"the load began late on {late} machine(s), up to {room.late_s:.1f} s "
+                        f"after the room's instant (the engine started the probes slower "
+                        f"than {load.lead_s:.0f} s allowed): they overlapped for less than "
+                        f"{seconds:g} s")
+    status = "; ".join(problems) or "ok"
+    return PassResult(metrics, summary, status,
+                      state=State.PARTIAL if problems else State.OK)
+
+
+def room_metrics(room: RoomFigures, load: Load) -> Metrics:
+    metrics: Metrics = {
+        "room_p50_ms": (room.percentile_ms(50), "ms"),
+        "room_p95_ms": (room.percentile_ms(95), "ms"),
+        "room_p99_ms": (room.percentile_ms(99), "ms"),
+        "room_max_ms": (room.percentile_ms(100), "ms"),
+        "room_failed": (room.failed, "count"),
+        "room_timeouts": (room.errors["timeout"], "count"),
+        "room_answered": (room.answered, "count"),
+        "room_requests_per_s": (room.requests_per_s, "requests/s"),
+        "room_goodput_mbit": (room.goodput_mbit, "Mbit/s"),
+        "room_fairness": (room.fairness, "index"),
+        "room_goodput_min_mbit": (min(room.goodputs_mbit, default=None), "Mbit/s"),
+        "room_machines": (room.machines, "count"),
+        "room_no_record": (len(room.without_record), "count"),
+        "room_late_s": (room.late_s, "s"),
+        "room_probes_start_s": (load.starting_s, "s"),
+        "room_host_cpu_percent": (load.host_percent, "% of all cores"),
+        "room_cpu_server_percent": (load.server_cpu, "% of a core"),
+    }
+    metrics |= {f"room_cpu_{role}_percent": (value, "% of a core")
+                for role, value in load.cpu.items()}
+    metrics |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": (room.percentile_ms(point), "ms")
+                for point in CDF_POINTS}
+    return metrics
