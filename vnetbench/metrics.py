@@ -118,6 +118,15 @@ THROUGHPUT = (
     Metric("tcp_retransmits", "count", Better.LOWER, "TCP retransmits", noisy=True),
     Metric("cpu_{role}_percent", "% of a core", Better.LOWER,
            "CPU of the {role} containers during the stream (% of a core)", noisy=True),
+    # memory per container of a role (measure/memory.py): noisy, as a daemon's heap and
+    # the kernel memory charged to it move with allocator and GC timing between runs
+    Metric("mem_{role}_idle_mib", "MiB", Better.LOWER,
+           "Memory per {role} container, idle (MiB)", noisy=True),
+    Metric("mem_{role}_load_mib", "MiB", Better.LOWER,
+           "Memory per {role} container, under the stream (MiB)", noisy=True),
+    Metric("mem_{role}_peak_mib", "MiB", Better.LOWER,
+           label="Memory peak of any {role} container since it started, page cache "
+                 "included (MiB)", noisy=True),
     Metric("tcp_bytes", "bytes"),
     Metric("tcp_sender_cpu", "%", Better.LOWER, noisy=True),
     Metric("rtt_min_ms", "ms", Better.LOWER, label="Ping round trip, min"),

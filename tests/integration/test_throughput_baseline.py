@@ -42,6 +42,10 @@ def test_two_switch_baseline_throughput(tmp_path: Path) -> None:
     assert (run_dir / "results.txt").read_text().startswith("RESULT scenario=throughput")
     assert any(p.name.endswith("agent1.log") for p in (run_dir / "throughput" / "logs").iterdir())
     assert pd.notna(value["tcp_retransmits"])
+    for role in ("agent", "switch"):  # the baseline has no conductor
+        idle, load, peak = (value[f"mem_{role}_{kind}_mib"] for kind in ("idle", "load", "peak"))
+        assert idle > 0 and load > 0, f"{role}: no memory read"
+        assert peak >= max(idle, load), f"{role}: the peak is a high-water mark"
 
     assert leftovers(record["run_id"]) == []
 

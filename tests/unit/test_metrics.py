@@ -31,6 +31,8 @@ def emitted_names() -> set[str]:
     names |= set(result_of(join, 30).metrics)
     names |= set(config_metrics(Reconfiguration(lines=1, bytes=2, seconds=0.1,
                                                 confirmed=2, expected=2)))
+    names |= {f"mem_{role}_{kind}_mib" for role in ("agent", "switch", "conductor")
+              for kind in ("idle", "load", "peak")}
     return names | {"cpu_agent_percent", "cpu_switch_percent", "tunnel_rx_bytes", "skipped"}
 
 

@@ -26,6 +26,7 @@ from vnetbench.addressing import AddressPlan
 
 if TYPE_CHECKING:
     from vnetbench.measure.events import Source
+    from vnetbench.measure.memory import MemoryReading
     from vnetbench.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
@@ -294,6 +295,10 @@ class Engine(ABC):
     @abstractmethod
     def cpu_seconds(self, container: Listed) -> float | None:
         """CPU seconds a running container has used so far (None: not readable)."""
+
+    @abstractmethod
+    def memory(self, container: Listed) -> MemoryReading | None:
+        """A running container's memory now and its peak (None: not readable)."""
 
     def health_started(self, container: Listed) -> tuple[datetime | None, float]:
         """When the container started and its health check's start period (s)."""

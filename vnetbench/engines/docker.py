@@ -44,6 +44,7 @@ from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.measure.events import Source
+from vnetbench.measure.memory import MemoryReading, memory_reading
 from vnetbench.ui import note
 
 ENGINE_CALL_SECONDS = 1800
@@ -232,6 +233,10 @@ class DockerEngine(Engine):
     def cpu_seconds(self, container: Listed) -> float | None:
         """From the container's cgroup on this machine (a remote node's: not readable)."""
         return cgroup_cpu_seconds(container.id) if not container.where else None
+
+    def memory(self, container: Listed) -> MemoryReading | None:
+        """From the container's cgroup on this machine (a remote node's: not readable)."""
+        return memory_reading(container.id) if not container.where else None
 
     def placed_beside(self, name: str, target: str) -> None:
         """A helper started in target's namespace lives on target's host."""

@@ -26,6 +26,7 @@ from vnetbench.errors import UserError
 from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import wait_until_quiet
 from vnetbench.measure.events import Source
+from vnetbench.measure.memory import MemoryReading
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:
@@ -196,6 +197,16 @@ class Stack:
             used = self.engine.cpu_seconds(container) if container.state == "running" else None
             if used is not None:
                 readings[container.labels.get(labels.ROLE, "other")][container.id] = used
+        return dict(readings)
+
+    def memory_by_role(self) -> dict[str, list[MemoryReading]]:
+        """Memory now of each running container of the run, per role label (the raw
+        readings: measure.memory.by_role aggregates them, sum, mean and max peak)."""
+        readings: dict[str, list[MemoryReading]] = defaultdict(list)
+        for container in self.containers():
+            found = self.engine.memory(container) if container.state == "running" else None
+            if found is not None:
+                readings[container.labels.get(labels.ROLE, "other")].append(found)
         return dict(readings)
 
     def cpu_by_container(self, names: set[str]) -> dict[str, float]:

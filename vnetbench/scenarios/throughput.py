@@ -6,18 +6,21 @@ path that delivers nothing is reported as "path dead", within bounded time.
 The reference methods vary it: several client containers at once (each its
 own iperf3 against its own server, InstaGENI's "clients"), UDP at a rate in
 datagrams of a given size (galaxy42), pings at several payloads (VpnCloud),
-and CPU per side of the stream (VpnCloud's "sender, receiver").
+and CPU per side of the stream (VpnCloud's "sender, receiver"). Memory per role is
+read idle (before the stream) and under load (in the stream, near its end).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from vnetbench.capabilities import Capability
+from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
@@ -38,6 +41,7 @@ from vnetbench.measure.iperf import (
     parse_iperf_udp,
     udp_options,
 )
+from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
 from vnetbench.metrics import THROUGHPUT
@@ -137,7 +141,8 @@ class Throughput(Scenario):
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
     ) -> Stream:
         """The stream (or the clients' streams, all at once), with the CPU each role and
-        each side of it used meanwhile, and the bytes the server's tunnel received."""
+        each side of it used meanwhile, each role's memory before it and under it, and
+        the bytes the server's tunnel received."""
         stack, settings = context.stack, context.topology.settings
         options = stream_options(context.topology)
         tunnel = TunnelCounter(context, server)
@@ -152,15 +157,21 @@ class Throughput(Scenario):
                 stack, context.container(server), target,
                 f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
                 for n in range(settings.clients)]
+            idle = by_role(stack.memory_by_role())
             roles_before, sides_before = stack.cpu_by_role(), side_cpu(stack, sides)
             started = time.monotonic()
-            runs = run_clients(iperfs, context.container(client), settings.seconds, options,
-                               context.raw_dir, pass_no, udp=bool(settings.udp_mbit))
+            loaded = MemoryUnderLoad(stack, LOAD_READ_SHARE * settings.seconds)
+            try:
+                runs = run_clients(iperfs, context.container(client), settings.seconds,
+                                   options, context.raw_dir, pass_no,
+                                   udp=bool(settings.udp_mbit))
+            finally:
+                load = loaded.result()
             elapsed = time.monotonic() - started
             cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
                                 side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
-        return Stream.of(runs, cpu, tunnel_bytes)
+        return Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load))
 
     def _pings(self, context: ScenarioContext, client: str, target: str,
                pass_no: int) -> list[PingRun]:
@@ -239,6 +250,56 @@ class CpuFigures:
                    cpu_percent(sides_before, sides_after, seconds), unmeasured)
 
 
+# memory under load is read this share of the stream's seconds after its clients are
+# started: past their start-up, before the stream ends and its buffers are let go
+LOAD_READ_SHARE = 0.8
+
+
+class MemoryUnderLoad:
+    """Each role's memory, read once in a thread `delay` seconds from now; none when
+    the stream ended before (result() called earlier) or the engine failed."""
+
+    def __init__(self, stack: Stack, delay: float) -> None:
+        self.stop = threading.Event()
+        self.found: dict[str, RoleMemory] = {}
+        self.thread = threading.Thread(target=self.read, args=(stack, delay), daemon=True)
+        self.thread.start()
+
+    def read(self, stack: Stack, delay: float) -> None:
+        # an engine that failed gives no figure, as a stream that ended early does
+        with suppress(EngineError):
+            if not self.stop.wait(delay):
+                self.found = by_role(stack.memory_by_role())
+
+    def result(self) -> dict[str, RoleMemory]:
+        self.stop.set()
+        self.thread.join()
+        return self.found
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    """Memory per role (of CPU_ROLES) idle, before the stream, and under load."""
+
+    idle: dict[str, RoleMemory]
+    load: dict[str, RoleMemory]
+
+    def metrics(self) -> Metrics:
+        """Per container on average, idle and under load; the highest peak of any."""
+        metrics: Metrics = {}
+        for role in CPU_ROLES:
+            idle, load = self.idle.get(role), self.load.get(role)
+            if idle:
+                metrics[f"mem_{role}_idle_mib"] = (idle.mean_bytes / MIB, "MiB")
+            if load:
+                metrics[f"mem_{role}_load_mib"] = (load.mean_bytes / MIB, "MiB")
+            peaks = [m.max_peak_bytes for m in (idle, load)
+                     if m is not None and m.max_peak_bytes is not None]
+            if peaks:
+                metrics[f"mem_{role}_peak_mib"] = (max(peaks) / MIB, "MiB")
+        return metrics
+
+
 @dataclass(frozen=True)
 class Stream:
     tcp: IperfResult | None
@@ -249,10 +310,11 @@ class Stream:
     tunnel_bytes: int | None  # received on the server's tunnel device
     end_spread_s: float | None  # between the first and the last client's end
     unmeasured: dict[str, str]  # CPU metrics with no figure, with why
+    memory: MemoryFigures
 
     @classmethod
     def of(cls, runs: list[tuple[ClientRun, float]], cpu: CpuFigures,
-           tunnel_bytes: int | None) -> Stream:
+           tunnel_bytes: int | None, memory: MemoryFigures | None = None) -> Stream:
         """The clients' runs as one stream: all of them, or none with the error."""
         errors = [run.error for run, _ in runs if run.result is None]
         results = [run.result for run, _ in runs if run.result is not None]
@@ -264,17 +326,18 @@ class Stream:
         return cls(combined_tcp(tcp) if tcp and not errors else None,
                    combined_udp(udp) if udp and not errors else None, error, cpu.roles,
                    cpu.sides, tunnel_bytes, max(ends) - min(ends) if len(ends) > 1 else None,
-                   cpu.unmeasured)
+                   cpu.unmeasured, memory or MemoryFigures({}, {}))
 
 
 def stream_metrics(stream: Stream) -> Metrics:
-    """TCP's or UDP's metrics, CPU per role and per side, tunnel bytes."""
+    """TCP's or UDP's metrics, CPU per role and per side, memory per role, tunnel bytes."""
     metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
     metrics |= {f"cpu_{role}_percent": (value, "% of a core")
                 for role, value in stream.cpu.items() if role in CPU_ROLES}
     metrics |= {f"cpu_{side}_agent_percent": (value, "% of a core")
                 for side, value in stream.sides.items()}
     metrics |= {metric: (None, "% of a core") for metric in stream.unmeasured}
+    metrics |= stream.memory.metrics()
     if stream.tunnel_bytes is not None:
         metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
     if stream.end_spread_s is not None:
