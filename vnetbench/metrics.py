@@ -123,7 +123,8 @@ THROUGHPUT = (
     Metric("mem_{role}_idle_mib", "MiB", Better.LOWER,
            "Memory per {role} container, idle (MiB)", noisy=True),
     Metric("mem_{role}_load_mib", "MiB", Better.LOWER,
-           "Memory per {role} container, under the stream (MiB)", noisy=True),
+           "Memory per {role} container, under load: the stream, the room's requests (MiB)",
+           noisy=True),
     Metric("mem_{role}_peak_mib", "MiB", Better.LOWER,
            label="Memory peak of any {role} container since it started, page cache "
                  "included (MiB)", noisy=True),

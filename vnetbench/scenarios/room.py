@@ -22,6 +22,7 @@ from typing import ClassVar
 from vnetbench.capabilities import Capability
 from vnetbench.engines.base import EngineError
 from vnetbench.measure.cpu import cpu_jiffies, cpu_percent, role_percent
+from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.measure.room import (
     CDF_POINTS,
@@ -35,6 +36,7 @@ from vnetbench.metrics import ROOM, ROOM_LATENCY_PREFIX
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -49,7 +51,6 @@ LEAD_PER_MACHINE_S = 0.25
 SERVER_READY_S = 15.0
 RECORD_GRACE_S = 5.0  # after the load's end, for the probes' last line
 LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
-ROLES = ("agent", "switch", "conductor")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Load:
     loads: dict[str, MachineLoad]
     without_record: dict[str, str]
     cpu: dict[str, float]  # percent of a core per role during the load
+    memory: MemoryFigures  # per role, before the load and halfway through it
     server_cpu: float | None  # percent of a core of the server agent's container
     host_percent: float | None  # the host's CPU busy, percent of all its cores
     planned: float
@@ -151,8 +153,11 @@ class Room(Scenario):
             starting_s = time.monotonic() - began
             time.sleep(max(0.0, planned - time.time()))
             server = {context.container(SERVER)}
+            idle = by_role(stack.memory_by_role())
             before = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
             at = time.time()
+            time.sleep(max(0.0, planned + settings.seconds / 2 - time.time()))
+            loaded = by_role(stack.memory_by_role())
             time.sleep(max(0.0, planned + settings.seconds - time.time()))
             after = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
             seconds = time.time() - at
@@ -160,7 +165,8 @@ class Room(Scenario):
         server_cpu = cpu_percent(before[1], after[1], seconds)
         loads, missing = self.records(context, names, planned + settings.seconds + timeout_s,
                                       pass_no)
-        return Load(loads, missing, {r: v for r, v in roles.items() if r in ROLES},
+        return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
+                    MemoryFigures(idle, loaded),
                     next(iter(server_cpu.values()), None),
                     host_busy_percent(before[2], after[2], seconds), planned, lead,
                     starting_s)
@@ -262,6 +268,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
         "room_host_cpu_percent": (load.host_percent, "% of all cores"),
         "room_cpu_server_percent": (load.server_cpu, "% of a core"),
     }
+    metrics |= load.memory.metrics()
     metrics |= {f"room_cpu_{role}_percent": (value, "% of a core")
                 for role, value in load.cpu.items()}
     metrics |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": (room.percentile_ms(point), "ms")

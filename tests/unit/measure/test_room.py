@@ -1,0 +1,83 @@
+"""The room's records (real `vnetbench-room client` output) and the figures pooled
+from them (no engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vnetbench.measure.room import (
+    MachineLoad,
+    RoomFigures,
+    RoomRecordError,
+    jain_index,
+    machines_named,
+    parse_machine,
+    quantile_us,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "room"
+
+
+def record(name: str) -> MachineLoad:
+    return parse_machine((DATA / name).read_text())
+
+
+def test_a_kept_connections_record_holds_every_latency_it_counted() -> None:
+    load = record("client-keep.txt")
+    assert load.requests == 39 and load.failed == 0 and load.error is None
+    assert sum(count for _, count in load.latencies_us) == load.requests
+    assert load.goodput_mbit == pytest.approx(890565 * 8 / 2.000395 / 1e6)
+    assert load.late_s < 0.01  # began 0.15 ms after its instant
+
+
+def test_timeouts_are_failures_without_a_latency() -> None:
+    # a 200 kbit/s server link, 1 s timeout: the 64 kB replies (2.6 s each) time out
+    load = record("client-new-timeouts.txt")
+    assert load.errors["timeout"] == 2 and load.failed == 2
+    assert sum(count for _, count in load.latencies_us) == 4
+
+
+def test_a_refused_server_leaves_wrks_error_and_no_latency() -> None:
+    load = record("client-refused.txt")
+    assert load.error is not None and "Connection refused" in load.error
+    assert load.requests == 0 and load.latencies_us == ()
+    assert load.late_s > 2  # its probe started 2.3 s after the instant it was given
+
+
+def test_output_without_a_record_is_an_error_naming_what_it_said() -> None:
+    with pytest.raises(RoomRecordError, match="timeout: killed"):
+        parse_machine("timeout: killed\n")
+
+
+def test_nearest_rank_percentiles_of_weighted_latencies() -> None:
+    latencies = [(100, 98), (5000, 1), (9000, 1)]  # 100 requests
+    assert quantile_us(latencies, 50) == 100
+    assert quantile_us(latencies, 98) == 100
+    assert quantile_us(latencies, 99) == 5000
+    assert quantile_us(latencies, 100) == 9000
+    assert quantile_us([], 50) is None
+
+
+def test_jains_index_is_one_when_equal_and_one_over_n_when_one_has_all() -> None:
+    assert jain_index([2.0, 2.0, 2.0, 2.0]) == pytest.approx(1.0)
+    assert jain_index([8.0, 0.0, 0.0, 0.0]) == pytest.approx(0.25)
+    assert jain_index([0.0, 0.0]) is None
+
+
+def test_the_room_pools_every_request_not_the_machines_percentiles() -> None:
+    keep, slow = record("client-keep.txt"), record("client-new-timeouts.txt")
+    room = RoomFigures.of({"agent1": keep, "agent2": slow}, {"agent3": "no record"})
+    assert room.machines == 2 and room.answered == 39 + 4
+    assert room.failed == 2 and room.errors["timeout"] == 2
+    assert room.percentile_ms(100) == pytest.approx(26.901)  # the slow link's worst
+    assert room.percentile_ms(50) == pytest.approx(quantile_us(
+        [*keep.latencies_us, *slow.latencies_us], 50) / 1000)
+    assert room.goodput_mbit == pytest.approx(keep.goodput_mbit + slow.goodput_mbit)
+    assert 0.5 < room.fairness < 0.6  # 3.56 against 0.19 Mbit/s: close to one of two
+    assert room.without_record == {"agent3": "no record"}
+
+
+def test_machines_are_in_room_order() -> None:
+    assert machines_named(["agent10", "agent2", "agent1"]) == ["agent1", "agent2", "agent10"]
