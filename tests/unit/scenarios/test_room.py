@@ -40,7 +40,7 @@ def test_the_room_sits_on_every_switch_but_the_last_and_the_server_on_the_last()
 
 
 def test_a_room_larger_than_its_switches_hold_is_refused_before_anything_starts() -> None:
-    with pytest.raises(UserError, match="room scenario cannot run.*fewer machines"):
+    with pytest.raises(UserError, match=r"room scenario cannot run.*fewer machines"):
         ROOM.check(parse_topology({"name": "t", "switches": 2, "agents": 2,
                                    "settings": {"machines": 5000}}, "t"))
 
