@@ -9,6 +9,7 @@ import typer
 from vnetbench.commands import (
     ab,
     calibrate,
+    capacity,
     clean,
     compare,
     doctor,
@@ -42,9 +43,9 @@ swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Doc
 app.add_typer(swarm_app, name="swarm")
 
 for command in (validate.validate, render.render, run.run, methods.methods, sweep.sweep,
-                shape.shape, matrix.matrix, report.report, history.history, export.export,
-                compare.compare, ab.ab, up.up, down.down, calibrate.calibrate, clean.clean,
-                doctor.doctor, version.version):
+                capacity.capacity, shape.shape, matrix.matrix, report.report,
+                history.history, export.export, compare.compare, ab.ab, up.up, down.down,
+                calibrate.calibrate, clean.clean, doctor.doctor, version.version):
     app.command()(command)
 images_app.command("build")(images.build)
 images_app.command("vnet")(images.vnet)

@@ -16,7 +16,12 @@ from vnetbench.report.document import (
     Text,
     read_report,
 )
-from vnetbench.report.plots import write_plots, write_series_plots, write_timeline_plots
+from vnetbench.report.plots import (
+    write_plots,
+    write_room_cdf_plot,
+    write_series_plots,
+    write_timeline_plots,
+)
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import markdown
 from vnetbench.schema import METHOD
@@ -54,7 +59,8 @@ def render(block: Block, report: Report) -> list[str]:
 def plots(report: Report, method: str | None) -> list[Path]:
     if method is None:
         return (write_plots(report.summary, report.directory)
-                + write_timeline_plots(report.frame, report.directory))
+                + write_timeline_plots(report.frame, report.directory)
+                + [p for p in [write_room_cdf_plot(report.frame, report.directory)] if p])
     frame = report.frame
     return write_series_plots(frame[frame[METHOD] == method], report.directory, method)
 

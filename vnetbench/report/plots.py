@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -15,6 +17,8 @@ from vnetbench.metrics import (
     FAULT_AT_PREFIX,
     INTERVAL_BYTES_SUFFIX,
     JOIN_SECONDS,
+    ROOM_LATENCY_PREFIX,
+    ROOM_P99_MS,
     Better,
     catalogue,
 )
@@ -93,6 +97,8 @@ def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
                for m in metrics if m.plot]
     written.append(line_against(summary, JOIN_SECONDS.name, setting_column(MACHINES),
                                 "machines joining at once", directory / "join.png"))
+    written.append(line_against(summary, ROOM_P99_MS.name, setting_column(MACHINES),
+                                "machines in the room", directory / "room-p99-by-size.png"))
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:
@@ -194,3 +200,66 @@ def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
         plt.close(figure)
         written.append(path)
     return written
+
+
+def room_cdf_points(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """room's latency CDF per overlay (and variant): percentile -> ms, mean over passes."""
+    rows = frame[frame[METRIC].astype(str).str.startswith(ROOM_LATENCY_PREFIX)]
+    found: dict[str, pd.Series] = {}
+    for (overlay, variant), group in rows.groupby([OVERLAY, VARIANT], sort=False):
+        points = group.assign(point=group[METRIC].astype(str).str.removeprefix(
+            ROOM_LATENCY_PREFIX).str.removesuffix("_ms").astype(float))
+        label = str(overlay) if variant == "default" else f"{overlay} {variant}"
+        found[label] = points.groupby("point")[VALUE].mean().sort_index()
+    return found
+
+
+def write_room_cdf_plot(frame: pd.DataFrame, directory: Path) -> Path | None:
+    """The room's request latency as a CDF, a line per overlay, log time axis."""
+    lines = room_cdf_points(frame)
+    if not lines:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 3.8))
+    for label, points in lines.items():
+        axes.plot(points.to_numpy(), points.index / 100, marker=".", label=label)
+    axes.set_xscale("log")
+    axes.set_xlabel("request latency (ms, log scale)")
+    axes.set_ylabel("share of requests answered within")
+    axes.set_title("room: latency of every request of every machine (mean over passes)",
+                   fontsize=9)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    path = directory / "room-latency-cdf.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def capacity_plot(frame: pd.DataFrame, setting: str, clauses: Sequence[Any],
+                  path: Path) -> Path | None:
+    """capacity's steps: each latency clause's metric against the size, its target as a
+    dashed line, and failed requests on a second axis."""
+    column = parameter_column(setting)
+    if frame.empty or column not in frame.columns:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 3.8))
+    for clause in clauses:
+        rows = frame[frame[METRIC] == clause.metric].sort_values(column)
+        if clause.metric != "room_failed" and not rows.empty:
+            line = axes.plot(rows[column], rows[VALUE], marker="o", label=clause.key)
+            axes.axhline(clause.bound, color=line[0].get_color(), linestyle="--",
+                         linewidth=0.8)
+    failed = frame[frame[METRIC] == "room_failed"].sort_values(column)
+    twin = axes.twinx()
+    twin.bar(failed[column], failed[VALUE], alpha=0.3, color="red",
+             width=max(0.5, float(failed[column].max() or 1) / 40) if len(failed) else 1)
+    twin.set_ylim(0, max(1.0, float(failed[VALUE].max()) * 1.1 if len(failed) else 1.0))
+    twin.set_ylabel("requests failed (bars)")
+    axes.set_xlabel(setting.replace("_", " "))
+    axes.set_ylabel("ms (dashed: the target)")
+    axes.set_title("capacity: each step, against the target", fontsize=9)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

@@ -1,0 +1,69 @@
+"""`vnetbench capacity`: the largest room, or rate per machine, that meets a target."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, out_directory, read_topology
+from vnetbench.commands.options import TopologyOption
+from vnetbench.errors import UserError
+from vnetbench.ui import note
+
+Dimension = Literal["machines", "rate"]
+
+
+@guarded
+def capacity(
+    slo: Annotated[str, typer.Option(help="The target, e.g. p99=50ms,failed=0 (keys: p50, "
+                                     "p95, p99, max, failed, fairness).")],
+    topology_file: TopologyOption = DEFAULT_TOPOLOGY,
+    overlay: Annotated[str | None, typer.Option(help="The overlay (one).")] = None,
+    by: Annotated[Dimension, typer.Option(help="What grows: the room's machines, or the "
+                                          "requests per second of each machine.")]
+    = "machines",
+    start: Annotated[float | None, typer.Option(help="The first size (machines: 10, rate: "
+                                                "5/s).")] = None,
+    most: Annotated[float | None, typer.Option("--max", help="The largest size tried "
+                                               "(machines: 400, rate: 1000/s).")] = None,
+    precision: Annotated[float, typer.Option(help="Stop when the largest size that met "
+                                             "and the smallest that missed are this share "
+                                             "apart.", min=0.01, max=1)] = 0.1,
+    seconds: Annotated[float | None, typer.Option(help="Load per step (seconds).")] = None,
+    machines: Annotated[int | None, typer.Option(help="The room's machines (--by rate).")]
+    = None,
+    rate: Annotated[float | None, typer.Option(help="Requests per second of each machine "
+                                               "(--by machines).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+) -> None:
+    """Find the largest room (or rate per machine) that meets a target, step by step."""
+    from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
+    from vnetbench.runs.comparison import parse_overlays, require_overlays
+
+    overrides = {k: v for k, v in {"seconds": seconds, "machines": machines,
+                                   "room_rate": rate}.items() if v is not None}
+    topology = read_topology(topology_file, overrides)
+    clauses = parse_slo(slo)
+    names = parse_overlays(overlay, topology.overlay)
+    if len(names) != 1:
+        raise UserError(f"--overlay {overlay}: capacity searches one overlay at a time; "
+                        "run it once per overlay.")
+    adapter = require_overlays(topology, names)[names[0]]
+    topology = topology.model_copy(update={"overlay": names[0]})
+    first = start or (10 if by == "machines" else 5)
+    plan = CapacityPlan(topology, adapter, clauses, by, first,
+                        most or (400 if by == "machines" else 1000), precision)
+    directory, search = run_capacity(plan, out_directory(out))
+    best, miss = search.best(), search.first_miss()
+    unit = " machines" if by == "machines" else " requests/s per machine"
+    if best is None:
+        note(f"[yellow]no size met {slo}: the first, {first:g}{unit}, missed[/]")
+    else:
+        note(f"largest that met {slo}: {best:g}{unit}"
+             + (f"; {miss.size:g} missed" if miss else " (the largest tried, --max)"))
+    if miss and miss.limit:
+        note(f"the limit at {miss.size:g}: {miss.limit}")
+    note(f"plot: {directory / 'capacity.png'}")
+    note(f"results: {directory}")

@@ -1,0 +1,227 @@
+"""`vnetbench capacity`: the largest room (machines), or the largest rate per machine,
+that meets a target such as p99=50ms,failed=0, found by a search that says each
+step it took.
+
+The search doubles from a start until a step misses the target (or the bound is
+reached), then halves the gap between the largest size that met it and the
+smallest that missed until the two are within `precision` of each other. Each
+step is one room pass on a stack of its own, into one results frame. A step that
+did not measure (a dead path, a failed tool) counts as a miss and says why. The
+limit is named at the smallest size that missed: the host (its CPU was
+saturated, so the answer is this machine, not the overlay), one role's CPU (a
+core's worth: one busy daemon), or the overlay.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.errors import UserError
+from vnetbench.overlays import Overlay
+from vnetbench.report.plots import capacity_plot
+from vnetbench.results import ResultSet
+from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.runs.session import run_scenarios
+from vnetbench.scenarios import Scenario, get_scenario
+from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT
+from vnetbench.topology import Topology
+from vnetbench.ui import job_progress, note
+from vnetbench.units import parse_milliseconds
+
+HOST_SATURATED_PERCENT = 90.0  # of all cores: the host, not the overlay, is the limit
+ROLE_SATURATED_PERCENT = 90.0  # of one core: a single busy daemon
+DIMENSIONS = {"machines": MACHINES, "rate": "room_rate"}
+MOST_STEPS = 16  # doubling from 1 to 10 000 and halving to 10 %: 14 at most
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One part of the target: a room metric and its bound (at most, or at least)."""
+
+    key: str
+    metric: str
+    bound: float
+    at_least: bool = False
+    unit: str = ""
+
+    def judge(self, value: float | None) -> str | None:
+        """Why the value misses this clause, or None when it meets it."""
+        if value is None or value != value:
+            return f"no {self.key} measured"
+        met = value >= self.bound if self.at_least else value <= self.bound
+        if met:
+            return None
+        sign = "<" if self.at_least else ">"
+        return f"{self.key} {value:.4g}{self.unit} {sign} {self.bound:g}{self.unit}"
+
+
+# key -> (the room's metric, how its value is written: a time, a count, a floor)
+SLO_KEYS: dict[str, tuple[str, str]] = {
+    "p50": ("room_p50_ms", "time"), "p95": ("room_p95_ms", "time"),
+    "p99": ("room_p99_ms", "time"), "max": ("room_max_ms", "time"),
+    "failed": ("room_failed", "count"), "fairness": ("room_fairness", "floor")}
+
+
+def clause_of(key: str, text: str) -> Clause:
+    metric, kind = SLO_KEYS[key]
+    if kind == "time":
+        return Clause(key, metric, parse_milliseconds(text), unit=" ms")
+    return Clause(key, metric, float(text), at_least=kind == "floor")
+
+
+def parse_slo(text: str) -> list[Clause]:
+    """'p99=50ms,failed=0' -> its clauses; UserError naming the part that is wrong."""
+    clauses = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or key not in SLO_KEYS:
+            raise UserError(
+                f"--slo {text}: '{part}' is not a target. Write KEY=VALUE parts separated "
+                f"by commas, KEY one of {', '.join(SLO_KEYS)} (latencies as times, e.g. "
+                "p99=50ms; failed as a count, e.g. failed=0; fairness at least, e.g. "
+                "fairness=0.9).")
+        try:
+            clauses.append(clause_of(key, value.strip()))
+        except (ValueError, UserError):
+            raise UserError(f"--slo {text}: '{value}' is not a value for {key} (e.g. "
+                            f"{'50ms' if key.startswith(('p', 'max')) else '0'}).") from None
+    if not clauses:
+        raise UserError("--slo is empty: give a target such as p99=50ms,failed=0.")
+    return clauses
+
+
+@dataclass
+class Step:
+    size: float
+    met: bool
+    said: str  # the figures and the verdict, for people
+    limit: str | None = None
+
+
+@dataclass
+class Search:
+    """Doubling, then halving the gap; `steps` in the order they ran."""
+
+    start: float
+    most: float
+    precision: float
+    whole: bool  # sizes are whole numbers (machines)
+    steps: list[Step] = field(default_factory=list)
+
+    def best(self) -> float | None:
+        met = [s.size for s in self.steps if s.met]
+        return max(met) if met else None
+
+    def first_miss(self) -> Step | None:
+        missed = [s for s in self.steps if not s.met]
+        return min(missed, key=lambda s: s.size) if missed else None
+
+    def next_size(self) -> float | None:
+        """The next size to try, or None when the search is done."""
+        if not self.steps:
+            return self.start
+        best, miss = self.best(), self.first_miss()
+        if miss is None:
+            if best is None or best >= self.most:
+                return None
+            return self.rounded(min(self.most, best * 2))
+        if best is None:
+            return None  # the start itself missed: no room size meets the target
+        if miss.size - best <= max(1.0 if self.whole else 0.0, self.precision * best):
+            return None
+        middle = self.rounded((best + miss.size) / 2)
+        return None if middle in (best, miss.size) else middle
+
+    def rounded(self, size: float) -> float:
+        return float(math.floor(size)) if self.whole else round(size, 3)
+
+
+def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, str | None]:
+    """A step's rows against the target: met, what it says, and the limit it shows."""
+    values = dict(zip(rows[METRIC], rows[VALUE], strict=False))
+    state = str(rows[STATE].iloc[0]) if len(rows) else "failed"
+    status = str(rows[STATUS].iloc[0]) if len(rows) else "no rows"
+    figures = ", ".join(f"{c.key} {values.get(c.metric, float('nan')):.4g}{c.unit}"
+                        for c in clauses)
+    host = values.get("room_host_cpu_percent")
+    load = f"host CPU {host:.0f} %" if host == host and host is not None else "host CPU ?"
+    if state not in ("ok", "partial"):
+        return False, f"not measured ({state}: {status})", "the overlay: " + status
+    misses = [why for c in clauses if (why := c.judge(values.get(c.metric)))]
+    said = f"{figures}; {load}" + (f"; {status}" if status != "ok" else "")
+    return (not misses, f"{said}: " + ("met" if not misses else "missed, " + "; ".join(
+        misses)), limit_of(values) if misses else None)
+
+
+def limit_of(values: dict[str, float]) -> str:
+    """What ran out first at a size that missed: the host, a role's CPU, or neither."""
+    host = values.get("room_host_cpu_percent")
+    if host is not None and host >= HOST_SATURATED_PERCENT:
+        return (f"this machine: its CPU was {host:.0f} % busy (all cores), so the room's "
+                "limit here is the host, not the overlay")
+    roles = {name.removeprefix("room_cpu_").removesuffix("_percent"): value
+             for name, value in values.items()
+             if re.fullmatch(r"room_cpu_\w+_percent", name) and value == value}
+    busiest = max(roles.items(), key=lambda item: item[1], default=None)
+    if busiest and busiest[1] >= ROLE_SATURATED_PERCENT:
+        return (f"the {busiest[0]}'s CPU: {busiest[1]:.0f} % of a core (one daemon "
+                "busy), the host not saturated")
+    return ("the overlay: neither the host's CPU nor a role's reached saturation"
+            + (f" (host {host:.0f} %)" if host is not None else ""))
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    topology: Topology
+    overlay: Overlay
+    clauses: list[Clause]
+    dimension: str  # machines or rate
+    start: float
+    most: float
+    precision: float = 0.1
+
+
+def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
+    """Search, each step a room pass on its own stack; the results directory."""
+    setting = DIMENSIONS[plan.dimension]
+    search = Search(plan.start, plan.most, plan.precision, whole=plan.dimension == "machines")
+    room = get_scenario("room")
+    directory = new_directory(out_dir, f"{plan.topology.name}-{stamp()}-capacity")
+    header = new_header("capacity", [plan.overlay], scenario=room.name,
+                        dimension=plan.dimension, slo=[c.key for c in plan.clauses])
+    results = ResultSet("capacity", directory)
+    try:
+        with recorded(directory, header), job_progress("capacity", steps=MOST_STEPS):
+            while (size := search.next_size()) is not None and len(search.steps) < MOST_STEPS:
+                search.steps.append(run_step(plan, room, setting, size, results, directory))
+                header.update(steps=[vars(s) for s in search.steps], largest=search.best())
+    finally:
+        results.write()
+        capacity_plot(results.frame(), setting, plan.clauses, directory / "capacity.png")
+    return directory, search
+
+
+def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
+             results: ResultSet, directory: Path) -> Step:
+    """One room pass at `size` on a stack of its own, judged against the target."""
+    variant = f"{plan.dimension}={size:g}"
+    topology = with_size(plan.topology, setting, size)
+    room.check(topology)
+    results.variant, results.variant_parameters = variant, {setting: size}
+    run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay)
+    frame = results.frame()
+    met, said, limit = judge_step(frame[frame[VARIANT] == variant], plan.clauses)
+    note(f"capacity step: {variant}: {said}")
+    return Step(size, met, said, limit)
+
+
+def with_size(topology: Topology, setting: str, size: float) -> Topology:
+    value: float | int = int(size) if setting == MACHINES else size
+    settings = topology.settings.model_copy(update={setting: value, "passes": 1})
+    return topology.model_copy(update={"settings": settings})
