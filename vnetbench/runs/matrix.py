@@ -73,6 +73,9 @@ CELLS: Mapping[str, Mapping[str, Variants]] = {
     # the standard faults (switch restarted, backbone down, loss burst), once: each waits
     # at most its window for the path to answer again, most far less
     "failover": {EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},
+    # a room of 20 machines at the default rate (5/s each) for 5 s, twice: about 30 s of
+    # an overlay's cell, bring-up included; `vnetbench capacity` finds the largest room
+    "room": {EVERY: {"n20": {MACHINES: 20, "seconds": 5, "passes": 2}}},
 }
 
 

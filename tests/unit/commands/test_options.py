@@ -16,8 +16,8 @@ from vnetbench.topology import Settings
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
 SHARED = {"__init__", "common", "options"}  # commands/ modules that register nothing
-COMMANDS = ["validate", "render", "run", "methods", "sweep", "shape", "matrix", "report",
-            "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",
+COMMANDS = ["validate", "render", "run", "methods", "sweep", "capacity", "shape", "matrix",
+            "report", "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",
             "doctor", "version", "images build", "images vnet", "swarm up", "swarm down"]
 
 runner = CliRunner()
