@@ -15,6 +15,7 @@ TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "li
               "tls-limits": {"tls": True, "limits": True}}
 TUNNELS = ("wireguard", "openvpn", "tinc", "nebula")
 FAILOVER = {"passes": 1, "failover_window_s": 15}
+ROOM_PAIR = {"passes": 3, "seconds": 5}  # transactions' and loaded_latency's
 
 
 def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
@@ -33,6 +34,10 @@ def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
         ("failover/baseline/default", FAILOVER),
         (f"failover/vnet/default{suffix}", {**FAILOVER, **tls}),
         *((f"failover/{overlay}/default", FAILOVER) for overlay in TUNNELS),
+        *(cell for scenario in ("transactions", "loaded_latency") for cell in (
+            (f"{scenario}/baseline/default", ROOM_PAIR),
+            (f"{scenario}/vnet/default{suffix}", {**ROOM_PAIR, **tls}),
+            *((f"{scenario}/{overlay}/default", ROOM_PAIR) for overlay in TUNNELS))),
     ]
 
 
@@ -42,7 +47,7 @@ def test_the_matrix_runs_the_seeds_cells(features: bool) -> None:
                 for name, kind in OVERLAY_TYPES.items()]
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     assert [(c.key, c.overrides) for c in cells] == cells_expected(not features)
-    assert len(cells) == 34
+    assert len(cells) == 46
 
 
 def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:
