@@ -140,10 +140,20 @@ class LoadedLatency(Scenario):
         finally:  # never wait here: on Ctrl-C the teardown ends the ping's probe
             pool.shutdown(wait=False, cancel_futures=True)
         stream = parsed(raw, parse, IperfError)
-        lasted = stream.result.seconds if stream.result else 0.0
-        start, end = (returned - lasted, launched + lasted) if lasted else (launched, returned)
+        start, end = surely_ran(launched, returned, stream.result)
         probes = sent_between(parse_probes(pings, PROBE_INTERVAL_S), start, end)
         return Phase(load, summarise(probes), stream)
+
+
+def surely_ran(launched: float, returned: float, stream: IperfResult | None
+               ) -> tuple[float, float]:
+    """When a stream surely ran, on the host's clock: it started after its probe was
+    launched and ended before it returned, and lasted `stream.seconds`; so from its
+    latest possible start to its earliest possible end. Without a report: the probe's
+    whole run (the phase has failed; its pings are kept as they were)."""
+    if stream is None:
+        return launched, returned
+    return returned - stream.seconds, launched + stream.seconds
 
 
 def ping_output(pinging: Future[str], bound_s: float) -> str:
