@@ -18,15 +18,21 @@ from vnetbench.topology import parse_topology
 pytestmark = pytest.mark.integration
 
 
-def measured(tmp_path: Path, scenario: str) -> tuple[pd.Series, Path]:
+SETTINGS = {"passes": 1, "seconds": 2, "rr_parallel": 3}
+
+
+def results(tmp_path: Path, scenario: str, **extra: object) -> tuple[pd.DataFrame, Path]:
     topology = parse_topology({"name": "it-room-pair", "switches": 2, "agents": 2,
-                               "settings": {"passes": 1, "seconds": 2, "rr_parallel": 3}},
-                              "test", overrides={})
+                               "settings": SETTINGS, **extra}, "test", overrides={})
     directory = run_scenarios(topology, [get_scenario(scenario)], tmp_path)
-    frame = load_results(directory)
     assert leftovers(directory.name) == []
+    return load_results(directory), directory / scenario / "raw"
+
+
+def measured(tmp_path: Path, scenario: str) -> tuple[pd.Series, Path]:
+    frame, raw = results(tmp_path, scenario)
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
-    return frame.set_index("metric")["value"], directory / scenario / "raw"
+    return frame.set_index("metric")["value"], raw
 
 
 def test_transactions_on_the_baseline(tmp_path: Path) -> None:
@@ -68,3 +74,14 @@ def test_loaded_latency_on_the_baseline(tmp_path: Path) -> None:
             value[f"{load}_rtt_p50_ms"] - value["idle_rtt_p50_ms"])
     both = json.loads((raw / "iperf3-both_ways-pass1.json").read_text())
     assert both["start"]["test_start"]["bidir"] == 1  # the load really went both ways
+
+
+@pytest.mark.parametrize("scenario", ["transactions", "loaded_latency"])
+def test_a_path_that_delivers_nothing_is_reported_dead(tmp_path: Path, scenario: str) -> None:
+    """The backbone at 100 % loss: no ping answered, nothing delivered; the pass ends
+    (every wait is bounded) as path dead, with its sentence, and no figure."""
+    frame, _ = results(tmp_path, scenario, links={"backbone": {"loss": "100%"}})
+    assert frame["state"].eq("path dead").all(), frame["state"].iloc[0]
+    assert frame["status"].iloc[0].startswith("path dead: 0 of "), frame["status"].iloc[0]
+    figures = frame[frame["metric"].str.endswith(("_tps", "_load_mbit", "_added_p50_ms"))]
+    assert figures["value"].isna().all()

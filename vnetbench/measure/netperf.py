@@ -31,6 +31,7 @@ SELECTORS = ("TRANSACTION_RATE", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY",
 CLIENT_GRACE_SECONDS = 15  # beyond the test's length: a TCP_CRR test of 3 s took 7.2 s here
 CONNECT_ATTEMPTS = 5  # while a netserver just started does not listen yet
 REFUSED = "could not establish the control connection"
+TIMED_OUT = 124  # timeout(1)'s exit status when it stopped the tool
 _KEYVAL = re.compile(r"^([A-Z0-9_]+)=(.*)$")
 
 
@@ -56,8 +57,9 @@ def parse_netperf(text: str) -> NetperfResult:
               if (m := _KEYVAL.match(line.strip()))}
     missing = [s for s in SELECTORS if s not in values]
     if missing:
+        what = "figures" if len(missing) == len(SELECTORS) else ", ".join(missing)
         last = " | ".join(line for line in text.strip().splitlines()[-2:])
-        raise NetperfError(f"netperf reported no {', '.join(missing)}: {last[:300] or 'no output'}")
+        raise NetperfError(f"netperf reported no {what}: {last[:300] or 'no output'}")
     try:
         figures = [float(values[s]) for s in SELECTORS]
     except ValueError as error:
@@ -85,15 +87,21 @@ class Netserver:
     def run(self, client: str, test: str, seconds: float, raw_path: Path) -> NetperfRun:
         """One test from client's namespace, bounded by its length plus a grace."""
         argv = client_argv(self.address, test, seconds, self.port)
-        output = ""
+        bound = seconds + CLIENT_GRACE_SECONDS
+        output, exit_code = "", 0
         for _ in range(CONNECT_ATTEMPTS):
-            probe = run_probe(self.run_on, client, argv, seconds + CLIENT_GRACE_SECONDS)
+            probe = run_probe(self.run_on, client, argv, bound)
             output = "\n".join(part for part in (probe.stdout, probe.stderr) if part)
+            exit_code = probe.exit_code
             if REFUSED not in output:
                 break
             time.sleep(0.3)
         save_raw(raw_path, output)
-        return parsed(output, parse_netperf, NetperfError)
+        run = parsed(output, parse_netperf, NetperfError)
+        if run.result is None and exit_code == TIMED_OUT:
+            return ToolRun(output, None, f"netperf had not finished after {bound:g} s and was "
+                           f"stopped ({run.error})")
+        return run
 
 
 @contextmanager

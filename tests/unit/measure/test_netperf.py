@@ -40,7 +40,7 @@ def test_tcp_rr_and_tcp_crr_figures_are_read_by_name(data_dir: Path) -> None:
 ])
 def test_output_without_figures_is_an_error_with_its_last_lines(
         data_dir: Path, name: str, said: str) -> None:
-    with pytest.raises(NetperfError, match="netperf reported no TRANSACTION_RATE") as error:
+    with pytest.raises(NetperfError, match="netperf reported no figures: ") as error:
         parse_netperf(read(data_dir, name))
     assert said in str(error.value)
 
@@ -88,3 +88,13 @@ def test_instances_at_once_sum_their_rates_and_keep_the_worst_percentiles(
     # the mean of every transaction: each instance's weighted by how many it made
     assert both.mean_us == pytest.approx((8.25 * 120614.769 + 40.07 * 24926.938)
                                          / (120614.769 + 24926.938))
+
+
+def test_a_client_stopped_at_its_bound_says_so(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """A path that drops the control connection's SYNs: netperf prints nothing until
+    timeout(1) stops it (exit 124, as the dead-path integration test saw)."""
+    monkeypatch.setattr(netperf, "run_probe", lambda *_: ProbeOutput(124, "", ""))
+    run = Netserver(object(), "10.0.2.2").run("c", "TCP_RR", 2, tmp_path / "rr.txt")  # type: ignore[arg-type]
+    assert run.error == ("netperf had not finished after 17 s and was stopped (netperf "
+                         "reported no figures: no output)")
