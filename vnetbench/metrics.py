@@ -260,7 +260,46 @@ ROOM = (
            label="Room: request latency, {point}th percentile"),
 )
 
-CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER, *FAILOVER, *ROOM))
+# transactions: netperf's request/response tests, alone, then `{instances}` at once
+# (rr_parallel; their rates summed, the worst instance's p99)
+RR_TESTS = {"tcp_rr": "TCP_RR", "tcp_crr": "TCP_CRR"}
+TRANSACTIONS = tuple(metric for prefix, test in RR_TESTS.items() for metric in (
+    Metric(f"{prefix}_tps", "transactions/s", Better.HIGHER, f"{test} (transactions/s)"),
+    Metric(f"{prefix}_p50_us", "µs", Better.LOWER, f"{test} latency, p50 (µs)"),
+    Metric(f"{prefix}_p90_us", "µs", Better.LOWER, label=f"{test} latency, p90 (µs)"),
+    Metric(f"{prefix}_p99_us", "µs", Better.LOWER, f"{test} latency, p99 (µs)", noisy=True),
+    Metric(f"{prefix}_max_us", "µs", Better.LOWER, label=f"{test} latency, max (µs)",
+           noisy=True),
+    Metric(f"{prefix}_mean_us", "µs", Better.LOWER, label=f"{test} latency, mean (µs)"),
+    Metric(f"{prefix}_tps_x{{instances}}", "transactions/s", Better.HIGHER,
+           f"{test}, {{instances}} at once (transactions/s, summed)"),
+    Metric(f"{prefix}_p99_us_x{{instances}}", "µs", Better.LOWER,
+           f"{test}, {{instances}} at once: the worst p99 (µs)", noisy=True)))
+
+# loaded_latency: pings every 10 ms idle, under TCP one way, then both ways (RRUL)
+LOAD_PHASES = {"idle": "idle", "one_way": "under load one way",
+               "both_ways": "under load both ways"}
+LOADED = ("one_way", "both_ways")
+LOADED_LATENCY = (
+    *(Metric(f"{phase}_added_p{q}_ms", "ms", Better.LOWER,
+             f"Latency added {LOAD_PHASES[phase]}, p{q} (ms)",
+             noisy=q == 99) for phase in LOADED for q in (50, 99)),
+    *(metric for phase, words in LOAD_PHASES.items() for metric in (
+        Metric(f"{phase}_rtt_p50_ms", "ms", Better.LOWER,
+               f"Ping round trip, {words}, p50" if phase == "idle" else None,
+               label=f"Ping round trip, {words}, p50"),
+        Metric(f"{phase}_rtt_p99_ms", "ms", Better.LOWER,
+               label=f"Ping round trip, {words}, p99", noisy=True),
+        Metric(f"{phase}_rtt_max_ms", "ms", Better.LOWER,
+               label=f"Ping round trip, {words}, max", noisy=True),
+        Metric(f"{phase}_ping_loss", "%", Better.LOWER, label=f"Ping loss, {words}"),
+        Metric(f"{phase}_pings_sent", "count", label=f"Pings sent, {words}"))),
+    *(Metric(f"{phase}_load_mbit", "Mbit/s", Better.HIGHER,
+             label=f"TCP goodput {LOAD_PHASES[phase]} (the load)") for phase in LOADED),
+)
+
+CATALOGUE = Catalogue((*THROUGHPUT, *JOIN, *CONFIG, *FLOOD, *TRANSFER, *FAILOVER,
+                       *ROOM, *TRANSACTIONS, *LOADED_LATENCY))
 
 
 def catalogue() -> Catalogue:

@@ -320,6 +320,10 @@ class Settings(Model):
     # each client container runs its own iperf3 against its own server (not -P)
     clients: Measured[int] = Field(1, ge=1, le=32,
                          description="Client containers at once, each its own iperf3.")
+    # netperf instances at once in transactions' parallel round, each its own container
+    rr_parallel: Measured[int] = Field(4, ge=1, le=32,
+                             description="transactions: netperf instances at once "
+                             "(1: no parallel round).")
     # none: ping_size alone
     ping_sizes: Measured[tuple[int, ...]] = Field((), max_length=10,
                                         description="Ping payloads measured in turn, e.g. "

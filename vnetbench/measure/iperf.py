@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +55,23 @@ def load_report(text: str) -> dict[str, Any]:
 
 def parse_iperf_json(text: str) -> IperfResult:
     """Summarise a TCP test from iperf3's JSON; raise IperfError on its errors."""
+    return _tcp_summary(load_report(text), "")
+
+
+def parse_iperf_bidir(text: str) -> IperfResult:
+    """A `--bidir` TCP test as one: both directions' rates, bytes and retransmits
+    summed (each direction's own figures are in the raw report)."""
     report = load_report(text)
+    forward = _tcp_summary(report, "")
+    both = combined_tcp([forward, _tcp_summary(report, "_bidir_reverse")])
+    return replace(both, streams=forward.streams)  # `streams` lists each direction's once
+
+
+def _tcp_summary(report: dict[str, Any], suffix: str) -> IperfResult:
+    """One direction of a TCP test: `end.sum_sent{suffix}` and `sum_received{suffix}`."""
     end = report.get("end") or {}
-    received = end.get("sum_received")
-    sent = end.get("sum_sent")
+    received = end.get(f"sum_received{suffix}")
+    sent = end.get(f"sum_sent{suffix}")
     if not received or not sent:
         raise IperfError("iperf3's report has no end summary (the test did not finish)")
     cpu = end.get("cpu_utilization_percent") or {}

@@ -76,6 +76,10 @@ CELLS: Mapping[str, Mapping[str, Variants]] = {
     # a room of 20 machines at the default rate (5/s each) for 5 s, twice: about 30 s of
     # an overlay's cell, bring-up included; `vnetbench capacity` finds the largest room
     "room": {EVERY: {"n20": {MACHINES: 20, "seconds": 5, "passes": 2}}},
+    # the measured pair under load, twice: ~4 x 3 s of netperf (TCP_CRR returns ~4 s
+    # late), ~3 x 3 s of pings; short, for the matrix's time (`run` gives them longer)
+    "transactions": {EVERY: {"default": {"passes": 2, "seconds": 3}}},
+    "loaded_latency": {EVERY: {"default": {"passes": 2, "seconds": 3}}},
 }
 
 

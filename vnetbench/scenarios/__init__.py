@@ -6,13 +6,15 @@ from vnetbench.scenarios.config import ConfigChange
 from vnetbench.scenarios.failover import Failover
 from vnetbench.scenarios.flood import Flood
 from vnetbench.scenarios.join import Join
+from vnetbench.scenarios.loaded_latency import LoadedLatency
 from vnetbench.scenarios.room import Room
 from vnetbench.scenarios.throughput import Throughput
+from vnetbench.scenarios.transactions import Transactions
 from vnetbench.scenarios.transfer import TransferScenario
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood(), TransferScenario(),
-                                     Failover(), Room())
+                        Failover(), Room(), Transactions(), LoadedLatency())
 }
 
 

@@ -51,8 +51,8 @@ from vnetbench.topology import AgentSpec, Topology
 from vnetbench.ui import waiting
 
 
-def pick_pair(topology: Topology,
-              placement: dict[str, str] | None = None) -> tuple[AgentSpec, AgentSpec]:
+def pick_pair(topology: Topology, placement: dict[str, str] | None = None,
+              scenario: str = "throughput") -> tuple[AgentSpec, AgentSpec]:
     """Client and server: the topology's `measure` pair (--pair) when given; else the
     first agents of the first and last switch that have one, by the actual placement
     when given (an overlay may choose the switch itself)."""
@@ -69,7 +69,7 @@ def pick_pair(topology: Topology,
     if len(agents) >= 2:
         return agents[0], agents[1]
     raise UserError(
-        f"The throughput scenario needs two agents, and topology '{topology.name}' has "
+        f"The {scenario} scenario needs two agents, and topology '{topology.name}' has "
         f"{len(topology.agents)}. Set 'agents: 2' (or more) in the topology."
     )
 
@@ -81,9 +81,7 @@ class Throughput(Scenario):
 
     @classmethod
     def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
-        """Limits asked for are what the stream is measured under."""
-        limits = {Capability.LIMITS} if topology and topology.settings.limits else set()
-        return super().needs_for(topology) | limits
+        return super().needs_for(topology) | limits_asked(topology)
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)
@@ -128,12 +126,7 @@ class Throughput(Scenario):
                                        for metric, why in stream.unmeasured.items())
         notes = []
         if state is State.DEAD:
-            logs = context.last_log_lines()
-            save_raw(context.raw_dir / f"path-dead-pass{pass_no}.txt",
-                     "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
-            wanted = {client.name, server.name, client.switch, server.switch}
-            status += "; last log lines: " + " | ".join(
-                f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
+            status = with_last_log_lines(context, status, pass_no, client, server)
             notes.append(f"[yellow]{status}[/]")
         return PassResult(metrics, summary, status, notes, state)
 
@@ -190,6 +183,23 @@ class Throughput(Scenario):
                                      context.raw_dir / f"ping-pass{pass_no}{suffix}.txt",
                                      timeout_seconds=3 * expected + 10))
         return runs
+
+
+def limits_asked(topology: Topology | None) -> frozenset[Capability]:
+    """Limits asked for are what the pair is measured under."""
+    return frozenset({Capability.LIMITS} if topology and topology.settings.limits else set())
+
+
+def with_last_log_lines(context: ScenarioContext, status: str, pass_no: int,
+                        client: AgentSpec, server: AgentSpec) -> str:
+    """A dead path's status with the pair's and their switches' last log lines (every
+    agent's and switch's kept in the raw directory)."""
+    logs = context.last_log_lines()
+    save_raw(context.raw_dir / f"path-dead-pass{pass_no}.txt",
+             "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
+    wanted = {client.name, server.name, client.switch, server.switch}
+    return status + "; last log lines: " + " | ".join(
+        f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
 
 
 ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]

@@ -94,7 +94,9 @@ def test_matrix_plans_every_applicable_cell() -> None:
     cells = plan_cells([Baseline()], list(SCENARIOS.values()))
     assert [c.key for c in cells] == ["throughput/baseline/default", "flood/baseline/default",
                                       "failover/baseline/default",
-                                      "room/baseline/n20"]
+                                      "room/baseline/n20",
+                                      "transactions/baseline/default",
+                                      "loaded_latency/baseline/default"]
 
 
 def test_comparison_table_of_a_dead_path_explains_it() -> None:

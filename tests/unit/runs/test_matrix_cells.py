@@ -16,6 +16,7 @@ TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "li
 TUNNELS = ("wireguard", "openvpn", "tinc", "nebula")
 FAILOVER = {"passes": 1, "failover_window_s": 15}
 ROOM = {"machines": 20, "seconds": 5, "passes": 2}
+ROOM_PAIR = {"passes": 2, "seconds": 3}  # transactions' and loaded_latency's
 
 
 def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
@@ -37,6 +38,10 @@ def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
         ("room/baseline/n20", ROOM),
         (f"room/vnet/n20{suffix}", {**ROOM, **tls}),
         *((f"room/{overlay}/n20", ROOM) for overlay in TUNNELS),
+        *(cell for scenario in ("transactions", "loaded_latency") for cell in (
+            (f"{scenario}/baseline/default", ROOM_PAIR),
+            (f"{scenario}/vnet/default{suffix}", {**ROOM_PAIR, **tls}),
+            *((f"{scenario}/{overlay}/default", ROOM_PAIR) for overlay in TUNNELS))),
     ]
 
 
@@ -46,7 +51,7 @@ def test_the_matrix_runs_the_seeds_cells(features: bool) -> None:
                 for name, kind in OVERLAY_TYPES.items()]
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     assert [(c.key, c.overrides) for c in cells] == cells_expected(not features)
-    assert len(cells) == 40
+    assert len(cells) == 52
 
 
 def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:

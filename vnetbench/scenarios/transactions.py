@@ -1,0 +1,179 @@
+"""transactions: request/response and connection rates between two agents on
+different switches, as Cilium's CNI benchmark reports them (issue #26).
+
+netperf TCP_RR (one connection, a 1-byte request and a 1-byte response back and
+forth: transactions per second and their latency percentiles) and TCP_CRR (the
+same over a new connection per transaction: handshake, request, response, close),
+each for BENCH_SECONDS alone, then `rr_parallel` instances at once, one client
+container each, started together: their rates summed, the worst instance's p99.
+A netserver in the server's namespace serves them all. A few pings go first, to
+tell a dead path from one where only netperf failed.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from vnetbench.capabilities import Capability
+from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
+from vnetbench.measure.ping import PingResult, run_ping
+from vnetbench.metrics import RR_TESTS, TRANSACTIONS
+from vnetbench.outcome import State
+from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.throughput import limits_asked, pick_pair, with_last_log_lines
+from vnetbench.topology import Topology
+from vnetbench.ui import waiting
+
+LIVENESS_PINGS = 20  # before the tests: a dead path is told from netperf failing
+LIVENESS_INTERVAL_S = 0.05
+
+
+@dataclass(frozen=True)
+class Rates:
+    """One test (TCP_RR or TCP_CRR) with `instances` at once, combined."""
+
+    test: str
+    instances: int
+    result: NetperfResult | None  # None: an instance failed, or none ran a transaction
+    error: str | None
+
+    @property
+    def label(self) -> str:
+        return self.test + (f" x{self.instances}" if self.instances > 1 else "")
+
+    @classmethod
+    def of(cls, test: str, runs: list[NetperfRun]) -> Rates:
+        errors = [run.error for run in runs if run.result is None]
+        results = [run.result for run in runs if run.result is not None]
+        if errors:
+            failed = f"{len(errors)} of {len(runs)} instances failed: " if len(runs) > 1 else ""
+            return cls(test, len(runs), None, failed + str(errors[0]))
+        rates = combined(results)
+        if rates.transactions_per_s <= 0:
+            return cls(test, len(runs), None, "netperf completed no transaction")
+        return cls(test, len(runs), rates, None)
+
+
+class Transactions(Scenario):
+    name = "transactions"
+    description = ("netperf TCP_RR and TCP_CRR between two agents on different switches: "
+                   "transactions/s and latency, alone and several at once")
+    metrics = TRANSACTIONS
+
+    @classmethod
+    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
+        return super().needs_for(topology) | limits_asked(topology)
+
+    def check(self, topology: Topology) -> None:
+        pick_pair(topology, scenario=self.name)
+
+    def settings(self, topology: Topology) -> dict[str, object]:
+        s = topology.settings
+        return {"seconds": s.seconds, "rr_parallel": s.rr_parallel, "tls": s.tls,
+                "limits": s.limits, "encryption": s.encryption,
+                "tunnel_mtu": s.tunnel_mtu or 0}
+
+    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
+        client, server = pick_pair(context.topology, context.placement(), self.name)
+        target = context.overlay.target_address(context.topology, context.plan, server.name)
+        ping = run_ping(context.stack, context.container(client.name), target, LIVENESS_PINGS,
+                        LIVENESS_INTERVAL_S, None, context.raw_dir / f"ping-pass{pass_no}.txt",
+                        timeout_seconds=LIVENESS_PINGS * LIVENESS_INTERVAL_S + 10)
+        rounds = self._rounds(context, client.name, server.name, target, pass_no,
+                              ping.result.received if ping.result else 0)
+        state, status = transactions_status(rounds, ping.result, ping.error)
+        notes = []
+        if state is State.DEAD:
+            status = with_last_log_lines(context, status, pass_no, client, server)
+            notes.append(f"[yellow]{status}[/]")
+        return PassResult(rates_metrics(rounds), summary_of(rounds), status, notes, state)
+
+    def _rounds(self, context: ScenarioContext, client: str, server: str, target: str,
+                pass_no: int, answered: int) -> list[Rates]:
+        """Each test alone, then `rr_parallel` at once; only the first when it failed
+        and no ping was answered (the path is dead: the rest would wait out their
+        bounds for nothing)."""
+        settings, stack = context.topology.settings, context.stack
+        counts = sorted({1, settings.rr_parallel})
+        rounds: list[Rates] = []
+        with netserver(stack, context.container(server), target,
+                       f"{stack.rendered.project}-netserver-{pass_no}") as serving:
+            for instances in counts:
+                for test in RR_TESTS.values():
+                    with waiting(f"pass {pass_no}: {test} x{instances} {client} → {server} "
+                                 f"({target})", settings.seconds):
+                        rounds.append(run_at_once(serving, context.container(client), test,
+                                                  instances, settings.seconds, context,
+                                                  pass_no))
+                    if rounds[0].result is None and answered == 0:
+                        return rounds
+        return rounds
+
+
+def run_at_once(server: Netserver, client: str, test: str, instances: int, seconds: float,
+                context: ScenarioContext, pass_no: int) -> Rates:
+    """`instances` clients of one test, each its own probe container, started together."""
+    def one(index: int) -> NetperfRun:
+        suffix = f"-x{instances}-{index + 1}" if instances > 1 else ""
+        path = context.raw_dir / f"netperf-{test.lower()}-pass{pass_no}{suffix}.txt"
+        return server.run(client, test, seconds, path)
+
+    if instances == 1:
+        return Rates.of(test, [one(0)])
+    pool = ThreadPoolExecutor(max_workers=instances)
+    try:
+        return Rates.of(test, list(pool.map(one, range(instances))))
+    finally:  # never wait here: on Ctrl-C the teardown ends the clients' probes
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def metric_prefix(rates: Rates) -> str:
+    return next(prefix for prefix, test in RR_TESTS.items() if test == rates.test)
+
+
+def rates_metrics(rounds: list[Rates]) -> Metrics:
+    """Alone: the rate and every latency figure; at once: the summed rate and the
+    worst instance's p99 (`_x{instances}`). None where a round failed."""
+    metrics: Metrics = {}
+    for rates in rounds:
+        prefix, r = metric_prefix(rates), rates.result
+        if rates.instances > 1:
+            suffix = f"_x{rates.instances}"
+            metrics[f"{prefix}_tps{suffix}"] = (r.transactions_per_s if r else None,
+                                                "transactions/s")
+            metrics[f"{prefix}_p99_us{suffix}"] = (r.p99_us if r else None, "µs")
+            continue
+        metrics[f"{prefix}_tps"] = (r.transactions_per_s if r else None, "transactions/s")
+        for figure in ("p50", "p90", "p99", "max", "mean"):
+            metrics[f"{prefix}_{figure}_us"] = (getattr(r, f"{figure}_us") if r else None, "µs")
+    return metrics
+
+
+def summary_of(rounds: list[Rates]) -> dict[str, float | int | str | None]:
+    """The RESULT line: each round's rate, and the single runs' p99."""
+    summary: dict[str, float | int | str | None] = {}
+    for rates in rounds:
+        key = metric_prefix(rates) + (f"_x{rates.instances}" if rates.instances > 1 else "")
+        summary[f"{key}_tps"] = round(rates.result.transactions_per_s) if rates.result else None
+        if rates.instances == 1:
+            summary[f"{key}_p99_us"] = rates.result.p99_us if rates.result else None
+    return summary
+
+
+def transactions_status(rounds: list[Rates], ping: PingResult | None,
+                        ping_error: str | None) -> tuple[State, str]:
+    """DEAD when no round completed a transaction and no ping was answered (as
+    throughput's path_status); FAILED when a round failed on a path that answers;
+    else OK (the pings only tell the two apart: an ICMP-deaf path that carries TCP
+    is measured)."""
+    answered = ping.received if ping else 0
+    sent = ping.transmitted if ping else 0
+    failed = [r for r in rounds if r.result is None]
+    if len(failed) == len(rounds) and answered == 0:
+        error = next((r.error for r in failed if r.error), None) or ping_error
+        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, no transaction "
+                            "completed" + (f" ({error})" if error else ""))
+    if failed:
+        return State.FAILED, "; ".join(f"{r.label} failed: {r.error}" for r in failed)
+    return State.OK, "ok"
