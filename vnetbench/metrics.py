@@ -252,6 +252,8 @@ ROOM = (
     Metric("room_machines", "count", label="Room: machines that ran"),
     Metric("room_no_record", "count", Better.LOWER,
            label="Room: machines whose load left no record"),
+    Metric("room_stalled", "count", Better.LOWER,
+           label="Room: machines whose wrk never ended (stopped, its counts lost)"),
     Metric("room_late_s", "s", Better.LOWER, noisy=True,
            label="Room: the latest machine's start after the room's instant"),
     Metric("room_probes_start_s", "s", noisy=True,

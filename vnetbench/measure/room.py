@@ -37,6 +37,7 @@ class MachineLoad:
     began: float
     ended: float
     error: str | None = None  # wrk itself failed (e.g. could not connect at all)
+    stalled: str | None = None  # wrk never ended and was stopped: its counts are lost
 
     @property
     def failed(self) -> int:
@@ -65,7 +66,7 @@ def parse_machine(text: str) -> MachineLoad:
         duration_s=int(data.get("duration_us", 0)) / 1e6, errors=errors,
         latencies_us=tuple((int(v), int(c)) for v, c in data.get("latency_us", [])),
         planned=float(data["planned"]), began=float(data["began"]),
-        ended=float(data["ended"]), error=data.get("error"))
+        ended=float(data["ended"]), error=data.get("error"), stalled=data.get("stalled"))
 
 
 def quantile_us(latencies: Sequence[tuple[int, int]], q: float) -> float | None:
@@ -102,6 +103,7 @@ class RoomFigures:
     seconds: float  # the load's span: first start to last end
     late_s: float  # the latest machine's delay after the room's instant
     without_record: dict[str, str] = field(default_factory=dict)  # machine -> why
+    stalled: dict[str, str] = field(default_factory=dict)  # machine -> why (no counts)
 
     @classmethod
     def of(cls, loads: dict[str, MachineLoad], without_record: dict[str, str]) -> RoomFigures:
@@ -117,7 +119,8 @@ class RoomFigures:
                    {kind: sum(load.errors[kind] for load in ran) for kind in ERROR_KINDS},
                    tuple(sorted(pooled.items())), tuple(load.goodput_mbit for load in ran),
                    span, max((load.late_s for load in ran), default=0.0),
-                   dict(without_record))
+                   dict(without_record),
+                   {name: load.stalled for name, load in loads.items() if load.stalled})
 
     def percentile_ms(self, q: float) -> float | None:
         value = quantile_us(self.latencies_us, q)

@@ -50,7 +50,9 @@ STARTERS = 4
 LEAD_S = 2.0
 LEAD_PER_MACHINE_S = 0.15
 SERVER_READY_S = 15.0
-RECORD_GRACE_S = 5.0  # after the load's end, for the probes' last line
+# after the load's end, for the probes' last line: a stalled wrk is stopped 3 s after
+# it (images/tools/vnetbench-room's STALL_GRACE_S), then prints its record
+RECORD_GRACE_S = 6.0
 LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
 
 
@@ -139,11 +141,12 @@ class Room(Scenario):
         planned = time.time() + lead
         timeout_s = settings.room_timeout_s
         bound = lead + settings.seconds + timeout_s + RECORD_GRACE_S + 10
+        spread = phases(machines_named(names), settings.room_rate)
         argv = {machine: ["timeout", "-k", "2", str(int(bound)), "vnetbench-room", "client",
                           f"{planned + phase:.3f}", f"{settings.seconds:g}",
                           f"{settings.room_rate:g}", settings.room_connection,
                           str(timeout_s), url, *(str(size) for size in settings.room_sizes)]
-                for machine, phase in phases(machines_named(names), settings.room_rate).items()}
+                for machine, phase in spread.items()}
         with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
                      f"{settings.room_rate:g}/s each", lead + settings.seconds):
             began = time.monotonic()
@@ -164,8 +167,8 @@ class Room(Scenario):
             seconds = time.time() - at
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)
-        loads, missing = self.records(context, names, planned + settings.seconds + timeout_s,
-                                      pass_no)
+        ends = planned + max(spread.values()) + settings.seconds + timeout_s
+        loads, missing = self.records(context, names, ends, pass_no)
         return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
                     MemoryFigures(idle, loaded),
                     next(iter(server_cpu.values()), None),
@@ -184,9 +187,9 @@ class Room(Scenario):
         while pending:
             for machine in pending:
                 text = probe_log(context, names[machine])
+                save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}.txt", text)
                 try:
                     loads[machine] = parse_machine(text)
-                    save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}.txt", text)
                     missing.pop(machine, None)
                 except RoomRecordError as error:
                     missing[machine] = str(error)
@@ -229,8 +232,9 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
         "goodput_mbit": room.goodput_mbit, "fairness": room.fairness}
     total = room.machines + len(room.without_record)
     if room.machines == 0 or room.answered == 0:
-        why = next(iter(room.without_record.values()), "no request was answered")
-        state = State.DEAD if room.answered == 0 and room.machines else State.FAILED
+        why = next(iter({**room.stalled, **room.without_record}.values()),
+                   "every request failed or timed out")
+        state = State.DEAD if room.machines else State.FAILED
         return PassResult(metrics, summary, f"no request of {total} machines was answered: "
                           f"{why}", state=state)
     problems = []
@@ -238,6 +242,10 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
         first = next(iter(room.without_record.items()))
         problems.append(f"{len(room.without_record)} of {total} machines gave no record "
                         f"({first[0]}: {first[1]})")
+    if room.stalled:
+        first = next(iter(room.stalled.items()))
+        problems.append(f"{len(room.stalled)} of {total} machines stalled ({first[0]}: "
+                        f"{first[1]})")
     if room.late_s > LATE_TOLERANCE_S:
         late = sum(1 for m in load.loads.values() if m.late_s > LATE_TOLERANCE_S)
         problems.append(f"the load began late on {late} machine(s), up to {room.late_s:.1f} s "
@@ -264,6 +272,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
         "room_goodput_min_mbit": (min(room.goodputs_mbit, default=None), "Mbit/s"),
         "room_machines": (room.machines, "count"),
         "room_no_record": (len(room.without_record), "count"),
+        "room_stalled": (len(room.stalled), "count"),
         "room_late_s": (room.late_s, "s"),
         "room_probes_start_s": (load.starting_s, "s"),
         "room_host_cpu_percent": (load.host_percent, "% of all cores"),

@@ -81,3 +81,13 @@ def test_the_room_pools_every_request_not_the_machines_percentiles() -> None:
 
 def test_machines_are_in_room_order() -> None:
     assert machines_named(["agent10", "agent2", "agent1"]) == ["agent1", "agent2", "agent10"]
+
+
+def test_a_wrk_that_never_ended_is_stalled_with_no_counts() -> None:
+    # the server dropped every SYN: wrk never ends, and was stopped 2 + 1 + 3 s in
+    load = record("client-stalled.txt")
+    assert load.stalled is not None and "did not end within 6 s" in load.stalled
+    assert load.requests == 0 and load.latencies_us == () and load.error is None
+    room = RoomFigures.of({"agent1": load}, {})
+    assert room.machines == 1 and room.answered == 0 and room.stalled == {
+        "agent1": load.stalled}

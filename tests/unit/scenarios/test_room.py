@@ -78,3 +78,11 @@ def test_a_room_of_which_nothing_was_answered_is_dead() -> None:
     result = result_of(room, load(), 2)
     assert result.state is State.FAILED
     assert "Connection refused" in result.status
+
+
+def test_a_room_whose_every_wrk_stalled_is_dead_and_says_so() -> None:
+    stalled = parse_machine((DATA / "client-stalled.txt").read_text())
+    room = RoomFigures.of({"agent1": stalled, "agent2": stalled}, {})
+    result = result_of(room, load(loads={"agent1": stalled, "agent2": stalled}), 2)
+    assert result.state is State.DEAD
+    assert result.status.startswith("no request of 2 machines was answered: wrk did not end")
