@@ -128,8 +128,10 @@ def raw_table(cells: list[RawCell]) -> Markup:
             where, files = Markup("not kept beside these results"), Markup("-")
         else:
             where = link(cell.run_dir.as_posix() + "/", cell.run_dir.as_posix() + "/")
-            files = Markup(", ").join(link(p.as_posix(), p.name) for p in cell.files) \
+            files = Markup(", ").join(link(p.as_posix(), p.name) for p in cell.listed) \
                 or Markup("no raw files")
+            if cell.unlisted:
+                files += Markup(" and {} more in the folder").format(cell.unlisted)
         rows.append(Markup("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                            "<td>{}</td></tr>").format(cell.scenario, cell.overlay,
                                                       cell.variant, cell.run_id, where, files))

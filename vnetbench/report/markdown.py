@@ -69,5 +69,7 @@ def raw_line(cell: RawCell) -> str:
     what = f"{cell.scenario}/{cell.overlay}/{cell.variant} ({cell.run_id})"
     if cell.run_dir is None:
         return f"- {what}: not kept beside these results"
-    files = ", ".join(f"[{p.name}]({p.as_posix()})" for p in cell.files) or "no raw files"
+    files = ", ".join(f"[{p.name}]({p.as_posix()})" for p in cell.listed) or "no raw files"
+    if cell.unlisted:
+        files += f" and {cell.unlisted} more in the folder"
     return f"- {what}: [{cell.run_dir.as_posix()}/]({cell.run_dir.as_posix()}/): {files}"

@@ -21,6 +21,9 @@ CELL_KEYS = [*CELL, RUN_ID]
 PING_FILE = re.compile(r"^ping-pass(\d+)(?:-(\d+)b)?\.txt$")
 
 
+RAW_FILES_LISTED = 12
+
+
 @dataclass(frozen=True)
 class RawCell:
     """One cell's run (a scenario, overlay and variant in one run directory)."""
@@ -31,6 +34,16 @@ class RawCell:
     run_id: str
     run_dir: Path | None  # relative to the results directory; None: not kept there
     files: list[Path]  # the raw files, relative to the results directory
+
+    @property
+    def listed(self) -> list[Path]:
+        """The files a report names; the rest are in the folder (a room keeps a record
+        per machine and pass: hundreds)."""
+        return self.files[:RAW_FILES_LISTED]
+
+    @property
+    def unlisted(self) -> int:
+        return len(self.files) - len(self.listed)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from vnetbench.cli import app
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.report.compare import compare_frames
-from vnetbench.report.markdown import build_report
+from vnetbench.report.markdown import build_report, raw_line
+from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
 from vnetbench.results import load_results
 from vnetbench.runs.matrix import plan_cells
@@ -171,3 +172,11 @@ def test_the_machines_limit_is_bracketed_and_its_move_said() -> None:
     failed = bracketed(first, {"error": "no veth here"})
     assert failed["raw_veth_mbit"] == 14800.0 and "before the first cell only" in \
         raw_limit_text({"calibration": failed})
+
+
+def test_a_cell_with_a_record_per_machine_lists_a_dozen_and_counts_the_rest() -> None:
+    files = [Path(f"runs/r/room/raw/room-pass1-agent{n}.txt") for n in range(1, 51)]
+    cell = RawCell("room", "wireguard", "n20", "r", Path("runs/r"), files)
+    line = raw_line(cell)
+    assert line.count("](runs/r/room/raw/") == 12
+    assert line.endswith("and 38 more in the folder")
