@@ -29,6 +29,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert header["cells"]["throughput/baseline/default"].startswith("completed")
     assert header["cells"]["method/instageni/baseline"].startswith("completed")
     assert header["cells"]["failover/baseline/default"].startswith("completed")
+    assert header["cells"]["room/baseline/n20"].startswith("completed")
     assert set(frame[frame["method"] == "instageni"]["variant"]) == {
         "1 client (tcp)", "5 clients (tcp)", "1 client (udp)"}  # the short form
     assert header["ended"]
@@ -42,7 +43,8 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     again = runner.invoke(app, ["matrix", "--quick", "--resume", "--overlay", "baseline",
                                 "--method", "instageni", "--out", str(tmp_path)])
     assert again.exit_code == 0, again.output
-    assert "0 cell(s) to run, 3 already done" in again.output  # throughput, flood, failover
+    # throughput, flood, failover, room, transactions, loaded_latency
+    assert "0 cell(s) to run, 6 already done" in again.output
     assert len(load_results(directory)) == len(frame)
 
     report = runner.invoke(app, ["report", str(directory)])

@@ -73,13 +73,14 @@ CELLS: Mapping[str, Mapping[str, Variants]] = {
     # the standard faults (switch restarted, backbone down, loss burst), once: each waits
     # at most its window for the path to answer again, most far less
     "failover": {EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},
-    # a room of 20 machines at the default rate (5/s each) for 5 s, twice: about 30 s of
-    # an overlay's cell, bring-up included; `vnetbench capacity` finds the largest room
-    "room": {EVERY: {"n20": {MACHINES: 20, "seconds": 5, "passes": 2}}},
-    # the measured pair under load, twice: ~4 x 3 s of netperf (TCP_CRR returns ~4 s
-    # late), ~3 x 3 s of pings; short, for the matrix's time (`run` gives them longer)
-    "transactions": {EVERY: {"default": {"passes": 2, "seconds": 3}}},
-    "loaded_latency": {EVERY: {"default": {"passes": 2, "seconds": 3}}},
+    # issue #26's room, short for the matrix's time (make bench's 10 minutes are already
+    # spent): 20 machines for 3 s, twice (~30 s an overlay, bring-up included);
+    # `vnetbench capacity` finds the largest room, `run room` measures longer
+    "room": {EVERY: {"n20": {MACHINES: 20, "seconds": 3, "passes": 2}}},
+    # the measured pair under load, once: ~4 x 3 s of netperf (TCP_CRR returns ~4 s
+    # late), ~3 x 3 s of pings (~25 s and ~20 s an overlay); `run` gives them passes
+    "transactions": {EVERY: {"default": {"passes": 1, "seconds": 3}}},
+    "loaded_latency": {EVERY: {"default": {"passes": 1, "seconds": 3}}},
 }
 
 

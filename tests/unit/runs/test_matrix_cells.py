@@ -15,8 +15,8 @@ TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "li
               "tls-limits": {"tls": True, "limits": True}}
 TUNNELS = ("wireguard", "openvpn", "tinc", "nebula")
 FAILOVER = {"passes": 1, "failover_window_s": 15}
-ROOM = {"machines": 20, "seconds": 5, "passes": 2}
-ROOM_PAIR = {"passes": 2, "seconds": 3}  # transactions' and loaded_latency's
+ROOM = {"machines": 20, "seconds": 3, "passes": 2}
+ROOM_PAIR = {"passes": 1, "seconds": 3}  # transactions' and loaded_latency's
 
 
 def cells_expected(plain: bool) -> list[tuple[str, dict[str, object]]]:
