@@ -69,6 +69,8 @@ IPERF_PORT = 5211
 FIRST_ANSWER_S = 20.0  # for the probes to start and the path to answer before a fault
 POLL_S = 0.5
 STEADY_S = 1.0  # answered again without a gap for this long: recovered
+LATECOMER_AFTER_S = 0.5  # into a kill, the latecomer is restarted
+LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back up
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
@@ -94,6 +96,18 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
     raise UserError(f"The failover scenario needs two agents on one switch and one on "
                     f"another; topology '{topology.name}' has no such placement. Give it two "
                     "switches and four agents.")
+
+
+def pick_latecomer(context: ScenarioContext, roles: Roles, fault: Fault) -> str | None:
+    """The machine a kill restarts: none without join events (nothing to time) or for
+    a link fault; else an agent that is no probe's end, on the killed switch if one is."""
+    if fault.kill is None or context.overlay.join_event is None or (
+            fault.restart_after is not None and fault.restart_after < LATECOMER_MIN_KILL_MS):
+        return None
+    placement = context.placement()
+    spare = [a for a in placement if a not in (roles.target, roles.remote, roles.local)]
+    on_killed = [a for a in spare if placement[a] == fault.kill]
+    return next(iter(on_killed or spare), None)
 
 
 def faults_of(topology: Topology, switch: str) -> list[Fault]:
@@ -132,6 +146,12 @@ class FaultOutcome:
     not_recovered: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     window_s: float = 0.0  # how long after the fault recovery is waited for
+    # the machine restarted during a kill (a new join while the role is down)
+    latecomer: str | None = None
+    latecomer_started_at: float | None = None  # epoch seconds, its restart asked
+    late_join_s: float | None = None  # its first join event after that
+    late_joined_during: bool | None = None  # before the killed role was started again
+    latecomer_service: str | None = None
 
     def cut_short(self, outage: Outage | None) -> bool:
         """Never answered again, and the probe's trace ends well before the window
@@ -158,10 +178,13 @@ class Failover(Scenario):
         return needs
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
-        agents = max(len(topology.agents), 2 * len(topology.switches))
+        """Two agents per switch (the probes' ends), three where the overlay has join
+        events: the third is the latecomer a kill restarts (a new join meanwhile)."""
+        per_switch = 3 if overlay.join_event else 2
+        agents = max(len(topology.agents), per_switch * len(topology.switches))
         if agents == len(topology.agents):
             return topology
-        return build_room(topology, self.name, f"{agents} agents (two per switch)",
+        return build_room(topology, self.name, f"{agents} agents ({per_switch} per switch)",
                           "Give fewer agents or more switches.", agents=agents)
 
     def check(self, topology: Topology) -> None:
@@ -234,6 +257,7 @@ class Failover(Scenario):
                 stop_probe(stack, name)
             self.restore(context, outcome)
         self.rejoins(context, outcome, roles)
+        self.latecomer_join(context, outcome)
         return outcome
 
 
@@ -256,9 +280,10 @@ class Failover(Scenario):
             outcome.killed = [stack.service_of(c) for c in targets]
             outcome.injected_at = time.time()
             stack.engine.signal(targets, "KILL")
+            held = self.restart_latecomer(context, outcome, roles)
             if fault.restart_after is None:
                 return
-            time.sleep(fault.restart_after / 1000)
+            time.sleep(max(0.0, fault.restart_after / 1000 - held))
             outcome.ended_at = time.time()
             outcome.ready_s = self.start_again(context, targets)
         else:
@@ -268,6 +293,52 @@ class Failover(Scenario):
             time.sleep((fault.duration or 0) / 1000)
             self.shape_back(context)
             outcome.ended_at = time.time()
+
+    def restart_latecomer(self, context: ScenarioContext, outcome: FaultOutcome,
+                          roles: Roles) -> float:
+        """A kill with join events: LATECOMER_AFTER_S into it, one machine that is no
+        probe's end (on the killed switch when it has one) is killed and started again,
+        as a machine rebooted mid-outage; the seconds this took."""
+        begun = time.time()
+        agent = pick_latecomer(context, roles, outcome.fault)
+        if agent is None:
+            return 0.0
+        time.sleep(LATECOMER_AFTER_S)
+        name = context.container(agent)
+        context.stack.engine.signal([name], "KILL")
+        outcome.latecomer, outcome.latecomer_started_at = agent, time.time()
+        outcome.latecomer_service = context.stack.service_of(name)
+        context.stack.engine.restart(name)
+        return time.time() - begun
+
+    def latecomer_join(self, context: ScenarioContext, outcome: FaultOutcome) -> None:
+        """The latecomer's first join event after its restart, waited for (bounded by
+        the window after the fault ended); whether it came before the role was back."""
+        join, started = context.overlay.join_event, outcome.latecomer_started_at
+        if join is None or started is None or outcome.latecomer is None:
+            return
+        deadline = (outcome.ended_at or outcome.injected_at or started) + outcome.window_s
+        since = datetime.fromtimestamp(started, UTC)
+        self.reshaped_after_restart(context, [context.container(outcome.latecomer)])
+        while True:
+            frame = context.events(*join, since=since)
+            moments = [at.timestamp() for fields, process, at in zip(
+                frame["fields"], frame["process"], frame["time"], strict=True)
+                if str(fields.get("agent") or process) == outcome.latecomer
+                and at.timestamp() > started]
+            if moments:
+                outcome.late_join_s = min(moments) - started
+                outcome.late_joined_during = (outcome.ended_at is None
+                                              or min(moments) < outcome.ended_at)
+                return
+            if time.time() >= deadline:
+                lines = context.last_log_lines().get(outcome.latecomer, [])
+                outcome.problems.append(
+                    f"{outcome.latecomer}, restarted {LATECOMER_AFTER_S:g} s into the fault, "
+                    f"did not join within the window (its log ends: "
+                    f"{' | '.join(lines) or 'nothing'})")
+                return
+            time.sleep(POLL_S)
 
     @staticmethod
     def kill_targets(context: ScenarioContext, fault: Fault) -> list[str]:
@@ -427,6 +498,10 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
                                          "count"),
             f"ready_seconds_{o.label}": (o.ready_s, "s"),
         }
+        if o.latecomer_started_at is not None:
+            metrics[f"late_join_s_{o.label}"] = (o.late_join_s, "s")
+            metrics[f"late_joined_during_{o.label}"] = (
+                None if o.late_joined_during is None else int(o.late_joined_during), "bool")
         if o.remote is not None and o.injected_at is not None:
             start = o.injected_at - o.fault.at / 1000
             first = o.remote.replies[0].at if o.remote.replies else start
@@ -437,7 +512,8 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
                             else "-") + (
             f", tcp {'kept' if stream.survived else 'lost'}"
             if stream and stream.intervals else "") + (
-            f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "")
+            f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "") + (
+            f", late join {o.late_join_s:.1f}s" if o.late_join_s is not None else "")
         said = list(o.problems)
         if remote is None and not o.problems:
             said.append("no answer before the fault")
@@ -456,7 +532,8 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
             state = State.PARTIAL
     status = "ok" if not problems else "; ".join(problems)
     return PassResult(metrics, summary, status, state=state, series=series,
-                      fault_killed={s for o in outcomes for s in o.killed})
+                      fault_killed={s for o in outcomes for s in o.killed}
+                      | {o.latecomer_service for o in outcomes if o.latecomer_service})
 
 
 def probe_log(context: ScenarioContext, name: str) -> str:

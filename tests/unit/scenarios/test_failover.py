@@ -111,3 +111,34 @@ def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
     assert outcome.cut_short(Outage(None, None, 332.0, 20, 0))
     assert not outcome.cut_short(Outage(None, None, 15_100.0, 1500, 0))
     assert not outcome.cut_short(None)
+
+
+def test_a_latecomer_gives_its_join_and_its_death_is_the_faults() -> None:
+    fault = Fault.model_validate({"kill": "switch2", "restart_after": "3s"})
+    outcome = FaultOutcome("switch-restart", fault, injected_at=1796127228.37,
+                           ended_at=1796127231.4,
+                           remote=parse_ping_trace((DATA / "ping-switch-restart.txt")
+                                                   .read_text()),
+                           killed=["hub-switch2"], latecomer="agent6",
+                           latecomer_started_at=1796127228.9, late_join_s=3.1,
+                           late_joined_during=False, latecomer_service="agent6")
+    result = result_of([outcome])
+    assert result.metrics["late_join_s_switch-restart"] == (3.1, "s")
+    assert result.metrics["late_joined_during_switch-restart"] == (0, "bool")
+    assert result.fault_killed == {"hub-switch2", "agent6"}
+    assert "late join 3.1s" in str(result.summary["switch-restart"])
+
+
+def test_without_a_latecomer_there_is_no_late_join_row() -> None:
+    fault = Fault.model_validate({"loss": "50%", "for": "2s"})
+    outcome = FaultOutcome("loss-burst", fault, injected_at=1796127228.37,
+                           remote=parse_ping_trace((DATA / "ping-switch-restart.txt")
+                                                   .read_text()))
+    assert not any(name.startswith("late_") for name in result_of([outcome]).metrics)
+
+
+def test_the_stack_has_a_spare_machine_per_switch_where_joins_are_timed() -> None:
+    topology = parse_topology({**BASE, "agents": 2}, "t")
+    failover = get_scenario("failover")
+    assert len(failover.stack_topology(topology, Nebula()).agents) == 6
+    assert len(failover.stack_topology(topology, Baseline()).agents) == 4
