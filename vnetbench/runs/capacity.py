@@ -154,14 +154,23 @@ def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, st
     if state not in ("ok", "partial"):
         return False, f"not measured ({state}: {status})", "the overlay: " + status
     misses = [why for c in clauses if (why := c.judge(values.get(c.metric)))]
+    absent = int(values.get("room_no_record", 0) or 0) + int(values.get("room_stalled", 0) or 0)
+    if absent:  # their requests are not counted: the room did not hold, whatever its p99
+        misses.append(f"{absent} machine(s) without a record (in the status: why)")
     said = f"{figures}; {load}" + (f"; {status}" if status != "ok" else "")
     return (not misses, f"{said}: " + ("met" if not misses else "missed, " + "; ".join(
-        misses)), limit_of(values) if misses else None)
+        misses)), limit_of(values, status) if misses else None)
 
 
-def limit_of(values: dict[str, float]) -> str:
-    """What ran out first at a size that missed: the host, a role's CPU, or neither."""
+def limit_of(values: dict[str, float], status: str = "") -> str:
+    """What ran out first at a size that missed: the host (its CPU, or a per-user
+    kernel limit the machines' programs hit), a role's CPU, or neither."""
     host = values.get("room_host_cpu_percent")
+    if "too many open files" in status.lower():
+        return ("this machine: a per-user kernel limit ran out as the room grew (\"too many "
+                "open files\" in the machines' logs: inotify instances, "
+                f"fs.inotify.max_user_instances = {inotify_instances()} here, shared by "
+                "every container; or open files), not the overlay")
     if host is not None and host >= HOST_SATURATED_PERCENT:
         return (f"this machine: its CPU was {host:.0f} % busy (all cores), so the room's "
                 "limit here is the host, not the overlay")
@@ -174,6 +183,13 @@ def limit_of(values: dict[str, float]) -> str:
                 "busy), the host not saturated")
     return ("the overlay: neither the host's CPU nor a role's reached saturation"
             + (f" (host {host:.0f} %)" if host is not None else ""))
+
+
+def inotify_instances() -> str:
+    try:
+        return Path("/proc/sys/fs/inotify/max_user_instances").read_text().strip()
+    except OSError:
+        return "unknown"
 
 
 @dataclass(frozen=True)

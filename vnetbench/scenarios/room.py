@@ -22,6 +22,7 @@ from typing import ClassVar
 from vnetbench.capabilities import Capability
 from vnetbench.engines.base import EngineError
 from vnetbench.measure.cpu import cpu_jiffies, cpu_percent, role_percent
+from vnetbench.measure.events import last_lines
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.measure.room import (
@@ -151,9 +152,9 @@ class Room(Scenario):
                      f"{settings.room_rate:g}/s each", lead + settings.seconds):
             began = time.monotonic()
             with ThreadPoolExecutor(max_workers=STARTERS) as pool:
-                list(pool.map(lambda item: start_probe(
-                    stack, context.container(item[0]), argv[item[0]], item[1], remove=False),
-                    names.items()))
+                refused = dict(filter(None, pool.map(
+                    lambda item: self.start_machine(context, item[0], argv[item[0]], item[1]),
+                    names.items())))
             starting_s = time.monotonic() - began
             time.sleep(max(0.0, planned - time.time()))
             server = {context.container(SERVER)}
@@ -168,12 +169,36 @@ class Room(Scenario):
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)
         ends = planned + max(spread.values()) + settings.seconds + timeout_s
-        loads, missing = self.records(context, names, ends, pass_no)
+        started = {m: n for m, n in names.items() if m not in refused}
+        loads, missing = self.records(context, started, ends, pass_no)
+        missing |= self.with_last_lines(context, refused)
         return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
                     MemoryFigures(idle, loaded),
                     next(iter(server_cpu.values()), None),
                     host_busy_percent(before[2], after[2], seconds), planned, lead,
                     starting_s)
+
+    @staticmethod
+    def start_machine(context: ScenarioContext, machine: str, argv: list[str],
+                      name: str) -> tuple[str, str] | None:
+        """Start one machine's probe; (machine, what the engine said) when it refused
+        (the machine's container is not running: it died at bring-up)."""
+        try:
+            start_probe(context.stack, context.container(machine), argv, name, remove=False)
+            return None
+        except EngineError as error:
+            said = (getattr(error, "stderr", "") or str(error)).strip().splitlines()
+            return machine, said[0] if said else "the engine refused"
+
+    @staticmethod
+    def with_last_lines(context: ScenarioContext, refused: dict[str, str]) -> dict[str, str]:
+        """Each refused machine's reason with its container's last log line."""
+        if not refused:
+            return {}
+        last = {source.node: (last_lines(source, 1) or ["no log"])[-1]
+                for source in context.stack.logs("agent", at_once=True) if source.node in refused}
+        return {machine: f"its probe could not start ({said}); its log ends: "
+                f"{last.get(machine, 'no log')}" for machine, said in refused.items()}
 
     def records(self, context: ScenarioContext, names: dict[str, str], ends: float,
                 pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str]]:

@@ -82,3 +82,18 @@ def test_the_limit_is_the_host_then_a_busy_role_then_the_overlay() -> None:
                      "room_cpu_agent_percent": 20.0}).startswith("the switch's CPU")
     assert limit_of({"room_host_cpu_percent": 40.0,
                      "room_cpu_switch_percent": 30.0}).startswith("the overlay")
+
+
+def test_machines_without_a_record_make_a_step_miss_whatever_its_latency() -> None:
+    met, said, _ = judge_step(rows("partial", "35 of 160 machines gave no record", room_p99_ms=9.0,
+                                   room_failed=0, room_no_record=35),
+                              parse_slo("p99=50ms,failed=0"))
+    assert not met and "35 machine(s) without a record" in said
+
+
+def test_a_kernel_limit_in_the_machines_logs_names_this_machine() -> None:
+    # recorded: wireguard-go at 160 machines here, 35 agents exited with this line
+    status = ("35 of 160 machines gave no record (agent4: its probe could not start; its "
+              "log ends: ERROR: (wg0) Failed to listen on uapi socket: too many open files)")
+    assert limit_of({"room_host_cpu_percent": 40.0}, status).startswith(
+        "this machine: a per-user kernel limit")
