@@ -150,3 +150,27 @@ def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
     status = frame["status"].iloc[0]
     if value["not_joined"]:
         assert "not joined: " in status and "log ends: " in status
+
+
+def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Path) -> None:
+    """failover's control-plane fault (vNet's conductor, the only control plane an
+    overlay declares) and a small room: on the public snapshot, which delivers no
+    packets, both say so plainly in bounded time; on a vNet that delivers, they
+    measure (the latecomer's join says whether new joins survive the conductor)."""
+    (tmp_path / "t.yml").write_text(TOPOLOGY + "faults:\n  - {at: 1s, kill: control-plane, "
+                                    "restart_after: 3s}\n")
+    started = time.time()
+    done = vnetbench("run", "failover", "room", "--overlay", "vnet", "--no-baseline", "-t",
+                     str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "2",
+                     "--machines", "6", "--failover-window-s", "10",
+                     "--out", str(tmp_path / "out"), env={"BENCH_TLS": "off"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert time.time() - started < 600, "a dead path must not make the run hang"
+    frame = load_results(next((tmp_path / "out").iterdir()))
+    status = frame.groupby("scenario")["status"].first()
+    value = frame[frame["interval_s"].isna()].set_index(["scenario", "metric"])["value"]
+    if "nothing to measure the fault against" not in status["failover"]:
+        assert value["failover", "outage_ms_control-plane-restart"] >= 0
+        assert ("failover", "late_join_s_control-plane-restart") in value.index
+    assert status["room"] == "ok" or status["room"].startswith(
+        ("no request of 6 machines was answered", "partial"))

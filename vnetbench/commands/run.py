@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 @settings_options(after="overlay")
 def run(
     scenarios: Annotated[list[str] | None, typer.Argument(
-        help="Scenarios: throughput, join, config, flood, transfer, failover.")] = None,
+        help="Scenarios: throughput, transactions, loaded_latency, room, join, "
+             "config, flood, transfer, failover.")] = None,
     method: Annotated[str | None, typer.Option(
         help="A reference method instead of scenarios: vpncloud, libp2p-perf, galaxy42, "
              "instageni (vnetbench methods).")] = None,

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from vnetbench.cli import app
 from vnetbench.commands.options import settings_given
+from vnetbench.scenarios import SCENARIOS
 from vnetbench.topology import Settings
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
@@ -86,3 +87,10 @@ def test_a_generated_option_reaches_the_topology(tmp_path: Path, args: list[str]
     assert result.exit_code == 2, result.output
     assert expected in " ".join(result.output.split())
     assert not list(tmp_path.iterdir())
+
+
+def test_runs_scenarios_argument_names_every_scenario() -> None:
+    command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    argument = next(p for p in command.params if p.name == "scenarios")
+    named = argument.help.removeprefix("Scenarios: ").rstrip(".").split(", ")
+    assert sorted(named) == sorted(SCENARIOS)
