@@ -54,6 +54,7 @@ SERVER_READY_S = 15.0
 # after the load's end, for the probes' last line: a stalled wrk is stopped 3 s after
 # it (images/tools/vnetbench-room's STALL_GRACE_S), then prints its record
 RECORD_GRACE_S = 6.0
+REFUSED_LOG_LINES = 3  # of a machine whose container died: its last log lines, quoted
 LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
 
 
@@ -195,7 +196,8 @@ class Room(Scenario):
         """Each refused machine's reason with its container's last log line."""
         if not refused:
             return {}
-        last = {source.node: (last_lines(source, 1) or ["no log"])[-1]
+        # three lines: a program's error is often followed by its wrapper's own line
+        last = {source.node: " | ".join(last_lines(source, REFUSED_LOG_LINES) or ["no log"])
                 for source in context.stack.logs("agent", at_once=True) if source.node in refused}
         return {machine: f"its probe could not start ({said}); its log ends: "
                 f"{last.get(machine, 'no log')}" for machine, said in refused.items()}
