@@ -31,7 +31,10 @@ def capacity(
     precision: Annotated[float, typer.Option(help="Stop when the largest size that met "
                                              "and the smallest that missed are this share "
                                              "apart.", min=0.01, max=1)] = 0.1,
-    seconds: Annotated[float | None, typer.Option(help="Load per step (seconds).")] = None,
+    seconds: Annotated[float, typer.Option(help="Load per pass (seconds).", min=1)] = 5.0,
+    passes: Annotated[int, typer.Option(help="Passes per step, on one stack; judged on "
+                                        "their median (counts: the worst pass).",
+                                        min=1, max=20)] = 3,
     machines: Annotated[int | None, typer.Option(help="The room's machines (--by rate).")]
     = None,
     rate: Annotated[float | None, typer.Option(help="Requests per second of each machine "
@@ -54,7 +57,7 @@ def capacity(
     topology = topology.model_copy(update={"overlay": names[0]})
     first = start or (10 if by == "machines" else 5)
     plan = CapacityPlan(topology, adapter, clauses, by, first,
-                        most or (400 if by == "machines" else 1000), precision)
+                        most or (400 if by == "machines" else 1000), precision, passes)
     directory, search = run_capacity(plan, out_directory(out))
     best, miss = search.best(), search.first_miss()
     unit = " machines" if by == "machines" else " requests/s per machine"

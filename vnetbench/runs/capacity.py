@@ -143,10 +143,15 @@ class Search:
 
 
 def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, str | None]:
-    """A step's rows against the target: met, what it says, and the limit it shows."""
-    values = dict(zip(rows[METRIC], rows[VALUE], strict=False))
-    state = str(rows[STATE].iloc[0]) if len(rows) else "failed"
-    status = str(rows[STATUS].iloc[0]) if len(rows) else "no rows"
+    """A step's rows (one pass or several) against the target: met, what it says, and
+    the limit it shows. Over several passes a figure is the passes' median, a count
+    (failed requests, machines without a record) the worst pass's: a pass that
+    failed requests is not outvoted by two that did not."""
+    values = step_values(rows)
+    states = [str(state) for state in dict.fromkeys(rows[STATE])] if len(rows) else []
+    unmeasured = [state for state in states if state not in ("ok", "partial")]
+    state = unmeasured[0] if unmeasured else (states[0] if states else "failed")
+    status = "; ".join(str(s) for s in dict.fromkeys(rows[STATUS])) if len(rows) else "no rows"
     figures = ", ".join(f"{c.key} {values.get(c.metric, float('nan')):.4g}{c.unit}"
                         for c in clauses)
     host = values.get("room_host_cpu_percent")
@@ -160,6 +165,17 @@ def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, st
     said = f"{figures}; {load}" + (f"; {status}" if status != "ok" else "")
     return (not misses, f"{said}: " + ("met" if not misses else "missed, " + "; ".join(
         misses)), limit_of(values, status) if misses else None)
+
+
+WORST_OF_PASSES = ("room_failed", "room_timeouts", "room_no_record", "room_stalled")
+
+
+def step_values(rows: pd.DataFrame) -> dict[str, float]:
+    """Per metric: the median over the step's passes; the counts, the worst pass's."""
+    grouped = rows.groupby(METRIC)[VALUE]
+    medians, worst = grouped.median(), grouped.max()
+    return {str(name): float(worst[name] if name in WORST_OF_PASSES else medians[name])
+            for name in medians.index}
 
 
 def limit_of(values: dict[str, float], status: str = "") -> str:
@@ -201,6 +217,7 @@ class CapacityPlan:
     start: float
     most: float
     precision: float = 0.1
+    passes: int = 1  # per step, on one stack: judged on their median
 
 
 def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
@@ -227,7 +244,7 @@ def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
              results: ResultSet, directory: Path) -> Step:
     """One room pass at `size` on a stack of its own, judged against the target."""
     variant = f"{plan.dimension}={size:g}"
-    topology = with_size(plan.topology, setting, size)
+    topology = with_size(plan.topology, setting, size, plan.passes)
     room.check(topology)
     results.variant, results.variant_parameters = variant, {setting: size}
     run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay)
@@ -237,7 +254,7 @@ def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
     return Step(size, met, said, limit)
 
 
-def with_size(topology: Topology, setting: str, size: float) -> Topology:
+def with_size(topology: Topology, setting: str, size: float, passes: int = 1) -> Topology:
     value: float | int = int(size) if setting == MACHINES else size
-    settings = topology.settings.model_copy(update={setting: value, "passes": 1})
+    settings = topology.settings.model_copy(update={setting: value, "passes": passes})
     return topology.model_copy(update={"settings": settings})

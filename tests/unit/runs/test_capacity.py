@@ -97,3 +97,11 @@ def test_a_kernel_limit_in_the_machines_logs_names_this_machine() -> None:
               "log ends: ERROR: (wg0) Failed to listen on uapi socket: too many open files)")
     assert limit_of({"room_host_cpu_percent": 40.0}, status).startswith(
         "this machine: a per-user kernel limit")
+
+
+def test_over_several_passes_a_figure_is_the_median_and_a_count_the_worst_pass() -> None:
+    three = pd.concat([rows(room_p99_ms=p99, room_failed=failed)
+                       for p99, failed in ((12.0, 0), (80.0, 0), (20.0, 2))])
+    met, said, _ = judge_step(three, parse_slo("p99=50ms,failed=0"))
+    assert "p99 20 ms" in said  # one slow pass of three does not decide
+    assert not met and "failed 2 > 0" in said  # a pass that failed requests does
