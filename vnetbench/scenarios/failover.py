@@ -256,8 +256,8 @@ class Failover(Scenario):
             for name in names.values():
                 stop_probe(stack, name)
             self.restore(context, outcome)
+        self.latecomer_join(context, outcome)  # first: its wait lets rejoins see it
         self.rejoins(context, outcome, roles)
-        self.latecomer_join(context, outcome)
         return outcome
 
 
