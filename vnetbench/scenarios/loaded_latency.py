@@ -20,7 +20,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from vnetbench.capabilities import Capability
 from vnetbench.measure.iperf import (
     IperfError,
     IperfResult,
@@ -38,9 +37,9 @@ from vnetbench.measure.ping_window import (
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.metrics import LOAD_PHASES, LOADED_LATENCY
 from vnetbench.outcome import State
-from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.throughput import (
-    limits_asked,
+    PairScenario,
     path_status,
     pick_pair,
     stall_floor_mbit,
@@ -72,18 +71,11 @@ class Phase:
         return LOAD_PHASES[self.name]
 
 
-class LoadedLatency(Scenario):
+class LoadedLatency(PairScenario):
     name = "loaded_latency"
     description = ("ping RTT every 10 ms between two agents on different switches: idle, "
                    "under TCP one way, both ways; the latency the load adds")
     metrics = LOADED_LATENCY
-
-    @classmethod
-    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
-        return super().needs_for(topology) | limits_asked(topology)
-
-    def check(self, topology: Topology) -> None:
-        pick_pair(topology, scenario=self.name)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

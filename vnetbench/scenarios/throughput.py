@@ -74,17 +74,22 @@ def pick_pair(topology: Topology, placement: dict[str, str] | None = None,
     )
 
 
-class Throughput(Scenario):
-    name = "throughput"
-    description = "TCP rate and ping RTT between two agents on different switches"
-    metrics = THROUGHPUT
+class PairScenario(Scenario):
+    """A scenario of the measured pair (pick_pair): it needs the limits the settings ask
+    for, and a topology that has the pair."""
 
     @classmethod
     def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
         return super().needs_for(topology) | limits_asked(topology)
 
     def check(self, topology: Topology) -> None:
-        pick_pair(topology)
+        pick_pair(topology, scenario=self.name)
+
+
+class Throughput(PairScenario):
+    name = "throughput"
+    description = "TCP rate and ping RTT between two agents on different switches"
+    metrics = THROUGHPUT
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -15,13 +15,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from vnetbench.capabilities import Capability
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.metrics import RR_TESTS, TRANSACTIONS
 from vnetbench.outcome import State
-from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.scenarios.throughput import limits_asked, pick_pair, with_last_log_lines
+from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.throughput import PairScenario, pick_pair, with_last_log_lines
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -55,18 +54,11 @@ class Rates:
         return cls(test, len(runs), rates, None)
 
 
-class Transactions(Scenario):
+class Transactions(PairScenario):
     name = "transactions"
     description = ("netperf TCP_RR and TCP_CRR between two agents on different switches: "
                    "transactions/s and latency, alone and several at once")
     metrics = TRANSACTIONS
-
-    @classmethod
-    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
-        return super().needs_for(topology) | limits_asked(topology)
-
-    def check(self, topology: Topology) -> None:
-        pick_pair(topology, scenario=self.name)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
