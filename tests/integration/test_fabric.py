@@ -48,3 +48,35 @@ def test_a_forged_source_from_another_network_does_not_get_in(
     assert re.search(rf"{re.escape(target)} from {re.escape(forged)} ", str(said)), said
     assert echoes_received(net, "agent2") == before, "forged packets reached the agent"
     assert leftovers(net.run_id) != []  # still up: the fixture tears it down
+
+
+def host_ports(pattern: str) -> set[str]:
+    """The veths on the host's bridges whose names match the shell pattern."""
+    listed = docker.run(TOOLS_IMAGE, ["sh", "-c", f"ls /sys/class/net/{pattern}/brif"],
+                        networks=["host"], remove=True, pull="never")
+    return {word for word in str(listed).split() if not word.endswith(":")}
+
+
+def test_detach_deletes_the_runs_veths_and_only_those(
+        vnetbench_topology: TopologyFactory) -> None:
+    """The teardown's batch deletion (vnetbench-fabric detach): every veth on the run's
+    bridges (2 agents, 2 routers with a site and the backbone each: 6), none elsewhere."""
+    net = vnetbench_topology({"name": "detach", "switches": 2, "agents": 2},
+                             overlay="baseline")
+    fabric = f"{net.run_id}-fabric"
+    env = dict(item.split("=", 1) for item in docker.container.inspect(fabric).config.env)
+    prefix = env["VNETBENCH_BRIDGES"].removesuffix("+")
+    outsider = docker.network.create(f"{net.run_id}-outsider", labels={RUN: net.run_id})
+    bystander = docker.run(TOOLS_IMAGE, ["sleep", "60"], networks=[outsider], detach=True,
+                           remove=True, pull="never", labels={RUN: net.run_id, ROLE: "probe"})
+    try:
+        others = host_ports(f"br-{outsider.id[:12]}")
+        assert len(host_ports(f"{prefix}*")) == 6 and len(others) == 1
+        said = docker.execute(fabric, ["vnetbench-fabric", "detach"])
+        assert f"deleted 6 veth(s) of bridges {prefix}+" in said
+        assert host_ports(f"{prefix}*") == set()
+        assert host_ports(f"br-{outsider.id[:12]}") == others  # another network's: kept
+        assert "eth0" in docker.execute(bystander, ["ip", "-o", "link"])
+    finally:
+        docker.container.remove(bystander, force=True)
+        docker.network.remove(outsider)

@@ -367,6 +367,7 @@ def health_of(status: str) -> str | None:
 def remove_containers(run_id: str | None, client: DockerClient, removed: Removed,
                       where: str = "") -> None:
     containers = listed_on(client, run_filter(run_id), where)
+    detach_veths(client, containers)
     graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
     if graceful:
         with suppress(DockerException):
@@ -388,6 +389,17 @@ def remove_containers(run_id: str | None, client: DockerClient, removed: Removed
         if left:  # counted as what is gone, and said: the sweep after goes on
             note(f"[yellow]{len(left)} container(s) of {run_id or 'the runs'} could not be "
                  "removed; 'vnetbench clean' tries again[/]")
+
+
+def detach_veths(client: DockerClient, containers: list[Listed]) -> None:
+    """Have each running fabric helper delete its run's veths in one kernel batch before
+    the containers go (images/tools/vnetbench-fabric: the engine deletes them one by one,
+    each waiting out an RCU grace period). Only a speed-up: what it leaves, the engine's
+    removal removes."""
+    for fabric in (c for c in containers
+                   if c.labels.get(labels.ROLE) == "fabric" and c.state == "running"):
+        with suppress(DockerException):
+            client.container.execute(fabric.id, ["vnetbench-fabric", "detach"])
 
 
 def remove_networks_and_volumes(run_id: str | None, client: DockerClient,

@@ -72,7 +72,9 @@ path() {  # $1: the variant's name
   ip netns exec h2 iperf3 -s -1 -D
   for i in $(seq 50); do ip netns exec h2 ss -ltn | grep -q :5201 && break; sleep 0.05; done
   echo "--- ping $1 ---"
-  ip netns exec h1 ping -c "$pings" -i 0.01 -W 1 198.18.2.2; echo "--- end ---"
+  # held in a file until it ends, as every probe's output (measure/probe.py)
+  ip netns exec h1 ping -c "$pings" -i 0.01 -W 1 198.18.2.2 > /tmp/ping.out || true
+  cat /tmp/ping.out; echo "--- end ---"
   echo "--- iperf3 $1 ---"
   ip netns exec h1 iperf3 -c 198.18.2.2 -t "$seconds" -J; echo "--- end ---"
 }

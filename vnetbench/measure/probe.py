@@ -15,8 +15,8 @@ from typing import Any, Generic, TypeVar
 
 from vnetbench.engines.base import RunOnEngine, ToolOutput
 
-__all__ = ["ProbeOutput", "RunOnEngine", "ToolRun", "parsed", "run_probe", "save_raw",
-           "start_probe", "stop_probe", "timeout_argument"]
+__all__ = ["HELD_OUTPUT", "ProbeOutput", "RunOnEngine", "ToolRun", "held", "parsed",
+           "run_probe", "save_raw", "start_probe", "stop_probe", "timeout_argument"]
 from vnetbench.labels import TOOL, run_labels
 
 ProbeOutput = ToolOutput
@@ -32,11 +32,26 @@ def timeout_argument(seconds: float) -> str:
     return str(max(1, math.ceil(seconds)))
 
 
+# A probe's stdout is the engine's attach stream: each line the tool prints wakes the
+# container's shim, the daemon and the CLI reading it, while the tool measures. Pings
+# printing every reply that way read 0.043-0.046 ms over the two-router baseline path,
+# the same pings written to a file 0.026-0.030 ms (one stack, interleaved; docs/cost.md).
+# So the tool writes to files in the probe, printed once it has ended, its status kept.
+HELD_OUTPUT = ('out=$(mktemp) err=$(mktemp); "$@" >"$out" 2>"$err"; status=$?; '
+               'cat "$out"; cat "$err" >&2; exit $status')
+
+
+def held(argv: list[str]) -> list[str]:
+    """argv, its output held in the probe until it ends (HELD_OUTPUT)."""
+    return ["sh", "-c", HELD_OUTPUT, "held", *argv]
+
+
 def run_probe(run: RunOnEngine, target: str, argv: list[str],
               timeout_seconds: float) -> ProbeOutput:
-    """Run argv to completion in target's namespace, bounded by timeout_seconds."""
+    """Run argv to completion in target's namespace, bounded by timeout_seconds, its
+    output returned when it ends (not streamed while it measures)."""
     bounded = ["timeout", "-k", "2", timeout_argument(timeout_seconds), *argv]
-    return run.engine.run_tool(target, bounded, _labels(run.run_id, target, argv[0]))
+    return run.engine.run_tool(target, held(bounded), _labels(run.run_id, target, argv[0]))
 
 
 def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,

@@ -41,3 +41,32 @@ def test_one_compose_logs_call_splits_into_each_container_s_log() -> None:
         "p-fabric": "2026-11-30T10:04:45.076302170Z vnetbench-fabric: up\n",
         "p-agent1": ("2026-11-30T10:04:45.100000000Z first\n"
                      "2026-11-30T10:04:46.100000000Z a | b\n")}  # in order, as docker logs
+
+
+def test_detach_veths_asks_each_running_fabric_helper_only() -> None:
+    """Teardown's batch veth deletion goes to the fabric helpers that run (an exited one
+    cannot exec); an engine error there is no failure: the removal after removes all."""
+    from types import SimpleNamespace
+
+    from python_on_whales.exceptions import DockerException
+
+    from vnetbench.engines.base import Listed
+    from vnetbench.engines.docker import detach_veths
+
+    asked: list[tuple[str, list[str]]] = []
+
+    def execute(container: str, argv: list[str]) -> str:
+        asked.append((container, argv))
+        if container == "f2":
+            raise DockerException(["docker", "exec"], 1)
+        return ""
+
+    client = SimpleNamespace(container=SimpleNamespace(execute=execute))
+    role = "vnetbench.role"
+    detach_veths(client, [  # type: ignore[arg-type]
+        Listed("f1", "run1-fabric", "running", "healthy", {role: "fabric"}),
+        Listed("f2", "run2-fabric", "running", "healthy", {role: "fabric"}),
+        Listed("f3", "run3-fabric", "exited", None, {role: "fabric"}),
+        Listed("a1", "run1-agent1", "running", None, {role: "agent"})])
+    assert asked == [("f1", ["vnetbench-fabric", "detach"]),
+                     ("f2", ["vnetbench-fabric", "detach"])]
