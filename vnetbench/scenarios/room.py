@@ -22,7 +22,6 @@ from typing import ClassVar
 from vnetbench.capabilities import Capability
 from vnetbench.engines.base import EngineError
 from vnetbench.measure.cpu import cpu_jiffies, cpu_percent, role_percent
-from vnetbench.measure.events import last_lines
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.measure.room import (
@@ -197,10 +196,10 @@ class Room(Scenario):
         if not refused:
             return {}
         # three lines: a program's error is often followed by its wrapper's own line
-        last = {source.node: " | ".join(last_lines(source, REFUSED_LOG_LINES) or ["no log"])
-                for source in context.stack.logs("agent", at_once=True) if source.node in refused}
+        last = context.last_log_lines(REFUSED_LOG_LINES, roles=("agent",))
         return {machine: f"its probe could not start ({said}); its log ends: "
-                f"{last.get(machine, 'no log')}" for machine, said in refused.items()}
+                f"{' | '.join(last.get(machine) or ['no log'])}"
+                for machine, said in refused.items()}
 
     def records(self, context: ScenarioContext, names: dict[str, str], ends: float,
                 pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str]]:

@@ -86,3 +86,26 @@ def test_a_room_whose_every_wrk_stalled_is_dead_and_says_so() -> None:
     result = result_of(room, load(loads={"agent1": stalled, "agent2": stalled}), 2)
     assert result.state is State.DEAD
     assert result.status.startswith("no request of 2 machines was answered: wrk did not end")
+
+
+def test_a_refused_machine_is_said_with_its_last_three_log_lines() -> None:
+    """The context's agents' last lines (three: a program's error comes a line before its
+    wrapper's), joined; a machine with no log says so."""
+    from types import SimpleNamespace
+
+    from vnetbench.scenarios.room import Room
+
+    asked: list[tuple[int, tuple[str, ...]]] = []
+
+    def last_log_lines(count: int, roles: tuple[str, ...]) -> dict[str, list[str]]:
+        asked.append((count, roles))
+        return {"agent4": ["too many open files", "wrapper: exit 1", "stopped"]}
+
+    said = Room.with_last_lines(SimpleNamespace(last_log_lines=last_log_lines),  # type: ignore[arg-type]
+                                {"agent4": "not running", "agent5": "gone"})
+    assert asked == [(3, ("agent",))]
+    assert said == {
+        "agent4": "its probe could not start (not running); its log ends: too many open "
+                  "files | wrapper: exit 1 | stopped",
+        "agent5": "its probe could not start (gone); its log ends: no log"}
+    assert Room.with_last_lines(SimpleNamespace(), {}) == {}  # type: ignore[arg-type]
