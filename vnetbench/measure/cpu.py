@@ -47,7 +47,16 @@ def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
 
 
 def cpu_seconds(container_id: str) -> float | None:
-    """Total CPU time the container has used, or None where no counter is readable."""
+    """Total CPU time the container has used, or None where no counter is readable: a
+    container that ended after it was listed (a probe's server) loses its cgroup while
+    it is read, which raised ENODEV mid-pass."""
+    try:
+        return _cgroup_cpu_seconds(container_id)
+    except (OSError, ValueError):
+        return None
+
+
+def _cgroup_cpu_seconds(container_id: str) -> float | None:
     v1 = [CGROUP / part / "docker" / container_id / "cpuacct.usage"
           for part in ("cpuacct", "cpu,cpuacct")]
     for path in v1:
