@@ -11,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup venv engine browser images bench perf test unit integration lint docs compose clean
+.PHONY: setup venv engine browser images bench perf test test-repeat unit integration lint docs compose clean
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -62,6 +62,17 @@ test: lint docs
 	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
 	$(MAKE) --no-print-directory setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
+
+# The integration suite N times on this clone (make test-repeat N=5), then every test
+# that failed in any run, with the runs it failed in (tests/repeat.py reads each run's
+# JUnit XML); exits 1 when any test failed in any run.
+N ?= 5
+test-repeat: setup browser
+	rm -rf .repeat && mkdir -p .repeat
+	for run in $$(seq $(N)); do \
+	  TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -q -p no:cacheprovider tests/integration \
+	    --junitxml=.repeat/run-$$run.xml || true; done
+	$(BIN)/python -m tests.repeat $$(seq -f '.repeat/run-%g.xml' $(N))
 
 # Re-render the committed example compose files after a template change.
 compose: venv

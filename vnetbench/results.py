@@ -116,7 +116,11 @@ def load_results(directory: Path) -> pd.DataFrame:
 
 
 def with_states(frame: pd.DataFrame) -> pd.DataFrame:
-    """Results written before states and remarks were columns, in today's columns."""
+    """Results written before states and remarks were columns, in today's columns; and
+    the time series' column on every frame read, empty where no scenario kept a series
+    (a reader selects a pass's own values with `interval_s.isna()` on any results)."""
+    if INTERVAL_S not in frame.columns:
+        frame = frame.assign(**{INTERVAL_S: float("nan")})
     if STATE not in frame.columns:
         frame = frame.assign(**{STATE: frame[STATUS].map(
             lambda s: state_of_status(str(s)).value)})

@@ -54,20 +54,24 @@ def test_transactions_on_the_baseline(tmp_path: Path) -> None:
 
 
 def test_loaded_latency_on_the_baseline(tmp_path: Path) -> None:
+    """No order between idle and loaded round trips is asserted: on an idle core each
+    ping waits for the CPU to wake from a sleep state, under a stream it is awake, so
+    the loaded median can be the faster (0.054 ms loaded against 0.095 ms idle here).
+    What the mechanism does fix: every phase sent pings and had them answered, each
+    phase's quantiles are ordered, the load moved bytes, and the added latency is the
+    recorded difference."""
     value, raw = measured(tmp_path, "loaded_latency")
-    idle_min_rtt = min(float(line.split("time=")[1].split()[0]) for line in
-                       (raw / "ping-idle-pass1.txt").read_text().splitlines()
-                       if "time=" in line)
     for phase in ("idle", "one_way", "both_ways"):
         # pings every 10 ms for 2 s: some were sent (a busy host sends fewer, never
         # more than one per 10 ms of the 2 s plus the stream's 1 s margin)
         assert 0 < value[f"{phase}_pings_sent"] <= 300
-        assert value[f"{phase}_rtt_p50_ms"] <= value[f"{phase}_rtt_p99_ms"] <= value[
+        # the path answered (a round trip is a positive time) and quantiles are ordered
+        assert 0 < value[f"{phase}_rtt_p50_ms"] <= value[f"{phase}_rtt_p99_ms"] <= value[
             f"{phase}_rtt_max_ms"]
+    replies = [line for line in (raw / "ping-idle-pass1.txt").read_text().splitlines()
+               if "time=" in line]
+    assert replies, "the idle phase's raw output holds its replies"
     for load in ("one_way", "both_ways"):
-        # a round trip under load queues behind the streams' packets, never ahead of
-        # the idle path's fastest
-        assert value[f"{load}_rtt_p50_ms"] >= idle_min_rtt
         assert value[f"{load}_load_mbit"] > 0
         # the added latency is the loaded figure less the idle p50, as recorded
         assert value[f"{load}_added_p50_ms"] == pytest.approx(

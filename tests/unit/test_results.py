@@ -34,3 +34,17 @@ def test_tidy_frame_written_and_read_back(tmp_path: Path) -> None:
 
 def test_empty_frame_has_schema(tmp_path: Path) -> None:
     assert list(ResultSet("r", tmp_path).frame().columns) == RESULT_COLUMNS
+
+
+def test_a_run_without_time_series_reads_back_with_an_empty_interval_column(
+        tmp_path: Path) -> None:
+    """A pass with no timeline rows (vNet's failover on a path that delivers nothing)
+    has no interval_s column on disk; readers select a pass's own values with
+    `interval_s.isna()`, which must work on every results directory."""
+    results = ResultSet("run-1", tmp_path)
+    results.add("failover", "vnet", 1, {"outage_ms": (None, "ms")}, {})
+    results.write()
+    assert "interval_s" not in pd.read_parquet(tmp_path / "results.parquet").columns
+    frame = load_results(tmp_path)
+    assert frame["interval_s"].isna().all()
+    assert len(frame[frame["interval_s"].isna()]) == 1
