@@ -146,6 +146,8 @@ THROUGHPUT = (
     Metric("udp_datagrams_sent", "count"),
     Metric("clients_end_spread_s", "s", Better.LOWER,
            label="Spread of the clients' ends (how far apart they ran)", noisy=True),
+    Metric("clients_start_spread_s", "s", Better.LOWER,
+           label="Spread of the clients' begins (started at one instant)", noisy=True),
     Metric("rtt_mean_ms_at_{size}b", "ms", Better.LOWER,
            "Mean ping round trip, {size}-byte payload"),
     Metric("rtt_min_ms_at_{size}b", "ms", Better.LOWER),

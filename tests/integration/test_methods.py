@@ -90,14 +90,39 @@ def test_libp2p_perf_times_each_direction_to_its_last_byte(tmp_path: Path) -> No
     assert (directory / "libp2p-perf-unshaped-bytes.png").stat().st_size > 0
 
 
+def status(frame: pd.DataFrame, overlay: str, step: str) -> str:
+    rows = frame[(frame["overlay"] == overlay) & (frame["variant"] == step)]
+    return str(rows["status"].iloc[0])
+
+
 def test_galaxy42_jumbo_links_and_big_datagrams(tmp_path: Path) -> None:
+    """Two senders start at one instant (vnetbench-at): started as the engine started
+    their containers, they began up to 3 s apart on this host, and the late one's single
+    datagram that opens its UDP test was lost in the first one's flood (iperf3 then
+    fails after 30 s: 3 of 4 tries with the second sender 0.3-1.5 s late, none of 9 at
+    one instant)."""
     _, frame = run_short("galaxy42", ["nebula"], tmp_path)
     steps = ("1 sender, 8972-byte UDP", "2 senders, 8972-byte UDP")
     for overlay in ("baseline", "nebula"):
         for step in steps:
             assert value(frame, overlay, step, "link_mtu") == 9000  # set on both ends
             received = value(frame, overlay, step, "udp_mbit")
-            assert 0 < received <= 1.01 * value(frame, overlay, step, "udp_sent_mbit")
+            sent = value(frame, overlay, step, "udp_sent_mbit")
+            if overlay == "nebula" and not received > 0:
+                # Nebula's tunnel takes at most 8969 bytes: each 9000-byte datagram
+                # crosses it as two fragments, lost when either is, at up to 4.5 times
+                # what Nebula forwards here; incomplete fragments hold the receiver's
+                # reassembly memory (4 MiB, 30 s), so on back-to-back steps none may
+                # arrive (ReasmFails 417557 against ReasmOKs 332836 in one session).
+                # Then the pass says so, and carries no figure.
+                said = status(frame, overlay, step)
+                assert "none of the UDP stream's" in said and "datagrams arrived" in said, said
+                continue
+            assert 0 < received <= 1.01 * sent
+    # the two senders began together: within a tenth of the 2 s stream (one instant;
+    # otherwise the pass is partial, saying how far apart they began)
+    for overlay in ("baseline", "nebula"):
+        assert value(frame, overlay, steps[1], "clients_start_spread_s") <= 0.2
     # Nebula reads 9001-byte buffers: the 9000 asked becomes 8969, and it says so
     assert value(frame, "nebula", steps[0], "tunnel_mtu") == 8969
     # two senders offer twice the short form's 1 Gbit/s

@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.measure.probe import (
+    Began,
     RunOnEngine,
     ToolRun,
+    at_instant,
     parsed,
     run_probe,
     save_raw,
+    split_began,
     start_probe,
     stop_probe,
 )
@@ -105,9 +108,20 @@ class UdpResult:
         return self.packets_sent - self.packets_lost
 
 
+# iperf3 opens a UDP test with one datagram and waits 30 s (SO_RCVTIMEO) for the
+# server's answer; when either is lost it fails with this, which says nothing of why.
+UDP_OPEN_LOST = "unable to read from stream socket"
+
+
 def parse_iperf_udp(text: str) -> UdpResult:
     """Summarise a UDP test (`iperf3 -u -J`); raise IperfError on its errors."""
-    report = load_report(text)
+    try:
+        report = load_report(text)
+    except IperfError as error:
+        if UDP_OPEN_LOST not in str(error):
+            raise
+        raise IperfError(f"{error} (iperf3 opens a UDP test with one datagram and waits "
+                         "30 s for the server's answer: it or the answer was lost)") from None
     end = report.get("end") or {}
     received = end.get("sum_received") or end.get("sum")
     sent = end.get("sum_sent") or end.get("sum")
@@ -200,15 +214,26 @@ class IperfServer:
         return parsed(raw, parse_iperf_udp, IperfError)
 
     def client_output(self, client: str, seconds: float, options: list[str], raw_path: Path) -> str:
+        return self.client_output_at(client, seconds, options, raw_path, None)[0]
+
+    def client_output_at(self, client: str, seconds: float, options: list[str],
+                         raw_path: Path, start_at: float | None) -> tuple[str, Began | None]:
+        """The client's report (kept in raw_path) and, when it was started at the
+        instant `start_at`, when it began (a retry while the server does not listen
+        yet begins late, and says so)."""
         argv = client_argv(self.address, seconds, options, self.port)
-        output = ""
+        output, began = "", None
         for _ in range(CONNECT_ATTEMPTS):
-            output = run_probe(self.run_on, client, argv, seconds + CLIENT_GRACE_SECONDS).stdout
+            wait = max(0.0, start_at - time.time()) if start_at is not None else 0.0
+            gated = at_instant(start_at, argv) if start_at is not None else argv
+            raw = run_probe(self.run_on, client, gated,
+                            wait + seconds + CLIENT_GRACE_SECONDS).stdout
+            began, output = split_began(raw) if start_at is not None else (None, raw)
             if "Connection refused" not in output:
                 break
             time.sleep(0.3)
         save_raw(raw_path, output)
-        return output
+        return output, began
 
 
 @contextmanager

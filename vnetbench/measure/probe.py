@@ -15,8 +15,9 @@ from typing import Any, Generic, TypeVar
 
 from vnetbench.engines.base import RunOnEngine, ToolOutput
 
-__all__ = ["HELD_OUTPUT", "ProbeOutput", "RunOnEngine", "ToolRun", "held", "parsed",
-           "run_probe", "save_raw", "start_probe", "stop_probe", "timeout_argument"]
+__all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_instant",
+           "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
+           "stop_probe", "timeout_argument"]
 from vnetbench.labels import TOOL, run_labels
 
 ProbeOutput = ToolOutput
@@ -44,6 +45,37 @@ HELD_OUTPUT = ('out=$(mktemp) err=$(mktemp); "$@" >"$out" 2>"$err"; status=$?; '
 def held(argv: list[str]) -> list[str]:
     """argv, its output held in the probe until it ends (HELD_OUTPUT)."""
     return ["sh", "-c", HELD_OUTPUT, "held", *argv]
+
+
+# The tools image's vnetbench-at: a tool started at one instant of the host's clock,
+# whenever the engine started its container before it; its first line says when it began.
+AT_MARK = "vnetbench-at "
+
+
+def at_instant(instant: float, argv: list[str]) -> list[str]:
+    """argv, started at `instant` (seconds since the epoch, the host's clock)."""
+    return ["vnetbench-at", f"{instant:.6f}", *argv]
+
+
+@dataclass(frozen=True)
+class Began:
+    """When a tool started at an instant began, and how long after the instant."""
+
+    at: float  # seconds since the epoch
+    late_s: float  # positive: its container was started after the instant
+
+
+def split_began(output: str) -> tuple[Began | None, str]:
+    """vnetbench-at's stamp line, and the tool's own output after it (None and the
+    output as it is when the first line is no stamp: the tool never started)."""
+    first, _, rest = output.partition("\n")
+    if not first.startswith(AT_MARK):
+        return None, output
+    fields = dict(part.split("=", 1) for part in first[len(AT_MARK):].split() if "=" in part)
+    try:
+        return Began(float(fields["began"]), float(fields["late_s"])), rest
+    except (KeyError, ValueError):
+        return None, output
 
 
 def run_probe(run: RunOnEngine, target: str, argv: list[str],

@@ -43,7 +43,7 @@ from vnetbench.measure.iperf import (
 )
 from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.measure.probe import ToolRun, parsed, run_probe, save_raw
+from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe, save_raw
 from vnetbench.metrics import THROUGHPUT
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
@@ -126,7 +126,9 @@ class Throughput(PairScenario):
                        **{k: v for k, v in summary.items() if not k.startswith(("tcp", "ret"))}}
         state, status = path_status(tcp or udp, tcp_error, ping, ping_error,
                                     stall_floor_mbit(context.topology))
-        if state is State.OK and stream.unmeasured:
+        if state is State.OK and stream.apart:
+            state, status = State.PARTIAL, f"partial: {stream.apart}"
+        if state.measured and stream.unmeasured:
             status += "; " + "; ".join(f"no {metric}: {why}"
                                        for metric, why in stream.unmeasured.items())
         notes = []
@@ -169,7 +171,7 @@ class Throughput(PairScenario):
             cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
                                 side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
-        return Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load))
+        return Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load), settings.seconds)
 
     def _pings(self, context: ScenarioContext, client: str, target: str,
                pass_no: int) -> list[PingRun]:
@@ -209,19 +211,41 @@ def with_last_log_lines(context: ScenarioContext, status: str, pass_no: int,
 
 ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]
 
+# Several clients are started at one instant (the tools image's vnetbench-at), this
+# long after their containers are asked for: started as the engine starts each
+# container, two clients on this busy 2-core host began 0-3 s apart, so a 2 s test's
+# senders did not overlap at all, or the second's one datagram opening its UDP test
+# was lost in the first's flood (iperf3 then waits 30 s and fails "unable to read from
+# stream socket").
+CLIENTS_LEAD_S = 2.0
+CLIENTS_LEAD_PER_CLIENT_S = 0.25
+# The clients ran at once when they began within this share of the stream apart.
+TOGETHER_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class ClientEnd:
+    """One client's run, when it began (started at an instant) and when it ended."""
+
+    run: ClientRun
+    began: Began | None
+    ended: float  # time.monotonic()
+
 
 def run_clients(servers: list[IperfServer], client: str, seconds: float, options: list[str],
-                raw_dir: Path, pass_no: int, udp: bool) -> list[tuple[ClientRun, float]]:
-    """One client container per server, all started at once; each run with the
-    moment it ended (their spread shows how far apart they ran)."""
-    def one(index: int) -> tuple[ClientRun, float]:
+                raw_dir: Path, pass_no: int, udp: bool) -> list[ClientEnd]:
+    """One client container per server; several start together at one instant (their
+    begins and ends show how far apart they ran)."""
+    start_at = (time.time() + CLIENTS_LEAD_S + CLIENTS_LEAD_PER_CLIENT_S * len(servers)
+                if len(servers) > 1 else None)
+
+    def one(index: int) -> ClientEnd:
         suffix = f"-client{index + 1}" if len(servers) > 1 else ""
         path = raw_dir / f"iperf3-pass{pass_no}{suffix}.json"
-        server = servers[index]
-        raw = server.client_output(client, seconds, options, path)
+        raw, began = servers[index].client_output_at(client, seconds, options, path, start_at)
         run: ClientRun = (parsed(raw, parse_iperf_udp, IperfError) if udp
                           else parsed(raw, parse_iperf_json, IperfError))
-        return run, time.monotonic()
+        return ClientEnd(run, began, time.monotonic())
 
     if len(servers) == 1:
         return [one(0)]
@@ -230,6 +254,24 @@ def run_clients(servers: list[IperfServer], client: str, seconds: float, options
         return list(pool.map(one, range(len(servers))))
     finally:  # never wait here: on Ctrl-C the teardown ends the clients' probes
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def apart(ends: list[ClientEnd], seconds: float) -> str:
+    """Why several clients did not run at once, or '' when they did: one never began at
+    the instant, or they began more than TOGETHER_SHARE of the stream apart."""
+    if len(ends) < 2:
+        return ""
+    began = [end.began for end in ends]
+    if any(b is None for b in began):
+        return ""  # a client that never began failed: its error says why
+    starts = [b.at for b in began if b is not None]
+    spread = max(starts) - min(starts)
+    if spread <= TOGETHER_SHARE * seconds:
+        return ""
+    latest = max(b.late_s for b in began if b is not None)
+    return (f"the clients did not run at once: they began {spread:.2f} s apart in a "
+            f"{seconds:g} s stream (one {latest:.2f} s after the shared instant: the "
+            "engine started its container late)")
 
 
 def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
@@ -326,22 +368,27 @@ class Stream:
     end_spread_s: float | None  # between the first and the last client's end
     unmeasured: dict[str, str]  # CPU metrics with no figure, with why
     memory: MemoryFigures
+    start_spread_s: float | None = None  # between the first and the last client's begin
+    apart: str = ""  # why the clients did not run at once ('' when they did)
 
     @classmethod
-    def of(cls, runs: list[tuple[ClientRun, float]], cpu: CpuFigures,
-           tunnel_bytes: int | None, memory: MemoryFigures | None = None) -> Stream:
+    def of(cls, runs: list[ClientEnd], cpu: CpuFigures, tunnel_bytes: int | None,
+           memory: MemoryFigures | None = None, seconds: float = 0.0) -> Stream:
         """The clients' runs as one stream: all of them, or none with the error."""
-        errors = [run.error for run, _ in runs if run.result is None]
-        results = [run.result for run, _ in runs if run.result is not None]
+        errors = [end.run.error for end in runs if end.run.result is None]
+        results = [end.run.result for end in runs if end.run.result is not None]
         error = (f"{len(errors)} of {len(runs)} clients failed: {errors[0]}"
                  if errors and len(runs) > 1 else errors[0] if errors else None)
         tcp = [r for r in results if isinstance(r, IperfResult)]
         udp = [r for r in results if isinstance(r, UdpResult)]
-        ends = [end for _, end in runs]
+        ends = [end.ended for end in runs]
+        starts = [end.began.at for end in runs if end.began is not None]
         return cls(combined_tcp(tcp) if tcp and not errors else None,
                    combined_udp(udp) if udp and not errors else None, error, cpu.roles,
                    cpu.sides, tunnel_bytes, max(ends) - min(ends) if len(ends) > 1 else None,
-                   cpu.unmeasured, memory or MemoryFigures({}, {}))
+                   cpu.unmeasured, memory or MemoryFigures({}, {}),
+                   max(starts) - min(starts) if len(starts) > 1 else None,
+                   apart(runs, seconds))
 
 
 def stream_metrics(stream: Stream) -> Metrics:
@@ -357,6 +404,8 @@ def stream_metrics(stream: Stream) -> Metrics:
         metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
     if stream.end_spread_s is not None:
         metrics["clients_end_spread_s"] = (stream.end_spread_s, "s")
+    if stream.start_spread_s is not None:
+        metrics["clients_start_spread_s"] = (stream.start_spread_s, "s")
     return metrics
 
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from vnetbench.engines.base import ToolOutput
-from vnetbench.measure.probe import held, run_probe
+from vnetbench.measure.probe import at_instant, held, run_probe, split_began
 
 
 def test_held_output_keeps_stdout_stderr_and_status() -> None:
@@ -47,3 +52,37 @@ def test_run_probe_bounds_then_holds_the_tool() -> None:
     assert output.stdout == "out" and target == "agent1"
     assert argv == held(["timeout", "-k", "2", "5", "ping", "-c", "3", "10.0.0.2"])
     assert labels["vnetbench.tool"] == "ping"  # the tool, not the wrapper's shell
+
+
+AT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-at"
+
+
+def test_a_tool_started_at_an_instant_begins_then_and_says_when() -> None:
+    """The tools image's vnetbench-at, run here on the same script: it waits for the
+    instant, stamps its first line, then becomes the tool (its output and status)."""
+    instant = time.time() + 0.3
+    done = subprocess.run([sys.executable, str(AT), f"{instant:.6f}", "sh", "-c",
+                           "echo report; exit 4"], capture_output=True, text=True,
+                          check=False)
+    began, rest = split_began(done.stdout)
+    assert began is not None and rest == "report\n" and done.returncode == 4
+    # it never begins before the instant; sleep's wake-up is late by a tick, not seconds
+    assert instant <= began.at < instant + 0.25
+    assert began.late_s == pytest.approx(began.at - instant, abs=1e-5)
+
+
+def test_a_container_started_after_the_instant_begins_at_once_and_is_late() -> None:
+    instant = time.time() - 1.5
+    done = subprocess.run([sys.executable, str(AT), f"{instant:.6f}", "true"],
+                          capture_output=True, text=True, check=False)
+    began, _ = split_began(done.stdout)
+    assert began is not None and began.late_s >= 1.5
+
+
+def test_output_without_a_stamp_is_kept_whole() -> None:
+    text = '{"error": "unable to connect to server"}\n'
+    assert split_began(text) == (None, text)
+    assert split_began("vnetbench-at began=x late_s=0\nrest") == (
+        None, "vnetbench-at began=x late_s=0\nrest")
+    assert at_instant(12.5, ["iperf3", "-c", "h"]) == [
+        "vnetbench-at", "12.500000", "iperf3", "-c", "h"]
