@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from numpy.typing import NDArray
@@ -97,7 +98,7 @@ def e_divisive(values: NDArray[np.float64], alpha: float, permutations: int,
     while True:
         edges = [0, *sorted(found), values.size]
         candidates = [(start, *best_split(values[start:end], min_points, rng, permutations))
-                      for start, end in zip(edges, edges[1:], strict=False)
+                      for start, end in pairwise(edges)
                       if end - start >= 2 * min_points and np.ptp(values[start:end]) > 0]
         if not candidates:
             return found
