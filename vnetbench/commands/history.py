@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -27,10 +28,17 @@ def history(
         help="DIR=TEXT: this directory's label (repeatable); over --label-from.")] = None,
     order: Annotated[Order, typer.Option(help="date, or label (natural order).")]
     = Order.DATE,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the series and their change points as JSON (history.html "
+                       "is written too).")] = False,
 ) -> None:
     """One page of the headline metrics across results directories (builds): a graph
-    per metric, the changes beyond this machine's noise floor marked and listed."""
+    per metric, the changes beyond this machine's noise floor and the change points
+    across each series marked and listed."""
     from vnetbench.report.history import build_history
 
-    path = build_history(directories, out, noise, label_from, label or [], order)
-    out_console.print(f"history: {path}", soft_wrap=True)
+    written = build_history(directories, out, noise, label_from, label or [], order)
+    if as_json:
+        sys.stdout.write(written.json + "\n")
+    else:
+        out_console.print(f"history: {written.path}", soft_wrap=True)

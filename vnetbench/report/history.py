@@ -6,7 +6,9 @@ consecutive directories beyond this machine's noise floor (an A/A's noise.json:
 the largest difference between two bring-ups of one build) is marked, and every
 change is listed with its ratio and whether it is beyond that floor. Without a
 noise floor the page says none was measured and marks nothing: two sessions
-differ by more than their passes' spread, so a ratio alone is no verdict."""
+differ by more than their passes' spread, so a ratio alone is no verdict.
+Change points over each whole series (history_changes.py) are marked with their
+label, size and p, and listed; `--json` prints them with the series."""
 
 from __future__ import annotations
 
@@ -27,6 +29,14 @@ from vnetbench.metrics import Better, catalogue
 from vnetbench.report.ab import noise_near
 from vnetbench.report.document import Block, Heading, Table, Text, load_directory
 from vnetbench.report.figures import Figure, colour, layout
+from vnetbench.report.history_changes import (
+    Shift,
+    find_shifts,
+    history_json,
+    method_text,
+    shift_text,
+    shifts_table,
+)
 from vnetbench.report.html import figure_grid, page, render_block
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, summary_table
@@ -210,11 +220,11 @@ def change_text(change: dict[Hashable, Any], floor_known: bool) -> str:
     return ", ".join(said)
 
 
-def history_figure(table: pd.DataFrame, found: pd.DataFrame, title: str,
-                   labels: list[str], floor_known: bool) -> go.Figure:
+def history_figure(table: pd.DataFrame, found: pd.DataFrame, shifts: Sequence[Shift],
+                   title: str, labels: list[str], floor_known: bool) -> go.Figure:
     """One headline metric across the directories: a line per overlay and variant,
     each point's change from the one before in its hover, those beyond the noise
-    floor ringed."""
+    floor ringed, the change points marked with their size and p."""
     figure = go.Figure()
     unit = str(table[UNIT].iloc[0])
     said = {(str(c[OVERLAY]), str(c[VARIANT]), int(c["position"])):
@@ -243,9 +253,29 @@ def history_figure(table: pd.DataFrame, found: pd.DataFrame, title: str,
             x=moved["to"], y=moved["to_value"], mode="markers", name="beyond noise",
             marker={"symbol": "circle-open", "size": 18, "color": "#b3261e",
                     "line": {"width": 2}}, hoverinfo="skip"))
+    if shifts:
+        figure.add_trace(shifts_trace(table, shifts))
     figure = layout(figure, title, "results directory", unit, table["mean"])
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     return figure
+
+
+def shifts_trace(table: pd.DataFrame, shifts: Sequence[Shift]) -> go.Scatter:
+    """The change points: a diamond on the first point of each new level, its change
+    and p written beside it."""
+    means = {(str(r[OVERLAY]), str(r[VARIANT]), int(r["position"])): float(r["mean"])
+             for r in table.to_dict("records")}
+    return go.Scatter(
+        x=[s.label for s in shifts],
+        y=[means[(s.overlay, s.variant, s.position)] for s in shifts],
+        mode="markers+text", name="change point", text=[shift_text(s) for s in shifts],
+        textposition="top center",
+        marker={"symbol": "diamond-open", "size": 16, "color": "#6a1b9a",
+                "line": {"width": 2}},
+        hovertext=[f"change point at {s.label} ({s.overlay} {s.variant}): "
+                   f"{shift_text(s)}, {s.direction}; floor ±{s.floor.pct:.1f} %"
+                   + ("" if s.floor.measured else " (default)") for s in shifts],
+        hoverinfo="text")
 
 
 def changes_table(found: pd.DataFrame, floor_known: bool) -> pd.DataFrame:
@@ -270,14 +300,23 @@ def changes_table(found: pd.DataFrame, floor_known: bool) -> pd.DataFrame:
     })
 
 
+@dataclass(frozen=True)
+class History:
+    """What `history` wrote, and what `--json` prints."""
+
+    path: Path
+    json: str
+
+
 def build_history(paths: Sequence[Path], out: Path, noise_dir: Path | None,
-                  how: LabelFrom, given_labels: Sequence[str], order: Order) -> Path:
-    """Write history.html into `out`; return its path."""
+                  how: LabelFrom, given_labels: Sequence[str], order: Order) -> History:
+    """Write history.html into `out`."""
     directories = results_directories(paths)
     builds = read_builds(directories, how, parse_labels(given_labels, directories), order)
     noise, source = noise_near(noise_dir, [b.directory for b in builds])
     table = points(builds)
     found = changes(table, noise)
+    shifts = find_shifts(table, noise)
     noise_text = (f"Noise floor: {source}. A change is marked when the ratio of the means "
                   "lies beyond it." if noise else f"Noise floor: {source}. No change is "
                   "marked.")
@@ -291,20 +330,26 @@ def build_history(paths: Sequence[Path], out: Path, noise_dir: Path | None,
         Heading("Changes"),
         Text(f"{len(moved)} of {len(found)} changes between consecutive directories lie "
              "beyond the noise floor."),
-        Table(changes_table(found, bool(noise)))]
-    figures = history_figures(table, found, builds, bool(noise))
+        Table(changes_table(found, bool(noise))),
+        Heading("Change points"),
+        Text(f"{len(shifts)} change points. "
+             f"{method_text(any(not s.floor.measured for s in shifts) or not noise)}"),
+        Table(shifts_table(shifts))]
+    figures = history_figures(table, found, shifts, builds, bool(noise))
     body = [*map(render_block, head), figure_grid(figures), *map(render_block, tail)]
     path = writable_directory(out, "--out") / HISTORY
     write_text_atomic(path, page(f"vnetbench history ({len(builds)} directories)", body, []))
-    return path
+    return History(path, history_json(directories_table(builds), table, shifts, noise,
+                                      source, str(path)))
 
 
-def history_figures(table: pd.DataFrame, found: pd.DataFrame, builds: Sequence[Build],
-                    floor_known: bool) -> list[Figure]:
+def history_figures(table: pd.DataFrame, found: pd.DataFrame, shifts: Sequence[Shift],
+                    builds: Sequence[Build], floor_known: bool) -> list[Figure]:
     """A figure per scenario and headline metric."""
     labels = [b.label for b in builds]
     return [Figure(f"{scenario}-{metric}", history_figure(
         series, found[(found[SCENARIO] == scenario) & (found[METRIC] == metric)],
+        [s for s in shifts if (s.scenario, s.metric) == (scenario, metric)],
         f"{scenario}: {catalogue().label(str(metric))}", labels, floor_known))
         for (scenario, metric), series in table.groupby([SCENARIO, METRIC], sort=False)]
 

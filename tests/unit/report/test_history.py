@@ -2,7 +2,9 @@
 three builds (tests/conftest.py, history_root), with the recorded A/A's noise floor
 (tests/data/ab-aa-baseline/noise.json: TCP ±6.9 %)."""
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -107,3 +109,62 @@ def test_bad_input_is_one_paragraph_and_exit_2(history_root: Path, args: list[st
 def test_an_unknown_label_source_is_refused(history_root: Path) -> None:
     code, output = history(str(history_root), "--label-from", "git")
     assert code == 2 and "--label-from" in output
+
+
+STEPPED = (1.0, 1.012, 0.991, 1.004, 0.995, 0.9, 0.907, 0.893, 0.902, 0.896)  # -10 % at 6th
+
+
+@pytest.fixture
+def stepped_root(tmp_path: Path) -> Path:
+    """Ten days of results-quick, the TCP rate 10 % lower from the sixth on."""
+    from tests.conftest import history_build
+
+    root = tmp_path / "stepped"
+    for day, factor in enumerate(STEPPED, start=1):
+        history_build(root, f"day{day:02}", f"2026-11-{day:02}", factor)
+    return root
+
+
+def test_a_step_is_a_change_point_with_its_label_size_and_p(
+        stepped_root: Path, data_dir: Path, tmp_path: Path) -> None:
+    code, output = history(str(stepped_root), "--noise", str(data_dir / "ab-aa-baseline"),
+                           "--out", str(tmp_path / "h"), "--json")
+    assert code == 0, output
+    data = json.loads(output)
+    tcp = next(s for s in data["series"] if s["metric"] == "tcp_mbit")
+    assert tcp["floor_from"] == "noise.json" and tcp["floor_pct"] == pytest.approx(6.93, 0.01)
+    assert [p["label"] for p in tcp["points"]][5] == "2026-11-06 10:00"
+    [change] = tcp["change_points"]
+    assert change["label"] == "2026-11-06 10:00" and change["position"] == 5
+    assert change["change_pct"] == pytest.approx(-10, abs=0.5) and change["p"] <= 0.05
+    assert change["direction"] == "worse"
+    assert not any(s["change_points"] for s in data["series"] if s["metric"] != "tcp_mbit")
+    page = Page((tmp_path / "h" / "history.html").read_text())
+    marked = page.figure_data("throughput-tcp-mbit")[-1]
+    assert marked["name"] == "change point" and marked["x"] == ["2026-11-06 10:00"]
+    assert marked["text"] == [f"{change['change_pct']:+.1f} %, p {change['p']:.3f}"]
+    [row] = page.table_with("floor")
+    assert (row["at"], row["floor"], row["direction"]) == (
+        "2026-11-06 10:00", "±6.9 %", "worse")
+
+
+def test_without_a_noise_floor_change_points_use_the_default_and_say_so(
+        stepped_root: Path, tmp_path: Path) -> None:
+    code, output = history(str(stepped_root), "--out", str(tmp_path / "h"), "--json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert {s["floor_from"] for s in data["series"]} == {"default"}
+    assert data["default_floor_pct"] == 5.0
+    page = Page((tmp_path / "h" / "history.html").read_text())
+    assert "the default floor of ±5 %" in page.text
+    assert [r["floor"] for r in page.table_with("floor")] == ["±5.0 % (default)"]
+
+
+def test_a_floor_that_is_no_number_is_refused(stepped_root: Path, data_copy: Any) -> None:
+    aa = data_copy("ab-aa-baseline")
+    noise = json.loads((aa / "noise.json").read_text())
+    noise["metrics"]["throughput/baseline/tcp_mbit"]["noise_pct"] = -1
+    (aa / "noise.json").write_text(json.dumps(noise))
+    code, output = history(str(stepped_root), "--noise", str(aa))
+    assert code == 2 and "throughput/baseline/tcp_mbit is -1.0 %" in output
+    assert "Traceback" not in output
