@@ -139,8 +139,15 @@ def yaml_value(value: str, source: str) -> Any:
 
 def with_link(topology: Topology, key: str, value: str, source: str) -> Topology:
     """A link setting, its errors named by the arm's option (not sweep's --set)."""
+    if not any(part.strip() for part in value.split(",")):
+        raise UserError(f"{source}: no value for {key}. Give one, e.g. backbone.loss=1% or "
+                        "site.rate=50mbit.")
     try:
-        return with_link_setting(topology, parse_assignment(f"{key}={value}"), value)
+        assignment = parse_assignment(f"{key}={value}")
+        if len(assignment.values) != 1:
+            raise UserError(f"an arm takes one value of {key}, not {len(assignment.values)}; "
+                            f"'vnetbench sweep' measures a list (--set {key}={value})")
+        return with_link_setting(topology, assignment, value)
     except UserError as error:
         said = str(error).removeprefix(f"--set {key}={value}: ").removeprefix("'--set ")
         raise UserError(f"{source}: {said}") from None
