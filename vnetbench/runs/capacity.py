@@ -94,7 +94,7 @@ def clause_problem(clause: Clause) -> str:
 
 def parse_slo(text: str) -> list[Clause]:
     """'p99=50ms,failed=0' -> its clauses; UserError naming the part that is wrong."""
-    clauses = []
+    clauses: list[Clause] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         key, sep, value = part.partition("=")
         key = key.strip()
