@@ -132,8 +132,8 @@ def load_results(directory: Path) -> pd.DataFrame:
             raise UserError(f"{directory / PARQUET} cannot be read ({damaged}) and there is "
                             f"no {CSV} beside it: the results of that directory are lost."
                             ) from None
-        note(f"{directory / PARQUET} cannot be read ({damaged}); using {CSV}", style="yellow")
         frame, path = read_csv_copy(directory / CSV), directory / CSV
+        note(f"{directory / PARQUET} cannot be read ({damaged}); using {CSV}", style="yellow")
     check_columns(frame, path)
     return with_states(frame)
 
@@ -142,8 +142,9 @@ def read_csv_copy(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]})
     except (OSError, ValueError) as damaged:  # pandas' EmptyDataError, ParserError
-        raise UserError(f"{path} cannot be read either ({damaged}): the results of that "
-                        "directory are lost. Measure again.") from None
+        raise UserError(f"{path.with_name(PARQUET)} cannot be read, nor its copy {path} "
+                        f"({damaged}): the results of that directory are lost. Restore them "
+                        "from a copy, or measure again.") from None
 
 
 def check_columns(frame: pd.DataFrame, path: Path) -> None:

@@ -45,6 +45,9 @@ def render(
         network = IPv4Network(block)
     except ValueError as error:
         raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
+    if network.prefixlen != 16:
+        raise UserError(f"--block {block}: a run's address block is a /16, e.g. --block "
+                        f"{DEFAULT_BLOCK}.")
     overlay = overlay_for(topology)
     overlay.detect()  # what the images hold, asked once; rendering itself is pure
     topology = overlay.adjust(topology).topology

@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field, ValidationError
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, check_overlay_options, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
-from vnetbench.overlays.vnet.profile import load_profile
 from vnetbench.report.ab import outside_load_by_arm, verdict_table, write_verdicts
 from vnetbench.results import ResultSet, load_results
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
@@ -106,7 +105,6 @@ def changed(topology: Topology, key: str, value: str, source: str,
     if key == "vnet-image":
         return with_vnet_options(topology, [value], None)
     if key == "vnet-profile":
-        load_profile(Path(value))  # read now: a bad profile is refused before any bring-up
         return with_vnet_options(topology, None, Path(value))
     if key.partition(".")[0] in SEGMENTS or key.startswith("agent:"):
         return with_link(topology, key, value, source)
