@@ -130,8 +130,8 @@ def made_stack(spec: StackSpec, block: IPv4Network) -> Stack:
 def move_block(claim: BlockClaim, refused: BlockTaken, spec: StackSpec) -> None:
     before = claim.block
     after = claim.replace()
-    note(f"[yellow]The engine refused the address block {refused.block} (another network "
-         f"overlaps it); the run moves to {after}[/]")
+    note(f"The engine refused the address block {refused.block} (another network "
+         f"overlaps it); the run moves to {after}", style="yellow")
     spec.block_moved(before, after)
 
 
@@ -144,8 +144,8 @@ def stop(stack: Stack, spec: StackSpec) -> None:
             with spec.step("save logs"):
                 stack.save_logs(spec.logs_dir or stack.rendered.directory / "logs")
         except (OSError, EngineError) as error:  # full disk, engine gone...
-            note(f"[yellow]the logs of {project} could not be saved ({error}); tearing "
-                 "down anyway[/]")
+            note(f"the logs of {project} could not be saved ({error}); tearing "
+                 "down anyway", style="yellow")
         finally:
             try:
                 with spec.step("remove"):
@@ -171,4 +171,4 @@ def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:
     try:
         remove_private_files(overlay, stack_dir)
     except UserError as error:
-        note(f"[yellow]{error}[/]")
+        note(f"{error}", style="yellow")

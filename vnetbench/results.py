@@ -14,7 +14,23 @@ import pandas as pd
 from vnetbench.errors import UserError
 from vnetbench.outcome import State, state_of_status
 from vnetbench.rundir import write_atomic, write_text_atomic
-from vnetbench.schema import COLUMNS, INTERVAL_S, METHOD, REMARK, STATE, STATUS, VALUE, ResultRow
+from vnetbench.schema import (
+    COLUMNS,
+    INTERVAL_S,
+    METHOD,
+    METRIC,
+    OVERLAY,
+    PASS,
+    REMARK,
+    RUN_ID,
+    SCENARIO,
+    STATE,
+    STATUS,
+    UNIT,
+    VALUE,
+    VARIANT,
+    ResultRow,
+)
 from vnetbench.ui import note
 
 PARQUET = "results.parquet"
@@ -100,19 +116,48 @@ def result_line(
     return " ".join(parts)
 
 
+# What every reader takes from a results file (older files lack state, method, remark:
+# with_states adds them)
+REQUIRED_COLUMNS = (RUN_ID, SCENARIO, OVERLAY, VARIANT, PASS, METRIC, VALUE, UNIT, STATUS)
+
+
 def load_results(directory: Path) -> pd.DataFrame:
-    """The results frame; from the CSV copy (saying so) if the parquet file is damaged."""
+    """The results frame; from the CSV copy (saying so) if the parquet file is damaged.
+    A file that is not vnetbench's results (columns missing, values not numbers) is a
+    UserError naming it."""
     try:
-        frame = pd.read_parquet(directory / PARQUET)
+        frame, path = pd.read_parquet(directory / PARQUET), directory / PARQUET
     except (OSError, ValueError) as damaged:
         if not (directory / CSV).exists():
             raise UserError(f"{directory / PARQUET} cannot be read ({damaged}) and there is "
                             f"no {CSV} beside it: the results of that directory are lost."
                             ) from None
-        note(f"[yellow]{directory / PARQUET} cannot be read ({damaged}); using {CSV}[/]")
-        frame = pd.read_csv(directory / CSV, keep_default_na=False,
-                            na_values={VALUE: ["", "nan"]})
+        frame, path = read_csv_copy(directory / CSV), directory / CSV
+        note(f"{directory / PARQUET} cannot be read ({damaged}); using {CSV}", style="yellow")
+    check_columns(frame, path)
     return with_states(frame)
+
+
+def read_csv_copy(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]})
+    except (OSError, ValueError) as damaged:  # pandas' EmptyDataError, ParserError
+        raise UserError(f"{path.with_name(PARQUET)} cannot be read, nor its copy {path} "
+                        f"({damaged}): the results of that directory are lost. Restore them "
+                        "from a copy, or measure again.") from None
+
+
+def check_columns(frame: pd.DataFrame, path: Path) -> None:
+    """The columns every reader takes, and numbers where numbers are read."""
+    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+    not_numbers = [column for column in (VALUE, PASS) if column in frame.columns
+                   and not pd.api.types.is_numeric_dtype(frame[column])]
+    if missing or not_numbers:
+        wrong = (f"no column {', '.join(missing)}" if missing
+                 else f"{', '.join(not_numbers)} not numbers")
+        raise UserError(f"{path} is not a results file vnetbench wrote ({wrong}). Give a "
+                        "results directory written by 'vnetbench run', 'matrix' or 'ab', or "
+                        "restore the file from a copy.")
 
 
 def with_states(frame: pd.DataFrame) -> pd.DataFrame:

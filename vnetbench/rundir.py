@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from vnetbench.errors import UserError
 
 if TYPE_CHECKING:
@@ -149,6 +151,27 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+class HeaderShape(BaseModel):
+    """The types of the run.json entries readers take apart (a report, compare, history,
+    export): one of another type is a foreign or damaged file, refused by name instead
+    of met as a traceback deep in a report. Entries not named here are not checked."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    machine: dict[str, Any] | None = None
+    engine: dict[str, Any] | None = None
+    images: dict[str, Any] | None = None
+    overlays: dict[str, dict[str, Any]] | None = None
+    cells: dict[str, Any] | None = None
+    arms: dict[str, dict[str, Any]] | None = None
+    verdicts: dict[str, int] | None = None
+    schedule: list[dict[str, Any]] | None = None
+    outside_load: dict[str, dict[str, Any]] | None = None
+
+
 def read_header(directory: Path) -> dict[str, Any]:
     """run.json of a directory ({} when there is none); a damaged one is a UserError."""
     path = directory / RUN_FILE
@@ -160,8 +183,18 @@ def read_header(directory: Path) -> dict[str, Any]:
         raise UserError(f"{path} cannot be read ({error}). It is written whole or not at all, "
                         "so something else changed it: restore it or remove it.") from None
     if not isinstance(data, dict):
-        raise UserError(f"{path} is not a run.json (not a JSON object).")
-    return upgrade(data)
+        raise UserError(f"{path} is not a run.json (not a JSON object). Give a results "
+                        "directory vnetbench wrote, or restore the file.")
+    data = upgrade(data)
+    try:
+        HeaderShape.model_validate(data)
+    except ValidationError as error:
+        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].lower()}"
+                          for e in error.errors()[:3])
+        raise UserError(f"{path} is not a run.json vnetbench wrote ({wrong}). Something else "
+                        "changed it, or it belongs to another tool: restore it from a copy, "
+                        "or remove it (the results beside it are read without it).") from None
+    return data
 
 
 def save_header(directory: Path, header: dict[str, Any]) -> None:

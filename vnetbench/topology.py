@@ -33,7 +33,7 @@ from vnetbench.errors import UserError
 from vnetbench.units import (
     BURST_SECONDS,
     burst_bytes,
-    format_bytes,
+    exact_bytes,
     format_milliseconds,
     format_rate,
     parse_bytes,
@@ -372,7 +372,7 @@ class Settings(Model):
 
     @field_serializer("transfer_bytes")
     def _bytes_text(self, count: int) -> str:
-        return format_bytes(count)
+        return exact_bytes(count)  # a copy of the topology keeps the count to the byte
 
     @field_validator("room_sizes")
     @classmethod

@@ -25,8 +25,10 @@ from rich.progress import (
 from rich.progress_bar import ProgressBar
 from rich.text import Text
 
-err_console = Console(stderr=True)
-out_console = Console(highlight=False, soft_wrap=True)
+# No markup: paths, names, messages and log lines reach these consoles, and a '[draft]'
+# in them is text (styles are given as `style=` or `Text`, never in the string).
+err_console = Console(stderr=True, markup=False)
+out_console = Console(highlight=False, soft_wrap=True, markup=False)
 
 _job: tuple[Progress, TaskID] | None = None
 
@@ -56,8 +58,8 @@ class RemainingColumn(ProgressColumn):
 
 
 def _progress(transient: bool) -> Progress:
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeBarColumn(),
-                    TimeElapsedColumn(), RemainingColumn(), console=err_console,
+    return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
+                    TimeBarColumn(), TimeElapsedColumn(), RemainingColumn(), console=err_console,
                     transient=transient)
 
 
@@ -76,8 +78,8 @@ def waiting(description: str, expected_seconds: float | None = None) -> Iterator
         with _progress(transient=True) as progress:
             progress.add_task(description, total=expected_seconds, timed=True)
             yield
-    err_console.print(f"[green]✓[/] {description} ({time.monotonic() - started:.1f} s)",
-                      highlight=False)
+    err_console.print(Text.assemble(("✓", "green"), f" {description} "
+                                    f"({time.monotonic() - started:.1f} s)"), highlight=False)
 
 
 @contextmanager
@@ -101,8 +103,14 @@ def step_done(description: str | None = None) -> None:
             progress.update(task, description=description)
 
 
-def note(message: str) -> None:
-    err_console.print(message, highlight=False)
+def note(message: str, style: str | None = None) -> None:
+    """A line on stderr, as written (never read as markup), in `style` if given."""
+    err_console.print(message, style=style, highlight=False)
+
+
+def error_line(message: str) -> Text:
+    """'error: MESSAGE', the word in bold red, the message as written."""
+    return Text.assemble(("error:", "bold red"), " ", message)
 
 
 def silence_consoles() -> None:

@@ -68,8 +68,22 @@ def format_bytes(count: int) -> str:
     return f"{count}B"
 
 
+def exact_bytes(count: int) -> str:
+    """104857600 -> '100MiB'; 1000000001 -> '1000000001B': the text parse_bytes reads
+    back to the same count (what a copied topology must keep)."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count and count % factor == 0:
+            return f"{count // factor}{unit}"
+    return f"{count}B"
+
+
 def format_milliseconds(milliseconds: float) -> str:
-    return f"{milliseconds:g}ms"
+    """10.0 -> '10ms'; 0.1234567 -> '0.1234567ms' (%g's six digits where they are exact:
+    a copied topology keeps its delays)."""
+    for text in (f"{milliseconds:g}", repr(milliseconds), f"{milliseconds:.17f}".rstrip("0")):
+        if "e" not in text and float(text) == milliseconds:
+            return f"{text}ms"
+    return f"{milliseconds:.17f}ms"
 
 
 def parse_percent(text: str | int | float) -> float:

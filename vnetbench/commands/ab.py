@@ -29,8 +29,10 @@ def ab(
                     "measures this machine's noise floor).")] = None,
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     rounds: Annotated[int, typer.Option(
-        help="Rounds; each brings A and B up once, in the order AB, BA, AB, ...")] = 8,
-    passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged).")] = 1,
+        help="Rounds; each brings A and B up once, in the order AB, BA, AB, ... "
+             "(6 to 100: vnetbench.runs.ab.AbSession).")] = 8,
+    passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged; bounded as "
+                                        "the passes setting is).")] = 1,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
     min_effect: Annotated[str, typer.Option(
         help="Smallest change that gets a verdict (a smaller one is 'no change').")] = "5%",
@@ -43,13 +45,14 @@ def ab(
     each metric over the pairs (exit 1 when B is worse on a judged metric)."""
     from vnetbench.report.ab import verdict_summary
     from vnetbench.report.tables import markdown
-    from vnetbench.runs.ab import make_arms, run_ab
+    from vnetbench.runs.ab import check_rounds, make_arms, run_ab
     from vnetbench.scenarios import get_scenario
 
     effect = parse_fraction(min_effect, "--min-effect")
-    overrides = {"seconds": seconds} if seconds is not None else {}
-    arms = make_arms(read_topology(topology_file, overrides), a or [],
-                     b if b is not None else None, passes)
+    check_rounds(rounds)
+    command_line = {"passes": passes, **({"seconds": seconds} if seconds is not None else {})}
+    arms = make_arms(read_topology(topology_file, command_line), a or [],
+                     b if b is not None else None, command_line)
     directory = run_ab(get_scenario(scenario), arms, rounds, out_directory(out), effect,
                        judge_all)
     table, verdict, worse = verdict_summary(directory)

@@ -42,7 +42,7 @@ def capacity(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Find the largest room (or rate per machine) that meets a target, step by step."""
-    from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
+    from vnetbench.runs.capacity import CapacityPlan, check_sizes, parse_slo, run_capacity
     from vnetbench.runs.comparison import parse_overlays, require_overlays
 
     overrides = {k: v for k, v in {"seconds": seconds, "machines": machines,
@@ -53,16 +53,17 @@ def capacity(
     if len(names) != 1:
         raise UserError(f"--overlay {overlay}: capacity searches one overlay at a time; "
                         "run it once per overlay.")
-    adapter = require_overlays(topology, names)[names[0]]
     topology = topology.model_copy(update={"overlay": names[0]})
-    first = start or (10 if by == "machines" else 5)
-    plan = CapacityPlan(topology, adapter, clauses, by, first,
-                        most or (400 if by == "machines" else 1000), precision, passes)
+    first = start if start is not None else (10 if by == "machines" else 5)
+    last = most if most is not None else (400 if by == "machines" else 1000)
+    check_sizes(topology, by, first, last)
+    adapter = require_overlays(topology, names)[names[0]]
+    plan = CapacityPlan(topology, adapter, clauses, by, first, last, precision, passes)
     directory, search = run_capacity(plan, out_directory(out))
     best, miss = search.best(), search.first_miss()
     unit = " machines" if by == "machines" else " requests/s per machine"
     if best is None:
-        note(f"[yellow]no size met {slo}: the first, {first:g}{unit}, missed[/]")
+        note(f"no size met {slo}: the first, {first:g}{unit}, missed", style="yellow")
     else:
         note(f"largest that met {slo}: {best:g}{unit}"
              + (f"; {miss.size:g} missed" if miss else " (the largest tried, --max)"))

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.paths import TOPOLOGIES
-from vnetbench.ui import err_console
+from vnetbench.ui import err_console, error_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,8 +42,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             with teardown_guard():
                 return command(*args, **kwargs)
         except UserError as error:
-            err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
-                              soft_wrap=True)
+            err_console.print(error_line(str(error)), highlight=False, soft_wrap=True)
             raise typer.Exit(error.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("interrupted: everything of the run was torn down; "
@@ -56,12 +54,12 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
         except OSError as error:
             if error.errno not in WRITE_ERRNOS:
                 raise
-            err_console.print(
-                f"[bold red]error:[/] {escape(error.strerror or str(error))} writing "
-                f"{escape(str(error.filename or 'the results'))}. Everything the run started "
+            err_console.print(error_line(
+                f"{error.strerror or error} writing "
+                f"{error.filename or 'the results'}. Everything the run started "
                 "was removed, and the files written before are whole (they are written "
                 "whole or not at all). Free space, or give --out a directory that can be "
-                "written, and run again.", highlight=False, soft_wrap=True)
+                "written, and run again."), highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper
@@ -75,10 +73,10 @@ def engine_gone(error: EngineError) -> None:
     if engine_version() is not None:
         return
     last = (error.stderr or str(error)).strip().splitlines()[-1:]
-    err_console.print(
-        f"[bold red]error:[/] the Docker engine stopped answering ({escape(' '.join(last))}). "
+    err_console.print(error_line(
+        f"the Docker engine stopped answering ({' '.join(last)}). "
         "The results measured before are kept in the run directory. Start the engine "
-        "again (make setup), then run 'vnetbench clean' to remove what the run left.",
+        "again (make setup), then run 'vnetbench clean' to remove what the run left."),
         highlight=False, soft_wrap=True)
     raise typer.Exit(2) from None
 
@@ -142,6 +140,10 @@ def fault_fields(item: str) -> dict[str, str]:
                             "kill=switch2,restart_after=3s, --fault link=backbone,for=3s, "
                             "--fault loss=100%,for=2s or --fault delay=200ms,for=2s "
                             "(at=5s: when).")
+        if key.strip() in fields:
+            raise UserError(f"--fault {item}: {key.strip()} is given twice in one fault. Give "
+                            "each key once; for two faults, give --fault twice (e.g. --fault "
+                            "kill=switch2 --fault kill=switch1).")
         fields[key.strip()] = value.strip()
     return fields
 

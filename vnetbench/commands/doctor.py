@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from vnetbench.commands.common import guarded
 from vnetbench.ui import out_console
@@ -17,7 +18,7 @@ def doctor() -> None:
     checks, verdict_ok = diagnose()
     table = Table("check", "state", "detail")
     for name, ok, detail in checks:
-        table.add_row(name, "[green]ok[/]" if ok else "[red]missing[/]", detail)
+        table.add_row(name, Text("ok", "green") if ok else Text("missing", "red"), detail)
     out_console.print(table)
     out_console.print("verdict: ready" if verdict_ok else "verdict: NOT ready (see above)")
     if not verdict_ok:

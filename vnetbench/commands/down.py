@@ -52,9 +52,9 @@ def forget_up_keys(run_id: str, out: Path | None) -> None:
 
     run_dir = out_directory(out, check=False) / run_id
     if not (run_dir / RUN_FILE).exists():
-        note(f"[yellow]There is no run directory {run_dir}, so the private keys `up` wrote "
+        note(f"There is no run directory {run_dir}, so the private keys `up` wrote "
              "for this run were not removed: give `down` the --out that `up` was given "
-             "(or remove that run directory's key files yourself).[/]")
+             "(or remove that run directory's key files yourself).", style="yellow")
         return
     with suppress(UserError):
         topology = recorded_topology(run_dir, read_header(run_dir))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.text import Text
+
 from vnetbench.ui import out_console
 
 
@@ -11,5 +13,5 @@ def methods() -> None:
 
     for method in METHODS.values():
         steps = "; ".join(s.label for s in method.steps)
-        out_console.print(f"[bold]{method.name}[/] ({method.reference}): {method.summary}. "
-                          f"Steps: {steps}.", soft_wrap=True)
+        out_console.print(Text.assemble((method.name, "bold"), f" ({method.reference}): "
+                                        f"{method.summary}. Steps: {steps}."), soft_wrap=True)

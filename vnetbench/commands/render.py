@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +12,17 @@ import typer
 from vnetbench.commands.common import DEFAULT_BLOCK, guarded, read_topology
 from vnetbench.errors import UserError
 from vnetbench.ui import out_console
+
+RUN_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # as new_run_id makes them: name-stamp-hex
+
+
+def check_run_id(run_id: str | None) -> None:
+    """A run id is written into compose.yml's names and labels: only what those hold."""
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
+        raise UserError(f"--run-id {run_id!r}: a run id is lower-case letters, digits and "
+                        "'-' (64 at most, a letter or digit first), as it names the run's "
+                        "containers and labels. Give e.g. --run-id two-sites-test, or leave it "
+                        "out (the topology's name).")
 
 
 @guarded
@@ -27,11 +39,15 @@ def render(
     from vnetbench.rundir import writable_directory
 
     topology = read_topology(file)
+    check_run_id(run_id)
     writable_directory(output, "--output")
     try:
         network = IPv4Network(block)
     except ValueError as error:
         raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
+    if network.prefixlen != 16:
+        raise UserError(f"--block {block}: a run's address block is a /16, e.g. --block "
+                        f"{DEFAULT_BLOCK}.")
     overlay = overlay_for(topology)
     overlay.detect()  # what the images hold, asked once; rendering itself is pure
     topology = overlay.adjust(topology).topology

@@ -73,6 +73,7 @@ def run(
                                  vnet_profile)
     topology = with_faults(with_engine(with_pair(topology, pair), engine), fault)
     overlays = parse_overlays(overlay, topology.overlay)
+    check_faults_injected(fault, scenarios or [], method)
     if method is not None:
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
                            overrides)
@@ -85,6 +86,23 @@ def run(
                         "flood, transfer, failover), or a reference method with --method "
                         "NAME.")
     run_scenarios_command(scenarios, topology, overlays, baseline, out)
+
+
+def check_faults_injected(faults: list[str] | None, scenarios: list[str],
+                          method: str | None) -> None:
+    """--fault names what a scenario injects: given to none that does, it would be
+    silently ignored."""
+    from vnetbench.scenarios import SCENARIOS, get_scenario
+
+    if not faults:
+        return
+    injecting = [name for name, scenario in SCENARIOS.items() if scenario.injects_faults]
+    if method is None and any(get_scenario(name).injects_faults for name in scenarios):
+        return
+    given = f"--method {method}" if method else " ".join(scenarios) or "no scenario"
+    raise UserError(f"--fault {' --fault '.join(faults)}: {given} injects no faults, so it "
+                    f"would be ignored. Run {' or '.join(injecting)} with --fault, or leave "
+                    "--fault out.")
 
 
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],

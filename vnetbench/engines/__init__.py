@@ -121,6 +121,6 @@ def notice_orphans() -> None:
     with suppress(EngineError):
         orphans = orphaned_runs(local())
         if orphans:
-            note(f"[yellow]{len(orphans)} run(s) left behind by a vnetbench process that is "
+            note(f"{len(orphans)} run(s) left behind by a vnetbench process that is "
                  f"gone still hold containers or networks: {', '.join(orphans)}. 'vnetbench "
-                 "clean' removes them (and only them).[/]")
+                 "clean' removes them (and only them).", style="yellow")

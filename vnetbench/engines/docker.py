@@ -317,23 +317,25 @@ class DockerEngine(Engine):
             try:
                 remove_containers(run_id, client, removed, where)
             except DockerException as error:  # one node gone must not keep the others
-                note(f"[yellow]{where or 'this engine'}: the run's containers could not be "
-                     f"listed or removed ({error}); 'vnetbench clean' removes them later[/]")
+                note(f"{where or 'this engine'}: the run's containers could not be "
+                     f"listed or removed ({error}); 'vnetbench clean' removes them later",
+                     style="yellow")
         for where, client in reversed(self.hosts()):  # swarm networks: on the manager
             try:
                 remove_networks_and_volumes(run_id, client, removed)
             except DockerException as error:
-                note(f"[yellow]{where or 'this engine'}: the run's networks or volumes could "
-                     f"not be removed ({error}); 'vnetbench clean' removes them later[/]")
+                note(f"{where or 'this engine'}: the run's networks or volumes could "
+                     f"not be removed ({error}); 'vnetbench clean' removes them later",
+                     style="yellow")
         try:
             removed.rules = remove_fabric_rules(self.hosts(), run_id)
         except FabricUnknown as error:
-            note(f"[red]{error}[/]")
+            note(str(error), style="red")
             removed.unknown.append(str(error))
             return removed
         if removed.rules and run_id:
-            note(f"[yellow]{removed.rules} DOCKER-USER rule(s) of {run_id} outlived the "
-                 "fabric helper and were removed[/]")
+            note(f"{removed.rules} DOCKER-USER rule(s) of {run_id} outlived the "
+                 "fabric helper and were removed", style="yellow")
         return removed
 
 
@@ -387,8 +389,8 @@ def remove_containers(run_id: str | None, client: DockerClient, removed: Removed
         left = {c.id for c in listed_on(client, run_filter(run_id), where)}
         removed.containers += sum(c.id not in left for c in containers)
         if left:  # counted as what is gone, and said: the sweep after goes on
-            note(f"[yellow]{len(left)} container(s) of {run_id or 'the runs'} could not be "
-                 "removed; 'vnetbench clean' tries again[/]")
+            note(f"{len(left)} container(s) of {run_id or 'the runs'} could not be "
+                 "removed; 'vnetbench clean' tries again", style="yellow")
 
 
 def detach_veths(client: DockerClient, containers: list[Listed]) -> None:
@@ -426,8 +428,8 @@ def remove_network(network_id: str, attempts: int = 3, client: DockerClient = qu
                 return 0  # gone already (or a swarm network, removed on a manager)
             disconnect_all(network_id, client)
             if attempt == attempts - 1:
-                note(f"[yellow]network {network_id[:12]} could not be removed ({error}); "
-                     "'vnetbench clean' removes it later[/]")
+                note(f"network {network_id[:12]} could not be removed ({error}); "
+                     "'vnetbench clean' removes it later", style="yellow")
             time.sleep(0.5)
     return 0
 

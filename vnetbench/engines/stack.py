@@ -103,9 +103,9 @@ class Stack:
         failed = judged(states, timeout_seconds, refused, self.rendered.directory / "logs")
         reason = refused.splitlines()[-1:]
         if failed:
-            note(f"[yellow]{len(failed)} agent container(s) did not become ready "
+            note(f"{len(failed)} agent container(s) did not become ready "
                  f"({', '.join(failed)}; the engine said: {' '.join(reason)}); the run goes "
-                 "on and the scenarios report what they cannot measure[/]")
+                 "on and the scenarios report what they cannot measure", style="yellow")
         return failed
 
     def settle(self, deadline: float) -> dict[str, tuple[str | None, str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, Field, ValidationError
 
 from vnetbench.errors import UserError
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
@@ -97,17 +98,52 @@ def read_noise(directory: Path) -> dict[str, float]:
         raise UserError(f"{directory} holds no {NOISE_FILE}{what}: give the directory of "
                         "an A/A, made by 'vnetbench ab SCENARIO' with no --b.")
     try:
-        data = json.loads(path.read_text())
-        return {key: float(entry["noise_pct"]) for key, entry in data["metrics"].items()}
-    except (ValueError, KeyError, TypeError) as error:
-        raise UserError(f"{path} cannot be read as a noise floor ({error}); run the A/A "
-                        "again.") from None
+        record = NoiseRecord.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as error:
+        said = (error.strerror or str(error) if isinstance(error, OSError) else "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].lower()}"
+            for e in error.errors()[:3]))
+        raise UserError(f"{path} cannot be read as a noise floor ({said}): a noise floor is "
+                        "a difference of 0 % or more per metric, as 'vnetbench ab' writes "
+                        "it. Run the A/A again, or restore the file.") from None
+    return {key: entry.noise_pct for key, entry in record.metrics.items()}
+
+
+class NoiseEntry(BaseModel):
+    """One metric's noise floor in noise.json (the keys read; others kept as written)."""
+
+    noise_pct: float = Field(ge=0, allow_inf_nan=False)
+
+
+class NoiseRecord(BaseModel):
+    metrics: dict[str, NoiseEntry]
+
+
+VERDICT_COLUMNS = (SCENARIO, METRIC, UNIT, "a_median", "b_median", "ratio", "ci_low",
+                   "ci_high", "p_value", "pairs", "verdict", "reason", "judged", "noise_pct")
+
+
+def read_verdicts(directory: Path) -> pd.DataFrame:
+    """verdicts.csv as `ab` wrote it; a damaged or foreign one named, with the fix."""
+    path = directory / VERDICTS_FILE
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError) as error:  # pandas' EmptyDataError, ParserError
+        raise UserError(f"{path} cannot be read ({error}). 'vnetbench ab' writes it whole "
+                        "at the end of a session: restore it, or run the session again."
+                        ) from None
+    missing = [column for column in VERDICT_COLUMNS if column not in table.columns]
+    if missing or not pd.api.types.is_bool_dtype(table["judged"]):
+        wrong = f"no column {', '.join(missing)}" if missing else "judged is not true/false"
+        raise UserError(f"{path} is not the verdicts file 'vnetbench ab' writes ({wrong}): "
+                        "restore it, or run the session again.")
+    return table
 
 def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
     """The verdict table as people read it, one sentence, and whether B is worse on a
     judged metric (a CI gate's answer)."""
     header = read_header(directory)
-    table = pd.read_csv(directory / VERDICTS_FILE)
+    table = read_verdicts(directory)
     shown = pd.DataFrame({
         "metric": table[SCENARIO] + "/" + table[METRIC],
         "unit": table[UNIT].fillna(""),

@@ -124,9 +124,23 @@ def github_paths(base: Path) -> dict[Better, Path]:
             for better, (suffix, _) in GITHUB_TOOLS.items()}
 
 
+def check_target(out: Path | None) -> None:
+    """-o names a file in a directory that exists (checked before anything is read)."""
+    if out is None or out == STDOUT:
+        return
+    problem = ("it is a directory" if out.is_dir() or not out.name or out.name in (".", "..")
+               else f"there is no directory {out.parent}" if not out.parent.is_dir()
+               else "")
+    if problem:
+        raise UserError(f"-o {out}: {problem}. Give -o the name of a file in an existing "
+                        "directory, e.g. -o out/bench.json (github: out/bench-bigger-is-"
+                        "better.json and out/bench-smaller-is-better.json are written).")
+
+
 def write_export(directory: Path, form: ExportFormat, out: Path | None,
                  judge_all: bool) -> tuple[list[Written], list[Figure]]:
     """Write the export; return what went where, and the figures exported."""
+    check_target(out)
     _, frame = load_directory(directory)
     found = figures(frame, judge_all)
     if not found:

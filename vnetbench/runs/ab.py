@@ -13,17 +13,17 @@ bring-ups".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from vnetbench.errors import UserError
-from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
+from vnetbench.overlays import OVERLAY_NAMES, Overlay, check_overlay_options, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
 from vnetbench.report.ab import outside_load_by_arm, verdict_table, write_verdicts
 from vnetbench.results import ResultSet, load_results
@@ -45,6 +45,25 @@ SPEC_HELP = ("KEY=VALUE, repeatable: overlay=NAME, topology=FILE, a setting (tun
              "vnet-profile=FILE")
 
 
+class AbSession(BaseModel):
+    """The bounds of an ab session's own numbers (the arms' settings are Settings')."""
+
+    # a verdict needs MIN_PAIRS: below, the exact signed-rank test cannot reach p < 0.05
+    rounds: int = Field(DEFAULT_ROUNDS, ge=MIN_PAIRS, le=100)  # 200 bring-ups at most
+
+
+def check_rounds(rounds: int) -> None:
+    """--rounds within AbSession's bounds, else one paragraph."""
+    try:
+        AbSession(rounds=rounds)
+    except ValidationError as error:
+        said = str(error.errors()[0]["msg"]).lower()
+        raise UserError(f"--rounds {rounds}: {said}: a verdict needs {MIN_PAIRS} rounds or "
+                        "more (the exact signed-rank test cannot reach p < 0.05 with fewer "
+                        "pairs), and a session of more than 100 rounds is better split. "
+                        "Give e.g. --rounds 8.") from None
+
+
 @dataclass(frozen=True)
 class Arm:
     label: str  # A or B
@@ -56,23 +75,28 @@ class Arm:
         return " ".join(self.spec) or "the topology as it is"
 
 
-def arm_topology(base: Topology, spec: Sequence[str], option: str) -> Topology:
+def arm_topology(base: Topology, spec: Sequence[str], option: str,
+                 command_line: Mapping[str, Any] | None = None) -> Topology:
     """The base topology with one arm's changes, each validated like the file itself;
-    a `topology=FILE` item replaces the base first, wherever it stands."""
+    a `topology=FILE` item replaces the base first, wherever it stands, read with the
+    command line's settings as the base was (`command_line`), so the arms differ only
+    in what the arm asked."""
     items = sorted(spec, key=lambda item: not item.startswith("topology="))
     topology = base
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"{option} {item} is not KEY=VALUE. Give {SPEC_HELP}.")
-        topology = changed(topology, key.strip(), value.strip(), f"{option} {item}")
+        topology = changed(topology, key.strip(), value.strip(), f"{option} {item}",
+                           command_line or {})
     return topology
 
 
-def changed(topology: Topology, key: str, value: str, source: str) -> Topology:
+def changed(topology: Topology, key: str, value: str, source: str,
+            command_line: Mapping[str, Any]) -> Topology:
     """One change of an arm (source names it in errors)."""
     if key == "topology":
-        return load_topology(Path(value), {}, OVERLAY_NAMES)
+        return arm_file(Path(value), command_line, source)
     if key == "overlay":
         if value not in OVERLAY_NAMES:
             raise UserError(f"{source}: no overlay named {value!r}; vnetbench has "
@@ -88,14 +112,40 @@ def changed(topology: Topology, key: str, value: str, source: str) -> Topology:
         return with_overlay_option(topology, key, value, source)
     if key in Settings.model_fields:
         return validated(topology, {"settings": {**topology.settings.model_dump(),
-                                                 key: yaml.safe_load(value)}}, source)
+                                                 key: yaml_value(value, source)}}, source)
     raise UserError(f"{source}: {key!r} is nothing an arm can change. Give {SPEC_HELP}.")
+
+
+def arm_file(path: Path, command_line: Mapping[str, Any], source: str) -> Topology:
+    """An arm's whole topology file, with the command line's settings over it."""
+    try:
+        return check_overlay_options(load_topology(path, dict(command_line), OVERLAY_NAMES),
+                                     str(path))
+    except UserError as error:
+        raise UserError(f"{source}: {error}") from None
+
+
+def yaml_value(value: str, source: str) -> Any:
+    """A value of an arm's change, read as YAML (true, 1280, [100, 500])."""
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        raise UserError(f"{source}: the value {value!r} cannot be read ({problem}). Give a "
+                        "number, a word, true/false, or a list such as [100, 500].") from None
 
 
 def with_link(topology: Topology, key: str, value: str, source: str) -> Topology:
     """A link setting, its errors named by the arm's option (not sweep's --set)."""
+    if not any(part.strip() for part in value.split(",")):
+        raise UserError(f"{source}: no value for {key}. Give one, e.g. backbone.loss=1% or "
+                        "site.rate=50mbit.")
     try:
-        return with_link_setting(topology, parse_assignment(f"{key}={value}"), value)
+        assignment = parse_assignment(f"{key}={value}")
+        if len(assignment.values) != 1:
+            raise UserError(f"an arm takes one value of {key}, not {len(assignment.values)}; "
+                            f"'vnetbench sweep' measures a list (--set {key}={value})")
+        return with_link_setting(topology, assignment, value)
     except UserError as error:
         said = str(error).removeprefix(f"--set {key}={value}: ").removeprefix("'--set ")
         raise UserError(f"{source}: {said}") from None
@@ -109,7 +159,7 @@ def with_overlay_option(topology: Topology, key: str, value: str, source: str) -
     _, overlay, name = parts
     options = {**topology.overlay_options,
                overlay: {**topology.overlay_options.get(overlay, {}),
-                         name: yaml.safe_load(value)}}
+                         name: yaml_value(value, source)}}
     changed_topology = validated(topology, {"overlay_options": options}, source)
     try:
         overlay_for(changed_topology, overlay)  # its options are checked by its adapter
@@ -136,24 +186,19 @@ def schedule(rounds: int) -> list[tuple[int, str]]:
 
 
 def make_arms(base: Topology, a: Sequence[str], b: Sequence[str] | None,
-              passes: int) -> list[Arm]:
-    """Arm A, and B (A itself when none is given: an A/A), `passes` per bring-up."""
-    per_bring_up = {"passes": passes}
-    arms = []
-    for label, spec in zip(ARMS, (a, a if b is None else b), strict=True):
-        topology = arm_topology(base, spec, f"--{label.lower()}")
-        settings = topology.settings.model_copy(update=per_bring_up)
-        arms.append(Arm(label, tuple(spec), topology.model_copy(update={"settings": settings})))
-    return arms
+              command_line: Mapping[str, Any] | None = None) -> list[Arm]:
+    """Arm A, and B (A itself when none is given: an A/A). `base` was read with the
+    command line's settings (`command_line`); an arm's own file is read with them too."""
+    return [Arm(label, tuple(spec), arm_topology(base, spec, f"--{label.lower()}",
+                                                 command_line))
+            for label, spec in zip(ARMS, (a, a if b is None else b), strict=True)]
 
 
 def run_ab(scenario: Scenario, arms: list[Arm], rounds: int, out_dir: Path,
            min_effect: float, judge_all: bool = False) -> Path:
     """Every round's bring-ups in schedule order into one directory; then the
     verdicts (verdicts.csv, run.json) and, for an A/A, the noise floor (noise.json)."""
-    if rounds < MIN_PAIRS:
-        raise UserError(f"--rounds {rounds}: a verdict needs {MIN_PAIRS} rounds or more (the "
-                        f"exact signed-rank test cannot reach p < 0.05 with fewer pairs).")
+    check_rounds(rounds)
     for arm in arms:
         scenario.check(arm.topology)
     adapters = {arm.label: require_overlays(arm.topology, [arm.topology.overlay])[

@@ -397,7 +397,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
             timings["breakdown"] = breakdown(events, spec.steps)
             (directory / f"{topology.name}-events.jsonl").write_text("".join(lines))
             for line in breakdown_lines(timings["breakdown"]):
-                note(f"[dim]{topology.name}: {line}[/]")
+                note(f"{topology.name}: {line}", style="dim")
 
 
 @contextmanager

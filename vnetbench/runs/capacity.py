@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from pydantic import ValidationError
 
 from vnetbench.errors import UserError
 from vnetbench.overlays import Overlay
@@ -65,6 +66,7 @@ SLO_KEYS: dict[str, tuple[str, str]] = {
     "p50": ("room_p50_ms", "time"), "p95": ("room_p95_ms", "time"),
     "p99": ("room_p99_ms", "time"), "max": ("room_max_ms", "time"),
     "failed": ("room_failed", "count"), "fairness": ("room_fairness", "floor")}
+EXAMPLES = {"time": "50ms", "count": "0", "floor": "0.9"}
 
 
 def clause_of(key: str, text: str) -> Clause:
@@ -74,9 +76,25 @@ def clause_of(key: str, text: str) -> Clause:
     return Clause(key, metric, float(text), at_least=kind == "floor")
 
 
+def clause_problem(clause: Clause) -> str:
+    """Why a clause can never be met or means nothing; empty when it is a target."""
+    kind = SLO_KEYS[clause.key][1]
+    bound = clause.bound
+    if not math.isfinite(bound):
+        return "it is not a finite number"
+    if kind == "time" and bound <= 0:
+        return "no request is answered in 0 ms, so no room could meet it"
+    if kind == "count" and (bound < 0 or not bound.is_integer()):
+        return "failed requests are counted in whole numbers from 0"
+    if kind == "floor" and not 0 < bound <= 1:
+        return ("Jain's fairness lies between 0 and 1 (1: every machine served alike), so "
+                + ("every room meets it" if bound <= 0 else "no room could meet it"))
+    return ""
+
+
 def parse_slo(text: str) -> list[Clause]:
     """'p99=50ms,failed=0' -> its clauses; UserError naming the part that is wrong."""
-    clauses = []
+    clauses: list[Clause] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         key, sep, value = part.partition("=")
         key = key.strip()
@@ -87,10 +105,17 @@ def parse_slo(text: str) -> list[Clause]:
                 "p99=50ms; failed as a count, e.g. failed=0; fairness at least, e.g. "
                 "fairness=0.9).")
         try:
-            clauses.append(clause_of(key, value.strip()))
+            clause = clause_of(key, value.strip())
         except (ValueError, UserError):
             raise UserError(f"--slo {text}: '{value}' is not a value for {key} (e.g. "
-                            f"{'50ms' if key.startswith(('p', 'max')) else '0'}).") from None
+                            f"{EXAMPLES[SLO_KEYS[key][1]]}).") from None
+        problem = clause_problem(clause)
+        if problem:
+            raise UserError(f"--slo {text}: '{part}': {problem}. Give {key} a target a room "
+                            f"can meet or miss, e.g. {key}={EXAMPLES[SLO_KEYS[key][1]]}.")
+        if any(c.key == key for c in clauses):
+            raise UserError(f"--slo {text}: {key} is given twice; give each key once.")
+        clauses.append(clause)
     if not clauses:
         raise UserError("--slo is empty: give a target such as p99=50ms,failed=0.")
     return clauses
@@ -255,6 +280,33 @@ def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
 
 
 def with_size(topology: Topology, setting: str, size: float, passes: int = 1) -> Topology:
-    value: float | int = int(size) if setting == MACHINES else size
-    settings = topology.settings.model_copy(update={setting: value, "passes": passes})
-    return topology.model_copy(update={"settings": settings})
+    """The topology at one size, validated as the file's settings are."""
+    value: float | int = int(size) if setting == MACHINES and float(size).is_integer() else size
+    settings = {**topology.settings.model_dump(), setting: value, "passes": passes}
+    return Topology.model_validate({**topology.model_dump(), "settings": settings})
+
+
+def check_sizes(topology: Topology, dimension: str, start: float, most: float) -> None:
+    """--start and --max within the setting's own bounds (Settings'), above 0 (a search
+    doubles from the start), the start at most the max, and the room at --max one the
+    scenario can build on this topology: refused before anything starts."""
+    setting = DIMENSIONS[dimension]
+    for option, size in (("--start", start), ("--max", most)):
+        try:
+            if not math.isfinite(size):
+                raise ValueError("it is not a finite number")
+            if size <= 0:
+                raise ValueError("a search doubles from its start, so sizes are above 0")
+            room = with_size(topology, setting, size)
+        except (ValueError, ValidationError) as error:
+            said = (str(error) if not isinstance(error, ValidationError)
+                    else str(error.errors()[0]["msg"]).removeprefix("Value error, ").lower())
+            example = "--start 10 --max 400" if setting == MACHINES else "--start 5 --max 1000"
+            raise UserError(f"{option} {size:g}: {said} ({setting}: the room's setting). "
+                            f"Give {option} a size the setting allows, e.g. {example}."
+                            ) from None
+        if option == "--max":
+            get_scenario("room").check(room)
+    if start > most:
+        raise UserError(f"--start {start:g} is above --max {most:g}: the search grows from "
+                        "the start up to the max. Give a start at most the max.")

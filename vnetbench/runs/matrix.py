@@ -131,7 +131,7 @@ def available_overlays(base: Topology, names: list[str] | None = None) -> list[O
     for overlay in chosen:
         reason = overlay.unavailable_reason()
         if reason:
-            note(f"[yellow]skipping overlay {overlay.name}: {reason}[/]")
+            note(f"skipping overlay {overlay.name}: {reason}", style="yellow")
         else:
             ready.append(overlay)
     return ready
@@ -308,7 +308,7 @@ def machine_limit(topology: Topology, directory: Path) -> dict[str, Any]:
     try:
         rates = bare_rates(directory.name, seconds, passes, routers=0)
     except UserError as error:
-        note(f"[yellow]{error} The matrix goes on without it.[/]")
+        note(f"{error} The matrix goes on without it.", style="yellow")
         return {"error": str(error)}
     return {"raw_veth_mbit": statistics.median(rates), "raw_veth_passes": rates,
             "seconds": seconds}

@@ -197,8 +197,8 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
 def prepared_task(prepared: Prepared, task: Task) -> Task:
     """The task in the settings its engine and overlay run, with the remark saying how."""
     if prepared.remark:
-        note(f"[yellow]{prepared.overlay.name}"
-             f"{f' ({task.variant})' if task.variant else ''}: {prepared.remark}[/]")
+        note(f"{prepared.overlay.name}"
+             f"{f' ({task.variant})' if task.variant else ''}: {prepared.remark}", style="yellow")
     return replace(task, topology=prepared.topology, remark=prepared.remark)
 
 
@@ -411,7 +411,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
         fields["status"] = status
     emit(results, result_line(scenario.name, topology.overlay, pass_no, fields))
     for text in outcome.notes:
-        note(text)
+        note(text, style="yellow")
     step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} done")
 
 
@@ -421,7 +421,7 @@ def failed(outcome: PassResult, said: str, dead_too: bool = False) -> None:
     outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
     if outcome.state.measured or (dead_too and outcome.state is State.DEAD):
         outcome.state = State.FAILED
-    outcome.notes.append(f"[red]{said}[/]")
+    outcome.notes.append(said)
 
 
 OUTSIDE_LOAD_SHARE = 0.1  # of the machine's cores: a pass measured beside this is marked
@@ -438,7 +438,7 @@ def mark_outside_load(outcome: PassResult, cores: float | None) -> None:
         said = (f"measured under outside load: {cores:.2f} cores busy outside the testbed "
                 "during the pass")
         outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
-        outcome.notes.append(f"[yellow]{said}[/]")
+        outcome.notes.append(said)
 
 
 def current_pass(started: dict[str, datetime], pass_no: int) -> str:

@@ -120,6 +120,8 @@ class Scenario(ABC):
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
     # What it needs of an overlay (vnetbench.capabilities decides where it runs).
     needs: ClassVar[frozenset[Capability]] = frozenset()
+    # Whether it injects the topology's `faults` (run --fault is refused for the others).
+    injects_faults: ClassVar[bool] = False
 
     @classmethod
     def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:

@@ -167,6 +167,7 @@ class FaultOutcome:
 class Failover(Scenario):
     name = "failover"
     description = "10 ms probes and a TCP stream through injected faults: outage, stall, rejoin"
+    injects_faults = True
     metrics = FAILOVER
     fresh_between_passes = "nothing (each fault undone, and its window over, before the next)"
 

@@ -94,7 +94,7 @@ class LoadedLatency(PairScenario):
             if state is State.DEAD:  # the rest would wait out their bounds for nothing
                 status = with_last_log_lines(context, status, pass_no, client, server)
                 return PassResult(phases_metrics(phases), summary_of(phases), status,
-                                  [f"[yellow]{status}[/]"], state)
+                                  [status], state)
         return PassResult(phases_metrics(phases), summary_of(phases), status, [], state)
 
     def _idle(self, context: ScenarioContext, client: str, target: str,

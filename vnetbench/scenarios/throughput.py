@@ -134,7 +134,7 @@ class Throughput(PairScenario):
         notes = []
         if state is State.DEAD:
             status = with_last_log_lines(context, status, pass_no, client, server)
-            notes.append(f"[yellow]{status}[/]")
+            notes.append(status)
         return PassResult(metrics, summary, status, notes, state)
 
     def _stream(

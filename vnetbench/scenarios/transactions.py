@@ -78,7 +78,7 @@ class Transactions(PairScenario):
         notes = []
         if state is State.DEAD:
             status = with_last_log_lines(context, status, pass_no, client, server)
-            notes.append(f"[yellow]{status}[/]")
+            notes.append(status)
         return PassResult(rates_metrics(rounds), summary_of(rounds), status, notes, state)
 
     def _rounds(self, context: ScenarioContext, client: str, server: str, target: str,

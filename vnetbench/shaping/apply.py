@@ -388,6 +388,6 @@ class ShapingKeeper:
                     self.reapplied.append(member.node)
                     note(f"{member.node} restarted: its link shaping was applied again")
                 except (UserError, EngineError) as error:
-                    note(f"[red]{member.node} restarted, and shaping it again failed: "
-                         f"{error}[/]")
+                    note(f"{member.node} restarted, and shaping it again failed: "
+                         f"{error}", style="red")
 

@@ -50,13 +50,13 @@ def parse_assignment(text: str) -> Assignment:
     target, sep, raw = text.partition("=")
     segment, dot, key = target.strip().rpartition(".")
     valid_segment = segment in SEGMENTS or segment.startswith("agent:")
-    if not sep or not dot or not valid_segment or key not in KEYS or not raw.strip():
+    values = [v.strip() for v in raw.split(",") if v.strip()]
+    if not sep or not dot or not valid_segment or key not in KEYS or not values:
         raise UserError(
             f"'--set {text}' is not SEGMENT.KEY=VALUE[,VALUE...]: SEGMENT is site, backbone "
             f"or agent:NAME, KEY one of {', '.join(KEYS)}; e.g. --set backbone.delay=10ms or "
             "--set backbone.loss=0,0.5,1,2,5%."
         )
-    values = [v.strip() for v in raw.split(",") if v.strip()]
     unit = UNIT.match(values[-1])
     if unit:
         values = [v if UNIT.match(v) or not v.replace(".", "").isdigit() else v + unit[1]

@@ -138,7 +138,8 @@ def test_arm_changes_are_validated_like_the_file(tmp_path: Path) -> None:
 
 
 def test_no_b_is_an_a_a_with_one_pass_per_bring_up() -> None:
-    arms = make_arms(load_topology(TWO_SITES), ["overlay=wireguard"], None, passes=1)
+    arms = make_arms(load_topology(TWO_SITES, {"passes": 1}), ["overlay=wireguard"], None,
+                     {"passes": 1})
     assert [a.spec for a in arms] == [("overlay=wireguard",)] * 2
     assert all(a.topology.settings.passes == 1 for a in arms)
 

@@ -315,8 +315,8 @@ def remove_node_copies(node: NodeEngine, run_id: str) -> None:
     try:
         on_node(node, run_id, ["rm", "-rf", f"{NODE_RUNS}/{project_name(run_id)}"])
     except UserError as error:
-        note(f"[yellow]{error} Remove {NODE_RUNS}/{project_name(run_id)} on that node by "
-             "hand: it may hold the run's private keys.[/]")
+        note(f"{error} Remove {NODE_RUNS}/{project_name(run_id)} on that node by "
+             "hand: it may hold the run's private keys.", style="yellow")
 
 
 def writable_mounts(service: dict[str, Any]) -> list[str]:

@@ -27,7 +27,7 @@ from vnetbench.engines.build import (
 )
 from vnetbench.errors import UserError
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
-from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile
+from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile, load_profile
 from vnetbench.paths import IMAGES
 from vnetbench.topology import Topology
 
@@ -89,6 +89,7 @@ def with_vnet_options(topology: Topology, images: list[str] | None,
     for item in images or []:
         vnet["images"] = {**vnet.get("images", {}), **parse_image_list(item)}
     if profile is not None:
+        load_profile(profile)  # read now: a bad profile is refused before anything starts
         vnet["profile"] = str(profile)
     return topology.model_copy(update={"overlay_options": {**topology.overlay_options,
                                                            "vnet": vnet}})

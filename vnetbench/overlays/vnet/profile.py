@@ -176,7 +176,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
             f"{PROFILE_VARIABLE}."
         )
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (UnicodeDecodeError, OSError) as error:
+        raise UserError(f"The vNet profile {path} cannot be read as a YAML text file "
+                        f"({error}). Give a YAML file of profile keys.") from None
     except yaml.YAMLError as error:
         raise UserError(f"The vNet profile {path} is not valid YAML: {error}. Fix it.") from None
     if not isinstance(data, dict):

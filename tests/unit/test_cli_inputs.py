@@ -1,0 +1,264 @@
+"""Bad inputs of the newer commands (ab, capacity, run --fault, history, export, report,
+render, compare): each refused in one paragraph naming its source, exit status 2, no
+traceback, and nothing started: no process is spawned (the engine is asked through the
+Docker CLI, and DOCKER_HOST points nowhere besides) and no results directory is made.
+
+The first set is the classes issue #36 found; the second a held-out set of others."""
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from vnetbench.cli import app
+
+runner = CliRunner()
+DATA = Path(__file__).parent.parent / "data"
+QUICK = DATA / "results-quick"
+
+
+def damaged(root: Path, name: str, source: Path, change: Callable[[Path], None]) -> Path:
+    directory = Path(shutil.copytree(source, root / name))
+    change(directory)
+    return directory
+
+
+def with_header(**entries: object) -> Callable[[Path], None]:
+    def change(directory: Path) -> None:
+        header = json.loads((directory / "run.json").read_text())
+        (directory / "run.json").write_text(json.dumps({**header, **entries}))
+    return change
+
+
+def with_noise(value: float) -> Callable[[Path], None]:
+    def change(directory: Path) -> None:
+        record = json.loads((directory / "noise.json").read_text())
+        first = next(iter(record["metrics"]))
+        record["metrics"][first]["noise_pct"] = value
+        (directory / "noise.json").write_text(json.dumps(record))
+    return change
+
+
+def string_values(directory: Path) -> None:
+    frame = pd.read_parquet(directory / "results.parquet")
+    frame.assign(value=frame["value"].astype(str)).to_parquet(directory / "results.parquet")
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> dict[str, str]:
+    """{name}: the files and directories the arguments name."""
+    aa = DATA / "ab-aa-baseline"
+    found = {
+        "garbage": damaged(tmp_path, "garbage", QUICK, lambda d: (
+            d / "results.parquet").write_bytes(b"PAR1 not a parquet file")),
+        "foreign": damaged(tmp_path, "foreign", QUICK, lambda d: pd.DataFrame(
+            {"x": [1]}).to_parquet(d / "results.parquet")),
+        "listed-overlays": damaged(tmp_path, "listed-overlays", QUICK,
+                                   with_header(overlays=["wireguard"])),
+        "empty-verdicts": damaged(tmp_path, "empty-verdicts", aa,
+                                  lambda d: (d / "verdicts.csv").write_text("")),
+        "negative-noise": damaged(tmp_path, "negative-noise", aa, with_noise(-5)),
+        "both-copies-gone": damaged(tmp_path, "both-copies-gone", QUICK, lambda d: (
+            (d / "results.parquet").write_bytes(b"x"), (d / "results.csv").write_text(""))),
+        "listed-arms": damaged(tmp_path, "listed-arms", aa, with_header(arms=["A", "B"])),
+        "text-values": damaged(tmp_path, "text-values", QUICK, string_values),
+        "infinite-noise": damaged(tmp_path, "infinite-noise", aa, with_noise(float("inf"))),
+        "binary": tmp_path / "binary.yml",
+        "failover": tmp_path / "failover.yml",
+        "bracketed": tmp_path / "two-sites[draft].yml",
+        "quick": QUICK, "aa": aa, "tmp": tmp_path,
+    }
+    found["binary"].write_bytes(bytes(range(256)))
+    found["failover"].write_text("name: t\nswitches: 2\nagents: 2\n")
+    found["bracketed"].write_text("name: t\nswitches: 2\nagents: [{name: a, switch: nowhere}]\n")
+    return {f"{{{name}}}": str(path) for name, path in found.items()}
+
+
+def refused(args: list[str], places: dict[str, str], monkeypatch: pytest.MonkeyPatch
+            ) -> str:
+    """The one paragraph a refusal prints (asserting exit 2, no traceback, nothing
+    started); whitespace folded."""
+    started: list[object] = []
+
+    def nothing_starts(self: object, command: object, *args: object, **kwargs: object
+                       ) -> None:
+        started.append(command)  # kept, whoever catches the error below
+        raise OSError(f"a process was started: {command}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", nothing_starts)
+    out = Path(places["{tmp}"]) / "out"
+    given = [places.get(a, a) for a in args]
+    for name, path in places.items():
+        given = [a.replace(name, path) for a in given]
+    result = runner.invoke(app, given, env={"DOCKER_HOST": "unix:///nonexistent",
+                                            "BENCH_OUT": str(out)})
+    assert started == [], started
+    assert isinstance(result.exception, SystemExit), (given, result.exception)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.output.startswith("error: "), result.output  # one paragraph, nothing before
+    assert "\n\n" not in result.output.strip()
+    assert "engine does not answer" not in result.output
+    assert not out.exists() or not any(out.iterdir())
+    return " ".join(result.output.split())
+
+
+CLASSES = [
+    # YAML in an arm's value; a link value of only commas
+    (["ab", "throughput", "--a", "seconds=[1"], "--a seconds=[1: the value '[1' cannot be"),
+    (["ab", "throughput", "--b", "backbone.loss=,"], "--b backbone.loss=,: no value for"),
+    # a damaged or foreign results directory, named by file, for each reader
+    (["report", "{garbage}"], "{garbage}/results.parquet cannot be read"),
+    (["report", "{foreign}"], "{foreign}/results.parquet is not a results file"),
+    (["report", "{listed-overlays}"], "{listed-overlays}/run.json is not a run.json vnetbench "
+                                      "wrote (overlays: input should be a valid dictionary)"),
+    (["report", "{empty-verdicts}"], "{empty-verdicts}/verdicts.csv cannot be read"),
+    (["compare", "{garbage}", "{quick}"], "{garbage}/results.parquet cannot be read"),
+    (["compare", "{quick}", "{foreign}"], "{foreign}/results.parquet is not a results file"),
+    (["compare", "{listed-overlays}", "{quick}"], "{listed-overlays}/run.json is not"),
+    (["history", "{quick}", "{garbage}", "--out", "{tmp}/h"],
+     "{garbage}/results.parquet cannot be read"),
+    (["history", "{quick}", "{foreign}", "--out", "{tmp}/h"],
+     "{foreign}/results.parquet is not a results file"),
+    (["history", "{quick}", "{listed-overlays}", "--out", "{tmp}/h"],
+     "{listed-overlays}/run.json is not"),
+    (["export", "{garbage}", "--format", "github"], "{garbage}/results.parquet cannot be"),
+    (["export", "{foreign}", "--format", "bencher", "-o", "-"],
+     "{foreign}/results.parquet is not a results file"),
+    (["export", "{listed-overlays}", "--format", "bencher", "-o", "-"],
+     "{listed-overlays}/run.json is not"),
+    (["export", "{quick}", "--format", "github", "-o", "."], "-o .: it is a directory"),
+    (["export", "{quick}", "--format", "bencher", "-o", "."], "-o .: it is a directory"),
+    # a path with square brackets, as written (not read as Rich markup)
+    (["validate", "{bracketed}"], "two-sites[draft].yml is not a valid topology"),
+    # a binary vNet profile
+    (["ab", "throughput", "--b", "vnet-profile={binary}"], "The vNet profile {binary} cannot "
+                                                          "be read as a YAML text file"),
+    # ab's bounds: --passes the passes setting's, --rounds AbSession's
+    (["ab", "throughput", "--passes", "0"], "--passes (settings.passes): Input should be "
+                                            "greater than or equal to 1"),
+    (["ab", "throughput", "--passes", "101"], "--passes (settings.passes)"),
+    (["ab", "throughput", "--rounds", "5"], "--rounds 5: input should be greater than or "
+                                            "equal to 6"),
+    (["ab", "throughput", "--rounds", "1000000"], "--rounds 1000000: input should be less"),
+    # capacity's sizes: the room's settings' bounds
+    (["capacity", "--slo", "p99=50ms", "--start", "nan"], "--start nan: it is not a finite"),
+    (["capacity", "--slo", "p99=50ms", "--start", "inf"], "--start inf: it is not a finite"),
+    (["capacity", "--slo", "p99=50ms", "--start", "0"], "--start 0: a search doubles"),
+    (["capacity", "--slo", "p99=50ms", "--max", "nan"], "--max nan: it is not a finite"),
+    (["capacity", "--slo", "p99=50ms", "--max", "inf"], "--max inf: it is not a finite"),
+    (["capacity", "--slo", "p99=50ms", "--max", "0"], "--max 0: a search doubles"),
+    (["capacity", "--slo", "p99=50ms", "--max", "20000"],
+     "--max 20000: input should be less than or equal to 10000 (machines"),
+    # SLO targets that cannot be met or mean nothing
+    (["capacity", "--slo", "p99=0ms"], "'p99=0ms': no request is answered in 0 ms"),
+    (["capacity", "--slo", "failed=-1"], "'failed=-1': failed requests are counted in whole"),
+    (["capacity", "--slo", "fairness=2"], "'fairness=2': Jain's fairness lies between 0 and "
+                                          "1 (1: every machine served alike), so no room"),
+    (["capacity", "--slo", "fairness=0"], "so every room meets it"),
+    (["capacity", "--slo", "p99=50ms,p99=20ms"], "p99 is given twice"),
+    # --fault: a key twice, and a scenario that injects none
+    (["run", "failover", "-t", "{failover}", "--fault", "kill=switch2,kill=switch1"],
+     "--fault kill=switch2,kill=switch1: kill is given twice in one fault"),
+    (["run", "throughput", "-t", "{failover}", "--fault", "kill=switch2"],
+     "--fault kill=switch2: throughput injects no faults, so it would be ignored. Run "
+     "failover with --fault"),
+    # a negative noise in a noise floor
+    (["compare", "{quick}", "{quick}", "--noise", "{negative-noise}"],
+     "{negative-noise}/noise.json cannot be read as a noise floor"),
+    (["history", "{quick}", "{aa}", "--noise", "{negative-noise}", "--out", "{tmp}/h"],
+     "{negative-noise}/noise.json cannot be read as a noise floor"),
+    # a newline in render's run id (it wrote extra keys into compose.yml)
+    (["render", "{failover}", "-o", "{tmp}/r", "--run-id", "x\ny: 1"],
+     "--run-id 'x\\ny: 1': a run id is lower-case letters"),
+]
+
+HELD_OUT = [
+    (["ab", "throughput", "--b", "option.wireguard.mtu=[1"],
+     "--b option.wireguard.mtu=[1: the value '[1' cannot be read"),
+    (["ab", "throughput", "--b", "backbone.loss=1,2%"],
+     "an arm takes one value of backbone.loss, not 2"),
+    (["ab", "throughput", "--b", "topology={tmp}/none.yml"],
+     "--b topology={tmp}/none.yml: There is no topology file"),
+    (["ab", "throughput", "--a", "topology={binary}"],
+     "--a topology={binary}: {binary} cannot be read as a YAML text file"),
+    (["ab", "throughput", "--b", "site.rate=,,"], "--b site.rate=,,: no value for site.rate"),
+    (["capacity", "--slo", "p99=50ms", "--by", "rate", "--max", "1e6"],
+     "--max 1e+06: input should be less than or equal to 10000 (room_rate"),
+    (["capacity", "--slo", "p99=50ms", "--start", "10.5"], "--start 10.5: input should be a "
+                                                           "valid integer"),
+    (["capacity", "--slo", "p99=50ms", "--start", "500", "--max", "100"],
+     "--start 500 is above --max 100"),
+    (["capacity", "--slo", "failed=nan"], "'failed=nan': it is not a finite number"),
+    (["capacity", "--slo", "failed=0.5"], "'failed=0.5': failed requests are counted"),
+    (["run", "transfer", "-t", "{failover}", "--fault", "loss=100%,for=2s"],
+     "transfer injects no faults"),
+    (["run", "failover", "-t", "{failover}", "--fault", "at=5s,link=backbone,at=6s"],
+     "at is given twice in one fault"),
+    (["history", "{quick}", "{both-copies-gone}", "--out", "{tmp}/h"],
+     "{both-copies-gone}/results.parquet cannot be read, nor its copy"),
+    (["export", "{quick}", "--format", "github", "-o", "{tmp}/none/x.json"],
+     "-o {tmp}/none/x.json: there is no directory {tmp}/none"),
+    (["report", "{listed-arms}"], "{listed-arms}/run.json is not a run.json vnetbench wrote "
+                                  "(arms"),
+    (["compare", "{text-values}", "{quick}"], "{text-values}/results.parquet is not a "
+                                              "results file vnetbench wrote (value not"),
+    (["compare", "{quick}", "{quick}", "--noise", "{infinite-noise}"],
+     "{infinite-noise}/noise.json cannot be read as a noise floor"),
+    (["render", "{failover}", "-o", "{tmp}/r", "--run-id", "a\"b: {x}"],
+     "a run id is lower-case letters"),
+    (["render", "{failover}", "-o", "{tmp}/r", "--block", "10.0.0.0/8"],
+     "--block 10.0.0.0/8: a run's address block is a /16"),
+    (["run", "throughput", "-t", "{failover}", "--overlay", "vnet", "--vnet-profile",
+      "{binary}"], "The vNet profile {binary} cannot be read as a YAML text file"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), CLASSES + HELD_OUT,
+                         ids=[" ".join(c[0])[:60] for c in CLASSES + HELD_OUT])
+def test_a_bad_input_is_one_paragraph_naming_its_source(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+def test_a_path_with_brackets_is_reported_as_it_is(tmp_path: Path) -> None:
+    """'two-sites[draft].yml' was reported as 'two-sites.yml: ok' (Rich read [draft] as a
+    style); and a results path of the same kind in a report's lines."""
+    path = tmp_path / "two-sites[draft].yml"
+    path.write_text("name: t\nswitches: 2\nagents: 2\n")
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0 and f"{path}: ok" in result.output, result.output
+    results = Path(shutil.copytree(QUICK, tmp_path / "[bold]results[/bold]"))
+    result = runner.invoke(app, ["report", str(results)])
+    assert result.exit_code == 0 and f"report: {results}/report.md" in result.output
+
+
+def test_no_rich_markup_is_written_in_the_package() -> None:
+    """The consoles read no markup (vnetbench/ui.py): a '[yellow]' left in a string would
+    be printed as written. Styles are given as style= or rich.text.Text."""
+    package = Path(__file__).parent.parent.parent / "vnetbench"
+    tags = ("[/]", "[bold", "[red]", "[green]", "[yellow]", "[dim]")
+    found = [f"{path}: {tag}" for path in package.rglob("*.py")
+             for tag in tags if tag in path.read_text()]
+    assert found == []
+
+
+def test_rich_reads_no_markup_from_a_message_or_a_progress_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from vnetbench.ui import err_console, note, waiting
+
+    with err_console.capture() as captured:
+        note("copied to /tmp/[red]x[/red] and [bold]", style="yellow")
+        with waiting("pass 1 on agent[1]"):
+            pass
+    assert "/tmp/[red]x[/red] and [bold]" in captured.get()
+    assert "pass 1 on agent[1]" in captured.get()
