@@ -6,7 +6,8 @@ here, so each gets the same engine (a swarm when the topology names one), the
 same checks before anything starts (the overlay's settings, the kernel's
 shaping), another address block when the engine refuses one, the shaping read
 back, and, however it ends, the logs kept, everything of the stack removed and
-its private keys gone from the run directory.
+its private keys gone: they are made in a scratch directory outside the results
+(scratch.py), which teardown wipes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from vnetbench.interrupts import shielded, teardown_guard
 from vnetbench.overlays import Overlay
 from vnetbench.overlays.base import remove_private_files
 from vnetbench.render import render_run
+from vnetbench.scratch import release_stack_scratch, stack_scratch
 from vnetbench.shaping.apply import check_shaping, shape_run
 from vnetbench.topology import Topology
 from vnetbench.ui import note, waiting
@@ -121,9 +123,19 @@ def start(spec: StackSpec, claim: BlockClaim) -> Stack:
 
 
 def made_stack(spec: StackSpec, block: IPv4Network) -> Stack:
+    """The stack rendered, its keys made in its scratch directory (scratch.py): one
+    interrupted while they are made leaves none in the run directory, and its scratch
+    goes at once."""
     prepared = spec.prepared
-    rendered = render_run(spec.topology, prepared.overlay, spec.run_id, block, spec.directory,
-                          prepared.images, spec.owner, engine_facts())
+    scratch = stack_scratch(spec.run_id, spec.directory, spec.owner)
+    try:
+        rendered = render_run(spec.topology, prepared.overlay, spec.run_id, block,
+                              spec.directory, prepared.images, spec.owner, engine_facts(),
+                              scratch)
+    except BaseException:
+        with shielded():
+            release_stack_scratch(spec.directory, keep_public=False)
+        raise
     return Stack(rendered, prepared.engine, spec.topology)
 
 
@@ -166,9 +178,17 @@ def running(spec: StackSpec, claim: BlockClaim) -> Iterator[Stack]:
 
 
 def forget_private_keys(overlay: Overlay, stack_dir: Path) -> None:
-    """Once the stack is gone, its private keys leave the run directory (results
-    directories are shared); a failure is said, not raised over the run's own error."""
+    """Once the stack is gone, its private keys go: removed (or redacted) where they
+    are, the public files copied from the scratch directory into the run directory,
+    the scratch directory wiped; a failure is said, not raised over the run's own
+    error."""
     try:
         remove_private_files(overlay, stack_dir)
     except UserError as error:
         note(f"{error}", style="yellow")
+    try:
+        release_stack_scratch(stack_dir)
+    except OSError as error:
+        note(f"The public files of {stack_dir} could not all be copied out of its "
+             f"scratch directory ({error}); its scratch directory is wiped anyway.",
+             style="yellow")

@@ -1,8 +1,9 @@
 """Throwaway TLS material per run: one CA and one certificate per role.
 
-Keys are written owner-readable only (0600) and live in the run directory,
-never in the repository. The CA's private key is never written: it signs the
-certificates in memory and is dropped, so no file or container holds it.
+Keys are written owner-readable only (0600) into the directory given: a run's
+lies in its scratch directory (scratch.py), never in the results or the
+repository. The CA's private key is never written: it signs the certificates
+in memory and is dropped, so no file or container holds it.
 ECDSA P-256 keeps generation fast.
 """
 

@@ -23,6 +23,7 @@ from vnetbench.images import ImageSet
 from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates, project_name
 from vnetbench.overlays import Overlay
 from vnetbench.paths import TEMPLATES
+from vnetbench.scratch import link_secret_dirs
 from vnetbench.topology import Topology
 
 COMPOSE_FILE = "compose.yml"
@@ -105,10 +106,15 @@ def render_run(
     images: ImageSet | None = None,
     owner: str = HAND_RUN,
     engine: EngineFacts = CURRENT_ENGINES,
+    scratch: Path | None = None,
 ) -> RenderedRun:
-    """Write compose.yml and the overlay's files into directory."""
+    """Write compose.yml and the overlay's files into directory; with `scratch`, the
+    overlay's folders that hold keys are made there and linked from directory (a run's
+    keys never enter its results: vnetbench/scratch.py)."""
     plan = plan_addresses(topology, run_id, block)
     directory.mkdir(parents=True, exist_ok=True)
+    if scratch is not None:
+        link_secret_dirs(directory, scratch, overlay.secret_dirs)
     compose_file = directory / COMPOSE_FILE
     compose_file.write_text(render_compose(topology, overlay, run_id, plan,
                                            images or ImageSet(), owner, engine))

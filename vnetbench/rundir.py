@@ -51,8 +51,13 @@ def stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime(STAMP_FORMAT)
 
 
+RUN_ID_ENTROPY_BYTES = 8  # 64 random bits: runs started in one second never meet
+
+
 def new_run_id(name: str) -> str:
-    return f"{name}-{stamp()}-{secrets.token_hex(2)}"
+    """name-stamp-random: the stamp sorts runs, the random part (64 bits; it was 16, so
+    two runs of one second could share an id and each other's objects) tells them apart."""
+    return f"{name}-{stamp()}-{secrets.token_hex(RUN_ID_ENTROPY_BYTES)}"
 
 
 def writable_directory(path: Path, option: str) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from vnetbench.engines.docker import (
     quick_client,
 )
 from vnetbench.errors import BlockTaken
+from vnetbench.labels import require_owned
 
 if TYPE_CHECKING:
     from vnetbench.topology import Topology
@@ -65,14 +66,20 @@ class ComposeEngine(DockerEngine):
         return ComposeDeployment(rendered, self)
 
     # -- helpers of this machine (probes of its kernel, builds, vNet's artifacts) -----
-    def run_container(self, image: str, argv: list[str], **options: Any) -> str:
+    def run_container(self, image: str, argv: list[str], labels: Mapping[str, str],
+                      **options: Any) -> str:
         """A container of this machine run to its end; its output (EngineError if it
-        fails)."""
-        return str(docker.run(image, argv, pull="never", **({"remove": True} | options)))
+        fails). `labels` must name its run and owner (labels.helper_labels)."""
+        owned = require_owned(labels, f"a helper container of {image}")
+        return str(docker.run(image, argv, pull="never", labels=owned,
+                              **({"remove": True} | options)))
 
-    def start_container(self, image: str, argv: list[str], **options: Any) -> str:
-        """A container of this machine started in the background; its id."""
-        container = docker.run(image, argv, detach=True, pull="never", **options)
+    def start_container(self, image: str, argv: list[str], labels: Mapping[str, str],
+                        **options: Any) -> str:
+        """A container of this machine started in the background; its id. `labels` must
+        name its run and owner."""
+        owned = require_owned(labels, f"a helper container of {image}")
+        container = docker.run(image, argv, detach=True, pull="never", labels=owned, **options)
         return str(getattr(container, "id", container))
 
     def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:

@@ -41,6 +41,7 @@ from vnetbench.engines.base import (
     ToolOutput,
 )
 from vnetbench.images import TOOLS_IMAGE
+from vnetbench.labels import require_owned as labels_required
 from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.measure.events import Source
@@ -216,7 +217,8 @@ class DockerEngine(Engine):
                  **options: Any) -> ToolOutput:
         try:
             stdout = self.client_for(target).run(
-                TOOLS_IMAGE, argv, networks=[f"container:{target}"], labels=labels,
+                TOOLS_IMAGE, argv, networks=[f"container:{target}"],
+                labels=labels_required(labels, f"a tool in {target}'s namespace"),
                 remove=True, pull="never", **options)
             return ToolOutput(0, str(stdout), "")
         except DockerException as error:
@@ -225,7 +227,8 @@ class DockerEngine(Engine):
     def start_tool(self, target: str, argv: list[str], name: str,
                    labels: dict[str, str], **options: Any) -> str:
         container = self.client_for(target).run(
-            TOOLS_IMAGE, argv, name=name, networks=[f"container:{target}"], labels=labels,
+            TOOLS_IMAGE, argv, name=name, networks=[f"container:{target}"],
+            labels=labels_required(labels, f"the tool {name}"),
             detach=True, pull="never", **({"remove": True} | options))
         self.placed_beside(name, target)
         return str(getattr(container, "name", name))

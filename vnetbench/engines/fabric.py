@@ -4,17 +4,20 @@ The helper removes its rule when stopped; these functions find and remove
 rules left by a helper that was killed instead (e.g. the engine died), on
 every engine the run spans (this machine's, or each node of a swarm run: one
 fabric helper per node). Not being able to look is said, never read as
-"none left".
+"none left". A rule is removed by an argument list parsed from what iptables
+printed, never by its text through a shell (a run id is the user's text).
 """
 
 from __future__ import annotations
+
+import shlex
 
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.errors import UserError
 from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import ROLE
+from vnetbench.labels import helper_labels
 
 FLAVOURS = ("iptables-nft", "iptables-legacy")
 
@@ -23,7 +26,8 @@ class FabricUnknown(UserError):
     """The DOCKER-USER chain of an engine's host could not be read."""
 
 
-def _host_shell(client: DockerClient, where: str, script: str) -> str:
+def _on_host(client: DockerClient, where: str, argv: list[str]) -> str:
+    """argv run in the host's network namespace by a helper of the tools image."""
     host = f"swarm node {where}" if where else "this machine"
     if not client.image.exists(TOOLS_IMAGE):
         raise FabricUnknown(f"The DOCKER-USER rules on {host} cannot be checked: the image "
@@ -31,9 +35,9 @@ def _host_shell(client: DockerClient, where: str, script: str) -> str:
                             " then run 'vnetbench clean'; meanwhile 'iptables -S DOCKER-USER' "
                             "shows them.")
     try:
-        return str(client.run(TOOLS_IMAGE, ["sh", "-c", script], networks=["host"],
-                              cap_add=["NET_ADMIN"], remove=True, pull="never",
-                              labels={ROLE: "fabric-sweep"}))
+        return str(client.run(TOOLS_IMAGE, argv, networks=["host"], cap_add=["NET_ADMIN"],
+                              remove=True, pull="never",
+                              labels=helper_labels("fabric-sweep", where or "local")))
     except DockerException as error:
         said = (error.stderr or str(error)).strip().splitlines()[-1:]
         raise FabricUnknown(f"The DOCKER-USER rules on {host} could not be read "
@@ -48,7 +52,7 @@ def _rules_on(client: DockerClient, where: str, run_id: str | None) -> list[tupl
     script = (f"for f in {' '.join(FLAVOURS)}; do if out=$($f -S DOCKER-USER 2>/dev/null); "
               'then echo "$out" | sed "s/^/$f /"; break; fi; done')
     rules = []
-    for line in _host_shell(client, where, script).splitlines():
+    for line in _on_host(client, where, ["sh", "-c", script]).splitlines():
         flavour, _, rule = line.partition(" ")
         if tag in rule and rule.startswith("-A DOCKER-USER"):
             rules.append((flavour, rule))
@@ -64,13 +68,23 @@ def fabric_rules(hosts: Hosts, run_id: str | None = None) -> list[tuple[str, str
     return [rule for where, client in hosts for rule in _rules_on(client, where, run_id)]
 
 
+def deletion_argv(flavour: str, rule: str) -> list[str]:
+    """The command that deletes a rule `iptables -S` printed ("-A DOCKER-USER ..."):
+    the rule's words as iptables quoted them, "-A" become "-D"."""
+    if flavour not in FLAVOURS:
+        raise ValueError(f"not an iptables flavour vnetbench uses: {flavour!r}")
+    words = shlex.split(rule)
+    if words[:2] != ["-A", "DOCKER-USER"]:
+        raise ValueError(f"not a DOCKER-USER rule: {rule!r}")
+    return [flavour, "-D", *words[1:]]
+
+
 def remove_fabric_rules(hosts: Hosts, run_id: str | None = None) -> int:
-    """Remove them on these hosts; how many there were."""
+    """Remove them on these hosts, each by its own argument list; how many there were."""
     removed = 0
     for where, client in hosts:
         rules = _rules_on(client, where, run_id)
-        if rules:
-            _host_shell(client, where, "; ".join(
-                f"{flavour} -D {rule.removeprefix('-A ')}" for flavour, rule in rules))
+        for flavour, rule in rules:
+            _on_host(client, where, deletion_argv(flavour, rule))
         removed += len(rules)
     return removed

@@ -33,6 +33,7 @@ DEFAULT_MTU = 1300  # Nebula's own default
 
 class Nebula(TunnelOverlay):
     name = "nebula"
+    secret_dirs = (FILES,)
     summary = "Nebula 1.9 (Debian 13), a lighthouse per switch position, agents as nodes"
     data_path = ("agent → agent (Nebula's own tunnel over UDP, end to end; the hubs "
                  "route the underlay between sites and are the lighthouses)")

@@ -65,6 +65,7 @@ def plain(topology: Topology) -> bool:
 
 class OpenVpn(TunnelOverlay):
     name = "openvpn"
+    secret_dirs = (FILES,)
     options_model = OpenVpnOptions
     options: OpenVpnOptions
     summary = "OpenVPN 2.6 (Debian 13), TLS over TCP, a hub per switch position"

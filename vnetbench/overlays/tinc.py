@@ -55,6 +55,7 @@ def tinc_name(node: str) -> str:
 
 class Tinc(TunnelOverlay):
     name = "tinc"
+    secret_dirs = (FILES,)
     summary = "tinc 1.0 (Debian 13), router mode, TCP only, a hub per switch position"
     data_path = "agent → hub → hub → agent (tinc meta connections over TCP; IndirectData)"
     join_event = ("agent", "joined")

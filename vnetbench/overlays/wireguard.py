@@ -58,6 +58,7 @@ class WireGuardOptions(OverlayOptions):
 
 class WireGuard(TunnelOverlay):
     name = "wireguard"
+    secret_dirs = (FILES,)
     options_model = WireGuardOptions
     options: WireGuardOptions
     summary = "WireGuard (wireguard-go, Debian 13), a hub per switch position"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from vnetbench.engines import EngineError, local
 from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import ROLE
+from vnetbench.labels import helper_labels
 
 # name -> (command run in the throwaway namespace, what it is for)
 MECHANISMS: dict[str, tuple[str, str]] = {
@@ -61,7 +61,8 @@ def detect_capabilities() -> list[Capability]:
     try:
         output = local().run_container(
             TOOLS_IMAGE, ["sh", "-c", probe_script()], networks=["none"],
-            cap_add=["NET_ADMIN"], labels={ROLE: "capability-probe"})
+            cap_add=["NET_ADMIN"],
+            labels=helper_labels("capability-probe", "local"))
     except EngineError as error:
         return [Capability(name, False, purpose, f"probe failed: {error}")
                 for name, (_, purpose) in MECHANISMS.items()]

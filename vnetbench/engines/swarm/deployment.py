@@ -204,7 +204,8 @@ class SwarmDeployment(Deployment):
         """The stack directory (configs, keys, the gate) onto each node, by a tar stream
         into a helper container: the node's engine is all it takes."""
         archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
+        # dereference: the overlay's folders link to the run's scratch directory
+        with tarfile.open(fileobj=archive, mode="w", dereference=True) as tar:
             for path in sorted(self.rendered.directory.iterdir()):
                 if path.name not in COPIED_DIRS:
                     tar.add(path, arcname=path.name)

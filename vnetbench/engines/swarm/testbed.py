@@ -8,6 +8,11 @@ separate hosts would measure. A node container cannot be `--privileged` here
 capability, seccomp and AppArmor unconfined, all devices, the cgroup tree
 read-write, a tmpfs on /run and a volume for /var/lib/docker. The system under
 test runs inside the nodes unprivileged, as on any host.
+
+Every object of the test swarm (nodes, their volumes, its network) carries its
+label and an owner (`detached:swarm up`: left up on purpose), and `swarm down`
+removes by that label only: a user's object that merely shares the name prefix
+is never touched.
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ from vnetbench.engines.swarm.cluster import (
     test_node_endpoint as endpoint,
 )
 from vnetbench.errors import UserError
+from vnetbench.labels import OWNER, LabelFilter, detached_owner
 from vnetbench.ui import note, waiting
 
 NODE_IMAGE = "vnetbench/swarm-node:trixie"
 NETWORK = "vnetbench-swarm"
 SOCKETS = TEST_SOCKETS
-VOLUME_PREFIX = "vnetbench-swarm-"
+VOLUME_PREFIX = "vnetbench-swarm-"  # names only: objects are found by TEST_SWARM_LABEL
 CONTAINER_PREFIX = "vnetbench-swarm-"
 MAX_TEST_NODES = 5
 START_SECONDS = 90
@@ -47,6 +53,11 @@ NODE_CAPABILITIES = (  # all but SYS_RESOURCE, which this host's bounding set la
     "SETUID", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT",
     "SYS_PTRACE", "SYS_RAWIO", "SYS_TIME", "SYS_TTY_CONFIG", "SYSLOG", "WAKE_ALARM",
 )
+
+
+def test_swarm_labels(kind: str) -> dict[str, str]:
+    """The labels of every object of the test swarm: what it is, and who owns it."""
+    return {TEST_SWARM_LABEL: kind, OWNER: detached_owner("vnetbench swarm up")}
 
 
 def node_names(count: int) -> list[str]:
@@ -72,7 +83,7 @@ def swarm_up(count: int = 2) -> str:
     swarm_down()
     if not is_current(NODE_IMAGE, "swarm-node"):
         build_image("swarm-node", NODE_IMAGE, ensure_base_image())
-    docker.network.create(NETWORK, labels={TEST_SWARM_LABEL: "network"})
+    docker.network.create(NETWORK, labels=test_swarm_labels("network"))
     with waiting(f"starting {count} swarm node(s) and forming the swarm"):
         for index, name in enumerate(names):
             start_node(name, "manager" if index == 0 else "worker")
@@ -85,6 +96,7 @@ def swarm_up(count: int = 2) -> str:
 def start_node(name: str, kind: str) -> None:
     sockets = SOCKETS / name
     sockets.mkdir(parents=True, exist_ok=True)
+    volume = docker.volume.create(f"{VOLUME_PREFIX}{name}", labels=test_swarm_labels("volume"))
     docker.run(
         NODE_IMAGE, name=f"{CONTAINER_PREFIX}{name}", hostname=name, detach=True,
         networks=[NETWORK], cap_add=list(NODE_CAPABILITIES),
@@ -92,10 +104,10 @@ def start_node(name: str, kind: str) -> None:
                           "systempaths=unconfined"],
         device_cgroup_rules=["a *:* rwm"], tmpfs=["/run"],
         volumes=[("/sys/fs/cgroup", "/sys/fs/cgroup", "rw"),
-                 (f"{VOLUME_PREFIX}{name}", "/var/lib/docker"),
+                 (volume.name, "/var/lib/docker"),
                  (str(sockets), "/vnetbench-socket"),
                  ("/lib/modules", "/lib/modules", "ro")],
-        labels={TEST_SWARM_LABEL: kind}, pull="never")
+        labels=test_swarm_labels(kind), pull="never")
 
 
 def answers(names: list[str]) -> bool:
@@ -132,17 +144,32 @@ def form_swarm(names: list[str]) -> None:
 
 
 def swarm_down() -> int:
-    """Remove the test swarm's nodes, their engines' volumes and the network."""
-    found = quick.container.list(all=True, filters=[("label", TEST_SWARM_LABEL)])
+    """Remove the test swarm's nodes, their engines' volumes and the network: what
+    carries the test swarm's label, nothing else (a name proves nothing)."""
+    by_label: list[LabelFilter] = [("label", TEST_SWARM_LABEL)]
+    found = quick.container.list(all=True, filters=by_label)
     if found:
         quick.container.remove(found, force=True, volumes=True)
-    volumes = [v for v in quick.volume.list() if v.name.startswith(VOLUME_PREFIX)]
+    volumes = quick.volume.list(filters=by_label)
     if volumes:
-        quick.volume.remove([v.name for v in volumes])
-    for network in quick.network.list(filters=[("label", TEST_SWARM_LABEL)]):
+        quick.volume.remove([str(volume.name) for volume in volumes])
+    for network in quick.network.list(filters=by_label):
         quick.network.remove(network)
     shutil.rmtree(SOCKETS, ignore_errors=True)
+    unlabelled = unlabelled_node_volumes({str(v.name) for v in quick.volume.list()})
+    if unlabelled:
+        note(f"kept the volume(s) {', '.join(unlabelled)}: named as a test swarm "
+             "node's, but without its label (an older vnetbench's, or not vnetbench's). If "
+             f"they are an old test swarm's, 'docker volume rm {' '.join(unlabelled)}'.",
+             style="yellow")
     return len(found)
+
+
+def unlabelled_node_volumes(names: set[str]) -> list[str]:
+    """Of these volumes (none of them carrying the label), those named exactly as a
+    node's volume is."""
+    return sorted(f"{VOLUME_PREFIX}{node}" for node in node_names(MAX_TEST_NODES)
+                  if f"{VOLUME_PREFIX}{node}" in names)
 
 
 def run_on_node(node: str, argv: list[str]) -> str:

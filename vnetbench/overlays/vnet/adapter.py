@@ -90,6 +90,7 @@ def listening_check(port: int) -> list[str]:
 
 class Vnet(Overlay):
     name = "vnet"
+    secret_dirs = (FILES_DIR,)
     summary = "vNet: conductor, switches and agents; packets inside TCP (optionally TLS)"
     data_path = "agent → switch → switch → agent (TCP, optionally TLS, between each hop)"
     join_event = ("conductor", "agent_joined")

@@ -26,6 +26,7 @@ from vnetbench.engines.build import (
     remove_image,
 )
 from vnetbench.errors import UserError
+from vnetbench.labels import helper_labels
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
 from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile, load_profile
 from vnetbench.paths import IMAGES
@@ -115,7 +116,8 @@ def resolve_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[VnetIm
 def program_contains(image: str, program: str, needle: str) -> bool:
     """Does the program inside the image contain the string (a feature marker)?"""
     try:
-        local().run_container(image, ["-a", "-q", needle, program], entrypoint="grep")
+        local().run_container(image, ["-a", "-q", needle, program],
+                              helper_labels("vnet-check", "local"), entrypoint="grep")
         return True
     except EngineError:
         return False
@@ -159,6 +161,7 @@ def missing_in_base(base: str, directory: Path) -> list[str]:
     script = "for p in /programs/*; do ldd \"$p\"; done"
     try:
         output = local().run_container(base, ["sh", "-c", script],
+                                       helper_labels("vnet-wrap", "local"),
                                        volumes=[(directory, "/programs", "ro")])
     except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
@@ -208,7 +211,7 @@ def verify_runtime_image(profile: VnetProfile) -> None:
     script = "; ".join(f"ldd {p}" for p in profile.programs.values())
     try:
         output = local().run_container(profile.runtime_image, ["sh", "-c", script],
-                                       entrypoint="")
+                                       helper_labels("vnet-check", "local"), entrypoint="")
     except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
     report = parse_ldd(output)

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 from vnetbench.engines import local
 from vnetbench.errors import UserError
+from vnetbench.labels import helper_labels
 from vnetbench.ui import waiting
 
 NOT_FOUND = re.compile(r"^\s*(\S+) => not found", re.MULTILINE)
@@ -167,7 +168,9 @@ def find_packages(base: str, sonames: list[str]) -> PackageLookup:
 
 
 def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
-    container = local().start_container(base, ["sleep", "infinity"], entrypoint="")
+    container = local().start_container(base, ["sleep", "infinity"],
+                                        helper_labels("vnet-libraries", "local"),
+                                        entrypoint="")
     try:
         try:
             _run(container, "apt-get update -qq 2>&1")

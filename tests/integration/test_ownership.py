@@ -1,0 +1,146 @@
+"""Nothing removed that is not ours, nothing secret left behind (issue #36): a user's
+volume named like the test swarm's survives `swarm down`; a live run owned from
+another PID namespace survives `clean`; no private key stays in the results
+directory after a SIGKILL mid-run and `clean`, nor after Ctrl-C while keys are made."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from python_on_whales import docker
+
+from tests.integration.conftest import leftovers
+from tests.integration.test_teardown import wait_for_stream
+from vnetbench import labels
+from vnetbench.images import TOOLS_IMAGE
+from vnetbench.scratch import private_keys_under
+
+pytestmark = pytest.mark.integration
+
+
+def vnetbench(*argv: str, env: dict[str, str] | None = None,
+              timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vnetbench", *argv], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_a_user_s_volume_named_like_the_test_swarm_s_survives_swarm_down() -> None:
+    name = "vnetbench-swarm-userdata"
+    docker.volume.create(name)
+    try:
+        done = vnetbench("swarm", "down")
+        assert done.returncode == 0, done.stderr
+        assert docker.volume.exists(name), "swarm down removed a volume that is not its own"
+    finally:
+        if docker.volume.exists(name):
+            docker.volume.remove(name)
+
+
+def other_pid_namespace_owner() -> str:
+    """An owner label as a vnetbench in a container sharing this host's name writes it:
+    pid 1 of another PID namespace (a real one: a container's)."""
+    holder = docker.run(TOOLS_IMAGE, ["sleep", "infinity"], detach=True, remove=True,
+                        pull="never", labels=labels.helper_labels("pidns-holder", "test"))
+    try:
+        pid = int(holder.state.pid or 0)  # type: ignore[union-attr]
+        namespace = os.stat(f"/proc/{pid}/ns/pid").st_ino
+        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    finally:
+        holder.remove(force=True)  # type: ignore[union-attr]
+    assert str(namespace) != labels.pid_namespace()
+    return f"{socket.gethostname()}:1:{start}:{namespace}"
+
+
+def test_a_live_run_owned_from_another_pid_namespace_survives_clean() -> None:
+    run_id = f"it-pidns-{secrets.token_hex(4)}"
+    owner = other_pid_namespace_owner()
+    docker.run(TOOLS_IMAGE, ["sleep", "infinity"], detach=True, pull="never",
+               name=f"{run_id}-agent", labels={labels.RUN: run_id, labels.ROLE: "agent",
+                                               labels.NODE: "a1", labels.OWNER: owner})
+    try:
+        done = vnetbench("clean")
+        assert done.returncode == 0, done.stderr
+        assert leftovers(run_id) == [f"{run_id}-agent"], "clean removed a live run"
+        assert "another PID namespace" in done.stdout and "--run" in done.stdout
+        explicit = vnetbench("clean", "--run", run_id)  # the way out the output names
+        assert explicit.returncode == 0, explicit.stderr
+        assert leftovers(run_id) == []
+    finally:
+        if leftovers(run_id):
+            docker.container.remove(f"{run_id}-agent", force=True)
+
+
+def start_run(tmp_path: Path, overlay: str, agents: int, seconds: int,
+              scratch: Path) -> subprocess.Popen[str]:
+    topology = tmp_path / "t.yml"
+    topology.write_text(f"name: it-keys\noverlay: {overlay}\nswitches: 2\nagents: {agents}\n"
+                        f"settings: {{seconds: {seconds}, passes: 1}}\n")
+    return subprocess.Popen(
+        [sys.executable, "-m", "vnetbench", "run", "throughput", "-t", str(topology),
+         "--out", str(tmp_path / "out")],
+        env={**os.environ, "BENCH_SECONDS": "", "VNETBENCH_SCRATCH": str(scratch)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def clean_results(tmp_path: Path, scratch: Path) -> subprocess.CompletedProcess[str]:
+    done = vnetbench("clean", "--results", str(tmp_path / "out"),
+                     env={"VNETBENCH_SCRATCH": str(scratch)})
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.parametrize("overlay", ["wireguard", "tinc", "openvpn"])
+def test_no_private_key_stays_in_results_after_a_sigkill_mid_run_and_clean(
+        tmp_path: Path, overlay: str) -> None:
+    scratch = tmp_path / "scratch"
+    process = start_run(tmp_path, overlay, agents=2, seconds=60, scratch=scratch)
+    try:
+        run_id = wait_for_stream(timeout=180)
+        process.kill()  # SIGKILL: no teardown at all
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    clean_results(tmp_path, scratch)
+    assert private_keys_under(tmp_path / "out") == []
+    assert list((tmp_path / "out").rglob("rsa_key.priv")) == []
+    assert not (scratch / run_id).exists(), "clean left the killed run's keys in scratch"
+    assert leftovers(run_id) == []
+
+
+def wait_for_first_key(places: list[Path], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(next(place.rglob("rsa_key.priv"), None) for place in places if place.exists()):
+            return
+        time.sleep(0.005)
+    raise AssertionError("no tinc key was written within the timeout")
+
+
+def test_no_private_key_stays_after_ctrl_c_while_tinc_s_keys_are_made(tmp_path: Path) -> None:
+    """Many nodes: the keys take a while to make and write, and the interrupt lands
+    while they are (the first written is the signal)."""
+    scratch = tmp_path / "scratch"
+    process = start_run(tmp_path, "tinc", agents=20, seconds=5, scratch=scratch)
+    try:
+        wait_for_first_key([tmp_path / "out", scratch])
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert list((tmp_path / "out").rglob("rsa_key.priv")) == []
+    assert private_keys_under(tmp_path / "out") == []
+    assert not any(scratch.rglob("rsa_key.priv")) if scratch.exists() else True
+    clean_results(tmp_path, scratch)  # nothing for clean to find either
+    assert private_keys_under(tmp_path / "out") == []
