@@ -5,9 +5,12 @@ Every kind of results directory (a single run, a matrix, a sweep, a comparison)
 has one run.json with the same keys: `format_version`, `kind`, `started`,
 `ended`, `status`, the machine/engine/image facts, `overlays` (name -> version
 and data path) and what the kind adds (a single run: run_id, scenarios,
-address block, networks, topology, links; a matrix: its cells). Files are
-written whole or not at all (temp file, fsync, rename), so a kill or a full
-disk mid-write leaves the previous good copy.
+address block, networks, topology, links; a matrix: its cells).
+
+Every file a user keeps (results, run.json, reports, plots, verdicts, the noise
+floor, exports, raw tool output, logs) is written by `write_atomic`: whole or
+not at all (a new file beside it, fsync, rename), so a kill or a full disk
+mid-write leaves the previous good copy, and with the mode the umask gives.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -85,19 +89,34 @@ def new_directory(root: Path, name: str) -> Path:
 
 
 def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """`write(temp)` fills a temporary file beside path, which then replaces path."""
+    """`write(temp)` fills a new file beside path, which then replaces path whole: a
+    kill or a full disk mid-write leaves the previous file, or none, never part of
+    one. The file gets the mode a new file gets here (0666 less the umask, as the
+    kernel applies it; not mkstemp's 0600), so results on a shared machine are
+    readable to whom the user's umask allows."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    temp = Path(name)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        mode = stat.S_IMODE(temp.stat().st_mode)
         write(temp)
+        temp.chmod(mode)  # whatever `write` did to the file, the umask's mode
         with temp.open("rb") as written:
             os.fsync(written.fileno())
         temp.replace(path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """The rename itself on disk (a directory's entries are its content)."""
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -27,6 +27,7 @@ from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import wait_until_quiet
 from vnetbench.measure.events import Source
 from vnetbench.measure.memory import MemoryReading
+from vnetbench.rundir import write_text_atomic
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:
@@ -282,7 +283,7 @@ class Stack:
         directory.mkdir(parents=True, exist_ok=True)
         self.saved_logs = self.logs(quick=True, at_once=True)
         for source in self.saved_logs:
-            (directory / f"{source.container}.log").write_text(source.text)
+            write_text_atomic(directory / f"{source.container}.log", source.text)
 
     def down(self) -> Removed:
         """Remove everything of the run, wherever the engine put it."""

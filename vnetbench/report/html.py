@@ -36,7 +36,7 @@ from vnetbench.report.document import (
 )
 from vnetbench.report.figures import Figure, report_figures, series_figures
 from vnetbench.report.raw import RawCell, ping_samples
-from vnetbench.rundir import slug
+from vnetbench.rundir import slug, write_text_atomic
 
 HTML_REPORT = "report.html"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
@@ -64,7 +64,7 @@ def build_html(directory: Path, report: Report | None = None) -> Path:
     body = [render(block, report, figures) for block in report.blocks]
     headings = [b for b in report.blocks if isinstance(b, Heading) and b.level == 2]
     path = directory / HTML_REPORT
-    path.write_text(page(f"vnetbench results: {directory.name}", body, headings))
+    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, headings))
     return path
 
 

@@ -24,6 +24,7 @@ from vnetbench.report.plots import (
 )
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import markdown
+from vnetbench.rundir import write_text_atomic
 from vnetbench.schema import METHOD
 
 REPORT = "report.md"
@@ -34,7 +35,7 @@ def build_report(directory: Path, report: Report | None = None) -> tuple[Path, s
     report = report or read_report(directory)
     text = "\n".join(line for block in report.blocks for line in render(block, report))
     path = directory / REPORT
-    path.write_text(text)
+    write_text_atomic(path, text)
     return path, markdown(report.headline)
 
 

@@ -395,7 +395,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
         if watch:
             events = parse_events(lines, project_name(spec.run_id))
             timings["breakdown"] = breakdown(events, spec.steps)
-            (directory / f"{topology.name}-events.jsonl").write_text("".join(lines))
+            write_text_atomic(directory / f"{topology.name}-events.jsonl", "".join(lines))
             for line in breakdown_lines(timings["breakdown"]):
                 note(f"[dim]{topology.name}: {line}[/]")
 
