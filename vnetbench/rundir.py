@@ -7,20 +7,16 @@ has one run.json with the same keys: `format_version`, `kind`, `started`,
 and data path) and what the kind adds (a single run: run_id, scenarios,
 address block, networks, topology, links; a matrix: its cells).
 
-Every file a user keeps (results, run.json, reports, plots, verdicts, the noise
-floor, exports, raw tool output, logs) is written by `write_atomic`: whole or
-not at all (a new file beside it, fsync, rename), so a kill or a full disk
-mid-write leaves the previous good copy, and with the mode the umask gives.
+run.json, like every file a user keeps, is written whole or not at all, with the
+umask's mode (vnetbench/files.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic as write_atomic
+from vnetbench.files import write_text_atomic
 
 if TYPE_CHECKING:
     from vnetbench.overlays import Overlay
@@ -86,41 +84,6 @@ def new_directory(root: Path, name: str) -> Path:
         except FileExistsError:
             continue
     raise UserError(f"{root} already holds 999 directories named {name}-N: clean it up.")
-
-
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """`write(temp)` fills a new file beside path, which then replaces path whole: a
-    kill or a full disk mid-write leaves the previous file, or none, never part of
-    one. The file gets the mode a new file gets here (0666 less the umask, as the
-    kernel applies it; not mkstemp's 0600), so results on a shared machine are
-    readable to whom the user's umask allows."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        mode = stat.S_IMODE(temp.stat().st_mode)
-        write(temp)
-        temp.chmod(mode)  # whatever `write` did to the file, the umask's mode
-        with temp.open("rb") as written:
-            os.fsync(written.fileno())
-        temp.replace(path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    sync_directory(path.parent)
-
-
-def sync_directory(directory: Path) -> None:
-    """The rename itself on disk (a directory's entries are its content)."""
-    handle = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_atomic(path, lambda temp: temp.write_text(text))
 
 
 def slug(text: str) -> str:

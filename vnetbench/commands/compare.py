@@ -42,6 +42,7 @@ def compare(
 ) -> None:
     """NEW/OLD per metric with a bootstrap interval over passes, judged only against
     this machine's noise floor: without one, the differences are shown, not judged."""
+    from vnetbench.files import write_text_atomic
     from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import (
         compare_directories,
@@ -50,7 +51,6 @@ def compare(
         without_floor,
     )
     from vnetbench.report.tables import markdown
-    from vnetbench.rundir import write_text_atomic
 
     threshold = parse_fraction(fail_over, "--fail-over")
     floor, source = noise_near(noise, [old, new])

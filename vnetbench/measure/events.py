@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vnetbench.rundir import write_atomic
+from vnetbench.files import write_atomic
 
 TIMESTAMPED = re.compile(r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(?P<text>.*)$")
 POOL_PREFIX = re.compile(r"^(?P<process>[A-Za-z0-9_.-]+)\| (?P<text>.*)$")

@@ -17,8 +17,8 @@ from vnetbench.engines.base import RunOnEngine, ToolOutput
 
 __all__ = ["HELD_OUTPUT", "ProbeOutput", "RunOnEngine", "ToolRun", "held", "parsed",
            "run_probe", "save_raw", "start_probe", "stop_probe", "timeout_argument"]
+from vnetbench.files import write_text_atomic
 from vnetbench.labels import TOOL, run_labels
-from vnetbench.rundir import write_text_atomic
 
 ProbeOutput = ToolOutput
 

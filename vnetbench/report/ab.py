@@ -17,9 +17,10 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
 from vnetbench.report.tables import measured_pass_values
-from vnetbench.rundir import read_header, write_atomic, write_text_atomic
+from vnetbench.rundir import read_header
 from vnetbench.schema import (
     METRIC,
     ROUND,

@@ -23,6 +23,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 from plotly.offline import get_plotlyjs
 
+from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
@@ -36,7 +37,7 @@ from vnetbench.report.document import (
 )
 from vnetbench.report.figures import Figure, report_figures, series_figures
 from vnetbench.report.raw import RawCell, ping_samples
-from vnetbench.rundir import slug, write_text_atomic
+from vnetbench.rundir import slug
 
 HTML_REPORT = "report.html"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
@@ -36,7 +37,6 @@ from vnetbench.report.plots import (
 )
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import markdown
-from vnetbench.rundir import write_text_atomic
 from vnetbench.schema import METHOD
 
 REPORT = "report.md"

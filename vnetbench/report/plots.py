@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from vnetbench.files import write_atomic
 from vnetbench.metrics import (
     ANSWERED_PREFIX,
     FAULT_AT_PREFIX,
@@ -23,7 +24,7 @@ from vnetbench.metrics import (
     Better,
     catalogue,
 )
-from vnetbench.rundir import slug, write_atomic
+from vnetbench.rundir import slug
 from vnetbench.schema import (
     INTERVAL_S,
     MACHINES,

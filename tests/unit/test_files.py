@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
+from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.measure.probe import save_raw
 from vnetbench.report.ab import NOISE_FILE, VERDICTS_FILE, verdict_table, write_verdicts
 from vnetbench.report.html import HTML_REPORT, build_html
@@ -21,7 +22,7 @@ from vnetbench.report.markdown import REPORT, build_report
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results
-from vnetbench.rundir import RUN_FILE, save_header, write_atomic, write_text_atomic
+from vnetbench.rundir import RUN_FILE, save_header
 
 OLD = "the previous, whole copy\n"
 
