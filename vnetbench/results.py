@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.outcome import State, state_of_status
-from vnetbench.rundir import write_atomic, write_text_atomic
 from vnetbench.schema import (
     COLUMNS,
     INTERVAL_S,

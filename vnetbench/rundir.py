@@ -5,18 +5,18 @@ Every kind of results directory (a single run, a matrix, a sweep, a comparison)
 has one run.json with the same keys: `format_version`, `kind`, `started`,
 `ended`, `status`, the machine/engine/image facts, `overlays` (name -> version
 and data path) and what the kind adds (a single run: run_id, scenarios,
-address block, networks, topology, links; a matrix: its cells). Files are
-written whole or not at all (temp file, fsync, rename), so a kill or a full
-disk mid-write leaves the previous good copy.
+address block, networks, topology, links; a matrix: its cells).
+
+run.json, like every file a user keeps, is written whole or not at all, with the
+umask's mode (vnetbench/files.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic as write_atomic
+from vnetbench.files import write_text_atomic
 
 if TYPE_CHECKING:
     from vnetbench.overlays import Overlay
@@ -89,26 +91,6 @@ def new_directory(root: Path, name: str) -> Path:
         except FileExistsError:
             continue
     raise UserError(f"{root} already holds 999 directories named {name}-N: clean it up.")
-
-
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """`write(temp)` fills a temporary file beside path, which then replaces path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    temp = Path(name)
-    try:
-        write(temp)
-        with temp.open("rb") as written:
-            os.fsync(written.fileno())
-        temp.replace(path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_atomic(path, lambda temp: temp.write_text(text))
 
 
 def slug(text: str) -> str:

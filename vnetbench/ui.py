@@ -2,6 +2,12 @@
 
 One Rich progress display at a time: a long job (the matrix) opens it with
 `job_progress`, and every `waiting()` inside shows as a line of it.
+
+Nothing periodic runs while a measurement runs: the display is drawn when a phase
+begins or ends (a wait added or removed, a step done), never by Rich's refresh
+thread (ten redraws a second by default, a measurable load on a small machine
+beside what is measured). So its spinner and clock stand still within a phase;
+the line printed when a wait ends gives its seconds.
 """
 
 from __future__ import annotations
@@ -58,9 +64,10 @@ class RemainingColumn(ProgressColumn):
 
 
 def _progress(transient: bool) -> Progress:
+    """A display that redraws only when told to (no refresh thread)."""
     return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
                     TimeBarColumn(), TimeElapsedColumn(), RemainingColumn(), console=err_console,
-                    transient=transient)
+                    transient=transient, auto_refresh=False)
 
 
 @contextmanager
@@ -70,13 +77,16 @@ def waiting(description: str, expected_seconds: float | None = None) -> Iterator
     if _job is not None:
         progress, _ = _job
         task = progress.add_task(description, total=expected_seconds, timed=True)
+        progress.refresh()
         try:
             yield
         finally:
             progress.remove_task(task)
+            progress.refresh()
     else:
         with _progress(transient=True) as progress:
             progress.add_task(description, total=expected_seconds, timed=True)
+            progress.refresh()
             yield
     err_console.print(Text.assemble(("✓", "green"), f" {description} "
                                     f"({time.monotonic() - started:.1f} s)"), highlight=False)
@@ -88,6 +98,7 @@ def job_progress(description: str, steps: int) -> Iterator[None]:
     global _job
     with _progress(transient=False) as progress:
         _job = (progress, progress.add_task(description, total=steps))
+        progress.refresh()
         try:
             yield
         finally:
@@ -101,6 +112,7 @@ def step_done(description: str | None = None) -> None:
         progress.advance(task)
         if description:
             progress.update(task, description=description)
+        progress.refresh()
 
 
 def note(message: str, style: str | None = None) -> None:

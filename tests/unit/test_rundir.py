@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results
 from vnetbench.rundir import (
     RUN_FILE,
@@ -16,7 +17,6 @@ from vnetbench.rundir import (
     read_header,
     recorded,
     save_header,
-    write_atomic,
 )
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from vnetbench import labels
 from vnetbench.engines.base import Engine, EngineError, Listed, LogStream, Removed, RenderedRun
 from vnetbench.errors import UserError
+from vnetbench.files import write_text_atomic
 from vnetbench.labels import run_filter
 from vnetbench.measure.cpu import wait_until_quiet
 from vnetbench.measure.events import Source
@@ -282,7 +283,7 @@ class Stack:
         directory.mkdir(parents=True, exist_ok=True)
         self.saved_logs = self.logs(quick=True, at_once=True)
         for source in self.saved_logs:
-            (directory / f"{source.container}.log").write_text(source.text)
+            write_text_atomic(directory / f"{source.container}.log", source.text)
 
     def down(self) -> Removed:
         """Remove everything of the run, wherever the engine put it."""

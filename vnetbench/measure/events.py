@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.files import write_atomic
+
 TIMESTAMPED = re.compile(r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(?P<text>.*)$")
 POOL_PREFIX = re.compile(r"^(?P<process>[A-Za-z0-9_.-]+)\| (?P<text>.*)$")
 COLUMNS = ["time", "container", "role", "process", "event", "fields", "line"]
@@ -113,5 +115,4 @@ def last_lines(source: Source, count: int = 3) -> list[str]:
 def write_events(frame: pd.DataFrame, path: Path) -> None:
     """Parquet with the fields as JSON text (their keys differ per event)."""
     out = frame.assign(fields=frame["fields"].map(json.dumps))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out.to_parquet(path, index=False)
+    write_atomic(path, lambda temp: out.to_parquet(temp, index=False))

@@ -18,6 +18,7 @@ from vnetbench.engines.base import RunOnEngine, ToolOutput
 __all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_instant",
            "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
            "stop_probe", "timeout_argument"]
+from vnetbench.files import write_text_atomic
 from vnetbench.labels import TOOL, run_labels
 
 ProbeOutput = ToolOutput
@@ -120,5 +121,4 @@ def parsed(raw: str, parse: Callable[[str], T], failure: type[Exception]) -> Too
 
 def save_raw(path: Path, text: str) -> None:
     """Keep a tool's raw output (the run's raw directory), creating the directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    write_text_atomic(path, text)

@@ -18,6 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.rundir import read_header
@@ -213,11 +214,11 @@ def outside_load_by_arm(frame: pd.DataFrame) -> dict[str, dict[str, float | int]
 def write_verdicts(directory: Path, table: pd.DataFrame, header: dict[str, Any],
                    aa: bool) -> None:
     """verdicts.csv, the counts in run.json, and for an A/A the noise floor."""
-    table.to_csv(directory / VERDICTS_FILE, index=False)
+    write_atomic(directory / VERDICTS_FILE, lambda temp: table.to_csv(temp, index=False))
     judged = table[table["judged"]]
     header["verdicts"] = {verdict.value: int((judged["verdict"] == verdict.value).sum())
                           for verdict in Verdict}
     header["verdicts"][Verdict.NOT_JUDGED.value] = int((~table["judged"]).sum())
     if aa:
-        (directory / NOISE_FILE).write_text(json.dumps(noise_record(table, header), indent=2)
-                                            + "\n")
+        write_text_atomic(directory / NOISE_FILE,
+                          json.dumps(noise_record(table, header), indent=2) + "\n")

@@ -3,11 +3,13 @@ passes and a verdict; a regression beyond the threshold fails the exit.
 
 Two results directories are two sessions: the passes of one are not independent
 draws of what the other measures (the drift between sessions is larger than the
-spread between passes), so the bootstrap interval alone is too narrow. With this
-machine's noise floor (an A/A's noise.json: `vnetbench ab SCENARIO` with no --b),
-a change within that noise is "no change", said with its size; without one, the
-table says the verdicts are over passes only. `vnetbench ab` is the measurement
-to gate on: it interleaves both builds in one session.
+spread between passes), so the bootstrap interval alone is too narrow to judge
+with. A metric is judged only against this machine's noise floor (an A/A's
+noise.json: `vnetbench ab SCENARIO` with no --b): a change within that noise is
+"no change", said with its size. A metric the floor has no figure for (or any,
+without a floor) is shown with its ratio and interval and not judged: "no
+verdict", and why. `vnetbench ab` is the measurement to gate on: it interleaves
+both builds in one session.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from vnetbench.stats import Comparison, Verdict, compare_samples
 KEYS = list(SERIES)
 COLUMNS = [*KEYS, "old_n", "new_n", "ratio", "ci_low", "ci_high", "noise_pct", "verdict",
            "reason"]
-NO_FLOOR = "no noise floor for it: over passes only (compare --noise AA_DIR)"
+NO_FLOOR = ("cannot judge: no noise floor for it, and two sessions differ by this "
+            "machine's drift (compare --noise AA_DIR)")
 
 
 def compare_directories(old: Path, new: Path, threshold: float,
@@ -64,14 +67,16 @@ def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float,
 
 def judged_verdict(result: Comparison, noise_pct: float | None,
                    judged: bool) -> tuple[Verdict, str]:
-    """The bootstrap's verdict, unless the metric is not judged or the change lies
-    within this machine's noise floor."""
+    """The bootstrap's verdict, unless the metric is not judged, has no noise floor
+    (no verdict: the drift between sessions is unknown) or changed within it."""
     if not judged:
         return Verdict.NOT_JUDGED, "shown, not judged: noisy, or neither way is better"
-    if result.verdict not in (Verdict.BETTER, Verdict.WORSE):
-        return result.verdict, "" if noise_pct is not None else NO_FLOOR
     if noise_pct is None:
-        return result.verdict, NO_FLOOR
+        if result.low == result.high == 1.0:  # every pass of both alike (e.g. no loss)
+            return Verdict.NO_CHANGE, "the same in every pass of both"
+        return Verdict.UNKNOWN, NO_FLOOR
+    if result.verdict not in (Verdict.BETTER, Verdict.WORSE):
+        return result.verdict, ""
     if abs(result.ratio - 1.0) * 100 <= noise_pct:
         return Verdict.NO_CHANGE, f"within this machine's noise, ±{noise_pct:.1f} %"
     return result.verdict, f"beyond this machine's noise, ±{noise_pct:.1f} %"
@@ -79,3 +84,13 @@ def judged_verdict(result: Comparison, noise_pct: float | None,
 
 def regressions(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["verdict"] == Verdict.WORSE.value]
+
+
+def judged(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of metrics a verdict is wanted for (not those shown, not judged)."""
+    return table[table["verdict"] != Verdict.NOT_JUDGED.value]
+
+
+def without_floor(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows that would be judged but have no noise floor to be judged against."""
+    return table[table["reason"] == NO_FLOOR]

@@ -25,6 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from vnetbench.errors import UserError
+from vnetbench.files import write_text_atomic
 from vnetbench.metrics import Better, catalogue
 from vnetbench.report.ab import noise_near
 from vnetbench.report.document import Block, Heading, Table, Text, load_directory
@@ -41,7 +42,7 @@ from vnetbench.report.html import figure_grid, page, render_block
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, summary_table
 from vnetbench.results import PARQUET
-from vnetbench.rundir import writable_directory, write_text_atomic
+from vnetbench.rundir import writable_directory
 from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 HISTORY = "history.html"

@@ -23,6 +23,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 from plotly.offline import get_plotlyjs
 
+from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
@@ -64,7 +65,7 @@ def build_html(directory: Path, report: Report | None = None) -> Path:
     body = [render(block, report, figures) for block in report.blocks]
     headings = [b for b in report.blocks if isinstance(b, Heading) and b.level == 2]
     path = directory / HTML_REPORT
-    path.write_text(page(f"vnetbench results: {directory.name}", body, headings))
+    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, headings))
     return path
 
 

@@ -1,10 +1,23 @@
 """report.md: the report's blocks (vnetbench/report/document.py) as Markdown, with
-PNG plots (vnetbench/report/plots.py) beside it."""
+PNG plots (vnetbench/report/plots.py) beside it.
+
+Every piece of text a block carries may hold data (status sentences, log lines,
+remarks, names, paths), and Markdown passes HTML through: rendered, a log line's
+`<img onerror=...>` would be live. So all text is escaped here as report.html
+escapes it: HTML's special characters as entities, and what Markdown would read
+as syntax of its own (backticks, brackets, backslashes, table pipes) made literal;
+the blocks' own `code` spans stay code. Links point at percent-encoded paths."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
+from urllib.parse import quote
 
+import pandas as pd
+
+from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
@@ -34,7 +47,7 @@ def build_report(directory: Path, report: Report | None = None) -> tuple[Path, s
     report = report or read_report(directory)
     text = "\n".join(line for block in report.blocks for line in render(block, report))
     path = directory / REPORT
-    path.write_text(text)
+    write_text_atomic(path, text)
     return path, markdown(report.headline)
 
 
@@ -42,18 +55,70 @@ def render(block: Block, report: Report) -> list[str]:
     """A block's lines, a blank line after it."""
     match block:
         case Heading(text, level):
-            return ["#" * level + " " + text, ""]
+            return ["#" * level + " " + inline(text), ""]
         case Text(text):
-            return [text, ""]
+            return [inline(text), ""]
         case Bullets(items):
-            return [*(f"- {item}" for item in items), ""]
+            return [*(f"- {inline(item)}" for item in items), ""]
         case Table(frame):
-            return [markdown(frame)]
+            return [markdown(escaped_table(frame))]
         case Figures(method):
-            return [*(f"![{p.stem}]({p.name})" for p in plots(report, method)), ""]
+            return [*(f"![{literal(p.stem)}]({href(p.name)})"
+                      for p in plots(report, method)), ""]
         case RawFiles(cells):
             return [*(raw_line(cell) for cell in cells), ""]
     raise TypeError(f"no Markdown for {block!r}")
+
+
+_CODE = re.compile(r"`([^`]+)`")  # the blocks' code spans, as report.html reads them
+_MARKDOWN_SYNTAX = re.compile(r"([\\`\[\]])")
+_PLAIN_CODE = re.compile(r"[^<>&\[\]\\]+")
+_BLOCK_START = re.compile(r"^(\d*)([*+\-#.])")
+
+
+def inline(text: str) -> str:
+    """One paragraph of a block as Markdown that shows its data as text."""
+    flat = " ".join(text.split())
+    parts: list[str] = []
+    end = 0
+    for span in _CODE.finditer(flat):
+        touching = 0 < end == span.start()  # `a``b`: Markdown would read one span
+        parts += [literal(flat[end:span.start()]), code(span[1], touching)]
+        end = span.end()
+    written = "".join([*parts, literal(flat[end:])])
+    # a list, heading or numbered item is read at a paragraph's start only
+    return _BLOCK_START.sub(r"\1\\\2", written, count=1)
+
+
+def literal(text: str) -> str:
+    """Text outside code: HTML escaped, Markdown's own characters backslashed."""
+    flat = " ".join(str(text).splitlines())
+    return _MARKDOWN_SYNTAX.sub(r"\\\1", html.escape(flat, quote=False))
+
+
+def code(content: str, touching: bool = False) -> str:
+    """A code span: backticks when nothing in it could be read otherwise, else as
+    HTML of ours with the content escaped."""
+    if _PLAIN_CODE.fullmatch(content) and not touching:
+        return f"`{content}`"
+    return f"<code>{literal(content)}</code>"  # Markdown reads between HTML tags
+
+
+def href(path: str) -> str:
+    """A relative link's target: percent-encoded, so no scheme and no syntax."""
+    return quote(path, safe="/")
+
+
+def escaped_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell and column name as literal text (a table holds data)."""
+    shown = frame.map(cell)
+    shown.columns = [cell(column) for column in frame.columns]
+    return shown
+
+
+def cell(value: object) -> str:
+    """A table cell's text: literal, and its pipes not read as the next cell."""
+    return literal(str(value)).replace("|", "\\|")
 
 
 def plots(report: Report, method: str | None) -> list[Path]:
@@ -66,10 +131,12 @@ def plots(report: Report, method: str | None) -> list[Path]:
 
 
 def raw_line(cell: RawCell) -> str:
-    what = f"{cell.scenario}/{cell.overlay}/{cell.variant} ({cell.run_id})"
+    what = literal(f"{cell.scenario}/{cell.overlay}/{cell.variant} ({cell.run_id})")
     if cell.run_dir is None:
         return f"- {what}: not kept beside these results"
-    files = ", ".join(f"[{p.name}]({p.as_posix()})" for p in cell.listed) or "no raw files"
+    files = ", ".join(f"[{literal(p.name)}]({href(p.as_posix())})"
+                      for p in cell.listed) or "no raw files"
     if cell.unlisted:
         files += f" and {cell.unlisted} more in the folder"
-    return f"- {what}: [{cell.run_dir.as_posix()}/]({cell.run_dir.as_posix()}/): {files}"
+    folder = cell.run_dir.as_posix() + "/"
+    return f"- {what}: [{literal(folder)}]({href(folder)}): {files}"

@@ -11,7 +11,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
+from vnetbench.files import write_atomic
 from vnetbench.metrics import (
     ANSWERED_PREFIX,
     FAULT_AT_PREFIX,
@@ -39,6 +41,14 @@ from vnetbench.schema import (
 )
 
 
+def save_figure(figure: Figure, path: Path) -> None:
+    """The figure as a PNG, written whole or not at all (vnetbench/rundir.py), closed."""
+    try:
+        write_atomic(path, lambda temp: figure.savefig(temp, dpi=110, format="png"))
+    finally:
+        plt.close(figure)
+
+
 def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
                     unit: str) -> Path | None:
     """Mean per overlay/variant as bars, lowest-to-highest pass as the error range."""
@@ -57,8 +67,7 @@ def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
     if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
         axes.set_yscale("log")  # overlays and the bare path differ by orders of magnitude
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path
 
 
@@ -83,8 +92,7 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
         axes.set_yscale("log")
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path
 
 
@@ -148,8 +156,7 @@ def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> lis
         axes.legend(fontsize=7)
         figure.tight_layout()
         path = directory / f"{prefix}-{slug(str(variant))}-bytes.png"
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
+        save_figure(figure, path)
         written.append(path)
     return written
 
@@ -196,8 +203,7 @@ def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
         figure.suptitle(f"failover on {overlay}: share of 10 ms probes answered", fontsize=9)
         figure.tight_layout()
         path = directory / f"failover-{slug(overlay)}-timeline.png"
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
+        save_figure(figure, path)
         written.append(path)
     return written
 
@@ -230,8 +236,7 @@ def write_room_cdf_plot(frame: pd.DataFrame, directory: Path) -> Path | None:
     axes.legend(fontsize=7)
     figure.tight_layout()
     path = directory / "room-latency-cdf.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path
 
 
@@ -260,6 +265,5 @@ def capacity_plot(frame: pd.DataFrame, setting: str, clauses: Sequence[Any],
     axes.set_title("capacity: each step, against the target", fontsize=9)
     axes.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path

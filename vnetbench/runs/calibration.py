@@ -32,6 +32,7 @@ from typing import Any
 from vnetbench.allocation import claimed_block
 from vnetbench.engines import Engine, local, require_engine
 from vnetbench.engines.build import build_project_images
+from vnetbench.files import write_text_atomic
 from vnetbench.gate import (
     ENTRY,
     FIFO_IN_CONTAINER,
@@ -51,7 +52,7 @@ from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_ev
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results
-from vnetbench.rundir import new_directory, new_run_id, read_header, stamp, write_text_atomic
+from vnetbench.rundir import new_directory, new_run_id, read_header, stamp
 from vnetbench.runs.session import run_scenarios
 from vnetbench.runs.targets import (
     DOWN_TARGET,
@@ -395,7 +396,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
         if watch:
             events = parse_events(lines, project_name(spec.run_id))
             timings["breakdown"] = breakdown(events, spec.steps)
-            (directory / f"{topology.name}-events.jsonl").write_text("".join(lines))
+            write_text_atomic(directory / f"{topology.name}-events.jsonl", "".join(lines))
             for line in breakdown_lines(timings["breakdown"]):
                 note(f"{topology.name}: {line}", style="dim")
 

@@ -66,7 +66,8 @@ def test_compare_against_itself_and_against_a_regression(results_dir: Path) -> N
     assert set(same["verdict"]) <= {"no change", "no verdict", "shown, not judged"}
     slower = frame.copy()
     slower.loc[slower.metric == "tcp_mbit", "value"] *= 0.8
-    verdicts = compare_frames(frame, slower, 0.05).set_index("metric")["verdict"]
+    floor = {"throughput/baseline/tcp_mbit": 5.0}
+    verdicts = compare_frames(frame, slower, 0.05, floor).set_index("metric")["verdict"]
     assert verdicts["tcp_mbit"] == "worse"
 
 
@@ -80,6 +81,11 @@ def test_compare_cli_exit_status(results_dir: Path, tmp_path: Path) -> None:
     frame = load_results(slower)
     frame.loc[frame.metric == "tcp_mbit", "value"] *= 0.8
     frame.to_parquet(slower / "results.parquet", index=False)
+    result = runner.invoke(app, ["compare", str(results_dir), str(slower)])
+    assert result.exit_code == 0  # no noise floor: shown, not judged
+    assert "cannot judge" in result.output
+    (slower / "noise.json").write_text(
+        '{"metrics": {"throughput/baseline/tcp_mbit": {"noise_pct": 5.0}}}')
     result = runner.invoke(app, ["compare", str(results_dir), str(slower)])
     assert result.exit_code == 1
     assert "regression" in result.output

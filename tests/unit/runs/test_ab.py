@@ -201,7 +201,7 @@ def test_compare_without_a_noise_floor_says_so(data_dir: Path) -> None:
     quick = data_dir / "results-quick"
     result = runner.invoke(app, ["compare", str(quick), str(quick)])
     assert result.exit_code == 0
-    assert "noise floor: none measured" in " ".join(result.output.split())
+    assert "cannot judge: no noise floor measured" in " ".join(result.output.split())
     result = runner.invoke(app, ["compare", str(quick), str(quick), "--noise", str(quick)])
     assert result.exit_code == 2 and "holds no noise.json" in result.output
 

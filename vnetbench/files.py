@@ -1,0 +1,49 @@
+"""Files a user keeps (results, run.json, reports, plots, verdicts, the noise floor,
+exports, raw tool output, logs): written whole or not at all, with the umask's mode.
+
+One writer for all of them: a new file beside the old one, filled, fsynced and
+renamed over it, so a kill or a full disk mid-write leaves the previous file or
+none, never part of one. It is created with mode 0666, which the kernel narrows
+by the umask as for any new file (tempfile.mkstemp's 0600 would make results on
+a shared lab machine unreadable to a colleague whatever the umask allows).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """`write(temp)` fills a new file beside path, which then replaces path whole,
+    with the mode a new file gets here (0666 less the umask)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        mode = stat.S_IMODE(temp.stat().st_mode)
+        write(temp)
+        temp.chmod(mode)  # whatever `write` did to the file, the umask's mode
+        with temp.open("rb") as written:
+            os.fsync(written.fileno())
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """The rename itself on disk (a directory's entries are its content)."""
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_atomic(path, lambda temp: temp.write_text(text))
