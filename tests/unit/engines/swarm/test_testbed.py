@@ -58,7 +58,7 @@ def test_swarm_down_removes_by_label_only(monkeypatch: pytest.MonkeyPatch,
     said: list[str] = []
     monkeypatch.setattr(testbed, "quick", engine)
     monkeypatch.setattr(testbed, "SOCKETS", tmp_path / "sockets")
-    monkeypatch.setattr(testbed, "note", said.append)
+    monkeypatch.setattr(testbed, "note", lambda message, style=None: said.append(message))
     assert testbed.swarm_down() == 1
     assert engine.volume.removed == ["vnetbench-swarm-node-a"]
     assert {t.name for t in engine.volume.things} == {"vnetbench-swarm-userdata",
