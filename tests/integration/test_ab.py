@@ -23,9 +23,9 @@ SHORT = {"seconds": 1, "pings": 20, "ping_interval_ms": 10}
 
 
 def test_a_backbone_halved_is_worse_on_tcp_with_the_ratio_tbf_imposes(tmp_path: Path) -> None:
-    base = parse_topology({"name": "it-ab", "switches": 2, "agents": 2, "settings": SHORT},
-                          "test", overrides={})
-    arms = make_arms(base, ["backbone.rate=100mbit"], ["backbone.rate=50mbit"], passes=1)
+    base = parse_topology({"name": "it-ab", "switches": 2, "agents": 2,
+                           "settings": {**SHORT, "passes": 1}}, "test", overrides={})
+    arms = make_arms(base, ["backbone.rate=100mbit"], ["backbone.rate=50mbit"])
     directory = run_ab(get_scenario("throughput"), arms, 6, tmp_path, 0.05)
 
     header = json.loads((directory / "run.json").read_text())
