@@ -209,7 +209,8 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
         "pairs": table["pairs"],
         "rounds": table["rounds"] if "rounds" in table else header.get("rounds"),
         "verdict": [v if not reason else f"{v} ({reason})"
-                    for v, reason in zip(table["verdict"], table["reason"].fillna(""),
+                    for v, reason in zip(table["verdict"],
+                                         table["reason"].astype(object).fillna(""),
                                          strict=True)],
     })
     if header.get("aa"):
