@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from tests.confirm_simulation import measure
 from vnetbench.cli import app
 from vnetbench.metrics import Better
+from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
 from vnetbench.results import ResultSet
 from vnetbench.runs.ab import Arm, ab_session, run_ab
@@ -144,27 +145,27 @@ def fake_session(monkeypatch: pytest.MonkeyPatch, log_ratios: list[float]) -> No
     monkeypatch.setattr("vnetbench.runs.ab.run_scenarios", bring_up)
 
 
-def session(tmp_path: Path, rounds: int = 8, **options: Any) -> tuple[dict[str, Any],
-                                                                        pd.DataFrame]:
-    topology = load_topology(Path("topologies/two-sites.yml"))
+def session(tmp_path: Path, **options: Any) -> tuple[Path, dict[str, Any], pd.DataFrame]:
+    """An A/B of 8 planned rounds: its directory, run.json and verdicts by metric."""
+    topology = load_topology(TOPOLOGIES / "two-sites.yml")
     arms = [Arm("A", (), topology), Arm("B", ("backbone.rate=95mbit",), topology)]
-    directory = run_ab(get_scenario("throughput"), arms, ab_session(rounds, **options),
+    directory = run_ab(get_scenario("throughput"), arms, ab_session(8, **options),
                        tmp_path, 0.05)
     header = json.loads((directory / "run.json").read_text())
-    return header, pd.read_csv(directory / VERDICTS_FILE).set_index("metric")
+    return directory, header, pd.read_csv(directory / VERDICTS_FILE).set_index("metric")
 
 
 def test_a_close_session_runs_more_rounds_and_says_so(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     fake_session(monkeypatch, NEAR_THE_LINE + [-0.06] * 8)
-    header, verdicts = session(tmp_path)
+    directory, header, verdicts = session(tmp_path)
     assert header["rounds"] == 12 and header["confirm"]["looks"] == [8, 12, 16]
     assert [(s["round"], s["arm"]) for s in header["schedule"]][16:] == [
         (9, "A"), (9, "B"), (10, "B"), (10, "A"), (11, "A"), (11, "B"), (12, "B"),
         (12, "A")]  # the added rounds go on alternating
     assert verdicts.loc["tcp_mbit", "verdict"] == "worse"
     assert verdicts.loc["tcp_mbit", "rounds"] == 12
-    shown, sentence, worse = verdict_summary(tmp_path / next(tmp_path.iterdir()).name)
+    shown, sentence, worse = verdict_summary(directory)
     assert list(shown["rounds"]) == [12] and worse
     assert "12 rounds (8 planned, up to 16 to confirm" in sentence
 
@@ -172,7 +173,7 @@ def test_a_close_session_runs_more_rounds_and_says_so(tmp_path: Path,
 def test_no_confirm_is_the_fixed_design(tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     fake_session(monkeypatch, NEAR_THE_LINE + [-0.06] * 8)
-    header, verdicts = session(tmp_path, confirm=False)
+    _, header, verdicts = session(tmp_path, confirm=False)
     assert header["rounds"] == 8 and header["confirm"] is None
     assert len(header["schedule"]) == 16
     assert (verdicts.loc["tcp_mbit", "verdict"], verdicts.loc["tcp_mbit", "rounds"]) == (
@@ -182,7 +183,7 @@ def test_no_confirm_is_the_fixed_design(tmp_path: Path,
 def test_a_clear_change_stops_at_the_planned_rounds(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     fake_session(monkeypatch, [-0.10] * 16)
-    header, verdicts = session(tmp_path, max_rounds=20)
+    _, header, verdicts = session(tmp_path, max_rounds=20)
     assert header["rounds"] == 8 and header["confirm"]["looks"] == [8, 12, 16, 20]
     assert verdicts.loc["tcp_mbit", "rounds"] == 8
 
