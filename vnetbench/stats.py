@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -141,14 +142,16 @@ class PairedComparison:
     reason: str  # why no verdict, or '' (for people)
 
 
-def signed_rank_counts(n: int) -> list[int]:
+@lru_cache(maxsize=256)
+def signed_rank_counts(n: int) -> tuple[int, ...]:
     """How many of the 2**n sign patterns give each sum of positive ranks 0..n(n+1)/2:
-    the exact null distribution of Wilcoxon's W+ (no ties)."""
+    the exact null distribution of Wilcoxon's W+ (no ties; kept: a sequential plan
+    asks for the same n at every look)."""
     counts = [1] + [0] * (n * (n + 1) // 2)
     for rank in range(1, n + 1):
         for total in range(len(counts) - 1, rank - 1, -1):
             counts[total] += counts[total - rank]
-    return counts
+    return tuple(counts)
 
 
 def signed_rank_p(differences: ArrayLike) -> float:
@@ -167,13 +170,10 @@ def signed_rank_p(differences: ArrayLike) -> float:
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
-    order = values.argsort()
-    ranks = np.empty(values.size)
-    ranks[order] = np.arange(1, values.size + 1)
-    for value in np.unique(values):  # ties share their mean rank
-        same = values == value
-        ranks[same] = ranks[same].mean()
-    return ranks
+    """Ranks 1..n, ties sharing their mean rank."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    last = np.cumsum(counts)
+    return np.asarray(((last - counts + 1 + last) / 2)[inverse], dtype=float)
 
 
 def hodges_lehmann(differences: ArrayLike) -> tuple[float, float, float]:
@@ -199,12 +199,13 @@ MIN_PAIRS = 6  # below this no outcome of the exact test reaches p < ALPHA (2/2*
 
 
 def compare_rounds(a: ArrayLike, b: ArrayLike, better: Better,
-                   min_effect: float) -> PairedComparison:
+                   min_effect: float, alpha: float = ALPHA) -> PairedComparison:
     """Verdict for one metric from paired rounds (a[i] and b[i] measured back to back).
 
     Pairs with a missing side are dropped. Values that are all positive are
     compared as log ratios; otherwise (a counter that can be 0) as differences
-    relative to A's mean. `min_effect` is a fraction (0.05: 5 %).
+    relative to A's mean. `min_effect` is a fraction (0.05: 5 %); a verdict needs
+    p < `alpha` (a sequential plan's looks pass their own: vnetbench/sequential.py).
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     both = ~np.isnan(x) & ~np.isnan(y)
@@ -231,7 +232,7 @@ def compare_rounds(a: ArrayLike, b: ArrayLike, better: Better,
     if x.size < MIN_PAIRS:
         return replace(result, verdict=Verdict.UNKNOWN,
                        reason=f"{x.size} pairs: a verdict needs {MIN_PAIRS}")
-    if p_value >= ALPHA or abs(ratio - 1.0) <= min_effect:
+    if p_value >= alpha or abs(ratio - 1.0) <= min_effect:
         return result
     if better is Better.NEITHER:
         return replace(result, verdict=Verdict.UNKNOWN, reason="neither way is better")

@@ -12,7 +12,7 @@ import pytest
 from tests.integration.conftest import leftovers
 from vnetbench.report.ab import VERDICTS_FILE
 from vnetbench.results import load_results
-from vnetbench.runs.ab import make_arms, run_ab
+from vnetbench.runs.ab import ab_session, make_arms, run_ab
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -26,7 +26,8 @@ def test_a_backbone_halved_is_worse_on_tcp_with_the_ratio_tbf_imposes(tmp_path: 
     base = parse_topology({"name": "it-ab", "switches": 2, "agents": 2,
                            "settings": {**SHORT, "passes": 1}}, "test", overrides={})
     arms = make_arms(base, ["backbone.rate=100mbit"], ["backbone.rate=50mbit"])
-    directory = run_ab(get_scenario("throughput"), arms, 6, tmp_path, 0.05)
+    directory = run_ab(get_scenario("throughput"), arms, ab_session(6, confirm=False),
+                       tmp_path, 0.05)
 
     header = json.loads((directory / "run.json").read_text())
     assert header["status"] == "completed" and header["aa"] is False

@@ -139,13 +139,15 @@ CLASSES = [
     # a binary vNet profile
     (["ab", "throughput", "--b", "vnet-profile={binary}"], "The vNet profile {binary} cannot "
                                                           "be read as a YAML text file"),
-    # ab's bounds: --passes the passes setting's, --rounds AbSession's
+    # ab's bounds: --passes the passes setting's, --rounds and --max-rounds AbSession's
     (["ab", "throughput", "--passes", "0"], "--passes (settings.passes): Input should be "
                                             "greater than or equal to 1"),
     (["ab", "throughput", "--passes", "101"], "--passes (settings.passes)"),
     (["ab", "throughput", "--rounds", "5"], "--rounds 5: input should be greater than or "
                                             "equal to 6"),
     (["ab", "throughput", "--rounds", "1000000"], "--rounds 1000000: input should be less"),
+    (["ab", "throughput", "--max-rounds", "101"], "--max-rounds 101: input should be less"),
+    (["ab", "throughput", "--max-rounds", "7"], "--max-rounds 7 is below --rounds 8"),
     # capacity's sizes: the room's settings' bounds
     (["capacity", "--slo", "p99=50ms", "--start", "nan"], "--start nan: it is not a finite"),
     (["capacity", "--slo", "p99=50ms", "--start", "inf"], "--start inf: it is not a finite"),

@@ -31,6 +31,14 @@ def ab(
     rounds: Annotated[int, typer.Option(
         help="Rounds; each brings A and B up once, in the order AB, BA, AB, ... "
              "(6 to 100: vnetbench.runs.ab.AbSession).")] = 8,
+    confirm: Annotated[bool, typer.Option(
+        "--confirm/--no-confirm",
+        help="When a judged metric is close to a verdict, add rounds (a group-sequential "
+             "design that keeps the 5 % false-alarm rate: docs/ab.md); --no-confirm: "
+             "exactly --rounds.")] = True,
+    max_rounds: Annotated[int | None, typer.Option(
+        help="Most rounds when confirming (default twice --rounds; --rounds to 100: "
+             "vnetbench.runs.ab.AbSession).")] = None,
     passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged; bounded as "
                                         "the passes setting is).")] = 1,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
@@ -42,18 +50,19 @@ def ab(
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
 ) -> None:
     """Measure two variants in one session, their bring-ups interleaved, and judge
-    each metric over the pairs (exit 1 when B is worse on a judged metric)."""
+    each metric over the pairs, adding rounds to confirm a verdict near the line
+    (exit 1 when B is worse on a judged metric)."""
     from vnetbench.report.ab import verdict_summary
     from vnetbench.report.tables import markdown
-    from vnetbench.runs.ab import check_rounds, make_arms, run_ab
+    from vnetbench.runs.ab import ab_session, make_arms, run_ab
     from vnetbench.scenarios import get_scenario
 
     effect = parse_fraction(min_effect, "--min-effect")
-    check_rounds(rounds)
+    session = ab_session(rounds, max_rounds, confirm)
     command_line = {"passes": passes, **({"seconds": seconds} if seconds is not None else {})}
     arms = make_arms(read_topology(topology_file, command_line), a or [],
                      b if b is not None else None, command_line)
-    directory = run_ab(get_scenario(scenario), arms, rounds, out_directory(out), effect,
+    directory = run_ab(get_scenario(scenario), arms, session, out_directory(out), effect,
                        judge_all)
     table, verdict, worse = verdict_summary(directory)
     out_console.print(markdown(table))

@@ -10,10 +10,12 @@ one build (noise.json), which `compare` judges two separate directories with.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
@@ -32,6 +34,7 @@ from vnetbench.schema import (
     VARIANT,
     parameter_column,
 )
+from vnetbench.sequential import Judgement, SequentialPlan, judge_sequentially
 from vnetbench.stats import Verdict, compare_rounds, noise_floor
 
 NOISE_FILE = "noise.json"
@@ -45,32 +48,81 @@ def round_values(frame: pd.DataFrame) -> pd.DataFrame:
             [VALUE].mean().unstack(VARIANT))
 
 def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = False,
-                  aa: bool = False) -> pd.DataFrame:
+                  aa: bool = False, plan: SequentialPlan | None = None) -> pd.DataFrame:
     """Per metric: both arms' medians over rounds, B/A with its interval, p, the
-    number of pairs and the verdict; metrics declared noisy are shown, not judged.
+    number of pairs, the rounds the verdict took and the verdict; metrics declared
+    noisy are shown, not judged. With a sequential plan a judged metric's figures are
+    those of the look it stopped at (vnetbench/sequential.py); without, of every round.
     In an A/A, noise_pct is the largest difference between a round's two sides."""
-    metrics = catalogue()
-    columns = [*KEYS, "pairs", "a_median", "b_median", "ratio", "ci_low", "ci_high",
-               "p_value", "noise_pct", "judged", "verdict", "reason"]
-    values = round_values(frame)
+    columns = [*KEYS, "pairs", "rounds", "a_median", "b_median", "ratio", "ci_low",
+               "ci_high", "p_value", "noise_pct", "judged", "verdict", "reason"]
     rows = []
-    for key, group in values.groupby(level=KEYS, sort=False):
-        a = group.get("A", pd.Series(dtype=float)).to_numpy(dtype=float)
-        b = group.get("B", pd.Series(dtype=float)).to_numpy(dtype=float)
-        metric = str(key[1])
-        judged = judge_all or metrics.judged(metric)
-        result = compare_rounds(a, b, metrics.better(metric), min_effect)
+    for metric in metric_rounds(frame, judge_all):
+        judgement = judge(metric, min_effect, plan)
+        result = judgement.comparison
         verdict, reason = result.verdict, result.reason
-        if not judged:
-            verdict, reason = Verdict.NOT_JUDGED, not_judged_reason(metric)
-        pairs, noise = noise_floor(a, b) if aa else (0, float("nan"))
-        rows.append({**dict(zip(KEYS, key, strict=True)), "pairs": result.pairs,
+        if not metric.judged:
+            verdict, reason = Verdict.NOT_JUDGED, not_judged_reason(metric.name)
+        a, b = metric.a[:judgement.rounds], metric.b[:judgement.rounds]
+        pairs, noise = noise_floor(metric.a, metric.b) if aa else (0, float("nan"))
+        rows.append({**dict(zip(KEYS, metric.key, strict=True)), "pairs": result.pairs,
+                     "rounds": judgement.rounds,
                      "a_median": float(pd.Series(a).median()),
                      "b_median": float(pd.Series(b).median()),
                      "ratio": result.ratio, "ci_low": result.low, "ci_high": result.high,
                      "p_value": result.p_value, "noise_pct": 100 * noise if pairs else None,
-                     "judged": judged, "verdict": verdict.value, "reason": reason})
+                     "judged": metric.judged, "verdict": verdict.value, "reason": reason})
     return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True)
+class MetricRounds:
+    """One metric's values per round, both arms, in round order (NaN: not measured)."""
+
+    key: tuple[str, str, str]  # scenario, metric, unit
+    a: np.ndarray
+    b: np.ndarray
+    better: Better
+    judged: bool
+
+    @property
+    def name(self) -> str:
+        return self.key[1]
+
+
+def metric_rounds(frame: pd.DataFrame, judge_all: bool) -> list[MetricRounds]:
+    """Every metric's rounds, each round at its place (round r at index r - 1)."""
+    metrics = catalogue()
+    values = round_values(frame)
+    rounds = values.index.get_level_values(parameter_column(ROUND)).astype(int)
+    every = range(1, int(rounds.max()) + 1) if len(rounds) else range(0)
+    found = []
+    for key, group in values.groupby(level=KEYS, sort=False):
+        by_round = group.droplevel(list[Hashable](KEYS)).reindex(every)
+        name = str(key[1])
+        found.append(MetricRounds(
+            (str(key[0]), name, str(key[2])),
+            by_round.get("A", pd.Series(np.nan, index=every)).to_numpy(dtype=float),
+            by_round.get("B", pd.Series(np.nan, index=every)).to_numpy(dtype=float),
+            metrics.better(name), judge_all or metrics.judged(name)))
+    return found
+
+
+def judge(metric: MetricRounds, min_effect: float, plan: SequentialPlan | None) -> Judgement:
+    """A judged metric under the plan; a metric not judged (or no plan): every round."""
+    if plan is None or not metric.judged:
+        return Judgement(compare_rounds(metric.a, metric.b, metric.better, min_effect),
+                         metric.a.size, close=False)
+    return judge_sequentially(metric.a, metric.b, metric.better, min_effect, plan)
+
+
+def close_metrics(frame: pd.DataFrame, min_effect: float, judge_all: bool,
+                  plan: SequentialPlan) -> list[str]:
+    """scenario/metric of each judged metric still close to a verdict: more rounds may
+    decide it (vnetbench/sequential.py)."""
+    return [f"{metric.key[0]}/{metric.name}" for metric in metric_rounds(frame, judge_all)
+            if metric.judged and judge(metric, min_effect, plan).close]
+
 
 def not_judged_reason(metric: str) -> str:
     found = catalogue().find(metric)
@@ -155,8 +207,10 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
                                                     table["ci_high"], strict=True)],
         "p": table["p_value"].map(lambda p: "-" if pd.isna(p) else f"{p:.3f}"),
         "pairs": table["pairs"],
+        "rounds": table["rounds"] if "rounds" in table else header.get("rounds"),
         "verdict": [v if not reason else f"{v} ({reason})"
-                    for v, reason in zip(table["verdict"], table["reason"].fillna(""),
+                    for v, reason in zip(table["verdict"],
+                                         table["reason"].astype(object).fillna(""),
                                          strict=True)],
     })
     if header.get("aa"):
@@ -167,7 +221,7 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
     worse = judged[judged["verdict"] == Verdict.WORSE.value]
     same = int((judged["verdict"] == Verdict.NO_CHANGE.value).sum())
     kind = "A/A" if header.get("aa") else "A/B"
-    sentence = (f"{kind}, {header.get('rounds')} rounds, minimum effect "
+    sentence = (f"{kind}, {rounds_said(header)}, minimum effect "
                 f"{100 * float(header.get('min_effect', 0)):g} %: {same} of {len(judged)} "
                 f"judged metrics no change, {counts.get('better', 0)} better, "
                 f"{len(worse)} worse, {counts.get('no verdict', 0)} no verdict; "
@@ -180,6 +234,17 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
         sentence += " Passes measured under outside load: " + ", ".join(
             f"{arm} {load['marked']} of {load['passes']}" for arm, load in loads.items()) + "."
     return shown, sentence, not worse.empty
+
+def rounds_said(header: dict[str, Any]) -> str:
+    """'8 rounds', or with confirmation '12 rounds (8 planned, up to 16 to confirm a
+    verdict near the line)'."""
+    said = f"{header.get('rounds')} rounds"
+    confirm = header.get("confirm")
+    if isinstance(confirm, dict) and confirm.get("looks"):
+        said += (f" ({confirm['looks'][0]} planned, up to {confirm['looks'][-1]} to confirm "
+                 "a verdict near the line)")
+    return said
+
 
 def _figure(value: float) -> str:
     if pd.isna(value):

@@ -19,19 +19,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, check_overlay_options, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
-from vnetbench.report.ab import outside_load_by_arm, verdict_table, write_verdicts
+from vnetbench.report.ab import (
+    close_metrics,
+    outside_load_by_arm,
+    verdict_table,
+    write_verdicts,
+)
 from vnetbench.results import ResultSet, load_results
 from vnetbench.rundir import new_directory, new_header, recorded, stamp
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
 from vnetbench.schema import ROUND
+from vnetbench.sequential import SequentialPlan, plan_for
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
 from vnetbench.stats import MIN_PAIRS
 from vnetbench.topology import Settings, Topology, load_topology
@@ -39,6 +46,7 @@ from vnetbench.ui import note
 
 ARMS = ("A", "B")
 DEFAULT_ROUNDS = 8  # the exact test's smallest p at 8 pairs is 2/256: room for one odd round
+MOST_ROUNDS = 100
 SPEC_HELP = ("KEY=VALUE, repeatable: overlay=NAME, topology=FILE, a setting (tunnel_mtu=1280, "
              "encryption=false, ...), SEGMENT.KEY=VALUE for a link (backbone.rate=90mbit), "
              "option.OVERLAY.KEY=VALUE for overlay_options, vnet-image=[ROLE=]IMAGE, "
@@ -49,19 +57,50 @@ class AbSession(BaseModel):
     """The bounds of an ab session's own numbers (the arms' settings are Settings')."""
 
     # a verdict needs MIN_PAIRS: below, the exact signed-rank test cannot reach p < 0.05
-    rounds: int = Field(DEFAULT_ROUNDS, ge=MIN_PAIRS, le=100)  # 200 bring-ups at most
+    rounds: int = Field(DEFAULT_ROUNDS, ge=MIN_PAIRS, le=MOST_ROUNDS)  # 200 bring-ups at most
+    # confirming a verdict near the line (vnetbench/sequential.py): twice `rounds` unless
+    # given, at most MOST_ROUNDS; None with confirmation off
+    max_rounds: int | None = Field(None, ge=MIN_PAIRS, le=MOST_ROUNDS)
+    confirm: bool = True
+
+    @model_validator(mode="after")
+    def confirm_after_the_planned_rounds(self) -> AbSession:
+        if self.confirm and self.max_rounds is not None and self.max_rounds < self.rounds:
+            raise ValueError(f"--max-rounds {self.max_rounds} is below --rounds {self.rounds}")
+        return self
+
+    @property
+    def most_rounds(self) -> int:
+        """The rounds a session may reach when confirming: --max-rounds, else twice
+        --rounds (the worst case doubles the session; docs/ab.md says why)."""
+        return self.max_rounds or min(2 * self.rounds, MOST_ROUNDS)
+
+    def plan(self) -> SequentialPlan | None:
+        """The group-sequential plan, or None (confirmation off: the fixed design)."""
+        return plan_for(self.rounds, self.most_rounds) if self.confirm else None
 
 
-def check_rounds(rounds: int) -> None:
-    """--rounds within AbSession's bounds, else one paragraph."""
+def ab_session(rounds: int, max_rounds: int | None = None, confirm: bool = True) -> AbSession:
+    """--rounds and --max-rounds within AbSession's bounds, else one paragraph naming
+    the option."""
     try:
-        AbSession(rounds=rounds)
+        return AbSession(rounds=rounds, max_rounds=max_rounds, confirm=confirm)
     except ValidationError as error:
-        said = str(error.errors()[0]["msg"]).lower()
-        raise UserError(f"--rounds {rounds}: {said}: a verdict needs {MIN_PAIRS} rounds or "
-                        "more (the exact signed-rank test cannot reach p < 0.05 with fewer "
-                        "pairs), and a session of more than 100 rounds is better split. "
-                        "Give e.g. --rounds 8.") from None
+        problem = error.errors()[0]
+        said = str(problem["msg"]).lower().removeprefix("value error, ")
+        if problem["loc"] == ("max_rounds",):
+            raise UserError(f"--max-rounds {max_rounds}: {said}: confirming a verdict adds "
+                            f"rounds up to this bound, from --rounds up to {MOST_ROUNDS}. "
+                            f"Give e.g. --max-rounds {2 * DEFAULT_ROUNDS}, or --no-confirm."
+                            ) from None
+        if problem["loc"] == ("rounds",):
+            raise UserError(f"--rounds {rounds}: {said}: a verdict needs {MIN_PAIRS} rounds "
+                            "or more (the exact signed-rank test cannot reach p < 0.05 with "
+                            f"fewer pairs), and a session of more than {MOST_ROUNDS} rounds is "
+                            "better split. Give e.g. --rounds 8.") from None
+        raise UserError(f"{said}: confirmation adds rounds after --rounds, so --max-rounds "
+                        "must be at least --rounds. Give a larger --max-rounds, or "
+                        "--no-confirm.") from None
 
 
 @dataclass(frozen=True)
@@ -178,10 +217,11 @@ def validated(topology: Topology, update: dict[str, Any], source: str) -> Topolo
         raise UserError(f"{source}: {problem}.") from None
 
 
-def schedule(rounds: int) -> list[tuple[int, str]]:
-    """(round, arm) in running order: A B, B A, A B, ... (each arm first in half the
-    rounds, so neither always runs on the machine the other has just warmed)."""
-    return [(r, arm) for r in range(1, rounds + 1)
+def schedule(rounds: int, first: int = 1) -> list[tuple[int, str]]:
+    """(round, arm) in running order from round `first` to `rounds`: A B, B A, A B, ...
+    (each arm first in half the rounds, so neither always runs on the machine the
+    other has just warmed; rounds added to confirm a verdict go on alternating)."""
+    return [(r, arm) for r in range(first, rounds + 1)
             for arm in (ARMS if r % 2 else ARMS[::-1])]
 
 
@@ -194,36 +234,58 @@ def make_arms(base: Topology, a: Sequence[str], b: Sequence[str] | None,
             for label, spec in zip(ARMS, (a, a if b is None else b), strict=True)]
 
 
-def run_ab(scenario: Scenario, arms: list[Arm], rounds: int, out_dir: Path,
+def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Path,
            min_effect: float, judge_all: bool = False) -> Path:
-    """Every round's bring-ups in schedule order into one directory; then the
+    """Every round's bring-ups in schedule order into one directory, and while a judged
+    metric is close to a verdict, more rounds up to the plan's last look; then the
     verdicts (verdicts.csv, run.json) and, for an A/A, the noise floor (noise.json)."""
-    check_rounds(rounds)
     for arm in arms:
         scenario.check(arm.topology)
     adapters = {arm.label: require_overlays(arm.topology, [arm.topology.overlay])[
         arm.topology.overlay] for arm in arms}
     aa = arms[0].spec == arms[1].spec
+    plan = session.plan()
     directory = new_directory(out_dir, f"{arms[0].topology.name}-{stamp()}-"
                                        f"{'aa' if aa else 'ab'}")
-    header = new_header("ab", adapters.values(), scenario=scenario.name, rounds=rounds,
-                        aa=aa, min_effect=min_effect, judge_all=judge_all,
+    header = new_header("ab", adapters.values(), scenario=scenario.name,
+                        rounds=session.rounds, aa=aa, min_effect=min_effect,
+                        judge_all=judge_all, confirm=plan.record() if plan else None,
                         arms={arm.label: {"spec": list(arm.spec), "overlay":
                                           arm.topology.overlay} for arm in arms},
                         schedule=[])
     results = ResultSet("ab", directory)
     by_label = {arm.label: arm for arm in arms}
     with recorded(directory, header):
-        for number, (round_no, label) in enumerate(schedule(rounds), start=1):
-            note(f"ab: bring-up {number} of {2 * rounds}: round {round_no}, {label} "
-                 f"({by_label[label].description})")
-            run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
-                         directory, header)
+        done, target = 0, session.rounds
+        while target > done:
+            for round_no, label in schedule(target, done + 1):
+                bring_up = len(header["schedule"]) + 1
+                note(f"ab: bring-up {bring_up} of {2 * target}: round {round_no}, {label} "
+                     f"({by_label[label].description})")
+                run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
+                             directory, header)
+            done, header["rounds"] = target, target
+            target = next_target(load_results(directory), done, plan, min_effect, judge_all)
         frame = load_results(directory)
-        table = verdict_table(frame, min_effect, judge_all, aa)
+        table = verdict_table(frame, min_effect, judge_all, aa, plan)
         header["outside_load"] = outside_load_by_arm(frame)
         write_verdicts(directory, table, header, aa)
     return directory
+
+
+def next_target(frame: pd.DataFrame, done: int, plan: SequentialPlan | None,
+                min_effect: float, judge_all: bool) -> int:
+    """The rounds to reach next: the plan's next look while a judged metric is close to
+    a verdict, else `done` (the session ends)."""
+    if plan is None or done >= plan.most:
+        return done
+    close = close_metrics(frame, min_effect, judge_all, plan)
+    if not close:
+        return done
+    target = plan.next_look(done)
+    note(f"ab: close to a verdict after {done} rounds: {', '.join(close)}; rounds "
+         f"{done + 1} to {target} to confirm (at most {plan.most})")
+    return target
 
 
 def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
