@@ -3,61 +3,33 @@ summary, on the recorded real A/A (tests/data/ab-aa-baseline: the baseline path,
 rounds) as it is, with arm B's TCP rate cut (a regression), and with every pass dead
 (nothing to judge)."""
 
-import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from tests.recorded_ab import recorded_session, session_copy
 from vnetbench.cli import app
-from vnetbench.report.ab import read_verdicts, verdict_table, write_verdicts
+from vnetbench.report.ab import read_verdicts
 from vnetbench.report.summary import Outcome, session_outcome, verdict_markdown
-from vnetbench.results import load_results
 
 runner = CliRunner()
-DEAD = "path dead: 0 of 200 pings answered <img src=x onerror=alert(1)> | cell"
-
-
-def recorded_session(directory: Path, b_tcp_factor: float = 1.0,
-                     state: str | None = None) -> Path:
-    """The recorded A/A's verdicts as `ab` writes them, after B's TCP rate was scaled
-    (an A/B then: B's spec differs) or every pass was given another state."""
-    frame = pd.read_parquet(directory / "results.parquet")
-    header = json.loads((directory / "run.json").read_text())
-    if b_tcp_factor != 1.0:
-        frame.loc[(frame["variant"] == "B") & (frame["metric"] == "tcp_mbit"),
-                  "value"] *= b_tcp_factor
-        header["aa"] = False
-        header["arms"]["B"]["spec"] = ["backbone.rate=80mbit"]
-    if state is not None:
-        frame["state"], frame["status"] = state, DEAD
-    frame.to_parquet(directory / "results.parquet", index=False)
-    table = verdict_table(load_results(directory), 0.05, aa=bool(header["aa"]))
-    write_verdicts(directory, table, header, aa=bool(header["aa"]))
-    (directory / "run.json").write_text(json.dumps(header))
-    return directory
-
-
-def session_copy(data_dir: Path, tmp_path: Path, name: str) -> Path:
-    return Path(shutil.copytree(data_dir / "ab-aa-baseline", tmp_path / name))
 
 
 @pytest.fixture
-def aa(data_dir: Path, tmp_path: Path) -> Path:
-    return recorded_session(session_copy(data_dir, tmp_path, "aa"))
+def aa(tmp_path: Path) -> Path:
+    return recorded_session(session_copy(tmp_path, "aa"))
 
 
 @pytest.fixture
-def regression(data_dir: Path, tmp_path: Path) -> Path:
-    return recorded_session(session_copy(data_dir, tmp_path, "regression"), b_tcp_factor=0.8)
+def regression(tmp_path: Path) -> Path:
+    return recorded_session(session_copy(tmp_path, "regression"), b_tcp_factor=0.8)
 
 
 @pytest.fixture
-def dead(data_dir: Path, tmp_path: Path) -> Path:
-    return recorded_session(session_copy(data_dir, tmp_path, "dead"), state="path dead")
+def dead(tmp_path: Path) -> Path:
+    return recorded_session(session_copy(tmp_path, "dead"), state="path dead")
 
 
 def table_rows(text: str) -> dict[str, list[str]]:
