@@ -41,9 +41,12 @@ bench: setup
 perf: setup
 	$(BIN)/vnetbench calibrate --scale --out results
 
+# ...and vNet's CI gate: the workflow (shellcheck on its steps too) and its script.
 lint: venv
 	$(BIN)/ruff check vnetbench tests
 	$(BIN)/mypy vnetbench
+	$(BIN)/actionlint -shellcheck $(BIN)/shellcheck docs/ci/vnet-gate.yml
+	$(BIN)/shellcheck scripts/vnet-gate
 
 # docs/ as a site in .site/, strict: a broken link or anchor, or a page missing
 # from mkdocs.yml's nav, fails (and so fails `make test`).

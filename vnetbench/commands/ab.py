@@ -48,11 +48,15 @@ def ab(
         "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
     = False,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    summary: Annotated[Path | None, typer.Option(
+        help="Append the outcome and verdict table as Markdown to this file (a CI job "
+             "summary, e.g. $GITHUB_STEP_SUMMARY).")] = None,
 ) -> None:
     """Measure two variants in one session, their bring-ups interleaved, and judge
     each metric over the pairs, adding rounds to confirm a verdict near the line
     (exit 1 when B is worse on a judged metric)."""
     from vnetbench.report.ab import verdict_summary
+    from vnetbench.report.gate_summary import append_summary, check_summary_file
     from vnetbench.report.tables import markdown
     from vnetbench.runs.ab import ab_session, make_arms, run_ab
     from vnetbench.scenarios import get_scenario
@@ -62,12 +66,17 @@ def ab(
     command_line = {"passes": passes, **({"seconds": seconds} if seconds is not None else {})}
     arms = make_arms(read_topology(topology_file, command_line), a or [],
                      b if b is not None else None, command_line)
-    directory = run_ab(get_scenario(scenario), arms, session, out_directory(out), effect,
+    chosen = get_scenario(scenario)
+    if summary is not None:
+        check_summary_file(summary)
+    directory = run_ab(chosen, arms, session, out_directory(out), effect,
                        judge_all)
     table, verdict, worse = verdict_summary(directory)
     out_console.print(markdown(table))
     out_console.print(verdict, soft_wrap=True)
     note(f"results: {directory}")
+    if summary is not None:
+        append_summary(directory, summary)
     if worse:
         raise typer.Exit(1)
 

@@ -72,7 +72,9 @@ def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = Fals
                      "ratio": result.ratio, "ci_low": result.low, "ci_high": result.high,
                      "p_value": result.p_value, "noise_pct": 100 * noise if pairs else None,
                      "judged": metric.judged, "verdict": verdict.value, "reason": reason})
-    return pd.DataFrame(rows, columns=columns)
+    # typed even with no rows (nothing measured: every pass dead or unsupported), so
+    # selecting by `judged` selects rows, not columns
+    return pd.DataFrame(rows, columns=columns).astype({"judged": bool})
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,8 @@ def read_verdicts(directory: Path) -> pd.DataFrame:
         raise UserError(f"{path} cannot be read ({error}). 'vnetbench ab' writes it whole "
                         "at the end of a session: restore it, or run the session again."
                         ) from None
+    if table.empty and "judged" in table.columns:  # a header alone: nothing was measured
+        table = table.astype({"judged": bool})
     missing = [column for column in VERDICT_COLUMNS if column not in table.columns]
     if missing or not pd.api.types.is_bool_dtype(table["judged"]):
         wrong = f"no column {', '.join(missing)}" if missing else "judged is not true/false"
