@@ -27,8 +27,10 @@ from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
+    Contents,
     Figures,
     Heading,
+    Plots,
     RawFiles,
     Report,
     Table,
@@ -63,19 +65,30 @@ def build_html(directory: Path, report: Report | None = None) -> Path:
     samples = ping_samples(directory, report.frame, report.header)
     figures = report_figures(report.frame, report.summary, samples)
     body = [render(block, report, figures) for block in report.blocks]
-    headings = [b for b in report.blocks if isinstance(b, Heading) and b.level == 2]
     path = directory / HTML_REPORT
-    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, headings))
+    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, []))
     return path
 
 
 def render(block: Block, report: Report, figures: list[Figure]) -> Markup:
-    """A block of a report: its figures where it says, the rest as render_block."""
+    """A block of a report: its figures and contents where it says, the rest as
+    render_block."""
     if isinstance(block, Figures):
-        method = block.method
-        return figure_grid(figures if method is None
-                           else list(series_figures(report.frame, method)))
+        if block.method is not None:
+            return figure_grid(list(series_figures(report.frame, block.method)))
+        headline = block.plots is Plots.HEADLINE
+        return figure_grid([f for f in figures if f.headline == headline])
+    if isinstance(block, Contents):
+        return contents_nav([b for b in report.blocks
+                             if isinstance(b, Heading) and b.level == 2])
     return render_block(block)
+
+
+def contents_nav(headings: list[Heading]) -> Markup:
+    """The sections as links (the page's table of contents)."""
+    links = Markup("").join(Markup("<a href=\"#{}\">{}</a>").format(anchor(h.text), h.text)
+                            for h in headings)
+    return Markup("<nav>") + links + Markup("</nav>")
 
 
 def render_block(block: Block) -> Markup:
