@@ -20,7 +20,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-
 BOOL = "bool"  # the unit of a yes/no metric: 1 yes, 0 no
 
 

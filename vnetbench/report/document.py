@@ -16,6 +16,7 @@ from vnetbench.errors import UserError
 from vnetbench.methods import METHODS
 from vnetbench.report.ab import VERDICTS_FILE, read_verdicts, verdict_summary
 from vnetbench.report.raw import RawCell, raw_cells
+from vnetbench.report.summary import lead_note, lead_table
 from vnetbench.report.tables import (
     baseline_ratios,
     cv_text,
@@ -27,7 +28,6 @@ from vnetbench.report.tables import (
     raw_fractions,
     summary_table,
 )
-from vnetbench.report.summary import lead_note, lead_table
 from vnetbench.results import PARQUET, load_results
 from vnetbench.rundir import TIMING_PARTS, read_header
 from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column

@@ -13,6 +13,7 @@ part."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -43,6 +44,7 @@ from vnetbench.rundir import slug
 
 HTML_REPORT = "report.html"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+FIGURE_HEIGHT = 450  # plotly's default, for a figure that sets none
 _CODE = re.compile(r"`([^`]+)`")
 
 
@@ -86,7 +88,7 @@ def render(block: Block, report: Report, figures: list[Figure]) -> Markup:
 
 def contents_nav(headings: list[Heading]) -> Markup:
     """The sections as links (the page's table of contents)."""
-    links = Markup("").join(Markup("<a href=\"#{}\">{}</a>").format(anchor(h.text), h.text)
+    links = Markup(" ").join(Markup("<a href=\"#{}\">{}</a>").format(anchor(h.text), h.text)
                             for h in headings)
     return Markup("<nav>") + links + Markup("</nav>")
 
@@ -123,15 +125,26 @@ def table(frame: pd.DataFrame) -> Markup:
 
 
 def figure_grid(figures: list[Figure]) -> Markup:
-    """Each figure as a div drawn by the page's plotly.js (none: said so)."""
+    """Each figure as a div and its JSON, drawn once the page has loaded (none: said
+    so)."""
     if not figures:
         return Markup("<p class=\"none\">(no figures: nothing was measured to draw)</p>")
-    divs = [Markup(f.figure.to_html(full_html=False, include_plotlyjs=False,
-                                    div_id=f"figure-{slug(f.name)}", config=PLOT_CONFIG))
-            for f in figures]
     return Markup("<div class=\"figures\">") + Markup("").join(
-        Markup("<div class=\"figure\">") + d + Markup("</div>") for d in divs
+        Markup("<div class=\"figure\">") + figure_div(f) + Markup("</div>") for f in figures
     ) + Markup("</div>")
+
+
+def figure_div(figure: Figure) -> Markup:
+    """An empty div of the figure's height and the figure as JSON beside it, which the
+    page's loader (page.html.j2) hands to Plotly.newPlot once the page has loaded:
+    plotly.js (4.8 MB) is compiled then, not before the summary is shown."""
+    target = f"figure-{slug(figure.name)}"
+    spec = figure.figure.to_json().replace("<", "\\u003c")  # no tag, no comment in it
+    height = int(figure.figure.layout.height or FIGURE_HEIGHT)
+    return Markup("<div id=\"{}\" class=\"plotly-graph-div\" style=\"height:{}px\"></div>"
+                  "<script type=\"application/json\" class=\"plotly-figure\" "
+                  "data-target=\"{}\" data-config=\"{}\">").format(
+        target, height, target, json.dumps(PLOT_CONFIG)) + Markup(spec) + Markup("</script>")
 
 
 def raw_table(cells: list[RawCell]) -> Markup:

@@ -116,8 +116,8 @@ def sections(report: Report) -> list[Heading]:
 
 
 def anchor(text: str) -> str:
-    """A heading's id as GitHub and MkDocs' toc (with its GitHub slugify) make it:
-    lower case, punctuation dropped, spaces as hyphens."""
+    """A heading's id as GitHub makes it: lower case, punctuation dropped, each
+    space a hyphen ("Overlay / baseline" -> overlay--baseline)."""
     return _NOT_IN_ANCHOR.sub("", text.strip().lower()).replace(" ", "-")
 
 
