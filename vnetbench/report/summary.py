@@ -38,10 +38,10 @@ def lead_table(frame: pd.DataFrame, summary: pd.DataFrame,
                 if r[OVERLAY] == NATIVE}
     overlays = sorted(dict.fromkeys(frame[OVERLAY].astype(str)), key=lambda o: o != NATIVE)
     judged = verdict_texts(verdicts)
-    rows = []
+    rows, keys = [], []
     for scenario, of_scenario in lead.groupby(SCENARIO, sort=False):
-        for (_, variant, metric), group in of_scenario.groupby(
-                ["order", VARIANT, METRIC], sort=True):
+        for (_, metric, variant), group in of_scenario.groupby(
+                ["order", METRIC, VARIANT], sort=True):
             by_overlay = {str(r[OVERLAY]): r for r in group.to_dict("records")}
             row = {SCENARIO: str(scenario), "measurement": measurement(group, str(variant))}
             for overlay in overlays:
@@ -49,9 +49,11 @@ def lead_table(frame: pd.DataFrame, summary: pd.DataFrame,
                 row[overlay] = (figure_text(record, baseline.get(key(record)))
                                 if record is not None
                                 else missing_text(frame, str(scenario), overlay, str(variant)))
-            if judged:
-                row[VERDICT] = judged.pop((str(scenario), str(metric)), "")
             rows.append(row)
+            keys.append((str(scenario), str(metric)))
+    if judged:  # on a metric's last row: B's, after A's
+        for row, this, following in zip(rows, keys, [*keys[1:], None], strict=True):
+            row[VERDICT] = judged.get(this, "") if this != following else ""
     table = pd.DataFrame(rows)
     table[SCENARIO] = table[SCENARIO].where(~table[SCENARIO].duplicated(), "")
     return table
