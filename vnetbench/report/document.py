@@ -116,8 +116,8 @@ def read_report(directory: Path) -> Report:
         cv=[cv_text(n, cv) for n, cv in zip(every["n"], every["cv"], strict=True)])
     blocks: list[Block] = [
         Heading(f"vnetbench results: {directory.name}", 1),
-        Heading("Summary"), Text(lead_note(verdicts)),
-        Table(lead_table(frame, summary, verdicts)),
+        Heading("Summary"), Table(lead_table(frame, summary, verdicts)),
+        Text(lead_note(verdicts)),
         Contents(),
         Heading("Headline plots"), Figures(plots=Plots.HEADLINE),
         Heading("Machine and software"), Bullets(machine_header(header)),

@@ -7,6 +7,7 @@ same table (vnetbench/report/document.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -20,43 +21,65 @@ from vnetbench.stats import Verdict
 # rates and times read as a ratio; a share, a percentage or a count of 0 does not
 LEAD_RATIO_UNITS = RATIO_UNITS | {"transactions/s", "µs"}
 VERDICT = "verdict"
+COUNT = "count"  # a count's figure is its number
 SHOWN_SPREAD = 0.005  # a CV below half a percent reads as "±<1 %"
 Key = tuple[str, str, str]  # scenario, variant, metric
 
 
 def lead_table(frame: pd.DataFrame, summary: pd.DataFrame,
                verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """scenario | measurement | an overlay per column [| verdict]: each scenario's lead
-    figures, in the order the results hold the scenarios."""
+    """scenario | measurement | an overlay per column [| verdict]: a row per scenario's
+    lead metric, in the order the results hold the scenarios. Where the row's
+    overlays ran several variants (join sizes, vnet's TLS and plain, an A/B's arms),
+    a cell lists its variants' figures: 'n20 0.41 s; n50 0.93 s'."""
     metrics = catalogue()
     lead = summary[summary[METRIC].map(lambda m: is_lead(str(m))).astype(bool)]
     if lead.empty:
         return pd.DataFrame({"summary": ["no lead figure was measured (see the tables below)"]})
     lead = lead.assign(order=lead[METRIC].map(lambda m: metrics.order(str(m))),
                        label=lead[METRIC].map(lambda m: metrics.label(str(m))))
-    baseline = {key(r): float(r["mean"]) for r in lead.to_dict("records")
-                if r[OVERLAY] == NATIVE}
+    baselines = Baselines(lead[lead[OVERLAY] == NATIVE])
     overlays = sorted(dict.fromkeys(frame[OVERLAY].astype(str)), key=lambda o: o != NATIVE)
     judged = verdict_texts(verdicts)
-    rows, keys = [], []
+    rows = []
     for scenario, of_scenario in lead.groupby(SCENARIO, sort=False):
-        for (_, metric, variant), group in of_scenario.groupby(
-                ["order", METRIC, VARIANT], sort=True):
-            by_overlay = {str(r[OVERLAY]): r for r in group.to_dict("records")}
-            row = {SCENARIO: str(scenario), "measurement": measurement(group, str(variant))}
+        for (_, metric), group in of_scenario.groupby(["order", METRIC], sort=True):
+            variants = sorted(set(group[VARIANT].astype(str)), key=natural)
+            named = variants != ["default"] and len(variants) > 1
+            label = str(group["label"].iloc[0])
+            row = {SCENARIO: str(scenario), "measurement": label if named or variants == [
+                "default"] else f"{label} ({variants[0]})"}
             for overlay in overlays:
-                record = by_overlay.get(overlay)
-                row[overlay] = (figure_text(record, baseline.get(key(record)))
-                                if record is not None
-                                else missing_text(frame, str(scenario), overlay, str(variant)))
+                records = sorted(group[group[OVERLAY] == overlay].to_dict("records"),
+                                 key=lambda r: natural(str(r[VARIANT])))
+                row[overlay] = "; ".join(
+                    (f"{r[VARIANT]} " if named and r[VARIANT] != "default" else "")
+                    + figure_text(r, baselines.of(r), unit_said=label.endswith(f"({r[UNIT]})"))
+                    for r in records) or missing_text(frame, str(scenario), overlay)
+            if judged:
+                row[VERDICT] = judged.get((str(scenario), str(metric)), "")
             rows.append(row)
-            keys.append((str(scenario), str(metric)))
-    if judged:  # on a metric's last row: B's, after A's
-        for row, this, following in zip(rows, keys, [*keys[1:], None], strict=True):
-            row[VERDICT] = judged.get(this, "") if this != following else ""
     table = pd.DataFrame(rows)
     table[SCENARIO] = table[SCENARIO].where(~table[SCENARIO].duplicated(), "")
     return table
+
+
+class Baselines:
+    """The baseline's means a figure is set against: of the same scenario, variant and
+    metric, else of the scenario's default variant (vnet's tls against the plain path)."""
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.means = {key(r): float(r["mean"]) for r in rows.to_dict("records")}
+
+    def of(self, record: Mapping[Hashable, Any]) -> float | None:
+        scenario, variant, metric = key(record)
+        return self.means.get((scenario, variant, metric),
+                              self.means.get((scenario, "default", metric)))
+
+
+def natural(text: str) -> list[Any]:
+    """n20 before n100: digits compared as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 def is_lead(name: str) -> bool:
@@ -68,18 +91,16 @@ def key(record: Mapping[Hashable, Any]) -> Key:
     return str(record[SCENARIO]), str(record[VARIANT]), str(record[METRIC])
 
 
-def measurement(group: pd.DataFrame, variant: str) -> str:
-    label = str(group["label"].iloc[0])
-    return label if variant == "default" else f"{label} ({variant})"
-
-
-def figure_text(record: Mapping[Hashable, Any], baseline: float | None) -> str:
+def figure_text(record: Mapping[Hashable, Any], baseline: float | None,
+                unit_said: bool = False) -> str:
     """'640 Mbit/s ±3 %, 0.04x': the mean over passes, the CV when several passes
-    varied, the ratio to the baseline's mean; a yes/no metric as yes or no."""
+    varied, the ratio to the baseline's mean; a yes/no metric as yes or no; no unit
+    for a count or where the measurement's label says it."""
     unit, n, mean, cv = str(record[UNIT]), int(record["n"]), float(record["mean"]), record["cv"]
     if unit == BOOL:
         return yes_no(mean, n)
-    text = f"{rounded(mean)} {unit}".strip()
+    shown = "" if unit_said or unit == COUNT else unit
+    text = f"{rounded(mean)} {shown}".strip()
     if n > 1 and pd.notna(cv):
         text += " ±<1 %" if cv < SHOWN_SPREAD else f" ±{100 * cv:.0f} %"
     if (record[OVERLAY] != NATIVE and unit in LEAD_RATIO_UNITS and baseline
@@ -101,11 +122,10 @@ def ratio_text(ratio: float) -> str:
     return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
-def missing_text(frame: pd.DataFrame, scenario: str, overlay: str, variant: str) -> str:
+def missing_text(frame: pd.DataFrame, scenario: str, overlay: str) -> str:
     """Why an overlay has no figure: its passes' states (path dead, failed...), or '-'
     when it did not run this scenario at all."""
-    rows = frame[(frame[SCENARIO] == scenario) & (frame[OVERLAY] == overlay)
-                 & (frame[VARIANT] == variant)]
+    rows = frame[(frame[SCENARIO] == scenario) & (frame[OVERLAY] == overlay)]
     states = sorted({str(s) for s in rows[STATE]} - {"ok"})
     return ", ".join(states) if states else "-"
 

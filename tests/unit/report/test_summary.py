@@ -18,7 +18,7 @@ from vnetbench.metrics import Metric
 from vnetbench.report.ab import verdict_table, write_verdicts
 from vnetbench.report.document import Table, read_report
 from vnetbench.report.markdown import anchor
-from vnetbench.report.summary import lead_table
+from vnetbench.report.summary import lead_table, natural
 from vnetbench.report.tables import headline_table, overlay_cell, summary_table
 from vnetbench.results import load_results
 from vnetbench.rundir import read_header
@@ -49,6 +49,21 @@ def test_each_overlay_against_the_baseline(bench_results: Path) -> None:
     join = table.loc["Machines joining at once (n20)"]
     assert (join["baseline"], join["wireguard"]) == ("-", "0.41 s")  # one pass: no spread
     assert list(table["scenario"]) == ["throughput", "", "failover", "", "join"]
+
+
+def test_variants_in_one_cell_against_the_baselines_default(
+        make_bench_results: Path) -> None:
+    report = read_report(make_bench_results)
+    table = lead_table(report.frame, report.summary).set_index("measurement")
+    assert table.loc["TCP between two agents", "vnet"] == (
+        "plain 1583 Mbit/s ±2 %, 0.08x; tls 1583 Mbit/s ±2 %, 0.08x; "
+        "tls-limits 1583 Mbit/s ±2 %, 0.08x")  # against the baseline's default
+    assert table.loc["Machines joining at once", "vnet"] == "n100 24 s; n200 24 s; n400 24 s; " \
+        "n800 24 s"
+    assert table.loc["Config change", "wireguard"] == "17 s"  # its default, unnamed
+    assert table.loc["Pings answered under flood", "openvpn"] == "31"  # a count: no unit
+    assert table.loc["TCP_RR (transactions/s)", "vnet"] == "24, 2.40x"  # unit in the label
+    assert sorted(["n800", "n100", "n20"], key=natural) == ["n20", "n100", "n800"]
 
 
 def test_markdown_and_html_open_on_the_same_summary(bench_results: Path) -> None:
@@ -100,12 +115,10 @@ def test_verdicts_of_an_ab_in_the_summary(data_copy: Callable[[str], Path]) -> N
                    aa=True)
     report = read_report(directory)
     table = lead_table(report.frame, report.summary, pd.read_csv(directory / "verdicts.csv"))
-    tcp = table[table["measurement"].str.startswith("TCP between two agents")]
-    assert list(tcp["measurement"]) == ["TCP between two agents (A)",
-                                        "TCP between two agents (B)"]
-    said = tcp["verdict"].iloc[1]  # on B's row, once per metric
+    tcp = table.set_index("measurement").loc["TCP between two agents"]
+    assert re.fullmatch(r"A 14301 Mbit/s ±3 %; B 14118 Mbit/s ±3 %", tcp["baseline"])
+    said = tcp["verdict"]
     assert re.fullmatch(r"(no change|better|worse): B/A \d\.\d{3}, p \d\.\d{3}", said), said
-    assert tcp["verdict"].iloc[0] == ""
     (first,) = [block for block in report.blocks[:4] if isinstance(block, Table)]
     assert first.frame.equals(table)  # the report opens on it
 
