@@ -63,3 +63,111 @@ def history_root(tmp_path: Path) -> Path:
                               ("build3", "2026-12-01", 0.721)):
         history_build(root, name, day, factor)
     return root
+
+
+# results-quick's baseline grown into a small bench: per overlay, the factor on its
+# TCP rate and on its round trips (the order of what this machine's bench measured)
+BENCH_OVERLAYS = {"wireguard": (0.55, 1.6), "vnet": (0.08, 3.0), "openvpn": (0.3, 2.2)}
+
+
+def grow_into_bench(directory: Path) -> Path:
+    """results-quick as a bench of several overlays and scenarios: each overlay of
+    BENCH_OVERLAYS with the baseline's three passes scaled; tinc's throughput a dead
+    path; a failover of one pass per overlay (outage, whether the TCP connection
+    survived: vnet's did not) and a join of 20 machines of one pass (not on the
+    baseline, which has no joins)."""
+    import json
+
+    import pandas as pd
+
+    from vnetbench.outcome import State
+    from vnetbench.results import load_results
+
+    quick = load_results(directory)
+    frames = [quick]
+    for overlay, (tcp, rtt) in BENCH_OVERLAYS.items():
+        scaled = quick.assign(overlay=overlay)
+        scaled.loc[scaled["metric"] == "tcp_mbit", "value"] *= tcp
+        scaled.loc[scaled["metric"].str.startswith("rtt_"), "value"] *= rtt
+        frames.append(scaled)
+    dead = quick.assign(overlay="tinc", value=float("nan"), state=State.DEAD.value,
+                        status="path dead: 0 of 50 pings answered")
+    frames.append(dead[dead["metric"] == "tcp_mbit"])
+    template = quick.iloc[0]
+    one_pass = [("failover", overlay, "default", metric, value, unit)
+                for overlay, outage, survived in (("baseline", 12.0, 1), ("wireguard", 140.0, 1),
+                                                  ("vnet", 2300.0, 0), ("openvpn", 850.0, 1))
+                for metric, value, unit in (("outage_ms_switch-restart", outage, "ms"),
+                                            ("tcp_survived_switch-restart", survived, "bool"))]
+    one_pass += [("join", overlay, "n20", "join_seconds", seconds, "s")
+                 for overlay, seconds in (("wireguard", 0.41), ("vnet", 3.9), ("openvpn", 2.2))]
+    frames.append(pd.DataFrame([template.to_dict() | {
+        "scenario": scenario, "overlay": overlay, "variant": variant, "pass": 1,
+        "metric": metric, "value": value, "unit": unit}
+        for scenario, overlay, variant, metric, value, unit in one_pass]))
+    pd.concat(frames, ignore_index=True).to_parquet(directory / "results.parquet", index=False)
+    header = json.loads((directory / "run.json").read_text())
+    header["overlays"] |= {name: {"version": "recorded", "data_path": "scaled"}
+                           for name in [*BENCH_OVERLAYS, "tinc"]}
+    (directory / "run.json").write_text(json.dumps(header))
+    return directory
+
+
+@pytest.fixture
+def bench_results(data_copy: Callable[[str], Path]) -> Path:
+    return grow_into_bench(data_copy("results-quick"))
+
+
+# make bench's matrix (vnetbench/runs/matrix.py CELLS) by its lead figures: scenario,
+# variants of the other overlays, vnet's variants, each lead metric and its unit
+MATRIX_SHAPE = (
+    ("join", ("n20", "n50"), ("n100", "n200", "n400", "n800"), (("join_seconds", "s"),)),
+    ("config", ("default",), ("n300", "n5000"), (("config_seconds", "s"),)),
+    ("flood", ("default",), ("default",), (("pings_answered", "count"),)),
+    ("failover", ("default",), ("default",), tuple(
+        (f"{metric}_{fault}", unit) for fault in ("switch-restart", "backbone-down",
+                                                  "loss-burst")
+        for metric, unit in (("outage_ms", "ms"), ("tcp_survived", "bool"))),),
+    ("room", ("n20",), ("n20",), (("room_p99_ms", "ms"), ("room_goodput_mbit", "Mbit/s"))),
+    ("transactions", ("default",), ("default",), (("tcp_rr_tps", "transactions/s"),
+                                                  ("tcp_crr_tps", "transactions/s"))),
+    ("loaded_latency", ("default",), ("default",), (("one_way_added_p50_ms", "ms"),
+                                                    ("both_ways_added_p50_ms", "ms"))),
+)
+NO_JOINS = ("baseline",)  # the path without an overlay has no joins nor config
+
+
+def grow_into_make_bench(directory: Path) -> Path:
+    """grow_into_bench's throughput with make bench's shape: nebula beside the other
+    overlays, vnet's throughput as its three variants (tls, plain, tls-limits), and a
+    pass of each lead figure of every other scenario of the matrix per overlay and
+    variant (one pass: the matrix runs most of them once), values made up."""
+    import pandas as pd
+
+    from vnetbench.results import load_results
+
+    grow_into_bench(directory)
+    grown = load_results(directory)
+    grown = grown[grown["scenario"] == "throughput"]
+    quick = grown[grown["overlay"] == "baseline"]
+    vnet = grown[grown["overlay"] == "vnet"]
+    frames = [grown[grown["overlay"] != "vnet"], quick.assign(overlay="nebula")]
+    frames += [vnet.assign(variant=variant) for variant in ("tls", "plain", "tls-limits")]
+    template = quick.iloc[0].to_dict()
+    overlays = ["baseline", "wireguard", "vnet", "openvpn", "tinc", "nebula"]
+    rows = [template | {"scenario": scenario, "overlay": overlay, "variant": variant,
+                        "pass": 1, "metric": metric, "unit": unit,
+                        "value": float(1 if unit == "bool" else 10 + 7 * number)}
+            for scenario, variants, vnet_variants, metrics in MATRIX_SHAPE
+            for number, overlay in enumerate(overlays)
+            if not (overlay in NO_JOINS and scenario in ("join", "config"))
+            for variant in (vnet_variants if overlay == "vnet" else variants)
+            for metric, unit in metrics]
+    frames.append(pd.DataFrame(rows))
+    pd.concat(frames, ignore_index=True).to_parquet(directory / "results.parquet", index=False)
+    return directory
+
+
+@pytest.fixture
+def make_bench_results(data_copy: Callable[[str], Path]) -> Path:
+    return grow_into_make_bench(data_copy("results-quick"))

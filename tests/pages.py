@@ -59,8 +59,10 @@ class Page(HTMLParser):
         raise AssertionError(f"no table with a column {column!r}")
 
     def figure_data(self, name: str) -> list[dict[str, object]]:
-        """The traces a figure div is drawn with (Plotly.newPlot's data argument)."""
-        found = re.search(rf'"figure-{name}",\s*(\[.*?\]),\s*\{{', self.text, re.S)
+        """The traces a figure div is drawn with (the JSON the page hands to
+        Plotly.newPlot: its data)."""
+        found = re.search(rf'<script type="application/json" class="plotly-figure" '
+                          rf'data-target="figure-{name}"[^>]*>(.*?)</script>', self.text, re.S)
         assert found is not None, f"no figure {name}"
-        data: list[dict[str, object]] = json.loads(found.group(1))
+        data: list[dict[str, object]] = json.loads(found.group(1))["data"]
         return data

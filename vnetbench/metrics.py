@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+BOOL = "bool"  # the unit of a yes/no metric: 1 yes, 0 no
+
 
 class Better(StrEnum):
     HIGHER = "higher"
@@ -36,12 +38,15 @@ class Metric:
     plot: str | None = None  # file stem of its bar chart per overlay (report plots)
     label: str | None = None  # how a method's table names it when it is no headline
     noisy: bool = False  # shown, not judged, by compare and ab unless asked (--all)
+    lead: bool = False  # one of its scenario's figures in the report's summary (a headline)
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         parts = re.split(r"\{\w+\}", self.name)
         regex = r"[\w.-]+".join(re.escape(p) for p in parts)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+        if self.lead and not self.headline:
+            raise ValueError(f"{self.name}: a lead metric is a headline (it needs its label)")
 
     @property
     def judged(self) -> bool:
@@ -109,8 +114,9 @@ class Catalogue:
 
 # -- what each scenario emits, in the order headline tables use ----------------------
 TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
-                  plot="throughput")
-RTT_MEAN_MS = Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt")
+                  plot="throughput", lead=True)
+RTT_MEAN_MS = Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt",
+                     lead=True)
 THROUGHPUT = (
     TCP_MBIT,
     RTT_MEAN_MS,
@@ -158,7 +164,8 @@ THROUGHPUT = (
     Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
 )
 
-JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once")
+JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once",
+                      lead=True)
 JOIN = (
     JOIN_SECONDS,
     Metric("joined", "count", Better.HIGHER, "Machines joined"),
@@ -176,14 +183,15 @@ JOIN = (
 )
 
 CONFIG = (
-    Metric("config_seconds", "s", Better.LOWER, "Config change"),
+    Metric("config_seconds", "s", Better.LOWER, "Config change", lead=True),
     Metric("config_lines", "count"),
     Metric("config_bytes", "bytes"),
     Metric("switches_confirmed", "count", Better.HIGHER),
 )
 
 FLOOD = (
-    Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood"),
+    Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood",
+           lead=True),
     Metric("flood_packets_dropped", "count", Better.NEITHER,
            "Flood packets lost (receiver count)"),
     Metric("limiter_drops", "count", Better.NEITHER, "Packets dropped by the rate limit"),
@@ -202,7 +210,8 @@ TRANSFER_DIRECTIONS = ("upload", "download")
 INTERVAL_BYTES_SUFFIX = "_interval_bytes"  # a direction's bytes of one interval (interval_s)
 TRANSFER = tuple(metric for d in TRANSFER_DIRECTIONS for metric in (
     Metric(f"{d}_seconds", "s", Better.LOWER, f"Time to the last byte, {d}"),
-    Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer"),
+    Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer",
+           lead=True),
     Metric(f"{d}_bytes", "bytes", Better.HIGHER),
     Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
     Metric(f"{d}{INTERVAL_BYTES_SUFFIX}", "bytes")))
@@ -211,15 +220,17 @@ ANSWERED_PREFIX = "answered_"  # failover's timeline: probes answered per 0.1 s
 FAULT_AT_PREFIX = "fault_at_s_"  # where on that timeline the fault was injected
 # failover: one of each per fault, `{fault}` its kind (switch-restart, backbone-down...)
 FAILOVER = (
-    Metric("outage_ms_{fault}", "ms", Better.LOWER, "Outage across switches, {fault}"),
+    Metric("outage_ms_{fault}", "ms", Better.LOWER, "Outage across switches, {fault}",
+           lead=True),
     Metric("lost_{fault}", "count", Better.LOWER, "Probes lost (10 ms apart), {fault}"),
     Metric("tcp_stall_ms_{fault}", "ms", Better.LOWER, "TCP stall, {fault}"),
-    Metric("tcp_survived_{fault}", "bool", Better.HIGHER, "TCP connection survived, {fault}"),
+    Metric("tcp_survived_{fault}", BOOL, Better.HIGHER, "TCP connection survived, {fault}",
+           lead=True),
     Metric("rejoin_seconds_{fault}", "s", Better.LOWER, "Agents registered again, {fault}"),
     Metric("not_recovered_{fault}", "count", Better.LOWER, "Never recovered, {fault}"),
     Metric("late_join_s_{fault}", "s", Better.LOWER,
            "A machine restarted during the kill: its join, {fault}"),
-    Metric("late_joined_during_{fault}", "bool",
+    Metric("late_joined_during_{fault}", BOOL,
            label="That machine joined before the killed role was back, {fault}"),
     Metric("local_outage_ms_{fault}", "ms", Better.LOWER,
            label="Outage on the same switch, {fault}"),
@@ -232,7 +243,7 @@ FAILOVER = (
 )
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
-                     plot="room-p99")
+                     plot="room-p99", lead=True)
 ROOM_LATENCY_PREFIX = "room_latency_q"  # room's latency CDF: room_latency_q{point}_ms
 # room: one row each per pass, over every request of every machine (measure/room.py)
 ROOM = (
@@ -241,7 +252,8 @@ ROOM = (
     Metric("room_failed", "count", Better.LOWER, "Room: requests failed or timed out"),
     Metric("room_fairness", "index", Better.HIGHER,
            "Room: fairness of the machines' goodput (Jain's index, 1 = equal)"),
-    Metric("room_goodput_mbit", "Mbit/s", Better.HIGHER, "Room: aggregate goodput"),
+    Metric("room_goodput_mbit", "Mbit/s", Better.HIGHER, "Room: aggregate goodput",
+           lead=True),
     Metric("room_cpu_server_percent", "% of a core", Better.LOWER,
            "Room: CPU of the server agent's container (% of a core)", noisy=True),
     Metric("room_cpu_{role}_percent", "% of a core", Better.LOWER,
@@ -272,7 +284,8 @@ ROOM = (
 # (rr_parallel; their rates summed, the worst instance's p99)
 RR_TESTS = {"tcp_rr": "TCP_RR", "tcp_crr": "TCP_CRR"}
 TRANSACTIONS = tuple(metric for prefix, test in RR_TESTS.items() for metric in (
-    Metric(f"{prefix}_tps", "transactions/s", Better.HIGHER, f"{test} (transactions/s)"),
+    Metric(f"{prefix}_tps", "transactions/s", Better.HIGHER, f"{test} (transactions/s)",
+           lead=True),
     Metric(f"{prefix}_p50_us", "µs", Better.LOWER, f"{test} latency, p50 (µs)"),
     Metric(f"{prefix}_p90_us", "µs", Better.LOWER, label=f"{test} latency, p90 (µs)"),
     Metric(f"{prefix}_p99_us", "µs", Better.LOWER, f"{test} latency, p99 (µs)", noisy=True),
@@ -291,7 +304,7 @@ LOADED = ("one_way", "both_ways")
 LOADED_LATENCY = (
     *(Metric(f"{phase}_added_p{q}_ms", "ms", Better.LOWER,
              f"Latency added {LOAD_PHASES[phase]}, p{q} (ms)",
-             noisy=q == 99) for phase in LOADED for q in (50, 99)),
+             noisy=q == 99, lead=q == 50) for phase in LOADED for q in (50, 99)),
     *(metric for phase, words in LOAD_PHASES.items() for metric in (
         Metric(f"{phase}_rtt_p50_ms", "ms", Better.LOWER,
                f"Ping round trip, {words}, p50" if phase == "idle" else None,

@@ -153,3 +153,37 @@ def test_history_html_in_chromium(browser: WebDriver, history_root: Path, data_d
                         ".scatterlayer .trace:first-child .points path:nth-child(2)")
     assert "2026-11-30 10:00" in label and "build2" in label, label
     assert "x0.700 from 2026-11-29 10:00, worse, beyond the noise floor of ±6.9 %" in label
+
+
+FIRST_SCREEN = (1400, 900)
+USABLE_MS = 3000  # the page's own work: parsing, plotly.js, drawing its figures
+
+
+def test_report_answers_in_the_first_screen(browser: WebDriver, make_bench_results: Path,
+                                            tmp_path: Path) -> None:
+    """A report of make bench's shape (six overlays, every scenario of the matrix and
+    their variants): the summary table lies whole in the first 1400x900 screen, and
+    the page has painted its text and loaded within 3 s."""
+    bench_results = make_bench_results
+    result = runner.invoke(app, ["report", str(bench_results)])
+    assert result.exit_code == 0, result.output
+    browser.set_window_size(*FIRST_SCREEN)
+    open_page(browser, bench_results / "report.html")  # returns once every figure is drawn
+    loaded, painted, drawn = browser.execute_script(
+        "const n = performance.getEntriesByType('navigation')[0];"
+        "const p = performance.getEntriesByName('first-contentful-paint')[0];"
+        "return [n.loadEventEnd, p ? p.startTime : null, performance.now()];")
+    print(f"first contentful paint {painted:.0f} ms, load {loaded:.0f} ms, "
+          f"figures drawn by {drawn:.0f} ms")
+    assert 0 < painted <= loaded < USABLE_MS  # the text, summary first, is read by then
+    shot = tmp_path / "first-screen.png"
+    browser.save_screenshot(str(shot))
+    print(f"screenshot: {shot}")
+    bottom, screen, columns = browser.execute_script(
+        "const t = document.querySelector('#summary ~ table');"
+        "return [t.getBoundingClientRect().bottom, window.innerHeight,"
+        " [...t.querySelectorAll('th')].map(h => h.textContent)];")
+    assert screen <= FIRST_SCREEN[1] and bottom <= screen, (bottom, screen)
+    assert columns[2:] == ["baseline", "wireguard", "openvpn", "tinc", "nebula", "vnet"]
+    assert browser.execute_script("return window.scrollY;") == 0
+    assert console_errors(browser) == []

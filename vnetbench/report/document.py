@@ -6,6 +6,7 @@ from the same tables (vnetbench/report/tables.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,12 @@ import pandas as pd
 
 from vnetbench.errors import UserError
 from vnetbench.methods import METHODS
-from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
+from vnetbench.report.ab import VERDICTS_FILE, read_verdicts, verdict_summary
 from vnetbench.report.raw import RawCell, raw_cells
+from vnetbench.report.summary import lead_note, lead_table
 from vnetbench.report.tables import (
     baseline_ratios,
+    cv_text,
     headline_table,
     method_table,
     outside_load_table,
@@ -51,12 +54,23 @@ class Table:
     frame: pd.DataFrame
 
 
+class Plots(StrEnum):
+    HEADLINE = "headline"  # each plotted headline metric per overlay (metrics.py: plot)
+    OTHER = "other"  # latency CDFs, timelines, join against N, sweeps
+
+
 @dataclass(frozen=True)
 class Figures:
-    """Where a renderer puts its plots: the results' own (method None) or a
-    reference method's time series."""
+    """Where a renderer puts its plots: the results' own (method None; its headline
+    plots or the others) or a reference method's time series."""
 
     method: str | None = None
+    plots: Plots = Plots.OTHER
+
+
+@dataclass(frozen=True)
+class Contents:
+    """Where a renderer lists the report's sections (its level-2 headings) as links."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class RawFiles:
     cells: list[RawCell]
 
 
-Block = Heading | Text | Bullets | Table | Figures | RawFiles
+Block = Heading | Text | Bullets | Table | Figures | RawFiles | Contents
 
 
 @dataclass(frozen=True)
@@ -96,17 +110,22 @@ def read_report(directory: Path) -> Report:
     headline = headline_table(summary)
     ratios = baseline_ratios(summary)
     ratios["ratio"] = ratios["ratio"].map(lambda r: f"{r:.3f}")
+    verdicts = read_verdicts(directory) if (directory / VERDICTS_FILE).exists() else None
     every = summary_table(frame_all)
     full = every.drop(columns=["mean", "low", "high"]).assign(
-        cv=every["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"))
+        cv=[cv_text(n, cv) for n, cv in zip(every["n"], every["cv"], strict=True)])
     blocks: list[Block] = [
         Heading(f"vnetbench results: {directory.name}", 1),
-        Bullets(machine_header(header)),
-        Text("Ranges are the lowest and highest pass; n is the number of passes; CV is "
-             "the coefficient of variation over passes."),
+        Heading("Summary"), Table(lead_table(frame, summary, verdicts)),
+        Text(lead_note(verdicts)),
+        Contents(),
+        Heading("Headline plots"), Figures(plots=Plots.HEADLINE),
+        Heading("Machine and software"), Bullets(machine_header(header)),
         Heading("Results"),
         Text("One table per scenario: a row per measurement, a column per overlay (range "
-             "over passes, n, CV; throughput and RTT also as a ratio to the baseline)."),
+             "over passes, lowest to highest, with n, the number of passes, and CV, their "
+             "coefficient of variation, when there were several; throughput and RTT also "
+             "as a ratio to the baseline)."),
         *(block for scenario, table in overlay_tables(summary).items()
           for block in (Heading(scenario, 3), Table(table))),
         *method_sections(frame_all),
@@ -136,7 +155,7 @@ def read_report(directory: Path) -> Report:
              "ping text, pv counts), relative to this directory."),
         RawFiles(raw_cells(directory, frame_all, header)),
         Heading("Every metric"), Table(full),
-        Heading("Plots"), Figures(),
+        Heading("More plots"), Figures(plots=Plots.OTHER),
     ]
     return Report(directory, header, frame_all, summary, headline, blocks)
 

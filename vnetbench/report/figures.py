@@ -47,10 +47,12 @@ PALETTE: list[str] = list(qualitative.D3)
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure and the name a page gives it (its element id)."""
+    """A figure, the name a page gives it (its element id), and whether it is a
+    headline plot (a plotted metric per overlay, drawn before the tables)."""
 
     name: str
     figure: go.Figure
+    headline: bool = False
 
 
 def colour(overlay: str) -> str:
@@ -198,9 +200,10 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
     metrics = catalogue()
     rows = frame[frame[METHOD] == ""]
     passes = measured_pass_values(rows)
+    headline = [Figure(m.name, figure, headline=True) for m in metrics
+                if m.plot and (figure := per_pass_figure(rows, m)) is not None]
     found: list[tuple[str, go.Figure | None]] = [
-        (m.name, per_pass_figure(rows, m)) for m in metrics if m.plot]
-    found += [(f"cdf-{s}", cdf_figure(samples, s))
+        (f"cdf-{s}", cdf_figure(samples, s))
               for s in dict.fromkeys(sample.scenario for sample in samples)]
     found.append(("join-against-n", against_figure(
         passes[passes[METRIC] == JOIN_SECONDS.name], setting_column(MACHINES),
@@ -212,7 +215,7 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                     passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
     found += timeline_figures(rows)
-    return [Figure(name, figure) for name, figure in found if figure is not None]
+    return headline + [Figure(name, figure) for name, figure in found if figure is not None]
 
 
 def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:

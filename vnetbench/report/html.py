@@ -13,6 +13,7 @@ part."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -27,8 +28,10 @@ from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
+    Contents,
     Figures,
     Heading,
+    Plots,
     RawFiles,
     Report,
     Table,
@@ -41,6 +44,7 @@ from vnetbench.rundir import slug
 
 HTML_REPORT = "report.html"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+FIGURE_HEIGHT = 450  # plotly's default, for a figure that sets none
 _CODE = re.compile(r"`([^`]+)`")
 
 
@@ -63,19 +67,30 @@ def build_html(directory: Path, report: Report | None = None) -> Path:
     samples = ping_samples(directory, report.frame, report.header)
     figures = report_figures(report.frame, report.summary, samples)
     body = [render(block, report, figures) for block in report.blocks]
-    headings = [b for b in report.blocks if isinstance(b, Heading) and b.level == 2]
     path = directory / HTML_REPORT
-    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, headings))
+    write_text_atomic(path, page(f"vnetbench results: {directory.name}", body, []))
     return path
 
 
 def render(block: Block, report: Report, figures: list[Figure]) -> Markup:
-    """A block of a report: its figures where it says, the rest as render_block."""
+    """A block of a report: its figures and contents where it says, the rest as
+    render_block."""
     if isinstance(block, Figures):
-        method = block.method
-        return figure_grid(figures if method is None
-                           else list(series_figures(report.frame, method)))
+        if block.method is not None:
+            return figure_grid(list(series_figures(report.frame, block.method)))
+        headline = block.plots is Plots.HEADLINE
+        return figure_grid([f for f in figures if f.headline == headline])
+    if isinstance(block, Contents):
+        return contents_nav([b for b in report.blocks
+                             if isinstance(b, Heading) and b.level == 2])
     return render_block(block)
+
+
+def contents_nav(headings: list[Heading]) -> Markup:
+    """The sections as links (the page's table of contents)."""
+    links = Markup(" ").join(Markup("<a href=\"#{}\">{}</a>").format(anchor(h.text), h.text)
+                            for h in headings)
+    return Markup("<nav>") + links + Markup("</nav>")
 
 
 def render_block(block: Block) -> Markup:
@@ -110,15 +125,26 @@ def table(frame: pd.DataFrame) -> Markup:
 
 
 def figure_grid(figures: list[Figure]) -> Markup:
-    """Each figure as a div drawn by the page's plotly.js (none: said so)."""
+    """Each figure as a div and its JSON, drawn once the page has loaded (none: said
+    so)."""
     if not figures:
         return Markup("<p class=\"none\">(no figures: nothing was measured to draw)</p>")
-    divs = [Markup(f.figure.to_html(full_html=False, include_plotlyjs=False,
-                                    div_id=f"figure-{slug(f.name)}", config=PLOT_CONFIG))
-            for f in figures]
     return Markup("<div class=\"figures\">") + Markup("").join(
-        Markup("<div class=\"figure\">") + d + Markup("</div>") for d in divs
+        Markup("<div class=\"figure\">") + figure_div(f) + Markup("</div>") for f in figures
     ) + Markup("</div>")
+
+
+def figure_div(figure: Figure) -> Markup:
+    """An empty div of the figure's height and the figure as JSON beside it, which the
+    page's loader (page.html.j2) hands to Plotly.newPlot once the page has loaded:
+    plotly.js (4.8 MB) is compiled then, not before the summary is shown."""
+    target = f"figure-{slug(figure.name)}"
+    spec = figure.figure.to_json().replace("<", "\\u003c")  # no tag, no comment in it
+    height = int(figure.figure.layout.height or FIGURE_HEIGHT)
+    return Markup("<div id=\"{}\" class=\"plotly-graph-div\" style=\"height:{}px\"></div>"
+                  "<script type=\"application/json\" class=\"plotly-figure\" "
+                  "data-target=\"{}\" data-config=\"{}\">").format(
+        target, height, target, json.dumps(PLOT_CONFIG)) + Markup(spec) + Markup("</script>")
 
 
 def raw_table(cells: list[RawCell]) -> Markup:

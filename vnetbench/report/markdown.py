@@ -21,8 +21,10 @@ from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
     Bullets,
+    Contents,
     Figures,
     Heading,
+    Plots,
     RawFiles,
     Report,
     Table,
@@ -30,7 +32,8 @@ from vnetbench.report.document import (
     read_report,
 )
 from vnetbench.report.plots import (
-    write_plots,
+    write_bar_plots,
+    write_line_plots,
     write_room_cdf_plot,
     write_series_plots,
     write_timeline_plots,
@@ -62,15 +65,19 @@ def render(block: Block, report: Report) -> list[str]:
             return [*(f"- {inline(item)}" for item in items), ""]
         case Table(frame):
             return [markdown(escaped_table(frame))]
-        case Figures(method):
+        case Figures(method, kind):
             return [*(f"![{literal(p.stem)}]({href(p.name)})"
-                      for p in plots(report, method)), ""]
+                      for p in plots(report, method, kind)), ""]
+        case Contents():
+            return [*(f"- [{literal(h.text)}](#{anchor(h.text)})"
+                      for h in sections(report)), ""]
         case RawFiles(cells):
             return [*(raw_line(cell) for cell in cells), ""]
     raise TypeError(f"no Markdown for {block!r}")
 
 
 _CODE = re.compile(r"`([^`]+)`")  # the blocks' code spans, as report.html reads them
+_NOT_IN_ANCHOR = re.compile(r"[^\w\- ]")
 _MARKDOWN_SYNTAX = re.compile(r"([\\`\[\]])")
 _PLAIN_CODE = re.compile(r"[^<>&\[\]\\]+")
 _BLOCK_START = re.compile(r"^(\d*)([*+\-#.])")
@@ -104,6 +111,16 @@ def code(content: str, touching: bool = False) -> str:
     return f"<code>{literal(content)}</code>"  # Markdown reads between HTML tags
 
 
+def sections(report: Report) -> list[Heading]:
+    return [b for b in report.blocks if isinstance(b, Heading) and b.level == 2]
+
+
+def anchor(text: str) -> str:
+    """A heading's id as GitHub makes it: lower case, punctuation dropped, each
+    space a hyphen ("Overlay / baseline" -> overlay--baseline)."""
+    return _NOT_IN_ANCHOR.sub("", text.strip().lower()).replace(" ", "-")
+
+
 def href(path: str) -> str:
     """A relative link's target: percent-encoded, so no scheme and no syntax."""
     return quote(path, safe="/")
@@ -121,9 +138,11 @@ def cell(value: object) -> str:
     return literal(str(value)).replace("|", "\\|")
 
 
-def plots(report: Report, method: str | None) -> list[Path]:
+def plots(report: Report, method: str | None, kind: Plots) -> list[Path]:
+    if method is None and kind is Plots.HEADLINE:
+        return write_bar_plots(report.summary, report.directory)
     if method is None:
-        return (write_plots(report.summary, report.directory)
+        return (write_line_plots(report.summary, report.directory)
                 + write_timeline_plots(report.frame, report.directory)
                 + [p for p in [write_room_cdf_plot(report.frame, report.directory)] if p])
     frame = report.frame

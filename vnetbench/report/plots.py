@@ -99,14 +99,25 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
 def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
     """Bars per overlay for the catalogue's plotted metrics; join time against N;
     every judged headline metric against each swept parameter (var_* columns)."""
-    metrics = catalogue()
+    return write_bar_plots(summary, directory) + write_line_plots(summary, directory)
+
+
+def write_bar_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
+    """Bars per overlay for the catalogue's plotted metrics (the headline plots)."""
     written = [bar_with_ranges(summary, m.name, directory / f"{m.plot}.png",
                                f"{m.headline} per overlay", m.unit)
-               for m in metrics if m.plot]
-    written.append(line_against(summary, JOIN_SECONDS.name, setting_column(MACHINES),
-                                "machines joining at once", directory / "join.png"))
-    written.append(line_against(summary, ROOM_P99_MS.name, setting_column(MACHINES),
-                                "machines in the room", directory / "room-p99-by-size.png"))
+               for m in catalogue() if m.plot]
+    return [path for path in written if path]
+
+
+def write_line_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
+    """Join time and the room's p99 against N; every judged headline metric against
+    each swept parameter (var_* columns)."""
+    metrics = catalogue()
+    written = [line_against(summary, JOIN_SECONDS.name, setting_column(MACHINES),
+                            "machines joining at once", directory / "join.png"),
+               line_against(summary, ROOM_P99_MS.name, setting_column(MACHINES),
+                            "machines in the room", directory / "room-p99-by-size.png")]
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.methods import Method
-from vnetbench.metrics import OUTSIDE_LOAD, RTT_MEAN_MS, TCP_MBIT, catalogue
+from vnetbench.metrics import BOOL, OUTSIDE_LOAD, RTT_MEAN_MS, TCP_MBIT, catalogue
 from vnetbench.outcome import State
 from vnetbench.schema import (
     CELL,
@@ -32,7 +32,7 @@ from vnetbench.schema import (
     is_parameter_column,
     setting_column,
 )
-from vnetbench.stats import format_range, summarise
+from vnetbench.stats import Summary, format_range, summarise
 
 GROUP = list(SERIES)
 # Columns that describe a row's settings and ride along into the summary: the
@@ -57,10 +57,28 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
                      METRIC: metric, UNIT: unit, "n": summary.n, "mean": summary.mean,
                      "low": summary.low, "high": summary.high, "cv": summary.cv,
-                     "result": format_range(summary, str(unit)),
+                     "result": result_text(summary, str(unit)),
                      **{c: group[c].iloc[0] for c in carried}})
     return pd.DataFrame(rows, columns=[*GROUP, "n", "mean", "low", "high", "cv", "result",
                                        *carried])
+
+
+def result_text(summary: Summary, unit: str) -> str:
+    """A range as people read it; a yes/no metric (unit bool) as yes or no."""
+    if unit != BOOL or summary.n == 0:
+        return format_range(summary, unit)
+    return yes_no(summary.mean, summary.n)
+
+
+def yes_no(share: float, n: int) -> str:
+    """yes, no, or 'yes in 2 of 3' (share: the mean of n values each 1 or 0)."""
+    yes = round(share * n)
+    return "yes" if yes == n else "no" if yes == 0 else f"yes in {yes} of {n}"
+
+
+def cv_text(n: int, cv: float) -> str:
+    """The coefficient of variation in percent; '-' for one pass (nothing varied)."""
+    return "-" if n < 2 or pd.isna(cv) else f"{100 * cv:.1f} %"
 
 
 def pass_values(frame: pd.DataFrame) -> pd.Series:
@@ -87,7 +105,7 @@ def headline_table(summary: pd.DataFrame) -> pd.DataFrame:
     measurement = picked.apply(_measurement_name, axis=1)
     return pd.DataFrame({
         "Measurement": measurement, "Result": picked["result"], "n": picked["n"],
-        "CV": picked["cv"].map(lambda v: "-" if pd.isna(v) else f"{100 * v:.1f} %"),
+        "CV": [cv_text(n, cv) for n, cv in zip(picked["n"], picked["cv"], strict=True)],
     }).reset_index(drop=True)
 
 
@@ -184,10 +202,14 @@ def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str,
 
 def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
                  against: str = NATIVE, detail: bool = True) -> str:
-    cv = record["cv"]
+    """A range with its n and CV (none for a single pass: nothing varied), and its
+    ratio to `against`."""
+    cv, n = record["cv"], int(record["n"])
     known = isinstance(cv, float) and not math.isnan(cv)
     spread = f", CV {100 * cv:.1f} %" if known else ""
-    text = f"{record['result']} (n {record['n']}{spread})" if detail else str(record["result"])
+    text = str(record["result"])
+    if detail and n > 1:
+        text += f" (n {n}{spread})"
     return f"{text}, {ratio:.3g}x {against}" if ratio is not None else text
 
 

@@ -37,7 +37,9 @@ def test_html_has_report_mds_sections_in_order(results_with_raw: Path) -> None:
               if re.match(r"^#{1,3} ", line)]
     page = Page((results_with_raw / "report.html").read_text())
     assert page.headings == titles
-    assert "Raw files" in titles and "Plots" in titles
+    assert titles[1:3] == ["Summary", "Headline plots"]  # the answer, then its plots
+    assert titles.index("Headline plots") < titles.index("Results")
+    assert "Raw files" in titles and titles[-1] == "More plots"
 
 
 def test_html_is_self_contained(results_with_raw: Path) -> None:
