@@ -103,7 +103,7 @@ def test_no_private_key_stays_in_results_after_a_sigkill_mid_run_and_clean(
     scratch = tmp_path / "scratch"
     process = start_run(tmp_path, overlay, agents=2, seconds=60, scratch=scratch)
     try:
-        run_id = wait_for_stream(timeout=180)
+        run_id = wait_for_stream(1, timeout=180)
         process.kill()  # SIGKILL: no teardown at all
         process.wait(timeout=30)
     finally:

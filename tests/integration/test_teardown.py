@@ -10,21 +10,36 @@ import time
 from pathlib import Path
 
 import pytest
-from python_on_whales import docker
+from python_on_whales import Container, docker
+from python_on_whales.exceptions import NoSuchContainer
 
 from tests.integration.conftest import leftovers
+from vnetbench.scenarios.throughput import CLIENTS_LEAD_PER_CLIENT_S, CLIENTS_LEAD_S
 
 pytestmark = pytest.mark.integration
 
 
-def wait_for_stream(timeout: float = 90) -> str:
-    """Run id of the run whose iperf3 client probe is streaming."""
+def client_probe(container: Container) -> bool:
+    """An iperf3 client's probe (the listing and this inspection are two calls: a probe
+    that ended between them, e.g. a client retrying while its server starts, is none)."""
+    try:
+        return "iperf3" in (container.config.cmd or []) and "-c" in (container.config.cmd or [])
+    except NoSuchContainer:
+        return False
+
+
+def wait_for_stream(clients: int, timeout: float = 90) -> str:
+    """Run id of the run whose iperf3 client probes are streaming: several clients wait
+    in vnetbench-at for their shared instant (at most the lead after they are created),
+    so the interrupt lands after it, in the stream."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        probes = docker.container.list(filters=[("label", "vnetbench.tool=iperf3")])
-        clients = [p for p in probes if "-c" in (p.config.cmd or [])]
-        if clients:
-            return str(clients[0].config.labels["vnetbench.run"])
+        probes = [p for p in docker.container.list(filters=[("label", "vnetbench.tool=iperf3")])
+                  if client_probe(p)]
+        if probes:
+            if clients > 1:
+                time.sleep(CLIENTS_LEAD_S + CLIENTS_LEAD_PER_CLIENT_S * clients + 1)
+            return str(probes[0].config.labels["vnetbench.run"])
         time.sleep(0.2)
     raise AssertionError("no iperf3 client probe appeared within the timeout")
 
@@ -44,7 +59,7 @@ def test_interrupted_run_tears_down(tmp_path: Path, sig: signal.Signals, clients
         text=True,
     )
     try:
-        run_id = wait_for_stream()
+        run_id = wait_for_stream(clients)
         process.send_signal(sig)
         _, stderr = process.communicate(timeout=60)
     finally:

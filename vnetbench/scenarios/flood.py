@@ -108,7 +108,11 @@ class Flood(Scenario):
         return {"flood_mbit": s.flood_mbit, "seconds": FLOOD_SECONDS, "pings": PINGS}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
-        roles = pick_roles(context.topology, context.placement())
+        placement = context.placement()
+        try:
+            roles = pick_roles(context.topology, placement)
+        except UserError:  # the topology has the roles (checked): agents did not join
+            return unplaced(context, placement)
         target = context.overlay.target_address(context.topology, context.plan, roles.target)
         flood_run, ping_run = self._flood_and_ping(context, roles, target, pass_no)
         flood, ping = flood_run.result, ping_run.result
@@ -143,6 +147,18 @@ class Flood(Scenario):
                                PINGS, FLOOD_SECONDS / PINGS, None,
                                raw / f"flood-ping-pass{pass_no}.txt", FLOOD_SECONDS + 15)
             return flood.result(), ping.result()
+
+
+def unplaced(context: ScenarioContext, placement: dict[str, str]) -> PassResult:
+    """A pass with no flood to run: the topology places two agents on one switch and
+    one on another, but the agents that joined do not (an overlay that loses joins,
+    such as vNet's public snapshot under load); said, with who joined where."""
+    joined = ", ".join(f"{agent} on {switch}" for agent, switch in sorted(placement.items()))
+    status = (f"nothing to flood: {len(placement)} of {len(context.topology.agents)} agents "
+              f"joined ({joined or 'none'}), and the flood needs two on one switch and one "
+              "on another")
+    metrics = flood_metrics(None, None, context.overlay.agent_limits(context.topology), None)
+    return PassResult(metrics, {"pings": None, "sent": None}, status, state=State.FAILED)
 
 
 def flood_status(flood_run: UdpRun, ping_run: PingRun) -> tuple[State, str]:
