@@ -127,7 +127,9 @@ def made_stack(spec: StackSpec, block: IPv4Network) -> Stack:
     interrupted while they are made leaves none in the run directory, and its scratch
     goes at once."""
     prepared = spec.prepared
-    scratch = stack_scratch(spec.run_id, spec.directory, spec.owner)
+    # an overlay without keys (the baseline) gets none: nothing would ever wipe it
+    scratch = (stack_scratch(spec.run_id, spec.directory, spec.owner)
+               if prepared.overlay.secret_dirs else None)
     try:
         rendered = render_run(spec.topology, prepared.overlay, spec.run_id, block,
                               spec.directory, prepared.images, spec.owner, engine_facts(),

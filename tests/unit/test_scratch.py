@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Network
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -83,6 +84,26 @@ def test_an_interrupt_while_tinc_s_keys_are_made_leaves_none(
     assert len(written) == 3  # keys were being written when the interrupt came
     assert list(results.rglob("rsa_key.priv")) == [] and private_keys_under(results) == []
     assert not scratch_root.joinpath("run-2").exists()  # and the scratch is gone at once
+
+
+@pytest.mark.parametrize("name", ["baseline", "wireguard"])
+def test_a_stack_leaves_no_scratch_behind_once_torn_down(
+        name: str, tmp_path: Path, scratch_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline has no keys: a scratch directory made for it had no link, so no
+    teardown ever found it (39 runs' empty ones were left by one integration suite)."""
+    monkeypatch.setattr(lifecycle, "engine_facts", EngineFacts)
+    monkeypatch.setattr(lifecycle, "Stack", lambda rendered, *_: SimpleNamespace(
+        rendered=rendered))  # the rendered stack, not brought up
+    plan_topology = topology(name)
+    overlay = overlay_for(plan_topology)
+    prepared = Prepared(overlay.adjust(plan_topology).topology, overlay, None,  # type: ignore[arg-type]
+                        ImageSet())
+    spec = StackSpec(prepared, "run-3", tmp_path / "results" / "run-3" / "throughput",
+                     current_owner())
+    stack = lifecycle.made_stack(spec, BLOCK)
+    assert scratch_root.joinpath("run-3").exists() == bool(overlay.secret_dirs)
+    lifecycle.forget_private_keys(overlay, stack.rendered.directory)
+    assert not scratch_root.joinpath("run-3").exists()
 
 
 def old_crash(stack_dir: Path) -> list[Path]:

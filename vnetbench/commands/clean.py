@@ -94,8 +94,8 @@ def scratch_and_results(present: set[str], removed: set[str], every: bool,
     for run in wiped:
         wipe_run_scratch(run)
     if wiped:
-        lines.append(f"wiped the private keys of {len(wiped)} run(s) in {scratch_root()}: "
-                     f"{', '.join(run.run_id for run in wiped)}")
+        lines.append(f"wiped the scratch directories (where keys are made) of {len(wiped)} "
+                     f"run(s) in {scratch_root()}: {', '.join(run.run_id for run in wiped)}")
     scrubbed = scrub_results(results)
     if scrubbed:
         lines.append(f"removed {len(scrubbed)} private key file(s) an earlier run left in "
