@@ -79,19 +79,27 @@ def split_began(output: str) -> tuple[Began | None, str]:
         return None, output
 
 
+def tool_of(argv: list[str]) -> str:
+    """The tool a probe runs, for its label: the command vnetbench-at starts, not the
+    wrapper (a probe is found by its tool, e.g. every iperf3 client)."""
+    if argv[0] == "vnetbench-at" and len(argv) > 2:
+        return argv[2]
+    return argv[0]
+
+
 def run_probe(run: RunOnEngine, target: str, argv: list[str],
               timeout_seconds: float) -> ProbeOutput:
     """Run argv to completion in target's namespace, bounded by timeout_seconds, its
     output returned when it ends (not streamed while it measures)."""
     bounded = ["timeout", "-k", "2", timeout_argument(timeout_seconds), *argv]
-    return run.engine.run_tool(target, held(bounded), _labels(run.run_id, target, argv[0]))
+    return run.engine.run_tool(target, held(bounded), _labels(run.run_id, target, tool_of(argv)))
 
 
 def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
                 **options: Any) -> str:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace;
     `remove=False` keeps it (and its log) after it ends, until stop_probe."""
-    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, argv[0]),
+    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, tool_of(argv)),
                                  **options)
 
 

@@ -86,3 +86,12 @@ def test_output_without_a_stamp_is_kept_whole() -> None:
         None, "vnetbench-at began=x late_s=0\nrest")
     assert at_instant(12.5, ["iperf3", "-c", "h"]) == [
         "vnetbench-at", "12.500000", "iperf3", "-c", "h"]
+
+
+def test_a_probe_started_at_an_instant_is_labelled_with_its_tool() -> None:
+    """Probes are found by their tool label (teardown tests, `docker ps` by a user): a
+    client waiting in vnetbench-at is an iperf3 probe."""
+    engine = Engine()
+    run_probe(Run("run1", engine), "agent1",  # type: ignore[arg-type]
+              at_instant(5.0, ["iperf3", "-c", "10.0.0.2"]), 4)
+    assert engine.calls[0][2]["vnetbench.tool"] == "iperf3"
