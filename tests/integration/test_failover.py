@@ -51,9 +51,12 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     # TCP retransmits through 2 s: the same connection carries on
     assert values["tcp_survived_switch-restart"] == 1
     assert values["tcp_stall_ms_switch-restart"] >= 2000
-    # killed for good: never answered again within the window
+    # killed for good: never answered again within the window. The outage runs from the
+    # last answer to the window's end, and probes are still answered between the fault's
+    # mark and the kill taking effect (the engine's kill: 12 ms short of the 10 s window
+    # in one fresh-clone run), so it is the window less that, which is well under 1 s
     assert values["not_recovered_switch-kill"] >= 1
-    assert values["outage_ms_switch-kill"] >= 10_000
+    assert values["outage_ms_switch-kill"] >= 10_000 - 1_000
     # backbone at 100 % loss for 2 s after the shapers applied it: at least 2 s silent;
     # shaping in and out takes a shaper start per switch (~1 s each here) on top
     assert 2000 <= values["outage_ms_backbone-down"] <= 2000 + 8000
