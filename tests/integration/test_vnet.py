@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -148,10 +149,17 @@ def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
     value = frame.set_index("metric")["value"]
     assert frame["set_pool"].iloc[0] == 3  # 100 machines in pools of 3: 34 containers
     assert value["joined"] + value["not_joined"] == 100
-    assert value["joined"] >= 90  # the snapshot loses a few of a room; not most of it
+    assert value["gate_never_released"] == 0  # every pool container left the gate
+    assert value["joined"] >= 1
     status = frame["status"].iloc[0]
     if value["not_joined"]:
-        assert "not joined: " in status and "log ends: " in status
+        # The snapshot's switch refuses an agent whose token from the conductor it has not
+        # stored yet, and the agent does not try again (src/switch/setup.cpp): a race whose
+        # losers grow with the machine's load (1 to 7 of 100 on a quiet machine, 20 in a CI
+        # run). So no count is asserted: every agent missing must be that race, named.
+        refused = sum(int(n) for n in re.findall(r"(\d+) x refused by switch\d", status))
+        assert refused == value["not_joined"], status
+        assert "reached the switch after the agent" in status, status
 
 
 def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Path) -> None:

@@ -25,7 +25,14 @@ from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import pandas as pd
+
     from vnetbench.engines.stack import Stack
+
+    # (role, event) -> that event's frame since the join release (measure/events.py)
+    EventLookup = Callable[[str, str], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -230,6 +237,11 @@ class Overlay(ABC):
 
     def event_patterns(self) -> dict[str, dict[str, str]]:
         """Per role, event name -> regular expression over its log lines."""
+        return {}
+
+    def why_not_joined(self, events: EventLookup, missing: set[str]) -> dict[str, str]:
+        """Agent -> why it did not join, where the servers' logs tell (a refusal the agent
+        never logs); the agents left out are explained by their own last lines."""
         return {}
 
     def agent_limits(self, topology: Topology) -> AgentLimits | None:

@@ -175,13 +175,16 @@ class Join(Scenario):
         spread = gate_spread({s.container: release_stamp(s.text, opened.released)
                               for s in agents})
         missing = {a.name for a in context.topology.agents} - set(joined["agent"])
+        refused = context.overlay.why_not_joined(
+            lambda role, event: context.events(role, event, since), missing)
         return JoinOutcome(
             total=total,
             joined=dict(zip(joined["agent"], joined["time"], strict=True)),
             switches=Counter(joined["switch"]),
             released_first=spread.first, released_last=spread.last,
             gate_waiting=spread.waiting,
-            reasons=failure_reasons(agents, missing),
+            reasons=failure_reasons(agents, missing - refused.keys()) + Counter(
+                refused.values()),
             settle_s=opened.settle_s, quiet=opened.quiet, restarted=restarted,
             node_skew_ms=stack.release_skew_ms)
 

@@ -51,6 +51,7 @@ from vnetbench.topology import Topology
 
 if TYPE_CHECKING:
     from vnetbench.engines.stack import Stack
+    from vnetbench.overlays.base import EventLookup
 
 FILES_DIR = "vnet"  # under the run directory: vnet/<role>/ is mounted at CONTAINER_FILES
 CONTAINER_FILES = "/vnetbench-files"
@@ -184,6 +185,29 @@ class Vnet(Overlay):
 
     def limiter_event(self) -> tuple[str, str] | None:
         return ("switch", "limiter_drops")
+
+    def why_not_joined(self, events: EventLookup, missing: set[str]) -> dict[str, str]:
+        """An agent a switch refused: the conductor gives the agent a token and tells the
+        switch; a switch that has not yet stored the token when the agent presents it
+        closes the connection ("Rejected agent: invalid token T"). When the switch then
+        logs "Expecting agent" with that token, the token came after the agent (the race
+        of src/switch/setup.cpp); the snapshot's agent does not try again."""
+        assigned = {str(f["token"]): (str(f["agent"]), str(f["switch"]))
+                    for f in events("conductor", "agent_assigned")["fields"]
+                    if f.get("token") and f.get("agent") in missing}
+        expected = {str(f["token"]) for f in events("switch", "agent_expected")["fields"]
+                    if f.get("token")}
+        reasons = {}
+        for fields in events("switch", "agent_rejected")["fields"]:
+            token = str(fields.get("token") or "")
+            if token not in assigned:
+                continue
+            agent, switch = assigned[token]
+            reasons[agent] = (f"refused by {switch} ({fields.get('reason') or 'rejected'})"
+                              + (": its token from the conductor reached the switch after "
+                                 "the agent, which did not try again" if token in expected
+                                 else ""))
+        return reasons
 
     def agent_limits(self, topology: Topology) -> AgentLimits | None:
         if not topology.settings.limits or self.feature_missing("limits"):

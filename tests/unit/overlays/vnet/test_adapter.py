@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import stat
 from collections import Counter
+from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
 
@@ -285,3 +286,45 @@ def test_every_route_to_vnet_images_and_profile_reaches_the_adapter(
         "VNETBENCH_VNET_IMAGES")
     with pytest.raises(UserError, match="not a Docker image name"):
         with_vnet_options(base, ["agent=Not An Image"], None)
+
+
+SNAPSHOT_IMAGES = VnetImages(dict.fromkeys(("conductor", "switch", "agent"), "v"), "test")
+
+
+def race_sources(switch_text: str | None = None) -> list[Source]:
+    """A join pass recorded on the public snapshot (100 machines, 3 of them refused):
+    the conductor's assignments, switch2's log and the agents' pool lines."""
+    race = DATA / "vnet-join-race"
+    switch = switch_text if switch_text is not None else (race / "switch2.log").read_text()
+    return [Source("conductor", "conductor", "conductor", (race / "conductor.log").read_text()),
+            Source("switch2", "switch", "switch2", switch),
+            Source("pool-switch2-1", "agent", "pool-switch2-1", (race / "agents.log").read_text())]
+
+
+def lookup(sources: list[Source]) -> Callable[[str, str], pd.DataFrame]:
+    frame = events_frame(sources, load_profile().events)
+    return lambda role, event: frame[(frame["role"] == role) & (frame["event"] == event)]
+
+
+def test_an_agent_refused_for_a_token_the_switch_learned_later_is_named_by_the_race() -> None:
+    vnet = Vnet({}, VnetFacts(SNAPSHOT_IMAGES))
+    missing = {"agent20", "agent4"}  # agent99 joined
+    reasons = vnet.why_not_joined(lookup(race_sources()), missing)
+    race = ("refused by switch2 (invalid token): its token from the conductor reached the "
+            "switch after the agent, which did not try again")
+    assert reasons == {"agent20": race, "agent4": race}
+    # their own logs end at the assignment: without the switch's side the reason is vaguer
+    assert failure_reasons([race_sources()[2]], missing) == Counter(
+        {"log ends: [Agent] Assigned to switch switch2 @ 10.160.0.11:6000": 2})
+
+
+def test_a_refusal_without_the_late_token_is_named_without_the_race() -> None:
+    switch = "".join(line + "\n" for line in (DATA / "vnet-join-race" / "switch2.log")
+                     .read_text().splitlines() if "Expecting agent agent4 " not in line)
+    reasons = Vnet({}, VnetFacts(SNAPSHOT_IMAGES)).why_not_joined(
+        lookup(race_sources(switch)), {"agent20", "agent4"})
+    assert reasons["agent4"] == "refused by switch2 (invalid token)"
+    assert reasons["agent20"].endswith("which did not try again")
+    # an agent that joined is never explained, whatever the switch logged
+    assert Vnet({}, VnetFacts(SNAPSHOT_IMAGES)).why_not_joined(
+        lookup(race_sources()), {"agent99"}) == {}

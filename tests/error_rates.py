@@ -1,0 +1,276 @@
+"""The verdicts' own error rates, measured on real `vnetbench ab` sessions (docs/ab.md).
+
+Two kinds of session, each a row of the plan:
+
+- **A/A**: an overlay against itself on throughput, room or join; any verdict is a
+  false one.
+- **cut**: throughput with the backbone shaped near the overlay's ceiling (A: 90 % of
+  its unshaped TCP median in this campaign's A/As, B: that rate cut by 5, 10 or
+  20 %); a "worse" TCP verdict catches it, "better" is the wrong sign.
+
+Every session keeps its results directory; the campaign's `sessions.csv` gets one row
+per finished session, so a campaign stopped part-way resumes where it stopped
+(`python -m tests.error_rates run DIR`), and `table DIR` prints the Markdown tables.
+Each row also holds the verdicts the fixed design (the first 8 rounds, one test at
+p < 0.05) gives on the same rounds, so confirmation and the fixed design are compared
+on identical data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.report.ab import verdict_table
+from vnetbench.results import load_results
+from vnetbench.stats import Verdict
+
+OVERLAYS = ("wireguard", "openvpn", "tinc", "nebula")
+AA_SCENARIOS = ("throughput", "room", "join")
+CUTS = (5, 10, 20)
+TRIES = 3
+FIXED_ROUNDS = 8
+CEILING_SHARE = 0.9  # A's backbone rate: this share of the overlay's unshaped TCP
+# small rooms keep a session within minutes; both arms get them (an arm change of A
+# alone would be an A/B)
+ROOM = ("machines=50", "room_sizes=200,2048")
+JOIN = ("machines=50",)
+SECONDS = "3"
+CUT_MIN_EFFECT = "2%"  # below the smallest cut, as docs/ab.md advises for catching one
+
+
+@dataclass(frozen=True)
+class Planned:
+    kind: str  # "aa" or "cut"
+    overlay: str
+    scenario: str
+    cut_pct: int  # 0 for an A/A
+    attempt: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.overlay}/{self.scenario}/{self.cut_pct}/{self.attempt}"
+
+
+@dataclass
+class Session:
+    key: str
+    kind: str
+    overlay: str
+    scenario: str
+    cut_pct: int
+    attempt: int
+    exit_code: int
+    minutes: float
+    directory: str
+    rounds: int
+    judged: int
+    no_change: int
+    worse: int
+    better: int
+    unknown: int
+    tcp_verdict: str
+    tcp_ratio: float | None
+    tcp_a_median: float | None
+    fixed_judged: int
+    fixed_worse: int
+    fixed_better: int
+    fixed_tcp_verdict: str
+    a_rate_mbit: float | None
+    worse_metrics: str
+
+
+def plan(vnet: bool) -> Iterator[Planned]:
+    """A/As first (the cuts need each overlay's ceiling), tries interleaved so drift
+    spreads over every overlay and scenario alike."""
+    for attempt in range(1, TRIES + 1):
+        for scenario in AA_SCENARIOS:
+            for overlay in OVERLAYS:
+                yield Planned("aa", overlay, scenario, 0, attempt)
+        if vnet:  # the public snapshot delivers no packet: join is what it can measure
+            yield Planned("aa", "vnet", "join", 0, attempt)
+    for attempt in range(1, TRIES + 1):
+        for cut in CUTS:
+            for overlay in OVERLAYS:
+                yield Planned("cut", overlay, "throughput", cut, attempt)
+
+
+def done_sessions(campaign: Path) -> list[Session]:
+    path = campaign / "sessions.csv"
+    if not path.exists():
+        return []
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    kinds = {f.name: f.type for f in fields(Session)}
+    sessions = []
+    for row in rows:
+        values: dict[str, object] = {}
+        for name, text in row.items():
+            kind = str(kinds[name])
+            if text == "" and "None" in kind:
+                values[name] = None
+            elif kind.startswith("int"):
+                values[name] = int(text)
+            elif kind.startswith("float"):
+                values[name] = float(text)
+            else:
+                values[name] = text
+        sessions.append(Session(**values))  # type: ignore[arg-type]
+    return sessions
+
+
+def append(campaign: Path, session: Session) -> None:
+    path = campaign / "sessions.csv"
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(Session)])
+        if new:
+            writer.writeheader()
+        writer.writerow({k: ("" if v is None else v) for k, v in asdict(session).items()})
+
+
+def ceiling(sessions: list[Session], overlay: str) -> float | None:
+    """The overlay's unshaped TCP: the median of its throughput A/As' A medians."""
+    found = [s.tcp_a_median for s in sessions if s.kind == "aa" and s.overlay == overlay
+             and s.scenario == "throughput" and s.tcp_a_median]
+    return float(pd.Series(found).median()) if found else None
+
+
+def arms(item: Planned, sessions: list[Session]) -> tuple[list[str], float | None]:
+    if item.kind == "aa":
+        extra = {"room": ROOM, "join": JOIN}.get(item.scenario, ())
+        return ["--a", f"overlay={item.overlay}", *[x for e in extra for x in ("--a", e)]], None
+    top = ceiling(sessions, item.overlay)
+    if top is None:
+        raise SystemExit(f"no throughput A/A of {item.overlay} yet: its ceiling is unknown")
+    rate = round(top * CEILING_SHARE)
+    cut = round(rate * (1 - item.cut_pct / 100), 1)
+    return ["--a", f"overlay={item.overlay}", "--a", f"backbone.rate={rate}mbit",
+            "--b", f"overlay={item.overlay}", "--b", f"backbone.rate={cut}mbit",
+            "--min-effect", CUT_MIN_EFFECT], float(rate)
+
+
+def run_session(item: Planned, campaign: Path, sessions: list[Session]) -> Session:
+    arm_args, rate = arms(item, sessions)
+    out = campaign / "sessions" / item.key.replace("/", "-")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    done = subprocess.run([sys.executable, "-m", "vnetbench", "ab", item.scenario, *arm_args,
+                           "--seconds", SECONDS, "--out", str(out)],
+                          stdout=(out / "ab.log").open("w"), stderr=subprocess.STDOUT,
+                          env={**os.environ, "BENCH_TLS": "off"})
+    minutes = (time.time() - started) / 60
+    directories = sorted(p for p in out.iterdir() if p.is_dir())
+    if done.returncode not in (0, 1) or not directories:
+        raise SystemExit(f"{item.key}: ab exited {done.returncode}; see {out / 'ab.log'}")
+    return summarise(item, directories[-1], done.returncode, minutes, rate)
+
+
+def summarise(item: Planned, directory: Path, exit_code: int, minutes: float,
+              rate: float | None) -> Session:
+    header = json.loads((directory / "run.json").read_text())
+    table = pd.read_csv(directory / "verdicts.csv")
+    judged = table[table["judged"]]
+    frame = load_results(directory)
+    fixed = fixed_verdicts(frame, float(header["min_effect"]), bool(header["aa"]))
+    tcp = table[table["metric"] == "tcp_mbit"]
+    fixed_tcp = fixed[fixed["metric"] == "tcp_mbit"]
+    counts = judged["verdict"].value_counts()
+    return Session(
+        key=item.key, kind=item.kind, overlay=item.overlay, scenario=item.scenario,
+        cut_pct=item.cut_pct, attempt=item.attempt, exit_code=exit_code,
+        minutes=round(minutes, 2), directory=str(directory), rounds=int(header["rounds"]),
+        judged=len(judged), no_change=int(counts.get(Verdict.NO_CHANGE.value, 0)),
+        worse=int(counts.get(Verdict.WORSE.value, 0)),
+        better=int(counts.get(Verdict.BETTER.value, 0)),
+        unknown=int(counts.get(Verdict.UNKNOWN.value, 0)),
+        tcp_verdict=str(tcp["verdict"].iloc[0]) if len(tcp) else "",
+        tcp_ratio=float(tcp["ratio"].iloc[0]) if len(tcp) else None,
+        tcp_a_median=float(tcp["a_median"].iloc[0]) if len(tcp) else None,
+        fixed_judged=int(fixed["judged"].sum()),
+        fixed_worse=int((fixed[fixed["judged"]]["verdict"] == Verdict.WORSE.value).sum()),
+        fixed_better=int((fixed[fixed["judged"]]["verdict"] == Verdict.BETTER.value).sum()),
+        fixed_tcp_verdict=str(fixed_tcp["verdict"].iloc[0]) if len(fixed_tcp) else "",
+        a_rate_mbit=rate,
+        worse_metrics=";".join(f"{m}:{v}" for m, v in zip(judged["metric"], judged["verdict"],
+                                                          strict=True)
+                               if v in (Verdict.WORSE.value, Verdict.BETTER.value)))
+
+
+def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataFrame:
+    """The fixed design's verdicts on the session's first 8 rounds (one test each)."""
+    first = frame[pd.to_numeric(frame["var_round"], errors="coerce") <= FIXED_ROUNDS]
+    return verdict_table(first, min_effect, aa=aa, plan=None)
+
+
+def run(campaign: Path, vnet: bool, budget_minutes: float) -> None:
+    campaign.mkdir(parents=True, exist_ok=True)
+    deadline = time.time() + budget_minutes * 60
+    for item in plan(vnet):
+        sessions = done_sessions(campaign)
+        if item.key in {s.key for s in sessions}:
+            continue
+        if (campaign / "pause").exists() or time.time() > deadline:
+            print(f"stopping before {item.key}", flush=True)
+            return
+        print(f"{time.strftime('%H:%M:%S')} {item.key}", flush=True)
+        session = run_session(item, campaign, sessions)
+        append(campaign, session)
+        print(f"  {session.minutes} min, exit {session.exit_code}, rounds {session.rounds}, "
+              f"judged {session.judged}: {session.worse} worse, {session.better} better; "
+              f"TCP {session.tcp_verdict} {session.tcp_ratio}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["run", "table"])
+    parser.add_argument("campaign", type=Path)
+    parser.add_argument("--vnet", action="store_true", help="add vNet's join A/As")
+    parser.add_argument("--budget-minutes", type=float, default=600)
+    args = parser.parse_args()
+    if args.action == "run":
+        run(args.campaign, args.vnet, args.budget_minutes)
+    else:
+        print(tables(done_sessions(args.campaign)))
+
+
+def tables(sessions: list[Session]) -> str:
+    frame = pd.DataFrame([asdict(s) for s in sessions])
+    if frame.empty:
+        return "no sessions yet"
+    lines = ["| overlay | scenario | A/A sessions | judged metrics | verdicts (false) | "
+             "fixed 8 rounds: verdicts | mean rounds | minutes |",
+             "|---|---|---|---|---|---|---|---|"]
+    aa = frame[frame["kind"] == "aa"]
+    for (overlay, scenario), group in aa.groupby(["overlay", "scenario"], sort=False):
+        false = int(group["worse"].sum() + group["better"].sum())
+        fixed = int(group["fixed_worse"].sum() + group["fixed_better"].sum())
+        lines.append(f"| {overlay} | {scenario} | {len(group)} | {int(group['judged'].sum())} | "
+                     f"{false} | {fixed} | {group['rounds'].mean():.1f} | "
+                     f"{group['minutes'].mean():.1f} |")
+    lines += ["", "| overlay | cut | A rate | sessions | TCP worse (caught) | TCP better "
+              "(wrong sign) | fixed 8 rounds: caught | mean rounds | B/A |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    cuts = frame[frame["kind"] == "cut"]
+    for (overlay, cut), group in cuts.groupby(["overlay", "cut_pct"], sort=False):
+        lines.append(
+            f"| {overlay} | {cut} % | {group['a_rate_mbit'].iloc[0]:.0f} Mbit/s | {len(group)} | "
+            f"{(group['tcp_verdict'] == 'worse').sum()} | "
+            f"{(group['tcp_verdict'] == 'better').sum()} | "
+            f"{(group['fixed_tcp_verdict'] == 'worse').sum()} | {group['rounds'].mean():.1f} | "
+            f"{', '.join(f'{r:.3f}' for r in group['tcp_ratio'])} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
