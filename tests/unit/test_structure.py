@@ -107,7 +107,8 @@ def test_the_cycle_finder_finds_one() -> None:
 UNIT = Path(__file__).resolve().parent
 PROJECT_TESTS = {"test_docs.py", "test_structure.py", "test_packaging.py",
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
-                 "test_vnet_gate.py"}  # docs/ci/vnet-gate.yml and scripts/vnet-gate
+                 "test_vnet_gate.py",  # docs/ci/vnet-gate.yml and scripts/vnet-gate
+                 "test_error_rates.py"}  # tests/error_rates.py, docs/ab.md's campaign
 
 
 def misplaced_tests(unit: Path = UNIT, package: Path = PACKAGE) -> list[str]:
