@@ -68,9 +68,9 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 def engine_gone(error: EngineError) -> None:
     """An engine call failed: if the engine no longer answers, one paragraph and exit 2
     (a bug otherwise: the traceback stays)."""
-    from vnetbench.engines.docker import engine_version
+    from vnetbench.engines import local
 
-    if engine_version() is not None:
+    if local().versions().engine is not None:
         return
     last = (error.stderr or str(error)).strip().splitlines()[-1:]
     err_console.print(error_line(

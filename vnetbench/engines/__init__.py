@@ -16,9 +16,12 @@ from vnetbench.engines.base import (
     Deployment,
     Engine,
     EngineError,
+    HostRuntime,
     Listed,
+    Mount,
     Removed,
     ToolOutput,
+    ToolSpec,
 )
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import ENGINE_HELP, compose_version, engine_version
@@ -29,8 +32,8 @@ from vnetbench.labels import run_filter
 from vnetbench.topology import ENGINE_NAMES, Topology
 from vnetbench.ui import note
 
-__all__ = ["ENGINES", "ComposeEngine", "Deployment", "Engine", "EngineError", "Listed",
-           "Removed", "SwarmEngine", "ToolOutput", "engine_facts", "engine_for",
+__all__ = ["ENGINES", "Deployment", "Engine", "EngineError", "HostRuntime", "Listed", "Mount",
+           "Removed", "ToolOutput", "ToolSpec", "engine_facts", "engine_for",
            "engine_services", "every_engine", "local", "recorded_engine", "require_engine"]
 
 # every engine by the name a topology's `engine:` gives
@@ -53,8 +56,9 @@ def engine_facts() -> EngineFacts:
     return EngineFacts(engine_version())
 
 
-def local() -> ComposeEngine:
-    """This machine's engine (images, probes of its kernel, helpers of its own)."""
+def local() -> HostRuntime:
+    """This machine's engine (images, probes of its kernel, helpers of its own), as
+    the interface gives it: callers pass it to whatever runs helpers here."""
     return ComposeEngine()
 
 

@@ -48,7 +48,7 @@ class FakeStack:
     def memory_by_role(self) -> dict[str, list[MemoryReading]]:
         self.calls += 1
         if self.fail:
-            raise EngineError(["docker", "ps"], 1)
+            raise EngineError("docker ps failed", 1)
         return {"agent": [MemoryReading(MIB, 2 * MIB)]}
 
 

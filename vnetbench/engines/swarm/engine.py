@@ -25,7 +25,7 @@ from python_on_whales import DockerClient
 
 from vnetbench.engines.base import Removed, RenderedRun
 from vnetbench.engines.compose import ComposeEngine
-from vnetbench.engines.docker import DockerEngine, NodeEngine
+from vnetbench.engines.docker import DockerEngine, NodeEngine, at_the_boundary
 from vnetbench.engines.swarm.cluster import Swarm
 from vnetbench.engines.swarm.deployment import SwarmDeployment, remove_node_copies
 from vnetbench.errors import UserError
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
 
 
+@at_the_boundary
 class SwarmEngine(DockerEngine):
     """The nodes of a Docker Swarm: a container's calls go to the node that hosts it."""
 
