@@ -240,7 +240,8 @@ class Deployment(ABC):
 class Engine(ABC):
     """Where a run's containers live, and every call vnetbench makes to them."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # what a topology's `engine:` and `--engine` say
+    summary: ClassVar[str]  # what it is, in a few words (for messages)
 
     @classmethod
     @abstractmethod
@@ -256,6 +257,18 @@ class Engine(ABC):
     def adjust(self, topology: Topology) -> Topology:
         """The topology as this engine runs it (e.g. a swarm's segment MTU)."""
         return topology
+
+    @classmethod
+    def known(cls, record: Mapping[str, Any]) -> list[Engine]:
+        """The engines of this kind that may hold runs (for clean and down); `record`: a
+        run's run.json when one run is meant ({}: none)."""
+        return []
+
+    @classmethod
+    def recorded(cls, record: Mapping[str, Any]) -> Engine | None:
+        """The engine of this kind a run's run.json names (a topology left `up`), or
+        None when the run is not on one."""
+        return None
 
     # -- a rendered run ----------------------------------------------------------
     @abstractmethod

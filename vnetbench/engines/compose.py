@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from python_on_whales import DockerClient
@@ -20,6 +20,7 @@ from python_on_whales.exceptions import DockerException
 from vnetbench import gate
 from vnetbench.engines.base import (
     Deployment,
+    Engine,
     EngineVersions,
     HostRuntime,
     Listed,
@@ -64,10 +65,15 @@ class ComposeEngine(DockerEngine, HostRuntime):
     """Every container on this machine's engine."""
 
     name = "compose"
+    summary = "this machine's engine"
 
     @classmethod
     def for_topology(cls, topology: Topology) -> ComposeEngine:
         return cls()
+
+    @classmethod
+    def known(cls, record: Mapping[str, Any]) -> list[Engine]:
+        return [cls()]
 
     def hosts(self) -> list[tuple[str, DockerClient]]:
         return [("", quick_client)]
