@@ -24,8 +24,7 @@ from vnetbench.addressing import AddressPlan
 from vnetbench.images import TOOLS_IMAGE
 
 if TYPE_CHECKING:
-    from vnetbench.measure.events import Source
-    from vnetbench.measure.memory import MemoryReading
+    from vnetbench.engines.usage import MemoryReading
     from vnetbench.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
@@ -142,6 +141,17 @@ class Removed:
             f"{self.containers} container(s), {self.networks} network(s), "
             f"{self.volumes} volume(s)"
         )
+
+
+@dataclass(frozen=True)
+class Source:
+    """One container's log and what it is (Stack.logs, LogStream.sources; measure/events.py
+    reads its lines)."""
+
+    container: str
+    role: str
+    node: str  # the node name (agent, switch...) for lines without a pool prefix
+    text: str
 
 
 @dataclass(frozen=True)

@@ -40,15 +40,15 @@ from vnetbench.engines.base import (
     HostRuntime,
     Listed,
     Removed,
+    Source,
     Stopped,
     ToolOutput,
     ToolSpec,
 )
+from vnetbench.engines.usage import MemoryReading, memory_reading
+from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.labels import require_owned as labels_required
 from vnetbench.labels import run_filter
-from vnetbench.measure.cpu import cpu_seconds as cgroup_cpu_seconds
-from vnetbench.measure.events import Source
-from vnetbench.measure.memory import MemoryReading, memory_reading
 from vnetbench.ui import note
 
 ENGINE_CALL_SECONDS = 1800

@@ -33,6 +33,7 @@ from vnetbench.allocation import claimed_block
 from vnetbench.engines import Engine, HostRuntime, ToolSpec, local, require_engine
 from vnetbench.engines.base import Mount
 from vnetbench.engines.build import build_project_images
+from vnetbench.engines.usage import host_busy_cores
 from vnetbench.files import write_text_atomic
 from vnetbench.gate import (
     ENTRY,
@@ -48,7 +49,6 @@ from vnetbench.interrupts import shielded, teardown_guard
 from vnetbench.labels import current_owner, project_name, run_filter, run_labels
 from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
-from vnetbench.measure.cpu import host_busy_cores
 from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for

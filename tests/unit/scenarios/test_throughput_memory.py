@@ -9,7 +9,8 @@ import pytest
 
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
-from vnetbench.measure.memory import MIB, MemoryReading, RoleMemory
+from vnetbench.engines.usage import MemoryReading
+from vnetbench.measure.memory import MIB, RoleMemory
 from vnetbench.metrics import catalogue
 from vnetbench.scenarios.throughput import (
     CpuFigures,
