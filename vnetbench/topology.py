@@ -529,8 +529,8 @@ class Topology(Model):
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
     engine: str = Field(
-        "compose", description="compose: this machine's engine; swarm: a Docker Swarm's "
-        "nodes (vnetbench.engines.swarm)")
+        "compose", description="the engine that runs it, by its name in the engine "
+        "registry (vnetbench.engines.ENGINES); compose, this machine's, by default")
     hosts: dict[str, str] = Field(
         default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
         "node that runs it; unnamed sites spread over the nodes")
