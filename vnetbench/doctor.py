@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vnetbench.engines import local
 from vnetbench.engines.build import image_id
-from vnetbench.engines.docker import compose_version, engine_version
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.images import TOOLS_IMAGE
 
@@ -13,8 +13,9 @@ Check = tuple[str, bool, str]
 
 
 def diagnose() -> tuple[list[Check], bool]:
-    engine = engine_version()
-    compose = compose_version()
+    runtime = local()
+    versions = runtime.versions()
+    engine, compose = versions.engine, versions.compose
     checks: list[Check] = [
         ("docker engine", engine is not None, engine or "does not answer: run 'make setup'"),
         ("health checks only while starting", EngineFacts(engine).start_interval,
@@ -32,7 +33,7 @@ def diagnose() -> tuple[list[Check], bool]:
     if tools:
         from vnetbench.shaping.capabilities import detect_capabilities
 
-        for capability in detect_capabilities():
+        for capability in detect_capabilities(runtime):
             detail = capability.purpose
             if not capability.available:
                 detail += f" — kernel says: {capability.answer}"

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vnetbench import __version__
-from vnetbench.engines import EngineError, local
+from vnetbench.engines import EngineError, HostRuntime, local
 from vnetbench.engines.build import image_id
-from vnetbench.engines.docker import compose_version
 
 if TYPE_CHECKING:
     pass
@@ -35,18 +34,11 @@ def memory_gib() -> float | None:
     return None
 
 
-def engine_facts() -> dict[str, Any]:
+def engine_facts(runtime: HostRuntime) -> dict[str, Any]:
     try:
-        info = local().system_info()
+        return runtime.system_facts()
     except EngineError as error:
         return {"error": str(error)}
-    return {
-        "server_version": info.server_version,
-        "storage_driver": getattr(info, "driver", None),
-        "cgroup_driver": getattr(info, "cgroup_driver", None),
-        "kernel": getattr(info, "kernel_version", None),
-        "compose_version": compose_version(),
-    }
 
 
 def machine_facts() -> dict[str, Any]:
@@ -65,5 +57,5 @@ def machine_facts() -> dict[str, Any]:
 
 def host_facts(tools_image: str) -> dict[str, Any]:
     """The machine, engine and image facts every results header carries."""
-    return {"machine": machine_facts(), "engine": engine_facts(),
+    return {"machine": machine_facts(), "engine": engine_facts(local()),
             "images": {"tools": {"name": tools_image, "id": image_id(tools_image)}}}

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import require_engine
+from vnetbench.engines import ENGINE_NAMES, require_engine
 from vnetbench.engines.stack import HELPER_ROLES, Stack
 from vnetbench.errors import UserError
 from vnetbench.labels import current_owner
@@ -205,12 +205,14 @@ def topology_from(source: str | Path | Mapping[str, Any] | Topology, overlay: st
         topology = source
     elif isinstance(source, Mapping):
         topology = check_overlay_options(parse_topology(
-            dict(source), "the test's topology", overlays=OVERLAY_NAMES), "the test's topology")
+            dict(source), "the test's topology", overlays=OVERLAY_NAMES, engines=ENGINE_NAMES),
+            "the test's topology")
     else:
         path = Path(source)
         if not path.exists() and (TOPOLOGIES / path).is_file():
             path = TOPOLOGIES / path
-        topology = check_overlay_options(load_topology(path, overlays=OVERLAY_NAMES), str(path))
+        topology = check_overlay_options(
+            load_topology(path, overlays=OVERLAY_NAMES, engines=ENGINE_NAMES), str(path))
     update: dict[str, Any] = {}
     if overlay:
         update["overlay"] = overlay

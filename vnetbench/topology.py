@@ -67,8 +67,6 @@ MAX_SWITCHES = 15  # sites of a run's /16 block (addressing.py: /20 each after t
 # seconds and gigabytes (1.5 million agents: 7 s, 1.3 GB), and `agents: 1000000000`
 # exhausted memory before any check ran.
 MAX_AGENTS = 100_000
-EngineName = Literal["compose", "swarm"]  # vnetbench.engines.ENGINES: how each is made
-ENGINE_NAMES: tuple[str, ...] = EngineName.__args__  # type: ignore[attr-defined]
 # swarm: a manager's Docker endpoint (docker -H), or "test" for vnetbench's test swarm
 MANAGER_PATTERN = (r"test|(?:unix|npipe)://[A-Za-z0-9._/+-]+"
                    r"|(?:tcp|ssh)://(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(?::[0-9]{1,5})?/?")
@@ -530,9 +528,9 @@ class Topology(Model):
                                 "turn (none: the standard set)")
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
-    engine: EngineName = Field(
-        "compose", description="compose: this machine's engine; swarm: a Docker Swarm's "
-        "nodes (vnetbench.engines.swarm)")
+    engine: str = Field(
+        "compose", description="the engine that runs it, by its name in the engine "
+        "registry (vnetbench.engines.ENGINES); compose, this machine's, by default")
     hosts: dict[str, str] = Field(
         default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
         "node that runs it; unnamed sites spread over the nodes")
@@ -567,6 +565,16 @@ class Topology(Model):
                              f"have: use switch names ({', '.join(self.switches)}) or "
                              "'conductor'")
         return self
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str, info: ValidationInfo) -> str:
+        """Checked against the engines the caller knows (the registry passes them in:
+        this module knows no engine)."""
+        known = (info.context or {}).get("engines")
+        if known and value not in known:
+            raise ValueError(f"unknown engine '{value}' (known: {', '.join(sorted(known))})")
+        return value
 
     @field_validator("overlay")
     @classmethod
@@ -775,9 +783,11 @@ def _bool_words(value: str) -> str | bool:
 def parse_topology(
     data: Any, source: str, overrides: dict[str, Any] | None = None,
     overlays: Collection[str] = (), origins: dict[str, str] | None = None,
+    engines: Collection[str] = (),
 ) -> Topology:
-    """Validate a parsed topology, reporting every problem at once; `overlays` are
-    the overlay names to accept (vnetbench.overlays.OVERLAY_NAMES; empty: any);
+    """Validate a parsed topology, reporting every problem at once; `overlays` and
+    `engines` are the names to accept (vnetbench.overlays.OVERLAY_NAMES,
+    vnetbench.engines.ENGINE_NAMES; empty: any);
     `origins` names where each overridden setting came from (--seconds, BENCH_SECONDS)."""
     if not isinstance(data, dict):
         raise UserError(
@@ -790,7 +800,8 @@ def parse_topology(
             settings[key] = _bool_words(value) if isinstance(value, str) else value
         data = {**data, "settings": settings}
     try:
-        return Topology.model_validate(data, context={"overlays": tuple(overlays)})
+        return Topology.model_validate(data, context={"overlays": tuple(overlays),
+                                                      "engines": tuple(engines)})
     except ValidationError as error:
         raise UserError(describe_validation_error(error, source, origins or {})) from None
 
@@ -823,7 +834,7 @@ def describe_validation_error(error: ValidationError, source: str,
 
 
 def load_topology(path: Path, overrides: dict[str, Any] | None = None,
-                  overlays: Collection[str] = ()) -> Topology:
+                  overlays: Collection[str] = (), engines: Collection[str] = ()) -> Topology:
     """Read and validate a topology file; BENCH_* variables override settings."""
     if path.is_dir():
         raise UserError(f"{path} is a directory; give the path of a topology file in it, "
@@ -849,4 +860,4 @@ def load_topology(path: Path, overrides: dict[str, Any] | None = None,
     origins = {field: var for var, field in ENV_SETTINGS.items() if field in environment}
     origins |= {field: f"--{field.replace('_', '-')}" for field in overrides or {}}
     merged = {**environment, **(overrides or {})}
-    return parse_topology(data, str(path), merged, overlays, origins)
+    return parse_topology(data, str(path), merged, overlays, origins, engines)

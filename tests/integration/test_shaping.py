@@ -246,9 +246,10 @@ def test_a_qdisc_deleted_behind_vnetbench_fails_the_pass_with_what_changed(
 
 def test_netem_path_where_the_kernel_has_it(tmp_path: Path) -> None:
     """Runs where sch_netem exists; skipped here with the kernel's own answer."""
+    from vnetbench.engines import local
     from vnetbench.shaping.capabilities import detect_capabilities
 
-    netem = next(c for c in detect_capabilities() if c.name == "netem")
+    netem = next(c for c in detect_capabilities(local()) if c.name == "netem")
     if not netem.available:
         pytest.skip(f"this kernel has no netem: {netem.answer}")
     unshaped, _ = measure(shaped("it-netem0", {}, seconds=1, pings=50), tmp_path)

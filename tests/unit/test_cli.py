@@ -233,14 +233,13 @@ def test_fuzzed_topologies_and_options_never_give_a_traceback(tmp_path: Path) ->
 
 def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
     """With no engine, a failed engine call is said plainly (exit 2, no traceback)."""
-    from python_on_whales.exceptions import DockerException
-
     from vnetbench.commands.common import guarded
+    from vnetbench.engines import EngineError
 
     @guarded
     def measuring() -> None:
-        raise DockerException(["docker", "run"], 1, b"",
-                              b"Cannot connect to the Docker daemon at unix:///x")
+        raise EngineError("docker run failed", 1, "",
+                          "Cannot connect to the Docker daemon at unix:///x")
 
     test_app = typer.Typer()
     test_app.command()(measuring)

@@ -13,6 +13,7 @@ import pytest
 
 import vnetbench
 from vnetbench import labels, rundir
+from vnetbench.engines.base import ToolSpec
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import DockerEngine
 from vnetbench.labels import (
@@ -84,11 +85,12 @@ def test_the_engine_refuses_to_create_an_unlabelled_container(
     recorder = Recorder()
     monkeypatch.setattr("vnetbench.engines.compose.docker", recorder)
     with pytest.raises(UnlabelledObject, match=labels.OWNER):
-        ComposeEngine().run_container("image", ["true"], {labels.ROLE: "probe"})
+        ComposeEngine().run_helper(ToolSpec(("true",), {labels.ROLE: "probe"}, image="image"))
     with pytest.raises(UnlabelledObject):
-        ComposeEngine().start_container("image", ["true"], {})
+        ComposeEngine().start_helper(ToolSpec(("true",), {}, image="image"))
     assert recorder.calls == []  # refused before the engine was asked
-    ComposeEngine().run_container("image", ["true"], helper_labels("probe", "local"))
+    ComposeEngine().run_helper(ToolSpec(("true",), helper_labels("probe", "local"),
+                                        image="image"))
     assert labels.owned(recorder.calls[0]["labels"])  # type: ignore[arg-type]
 
 
@@ -99,17 +101,21 @@ def test_a_tool_in_a_namespace_is_refused_without_run_and_owner(
     monkeypatch.setattr(DockerEngine, "client_for", lambda self, target, quick=False: recorder)
     monkeypatch.setattr(DockerEngine, "placed_beside", lambda self, name, target: None)
     with pytest.raises(UnlabelledObject):
-        engine.run_tool("agent-1", ["ping"], {labels.RUN: "r"})
+        engine.run_tool("agent-1", ToolSpec(("ping",), {labels.RUN: "r"}))
     with pytest.raises(UnlabelledObject):
-        engine.start_tool("agent-1", ["iperf3", "-s"], "probe", {labels.OWNER: "o"})
+        engine.start_tool("agent-1", ToolSpec(("iperf3", "-s"), {labels.OWNER: "o"},
+                                              name="probe"))
     assert recorder.calls == []
-    engine.start_tool("agent-1", ["iperf3", "-s"], "probe", run_labels("r", "probe", "a"))
+    engine.start_tool("agent-1", ToolSpec(("iperf3", "-s"), run_labels("r", "probe", "a"),
+                                          name="probe"))
     assert labels.owned(recorder.calls[0]["labels"])  # type: ignore[arg-type]
 
 
 # Every place vnetbench creates a container, network or volume, found in its source:
 # (function or method called, index of its labels argument when given by position).
-CREATING_CALLS = {"run_container": 2, "start_container": 2, "run_tool": 2, "start_tool": 3}
+# A helper or tool is specified by a ToolSpec (engines/base.py) before an engine's
+# run_tool, start_tool, run_helper or start_helper starts it: the spec carries the labels.
+CREATING_CALLS = {"ToolSpec": 1}
 CLIENT_CREATES = {"run", "create"}  # client.run(IMAGE, ...), .network/.volume.create(...)
 # A test swarm node: not a run's object (clean must not sweep it as one); it carries
 # the test swarm's label and an owner (testbed.test_swarm_labels), checked below.
@@ -120,15 +126,21 @@ def creation_sites() -> list[tuple[str, int, ast.Call]]:
     sites = []
     for path in sorted(Path(vnetbench.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
                 sites.append((str(path), node.lineno, node))
     return sites
 
 
+def called(call: ast.Call) -> str:
+    return call.func.id if isinstance(call.func, ast.Name) else call.func.attr  # type: ignore[attr-defined]
+
+
 def is_creation(call: ast.Call) -> bool:
-    attribute = call.func.attr  # type: ignore[attr-defined]
+    attribute = called(call)
     if attribute in CREATING_CALLS:
         return True
+    if isinstance(call.func, ast.Name):
+        return False
     receiver = call.func.value  # type: ignore[attr-defined]
     if attribute == "create" and isinstance(receiver, ast.Attribute):
         return receiver.attr in ("network", "volume")
@@ -141,7 +153,7 @@ def labels_given(call: ast.Call) -> ast.expr | None:
     for keyword in call.keywords:
         if keyword.arg == "labels":
             return keyword.value
-    index = CREATING_CALLS.get(call.func.attr)  # type: ignore[attr-defined]
+    index = CREATING_CALLS.get(called(call))
     return call.args[index] if index is not None and len(call.args) > index else None
 
 

@@ -1,6 +1,7 @@
-"""The structure stays visible: no import cycle among vnetbench's modules, the
-imports inside functions included (a deferred import is still a dependency);
-only `if TYPE_CHECKING:` blocks are left out (types for the checker, never run)."""
+"""The structure stays visible: no import cycle among vnetbench's modules, and no
+import from a lower layer up to a higher one (LAYERS), the imports inside functions
+included (a deferred import is still a dependency); only `if TYPE_CHECKING:` blocks
+are left out (types for the checker, never run)."""
 
 from __future__ import annotations
 
@@ -83,6 +84,78 @@ def test_no_import_cycles() -> None:
     assert cycles(graph) == []
 
 
+# The layers, bottom to top: a module imports from its own layer or a lower one, never
+# from a higher one. A unit is a top-level module or a subpackage (engines/, measure/...).
+LAYERS: list[tuple[str, set[str]]] = [
+    ("foundations", {"vnetbench", "errors", "files", "images", "labels", "metrics", "outcome",
+                     "paths", "pki", "scratch", "ui", "units", "changepoints", "stats",
+                     "sequential"}),
+    ("the model", {"topology", "schema", "addressing", "capabilities", "methods", "gate",
+                   "interrupts", "results"}),
+    ("engines", {"engines"}),
+    ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
+    ("overlays and run records", {"overlays", "rundir"}),
+    ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor"}),
+    ("the lifecycle", {"lifecycle", "examples"}),
+    ("runs", {"runs", "testing"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+]
+SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "shaping", "runs", "report",
+               "commands", "methods"}
+
+
+def unit_of(module: str) -> str:
+    """vnetbench.engines.swarm.engine -> engines; vnetbench.topology -> topology."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(unit: str, layers: list[tuple[str, set[str]]] = LAYERS) -> int:
+    return next(index for index, (_, units) in enumerate(layers) if unit in units)
+
+
+def upward_imports(graph: dict[str, set[str]],
+                   layers: list[tuple[str, set[str]]] = LAYERS) -> list[str]:
+    """Every import from a module to one of a higher layer, as 'a -> b (layer -> layer)'."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        below = layer_of(unit_of(module), layers)
+        for target in sorted(targets):
+            above = layer_of(unit_of(target), layers)
+            if above > below:
+                found.append(f"{module} -> {target} ({layers[below][0]} -> {layers[above][0]})")
+    return found
+
+
+def test_every_unit_has_one_layer() -> None:
+    units = {unit_of(module) for module in import_graph()}
+    placed = [unit for _, members in LAYERS for unit in members]
+    assert len(placed) == len(set(placed))  # in one layer only
+    assert units == set(placed), "place a new module or package in LAYERS"
+    assert units >= SUBPACKAGES
+
+
+def test_no_import_goes_up_a_layer() -> None:
+    assert upward_imports(import_graph()) == []
+
+
+def test_engines_and_measure_depend_one_way() -> None:
+    """measure/ runs tools through engines/; engines/ knows nothing of measuring."""
+    graph = import_graph()
+    back = [f"{module} -> {target}" for module, targets in graph.items()
+            if unit_of(module) == "engines" for target in targets
+            if unit_of(target) == "measure"]
+    assert back == []
+    assert any(unit_of(t) == "engines" for m, ts in graph.items() if unit_of(m) == "measure"
+               for t in ts)
+
+
+def test_the_layer_check_finds_an_import_going_up() -> None:
+    layers = [("low", {"a"}), ("high", {"b"})]
+    graph = {"pkg.a.x": {"pkg.b"}, "pkg.b": {"pkg.a.y"}, "pkg.a.y": set()}
+    assert upward_imports(graph, layers) == ["pkg.a.x -> pkg.b (low -> high)"]
+
+
 def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n"
                      "def f():\n    from b import c\n")
@@ -98,6 +171,21 @@ def test_no_module_outside_engines_reaches_the_engine_s_client() -> None:
                               or any(a.name.startswith("python_on_whales") for a in n.names)
                               for n in run_time_imports(ast.parse(path.read_text()))))
     assert reaching == []
+
+
+CONCRETE_ENGINES = ("vnetbench.engines.docker", "vnetbench.engines.compose",
+                    "vnetbench.engines.swarm")
+# `vnetbench swarm up|down` makes and removes the test swarm: the swarm engine's own verb
+ENGINE_COMMANDS = {"vnetbench.commands.swarm -> vnetbench.engines.swarm.testbed"}
+
+
+def test_no_module_outside_engines_reaches_a_concrete_engine() -> None:
+    """Above engines/, an engine is the interface (engines/base.py) and the registry
+    (engines/__init__.py: engine_for, every_engine, local()), never a class of its own."""
+    reaching = sorted(f"{module} -> {target}" for module, targets in import_graph().items()
+                      if unit_of(module) != "engines" for target in targets
+                      if target.startswith(CONCRETE_ENGINES))
+    assert set(reaching) - ENGINE_COMMANDS == set()
 
 
 def test_the_cycle_finder_finds_one() -> None:

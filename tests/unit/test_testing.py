@@ -18,8 +18,8 @@ from vnetbench.engines.compose import (
     ComposeEngine,
 )
 from vnetbench.engines.stack import Stack
+from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
-from vnetbench.measure.cpu import cpu_jiffies
 from vnetbench.runs.calibration import Figure, figure_rows
 from vnetbench.testing import topology_from
 

@@ -68,9 +68,9 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 def engine_gone(error: EngineError) -> None:
     """An engine call failed: if the engine no longer answers, one paragraph and exit 2
     (a bug otherwise: the traceback stays)."""
-    from vnetbench.engines.docker import engine_version
+    from vnetbench.engines import local
 
-    if engine_version() is not None:
+    if local().versions().engine is not None:
         return
     last = (error.stderr or str(error)).strip().splitlines()[-1:]
     err_console.print(error_line(
@@ -84,11 +84,12 @@ def engine_gone(error: EngineError) -> None:
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
     """A topology file, its overlay name and overlay_options keys checked against the
     adapters vnetbench has."""
+    from vnetbench.engines import ENGINE_NAMES
     from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
     from vnetbench.topology import load_topology
 
-    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES),
-                                 str(path))
+    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES,
+                                               ENGINE_NAMES), str(path))
 
 
 def out_directory(out: Path | None, check: bool = True) -> Path:
@@ -108,11 +109,12 @@ def with_engine(topology: Topology, engine: str | None) -> Topology:
     """The topology on the engine `--engine` names."""
     if engine is None:
         return topology
-    from vnetbench.topology import ENGINE_NAMES
+    from vnetbench.engines import ENGINES
 
-    if engine not in ENGINE_NAMES:
+    if engine not in ENGINES:
         raise UserError(f"--engine {engine!r} is not an engine vnetbench runs on: give "
-                        "--engine compose (this machine) or --engine swarm (a Docker Swarm).")
+                        f"one of {', '.join(f'--engine {name}' for name in ENGINES)} "
+                        f"({'; '.join(f'{n}: {e.summary}' for n, e in ENGINES.items())}).")
     return topology.model_copy(update={"engine": engine})
 
 

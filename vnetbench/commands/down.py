@@ -20,7 +20,6 @@ def down(
 ) -> None:
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
-    from vnetbench.engines.swarm.engine import recorded_manager
     from vnetbench.rundir import read_header
 
     if not run_id.strip() or any(c in run_id for c in "=,*? "):
@@ -32,7 +31,7 @@ def down(
     record = {}
     with suppress(UserError):
         record = read_header(out_directory(out, check=False) / run_id)
-    for engine in every_engine(recorded_manager(record)):  # here, then the run's swarm
+    for engine in every_engine(record):  # here, then the run's swarm
         here = run_ids_present(engine)
         present += here
         if run_id in here:

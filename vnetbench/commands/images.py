@@ -29,12 +29,12 @@ def vnet(
     vnet_profile: Annotated[Path | None, typer.Option(help="vNet profile overrides.")] = None,
 ) -> None:
     """Wrap user-built vNet programs into a runtime image (base + the libraries they need)."""
-    from vnetbench.engines import require_engine
+    from vnetbench.engines import local, require_engine
     from vnetbench.overlays.vnet.artifacts import build_runtime_image
     from vnetbench.overlays.vnet.profile import load_profile
 
     require_engine()
-    image = build_runtime_image(programs, load_profile(vnet_profile))
+    image = build_runtime_image(local(), programs, load_profile(vnet_profile))
     out_console.print(f"vNet runtime image ready: {image} (used for every role when the "
                       "named vNet images are absent)")
 

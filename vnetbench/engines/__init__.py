@@ -16,36 +16,51 @@ from vnetbench.engines.base import (
     Deployment,
     Engine,
     EngineError,
+    HostRuntime,
     Listed,
+    Mount,
     Removed,
     ToolOutput,
+    ToolSpec,
 )
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import ENGINE_HELP, compose_version, engine_version
 from vnetbench.engines.facts import EngineFacts
-from vnetbench.engines.swarm.engine import SwarmEngine, known_swarms, recorded_manager
+from vnetbench.engines.swarm.engine import SwarmEngine
 from vnetbench.errors import UserError
 from vnetbench.labels import run_filter
-from vnetbench.topology import ENGINE_NAMES, Topology
+from vnetbench.topology import Topology
 from vnetbench.ui import note
 
-__all__ = ["ENGINES", "ComposeEngine", "Deployment", "Engine", "EngineError", "Listed",
-           "Removed", "SwarmEngine", "ToolOutput", "engine_facts", "engine_for",
+__all__ = ["ENGINES", "ENGINE_NAMES", "Deployment", "Engine", "EngineError", "HostRuntime",
+           "Listed", "Mount",
+           "Removed", "ToolOutput", "ToolSpec", "engine_facts", "engine_for",
            "engine_services", "every_engine", "local", "recorded_engine", "require_engine"]
 
 # every engine by the name a topology's `engine:` gives
 ENGINES: dict[str, type[Engine]] = {engine.name: engine for engine in (ComposeEngine, SwarmEngine)}
-assert set(ENGINES) == set(ENGINE_NAMES), "topology.ENGINE_NAMES lists every engine here"
+ENGINE_NAMES = tuple(ENGINES)  # what a topology's `engine:` may say (topology.parse_topology)
+
+
+def engine_type(topology: Topology) -> type[Engine]:
+    """The engine class the topology names; a name no engine has (a topology validated
+    without the registry's names) is refused before anything starts."""
+    found = ENGINES.get(topology.engine)
+    if found is None:
+        raise UserError(f"The topology {topology.name} names the engine "
+                        f"'{topology.engine}', which vnetbench does not have: give engine: "
+                        f"{' or '.join(ENGINES)}.")
+    return found
 
 
 def engine_for(topology: Topology) -> Engine:
     """The engine the topology names (a swarm: found and checked now)."""
-    return ENGINES[topology.engine].for_topology(topology)
+    return engine_type(topology).for_topology(topology)
 
 
 def engine_services(topology: Topology) -> dict[str, str]:
     """The services the topology's engine adds (name -> what), e.g. a swarm's helpers."""
-    return ENGINES[topology.engine].helper_services(topology)
+    return engine_type(topology).helper_services(topology)
 
 
 def engine_facts() -> EngineFacts:
@@ -53,26 +68,28 @@ def engine_facts() -> EngineFacts:
     return EngineFacts(engine_version())
 
 
-def local() -> ComposeEngine:
-    """This machine's engine (images, probes of its kernel, helpers of its own)."""
+def local() -> HostRuntime:
+    """This machine's engine (images, probes of its kernel, helpers of its own), as
+    the interface gives it: callers pass it to whatever runs helpers here."""
     return ComposeEngine()
 
 
-def every_engine(manager: str | None = None) -> Iterator[Engine]:
-    """This machine's engine, then each known swarm's (for clean and down): the one
-    `manager` (or $VNETBENCH_SWARM) names, else this machine's and the test swarm."""
-    yield local()
-    for swarm in known_swarms(manager):
-        yield SwarmEngine(swarm)
+def every_engine(record: Mapping[str, Any] | None = None) -> Iterator[Engine]:
+    """Every engine that may hold runs (for clean and down), kind by kind in ENGINES'
+    order: this machine's, then each known swarm's; `record`, a run's run.json, names
+    the one a run is on (its swarm's manager)."""
+    for engine_type in ENGINES.values():
+        yield from engine_type.known(record or {})
 
 
 def recorded_engine(record: Mapping[str, Any]) -> Engine:
-    """The engine of a run `up` left running: its swarm's (run.json `hosts`), or this
-    machine's."""
-    from vnetbench.engines.swarm.cluster import discover
-
-    manager = recorded_manager(record)
-    return SwarmEngine(discover(manager)) if manager else local()
+    """The engine of a run `up` left running: the one its run.json names (its swarm's),
+    or this machine's."""
+    for engine_type in ENGINES.values():
+        found = engine_type.recorded(record)
+        if found is not None:
+            return found
+    return local()
 
 
 def run_owners(engine: Engine) -> dict[str, set[str | None]]:

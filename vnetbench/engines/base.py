@@ -13,25 +13,40 @@ from __future__ import annotations
 
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from python_on_whales.exceptions import DockerException
-
 from vnetbench.addressing import AddressPlan
+from vnetbench.images import TOOLS_IMAGE
 
 if TYPE_CHECKING:
-    from vnetbench.measure.events import Source
-    from vnetbench.measure.memory import MemoryReading
+    from vnetbench.engines.usage import MemoryReading
     from vnetbench.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
-# An engine call that failed (the engine's own CLI said no): every engine raises it.
-EngineError = DockerException
+
+
+class EngineError(Exception):
+    """An engine call that failed (the engine's own tool said no). Every engine raises
+    this, never its client's exception, so nothing above engines/ knows the client."""
+
+    def __init__(self, said: str, exit_code: int | None = None, stdout: str = "",
+                 stderr: str = "") -> None:
+        super().__init__(said)
+        self.exit_code = exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @classmethod
+    def of_command(cls, argv: Sequence[str], done: ToolOutput) -> EngineError:
+        """A command the engine ran that ended with a non-zero exit code."""
+        said = (done.stderr or done.stdout).strip()
+        return cls(f"`{' '.join(argv)}` exited with code {done.exit_code}: {said}",
+                   done.exit_code, done.stdout, done.stderr)
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,43 @@ class Listed:
     health: str | None  # starting, healthy, unhealthy; None without a health check
     labels: dict[str, str]
     where: str = ""  # the node that hosts it; '' for the local engine
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A directory of this machine inside a helper container."""
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A helper container: a tool in a target's network namespace (Engine.run_tool,
+    start_tool), or a helper of this machine (HostRuntime.run_helper, start_helper).
+    `labels` must name its run and owner (labels.run_labels, helper_labels)."""
+
+    argv: tuple[str, ...]
+    labels: Mapping[str, str]
+    image: str = TOOLS_IMAGE
+    name: str | None = None  # None: the engine names it
+    entrypoint: str | None = None  # None: the image's; '' none at all
+    network: str | None = None  # a helper of this machine only ('none'); a tool: its target's
+    capabilities: tuple[str, ...] = ()  # added to the defaults, e.g. NET_ADMIN
+    security_options: tuple[str, ...] = ()  # e.g. apparmor=unconfined
+    environment: Mapping[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    init: bool = False  # a minimal init as PID 1 (signals, zombies)
+    keep: bool = False  # kept after it ends (its log read later), until removed
+
+
+@dataclass(frozen=True)
+class EngineVersions:
+    """What this machine's engine says it is (None: it does not answer)."""
+
+    engine: str | None
+    compose: str | None
 
 
 @dataclass(frozen=True)
@@ -89,6 +141,17 @@ class Removed:
             f"{self.containers} container(s), {self.networks} network(s), "
             f"{self.volumes} volume(s)"
         )
+
+
+@dataclass(frozen=True)
+class Source:
+    """One container's log and what it is (Stack.logs, LogStream.sources; measure/events.py
+    reads its lines)."""
+
+    container: str
+    role: str
+    node: str  # the node name (agent, switch...) for lines without a pool prefix
+    text: str
 
 
 @dataclass(frozen=True)
@@ -187,7 +250,8 @@ class Deployment(ABC):
 class Engine(ABC):
     """Where a run's containers live, and every call vnetbench makes to them."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # what a topology's `engine:` and `--engine` say
+    summary: ClassVar[str]  # what it is, in a few words (for messages)
 
     @classmethod
     @abstractmethod
@@ -203,6 +267,18 @@ class Engine(ABC):
     def adjust(self, topology: Topology) -> Topology:
         """The topology as this engine runs it (e.g. a swarm's segment MTU)."""
         return topology
+
+    @classmethod
+    def known(cls, record: Mapping[str, Any]) -> list[Engine]:
+        """The engines of this kind that may hold runs (for clean and down); `record`: a
+        run's run.json when one run is meant ({}: none)."""
+        return []
+
+    @classmethod
+    def recorded(cls, record: Mapping[str, Any]) -> Engine | None:
+        """The engine of this kind a run's run.json names (a topology left `up`), or
+        None when the run is not on one."""
+        return None
 
     # -- a rendered run ----------------------------------------------------------
     @abstractmethod
@@ -237,14 +313,13 @@ class Engine(ABC):
 
     # -- tools in a target's network namespace ----------------------------------------
     @abstractmethod
-    def run_tool(self, target: str, argv: list[str], labels: dict[str, str],
-                 **options: Any) -> ToolOutput:
-        """Run argv in the tools image inside target's network namespace, to its end."""
+    def run_tool(self, target: str, tool: ToolSpec) -> ToolOutput:
+        """Run the tool inside target's network namespace, to its end."""
 
     @abstractmethod
-    def start_tool(self, target: str, argv: list[str], name: str,
-                   labels: dict[str, str], **options: Any) -> str:
-        """Start argv (a server, a shaper) in target's namespace; its name."""
+    def start_tool(self, target: str, tool: ToolSpec) -> str:
+        """Start the tool (a server, a shaper; `tool.name` given) in target's namespace;
+        its name."""
 
     # -- calls on containers, on the host that has them ------------------------------
     @abstractmethod
@@ -308,3 +383,27 @@ class Engine(ABC):
         check = records[0].config.healthcheck
         period_ns = getattr(check, "start_period", None) or 0
         return records[0].state.started_at, period_ns / 1e9
+
+
+class HostRuntime(Engine):
+    """This machine's engine, for what runs here and nowhere else: helpers that probe
+    its kernel, measure its limits, check or wrap images, and what the engine says of
+    itself. Whatever runs helpers receives one (engines.local()), never a concrete
+    engine."""
+
+    @abstractmethod
+    def run_helper(self, helper: ToolSpec) -> str:
+        """A helper container run to its end; its output (EngineError if it fails)."""
+
+    @abstractmethod
+    def start_helper(self, helper: ToolSpec) -> str:
+        """A helper container started in the background; its id."""
+
+    @abstractmethod
+    def versions(self) -> EngineVersions:
+        """The engine's version and its orchestrator's (never raises: None)."""
+
+    @abstractmethod
+    def system_facts(self) -> dict[str, object]:
+        """run.json's record of the engine: version, storage and cgroup drivers, kernel,
+        the orchestrator's version."""

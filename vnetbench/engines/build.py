@@ -11,7 +11,7 @@ from pathlib import Path
 
 from python_on_whales.exceptions import DockerException
 
-from vnetbench.engines.docker import docker
+from vnetbench.engines.docker import docker, translated
 from vnetbench.errors import UserError
 from vnetbench.images import (
     BOOTSTRAPPED_BASE,
@@ -30,6 +30,7 @@ def image_id(name: str) -> str | None:
         return None
 
 
+@translated
 def ensure_base_image() -> str:
     """The base image to build on: local, pulled, or bootstrapped offline."""
     for name in (OFFICIAL_BASE, BOOTSTRAPPED_BASE):
@@ -71,6 +72,7 @@ def is_current(tag: str, context: str) -> bool:
     return labels.get("vnetbench.context") == context_digest(IMAGES / context)
 
 
+@translated
 def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
     """Build a context directory on the given base image."""
     try:
@@ -88,6 +90,7 @@ def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
         ) from None
 
 
+@translated
 def build_project_images(force: bool = False) -> ImageSet:
     """Make sure every image the project's own containers use exists."""
     images = ImageSet()
@@ -97,5 +100,6 @@ def build_project_images(force: bool = False) -> ImageSet:
     return images
 
 
+@translated
 def remove_image(name: str) -> None:
     docker.image.remove(name, force=True)

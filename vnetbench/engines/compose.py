@@ -18,15 +18,28 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate
-from vnetbench.engines.base import Deployment, Listed, Removed, RenderedRun
+from vnetbench.engines.base import (
+    Deployment,
+    Engine,
+    EngineVersions,
+    HostRuntime,
+    Listed,
+    Removed,
+    RenderedRun,
+    ToolSpec,
+)
 from vnetbench.engines.docker import (
     QUICK_CALL_SECONDS,
     DockerEngine,
+    at_the_boundary,
     bounded_client,
+    compose_version,
     docker,
+    engine_version,
     interruptible_run,
     project_log_texts,
     quick_client,
+    run_options,
 )
 from vnetbench.errors import BlockTaken
 from vnetbench.labels import require_owned
@@ -47,14 +60,20 @@ def up_bound(timeout_seconds: int, services: int) -> int:
                      + services * START_SECONDS_PER_SERVICE)
 
 
-class ComposeEngine(DockerEngine):
+@at_the_boundary
+class ComposeEngine(DockerEngine, HostRuntime):
     """Every container on this machine's engine."""
 
     name = "compose"
+    summary = "this machine's engine"
 
     @classmethod
     def for_topology(cls, topology: Topology) -> ComposeEngine:
         return cls()
+
+    @classmethod
+    def known(cls, record: Mapping[str, Any]) -> list[Engine]:
+        return [cls()]
 
     def hosts(self) -> list[tuple[str, DockerClient]]:
         return [("", quick_client)]
@@ -66,21 +85,29 @@ class ComposeEngine(DockerEngine):
         return ComposeDeployment(rendered, self)
 
     # -- helpers of this machine (probes of its kernel, builds, vNet's artifacts) -----
-    def run_container(self, image: str, argv: list[str], labels: Mapping[str, str],
-                      **options: Any) -> str:
-        """A container of this machine run to its end; its output (EngineError if it
-        fails). `labels` must name its run and owner (labels.helper_labels)."""
-        owned = require_owned(labels, f"a helper container of {image}")
-        return str(docker.run(image, argv, pull="never", labels=owned,
-                              **({"remove": True} | options)))
+    def run_helper(self, helper: ToolSpec) -> str:
+        owned = require_owned(helper.labels, f"a helper container of {helper.image}")
+        return str(docker.run(helper.image, list(helper.argv), pull="never", labels=owned,
+                              **run_options(helper)))
 
-    def start_container(self, image: str, argv: list[str], labels: Mapping[str, str],
-                        **options: Any) -> str:
-        """A container of this machine started in the background; its id. `labels` must
-        name its run and owner."""
-        owned = require_owned(labels, f"a helper container of {image}")
-        container = docker.run(image, argv, detach=True, pull="never", labels=owned, **options)
+    def start_helper(self, helper: ToolSpec) -> str:
+        owned = require_owned(helper.labels, f"a helper container of {helper.image}")
+        container = docker.run(helper.image, list(helper.argv), detach=True, pull="never",
+                               labels=owned, **run_options(helper))
         return str(getattr(container, "id", container))
+
+    def versions(self) -> EngineVersions:
+        return EngineVersions(engine_version(), compose_version())
+
+    def system_facts(self) -> dict[str, object]:
+        info = docker.system.info()
+        return {
+            "server_version": info.server_version,
+            "storage_driver": getattr(info, "driver", None),
+            "cgroup_driver": getattr(info, "cgroup_driver", None),
+            "kernel": getattr(info, "kernel_version", None),
+            "compose_version": compose_version(),
+        }
 
     def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
         """One `docker compose logs` for the whole project instead of a `docker logs`
@@ -102,10 +129,8 @@ class ComposeEngine(DockerEngine):
         wanted = {c.name for c in containers} & set(members.split())
         return {name: "" for name in wanted} | project_log_texts(output, wanted)
 
-    def system_info(self) -> Any:
-        return docker.system.info()
 
-
+@at_the_boundary
 class ComposeDeployment(Deployment):
     """A rendered run up through `docker compose`, its start gate in the run directory."""
 

@@ -17,14 +17,15 @@ import subprocess
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
+from functools import wraps
 from ipaddress import IPv4Network
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import python_on_whales.utils
 from python_on_whales import DockerClient
@@ -35,17 +36,19 @@ from vnetbench.engines.base import (
     NETWORK_NAME,
     Deployment,
     Engine,
+    EngineError,
+    HostRuntime,
     Listed,
     Removed,
+    Source,
     Stopped,
     ToolOutput,
+    ToolSpec,
 )
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.engines.usage import MemoryReading, memory_reading
+from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.labels import require_owned as labels_required
 from vnetbench.labels import run_filter
-from vnetbench.measure.cpu import cpu_seconds as cgroup_cpu_seconds
-from vnetbench.measure.events import Source
-from vnetbench.measure.memory import MemoryReading, memory_reading
 from vnetbench.ui import note
 
 ENGINE_CALL_SECONDS = 1800
@@ -110,6 +113,55 @@ python_on_whales.utils.subprocess = SimpleNamespace(  # type: ignore[assignment,
     **{**vars(subprocess), "run": interruptible_run})
 
 
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+Class = TypeVar("Class", bound=type)
+
+
+def engine_error(error: DockerException) -> EngineError:
+    """The client's exception as the engine's own (its text, exit code and output)."""
+    return EngineError(str(error), error.return_code, error.stdout or "", error.stderr or "")
+
+
+@contextmanager
+def engine_calls() -> Iterator[None]:
+    """Client calls made for a caller above engines/: DockerException leaves as EngineError."""
+    try:
+        yield
+    except DockerException as error:
+        raise engine_error(error) from error
+
+
+def translated(function: Callable[Params, Result]) -> Callable[Params, Result]:
+    """`function`, raising EngineError where the client raised DockerException."""
+    @wraps(function)
+    def call(*args: Params.args, **kwargs: Params.kwargs) -> Result:
+        with engine_calls():
+            return function(*args, **kwargs)
+    return call
+
+
+INTERFACES = (Engine, HostRuntime, Deployment)
+
+
+def interface_methods() -> set[str]:
+    """The public methods the engine interface declares (engines/base.py)."""
+    return {name for interface in INTERFACES for name, member in vars(interface).items()
+            if not name.startswith("_") and (callable(member) or isinstance(member, classmethod))}
+
+
+def at_the_boundary(cls: Class) -> Class:
+    """Every method of the engine interface that `cls` defines raises EngineError, never
+    the client's DockerException (the boundary of engines/ for a Docker-based class)."""
+    for name in interface_methods() & set(vars(cls)):
+        member = vars(cls)[name]
+        if isinstance(member, classmethod):
+            setattr(cls, name, classmethod(translated(member.__func__)))
+        elif callable(member):
+            setattr(cls, name, translated(member))
+    return cls
+
+
 def engine_version() -> str | None:
     try:
         return str(quick.version().server.version)  # type: ignore[union-attr]
@@ -141,12 +193,28 @@ class NodeEngine:
         return bounded_client(QUICK_CALL_SECONDS, host=self.endpoint)
 
 
+def run_options(spec: ToolSpec) -> dict[str, Any]:
+    """The client's `run` arguments a tool specification sets (beyond image, argv,
+    labels and where it runs); those it leaves at their default are not passed."""
+    options: dict[str, Any] = {"remove": not spec.keep}
+    given = {"name": spec.name, "entrypoint": spec.entrypoint,
+             "networks": [spec.network] if spec.network else None,
+             "cap_add": list(spec.capabilities), "security_options": list(spec.security_options),
+             "envs": dict(spec.environment), "init": spec.init,
+             "volumes": [(m.source, m.target, "ro" if m.read_only else "rw")
+                         for m in spec.mounts]}
+    options |= {key: value for key, value in given.items()
+                if value is not None and value != [] and value != {} and value is not False}
+    return options
+
+
 LISTED_KEYS = (labels.RUN, labels.ROLE, labels.NODE, labels.OWNER, labels.OVERLAY, labels.TOOL)
 GRACEFUL_ROLES = {"fabric"}  # removes its host iptables rule on SIGTERM
 GRACE_SECONDS = 5
 REMOVERS = 4  # concurrent `docker rm -f` calls when a run's containers go
 
 
+@at_the_boundary
 class DockerEngine(Engine):
     """An engine of Docker hosts: one (Compose) or a swarm's nodes. A container's
     calls go to the host that has it; listings and removals cover every host."""
@@ -213,23 +281,22 @@ class DockerEngine(Engine):
                        tail[-200:])
 
     # -- tools in a target's namespace --------------------------------------------
-    def run_tool(self, target: str, argv: list[str], labels: dict[str, str],
-                 **options: Any) -> ToolOutput:
+    def run_tool(self, target: str, tool: ToolSpec) -> ToolOutput:
         try:
             stdout = self.client_for(target).run(
-                TOOLS_IMAGE, argv, networks=[f"container:{target}"],
-                labels=labels_required(labels, f"a tool in {target}'s namespace"),
-                remove=True, pull="never", **options)
+                tool.image, list(tool.argv), networks=[f"container:{target}"],
+                labels=labels_required(tool.labels, f"a tool in {target}'s namespace"),
+                pull="never", **run_options(tool))
             return ToolOutput(0, str(stdout), "")
         except DockerException as error:
             return ToolOutput(error.return_code, error.stdout or "", error.stderr or "")
 
-    def start_tool(self, target: str, argv: list[str], name: str,
-                   labels: dict[str, str], **options: Any) -> str:
+    def start_tool(self, target: str, tool: ToolSpec) -> str:
+        name = tool.name or ""
         container = self.client_for(target).run(
-            TOOLS_IMAGE, argv, name=name, networks=[f"container:{target}"],
-            labels=labels_required(labels, f"the tool {name}"),
-            detach=True, pull="never", **({"remove": True} | options))
+            tool.image, list(tool.argv), networks=[f"container:{target}"],
+            labels=labels_required(tool.labels, f"the tool {name}"),
+            detach=True, pull="never", **run_options(tool))
         self.placed_beside(name, target)
         return str(getattr(container, "name", name))
 

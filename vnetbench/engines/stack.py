@@ -21,13 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vnetbench import labels
-from vnetbench.engines.base import Engine, EngineError, Listed, LogStream, Removed, RenderedRun
+from vnetbench.engines.base import (
+    Engine,
+    EngineError,
+    Listed,
+    LogStream,
+    Removed,
+    RenderedRun,
+    Source,
+)
+from vnetbench.engines.usage import MemoryReading, wait_until_quiet
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
 from vnetbench.labels import run_filter
-from vnetbench.measure.cpu import wait_until_quiet
-from vnetbench.measure.events import Source
-from vnetbench.measure.memory import MemoryReading
 from vnetbench.ui import note, waiting
 
 if TYPE_CHECKING:

@@ -24,9 +24,13 @@ from __future__ import annotations
 import re
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vnetbench.measure.iperf import IperfError, parse_iperf_json
 from vnetbench.measure.ping_output import PingParseError, parse_ping
+
+if TYPE_CHECKING:
+    from vnetbench.engines.base import HostRuntime
 
 # $1: seconds of TCP; $2: pings (10 ms apart); $3...: the N to build, the path at the first
 BARE_SHAPE = r"""
@@ -139,18 +143,18 @@ def bare_argv(sizes: list[int], seconds: float, pings: int) -> list[str]:
             *(str(n) for n in sizes)]
 
 
-def bare_shape(run_id: str, sizes: list[int], seconds: float, pings: int) -> BareShape:
+def bare_shape(runtime: HostRuntime, run_id: str, sizes: list[int], seconds: float,
+               pings: int) -> BareShape:
     """The two-site shape of bare namespaces at each N (helper container: veth.py's)."""
-    from vnetbench.engines import EngineError, local
+    from vnetbench.engines.base import EngineError, ToolSpec
     from vnetbench.errors import UserError
-    from vnetbench.images import TOOLS_IMAGE
     from vnetbench.labels import run_labels
 
     try:
-        out = local().run_container(
-            TOOLS_IMAGE, bare_argv(sizes, seconds, pings), networks=["none"],
-            cap_add=["NET_ADMIN", "SYS_ADMIN"], security_options=["apparmor=unconfined"],
-            labels=run_labels(run_id, "calibration", "bare-shape"))
+        out = runtime.run_helper(ToolSpec(
+            tuple(bare_argv(sizes, seconds, pings)),
+            run_labels(run_id, "calibration", "bare-shape"), network="none",
+            capabilities=("NET_ADMIN", "SYS_ADMIN"), security_options=("apparmor=unconfined",)))
     except EngineError as error:
         raise UserError(
             "The bare namespaces' two-site shape could not be measured: a helper container "

@@ -1,5 +1,6 @@
 """CPU time per role, from the containers' cgroup counters (as VpnCloud's report
-gives CPU per side). Read on the host: cgroup v1 (cpuacct) or v2 (cpu.stat)."""
+gives CPU per side; the counters are read by engines/usage.py), and the host's
+outside load around a pass."""
 
 from __future__ import annotations
 
@@ -8,69 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CGROUP = Path("/sys/fs/cgroup")
-
-
-def cpu_jiffies(stat: str | None = None) -> int:
-    """Busy time of all cores since boot: /proc/stat's first line, all but idle and
-    iowait (user nice system idle iowait irq softirq steal; guest is inside user)."""
-    fields = proc_stat_cpu(stat)
-    return sum(fields[:8]) - fields[3] - fields[4]
-
-
-def proc_stat_cpu(stat: str | None = None) -> list[int]:
-    """/proc/stat's first line, all cores: user nice system idle iowait irq softirq
-    steal guest guest_nice, in clock ticks."""
-    text = stat if stat is not None else Path("/proc/stat").read_text()
-    return [int(v) for v in text.split("\n", 1)[0].split()[1:]]
-
-
-def host_busy_cores(seconds: float) -> float:
-    """Cores' worth of host CPU in use over the next `seconds` (all cores summed)."""
-    before, started = cpu_jiffies(), time.monotonic()
-    time.sleep(seconds)
-    busy, elapsed = cpu_jiffies() - before, time.monotonic() - started
-    return busy / os.sysconf("SC_CLK_TCK") / elapsed
-
-
-def wait_until_quiet(busy_cores: float = 0.5, window_s: float = 0.1,
-                     timeout_s: float = 5.0) -> tuple[float, bool]:
-    """Wait until the host uses less than `busy_cores` of CPU over a window (bounded);
-    the seconds waited, and whether it got there. Containers and programs that have
-    just started (a bring-up, a restart) are busy for a moment, and what they take,
-    the agents released next would lack: their release stamps would spread with it."""
-    begun = time.monotonic()
-    while time.monotonic() - begun < timeout_s:
-        if host_busy_cores(window_s) < busy_cores:
-            return time.monotonic() - begun, True
-    return time.monotonic() - begun, False
-
-
-def cpu_seconds(container_id: str) -> float | None:
-    """Total CPU time the container has used, or None where no counter is readable: a
-    container that ended after it was listed (a probe's server) loses its cgroup while
-    it is read, which raised ENODEV mid-pass."""
-    try:
-        return _cgroup_cpu_seconds(container_id)
-    except (OSError, ValueError):
-        return None
-
-
-def _cgroup_cpu_seconds(container_id: str) -> float | None:
-    v1 = [CGROUP / part / "docker" / container_id / "cpuacct.usage"
-          for part in ("cpuacct", "cpu,cpuacct")]
-    for path in v1:
-        if path.exists():
-            return int(path.read_text()) / 1e9
-    v2 = [CGROUP / "system.slice" / f"docker-{container_id}.scope" / "cpu.stat",
-          CGROUP / "docker" / container_id / "cpu.stat"]
-    for path in v2:
-        if path.exists():
-            for line in path.read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
-    return None
+from vnetbench.engines.usage import CGROUP, proc_stat_cpu
 
 
 def cpu_percent(before: dict[str, float], after: dict[str, float],

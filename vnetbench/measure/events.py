@@ -16,21 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.engines.base import Source
 from vnetbench.files import write_atomic
 
 TIMESTAMPED = re.compile(r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(?P<text>.*)$")
 POOL_PREFIX = re.compile(r"^(?P<process>[A-Za-z0-9_.-]+)\| (?P<text>.*)$")
 COLUMNS = ["time", "container", "role", "process", "event", "fields", "line"]
 
-
-@dataclass(frozen=True)
-class Source:
-    """One container's log and what it is."""
-
-    container: str
-    role: str
-    node: str  # the node name (agent, switch...) for lines without a pool prefix
-    text: str
 
 
 def compile_patterns(patterns: Mapping[str, str]) -> list[tuple[str, re.Pattern[str]]]:

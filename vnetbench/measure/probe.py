@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from vnetbench.engines.base import RunOnEngine, ToolOutput
+from vnetbench.engines.base import RunOnEngine, ToolOutput, ToolSpec
 
 __all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_instant",
            "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
@@ -92,15 +92,16 @@ def run_probe(run: RunOnEngine, target: str, argv: list[str],
     """Run argv to completion in target's namespace, bounded by timeout_seconds, its
     output returned when it ends (not streamed while it measures)."""
     bounded = ["timeout", "-k", "2", timeout_argument(timeout_seconds), *argv]
-    return run.engine.run_tool(target, held(bounded), _labels(run.run_id, target, tool_of(argv)))
+    return run.engine.run_tool(target, ToolSpec(
+        tuple(held(bounded)), _labels(run.run_id, target, tool_of(argv))))
 
 
 def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
-                **options: Any) -> str:
+                remove: bool = True) -> str:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace;
     `remove=False` keeps it (and its log) after it ends, until stop_probe."""
-    return run.engine.start_tool(target, argv, name, _labels(run.run_id, target, tool_of(argv)),
-                                 **options)
+    return run.engine.start_tool(target, ToolSpec(
+        tuple(argv), _labels(run.run_id, target, tool_of(argv)), name=name, keep=not remove))
 
 
 def stop_probe(run: RunOnEngine, name: str) -> None:

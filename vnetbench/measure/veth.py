@@ -13,9 +13,8 @@ namespaces.
 
 from __future__ import annotations
 
-from vnetbench.engines import EngineError, local
+from vnetbench.engines.base import EngineError, HostRuntime, ToolSpec
 from vnetbench.errors import UserError
-from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
 
@@ -47,27 +46,29 @@ ip netns exec n0 iperf3 -c $target -t "$1" -J
 """
 
 
-def bare_rates(run_id: str, seconds: float, passes: int, routers: int = 0) -> list[float]:
+def bare_rates(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
+               routers: int = 0) -> list[float]:
     """Receiver Mbit/s of `passes` streams over a bare path, with progress."""
     from vnetbench.ui import waiting
 
     rates = []
     for pass_no in range(1, passes + 1):
         with waiting(f"bare veth path ({routers} routers), pass {pass_no}", seconds + 2):
-            rates.append(round(bare_path(run_id, seconds, routers).receiver_mbit, 1))
+            rates.append(round(bare_path(runtime, run_id, seconds, routers).receiver_mbit, 1))
     return rates
 
 
-def bare_path(run_id: str, seconds: float, routers: int = 0) -> IperfResult:
+def bare_path(runtime: HostRuntime, run_id: str, seconds: float,
+              routers: int = 0) -> IperfResult:
     """One TCP stream of `seconds` over bare veth pairs with `routers` between."""
     try:
-        out = local().run_container(
-            TOOLS_IMAGE, ["bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}", str(routers)],
-            networks=["none"], cap_add=["NET_ADMIN", "SYS_ADMIN"],
+        out = runtime.run_helper(ToolSpec(
+            ("bash", "-c", BARE_PATH, "bare-path", f"{seconds:g}", str(routers)),
+            run_labels(run_id, "calibration", f"bare-{routers}"), network="none",
+            capabilities=("NET_ADMIN", "SYS_ADMIN"),
             # Docker's AppArmor profile denies mount, which `ip netns` needs; this helper
             # is ours, never the system under test
-            security_options=["apparmor=unconfined"],
-            labels=run_labels(run_id, "calibration", f"bare-{routers}"))
+            security_options=("apparmor=unconfined",)))
     except EngineError as error:
         raise UserError(
             "The bare veth path could not be measured: a helper container with NET_ADMIN "

@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from vnetbench.engines import ENGINE_NAMES
 from vnetbench.errors import UserError
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, check_overlay_options, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
@@ -158,8 +159,8 @@ def changed(topology: Topology, key: str, value: str, source: str,
 def arm_file(path: Path, command_line: Mapping[str, Any], source: str) -> Topology:
     """An arm's whole topology file, with the command line's settings over it."""
     try:
-        return check_overlay_options(load_topology(path, dict(command_line), OVERLAY_NAMES),
-                                     str(path))
+        return check_overlay_options(load_topology(path, dict(command_line), OVERLAY_NAMES,
+                                                   ENGINE_NAMES), str(path))
     except UserError as error:
         raise UserError(f"{source}: {error}") from None
 

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import Engine, local, require_engine
+from vnetbench.engines import Engine, HostRuntime, ToolSpec, local, require_engine
+from vnetbench.engines.base import Mount
 from vnetbench.engines.build import build_project_images
+from vnetbench.engines.usage import host_busy_cores
 from vnetbench.files import write_text_atomic
 from vnetbench.gate import (
     ENTRY,
@@ -47,7 +49,6 @@ from vnetbench.interrupts import shielded, teardown_guard
 from vnetbench.labels import current_owner, project_name, run_filter, run_labels
 from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
-from vnetbench.measure.cpu import host_busy_cores
 from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
@@ -84,6 +85,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
               scale: bool = False) -> tuple[Path, list[Figure]]:
     """Measure every figure into a new directory under out_dir; return both."""
     require_engine()
+    runtime = local()
     images = build_project_images()
     # absolute: the gate directory is bind-mounted (a relative path names a volume)
     directory = new_directory(out_dir.resolve(), f"calibrate-{stamp()}")
@@ -96,10 +98,11 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
 
     sizes = [*SHAPE_SIZES, *([TARGET_N] if scale else [])]
     with waiting(f"bare namespaces in the two-site shape, N = {sizes}", 30 + seconds * 2):
-        bare = bare_shape(directory.name, sizes, seconds, pings=200)
-    raw = bare_figure(directory.name, seconds, passes, 0, "raw veth pair (TCP)",
+        bare = bare_shape(runtime, directory.name, sizes, seconds, pings=200)
+    raw = bare_figure(runtime, directory.name, seconds, passes, 0, "raw veth pair (TCP)",
                       "the machine's limit: one veth pair, nothing else")
-    routed = bare_figure(directory.name, seconds, passes, 2, "bare routed path (TCP)",
+    routed = bare_figure(runtime, directory.name, seconds, passes, 2,
+                         "bare routed path (TCP)",
                          "agent, router, router, agent on veth pairs: no bridge, no "
                          "netfilter")
     keep(raw, routed, *bare_shape_figures(bare))
@@ -118,7 +121,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     keep(*idle)
     why_up = why_down = ""
     if scale:
-        found, timings = scale_figures(directory, images)
+        found, timings = scale_figures(runtime, directory, images)
         ups[TARGET_N], downs[TARGET_N] = timings["up"], timings["down"]
         if timings.get("breakdown"):
             extra["breakdown"] = timings["breakdown"]
@@ -174,9 +177,9 @@ def reasons(found: dict[str, Any]) -> tuple[str, str]:
     return up, down
 
 
-def bare_figure(run_id: str, seconds: float, passes: int, routers: int, name: str,
-                what: str) -> Figure:
-    rates = bare_rates(run_id, seconds, passes, routers)
+def bare_figure(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
+                routers: int, name: str, what: str) -> Figure:
+    rates = bare_rates(runtime, run_id, seconds, passes, routers)
     return Figure(name, statistics.median(rates), "Mbit/s",
                   note=f"median of {passes}: {spread(rates)}; {what}")
 
@@ -248,7 +251,7 @@ def idle_figures(directory: Path, images: ImageSet) -> tuple[list[Figure], dict[
     ], timings
 
 
-def scale_figures(directory: Path, images: ImageSet
+def scale_figures(runtime: HostRuntime, directory: Path, images: ImageSet
                   ) -> tuple[list[Figure], dict[str, Any]]:
     """The two-site shape with TARGET_N agents (two routers and the fabric helper
     besides), its bring-up and teardown broken down (the engine's events)."""
@@ -257,7 +260,7 @@ def scale_figures(directory: Path, images: ImageSet
         pass
     containers = TARGET_N + 3
     return [
-        gate_figure(directory, SCALE_CONTAINERS),
+        gate_figure(runtime, directory, SCALE_CONTAINERS),
         Figure(f"bring-up of {TARGET_N} agents ({containers} containers)", timings["up"],
                "s", "< 30", timings["up"] < 30,
                "baseline: routers and agents, health checks passed"),
@@ -323,21 +326,19 @@ def vnet_join_figures(directory: Path) -> list[Figure]:
     return figures
 
 
-def gate_figure(directory: Path, containers: int) -> Figure:
+def gate_figure(runtime: HostRuntime, directory: Path, containers: int) -> Figure:
     """The start gate's own spread: `containers` waiting at one gate (the tools image
     with no network, behind the entry wrapper), released at once; the spread is
     between the first and last release stamp each took with bash's own clock."""
     run_id = new_run_id("calibrate-gate")
     gate_dir = prepare_gate(directory / "gate")
 
-    engine = local()
-
     def start_waiting(index: int) -> None:
-        engine.start_container(
-            TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, name=f"{run_id}-{index}",
-            labels=run_labels(run_id, "gate", str(index)),
-            volumes=[(gate_dir, MOUNT_POINT, "ro")], networks=["none"],
-            envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True)
+        runtime.start_helper(ToolSpec(
+            ("sleep", "infinity"), run_labels(run_id, "gate", str(index)), image=TOOLS_IMAGE,
+            name=f"{run_id}-{index}", entrypoint=ENTRY, network="none",
+            environment={"VNETBENCH_GATE": FIFO_IN_CONTAINER},
+            mounts=(Mount(gate_dir, MOUNT_POINT),), init=True, keep=True))
 
     with teardown_guard():  # SIGTERM and SIGHUP too reach the `finally`
         try:
@@ -345,19 +346,19 @@ def gate_figure(directory: Path, containers: int) -> Figure:
                     ThreadPoolExecutor(GATE_STARTERS) as starters:
                 list(starters.map(start_waiting, range(containers)))
                 deadline = time.monotonic() + 120
-                while (gate_logs(run_id, "vnetbench-gate waiting") < containers
+                while (gate_logs(runtime, run_id, "vnetbench-gate waiting") < containers
                        and time.monotonic() < deadline):
                     time.sleep(0.5)
             release(gate_dir)
             time.sleep(1.0)
             with ThreadPoolExecutor(GATE_STARTERS) as readers:
-                logs = readers.map(lambda c: engine.logs(c.id),
-                                   engine.containers(run_filter(run_id)))
+                logs = readers.map(lambda c: runtime.logs(c.id),
+                                   runtime.containers(run_filter(run_id)))
                 stamps = {str(i): release_stamp(text) for i, text in enumerate(logs)}
             spread = gate_spread(stamps)
         finally:
             with shielded():
-                engine.remove_run(run_id)
+                runtime.remove_run(run_id)
     value = spread.spread_ms
     return Figure(f"start gate spread, {containers} containers", value, "ms", "< 20",
                   None if value is None else value < 20,
@@ -366,10 +367,9 @@ def gate_figure(directory: Path, containers: int) -> Figure:
                   "log line and program start in turn")
 
 
-def gate_logs(run_id: str, text: str) -> int:
+def gate_logs(engine: Engine, run_id: str, text: str) -> int:
     """How many of the run's containers have `text` in their log."""
     with ThreadPoolExecutor(GATE_STARTERS) as readers:
-        engine = local()
         found = readers.map(lambda c: text in engine.logs(c.id),
                             engine.containers(run_filter(run_id)))
         return sum(found)

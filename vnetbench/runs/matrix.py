@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.capabilities import Capability
-from vnetbench.engines import require_engine
+from vnetbench.engines import HostRuntime, local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.errors import UserError
 from vnetbench.measure.veth import bare_rates
@@ -246,7 +246,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
         if not method_cell_done(header, method, overlay))
     with recorded(directory, header), job_progress("matrix", steps=steps):
         if not header["calibration"] and todo:
-            header["calibration"] = machine_limit(cell_topology(base, cells[0], quick),
+            header["calibration"] = machine_limit(local(), cell_topology(base, cells[0], quick),
                                                   directory)
             save_header(directory, header)
         for cell in todo:
@@ -268,7 +268,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
             run_method_cells(base, method, overlays, directory, header, results, quick)
         if todo and "raw_veth_mbit" in header["calibration"]:
             header["calibration"] = bracketed(header["calibration"], machine_limit(
-                cell_topology(base, cells[0], quick), directory))
+                local(), cell_topology(base, cells[0], quick), directory))
     return directory
 
 
@@ -300,13 +300,13 @@ def method_cell_done(header: dict[str, Any], method: Method, overlay: Overlay) -
     return str(header["cells"].get(method_cell(method, overlay), "")).startswith("completed")
 
 
-def machine_limit(topology: Topology, directory: Path) -> dict[str, Any]:
+def machine_limit(runtime: HostRuntime, topology: Topology, directory: Path) -> dict[str, Any]:
     """The matrix's first cell: this machine's limit, a bare veth pair, with the
     streams' length and number of the cells that follow. A machine where it cannot
     be measured still runs the matrix; the report says it was not measured."""
     seconds, passes = topology.settings.seconds, topology.settings.passes
     try:
-        rates = bare_rates(directory.name, seconds, passes, routers=0)
+        rates = bare_rates(runtime, directory.name, seconds, passes, routers=0)
     except UserError as error:
         note(f"{error} The matrix goes on without it.", style="yellow")
         return {"error": str(error)}

@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from vnetbench.capabilities import Capability
-from vnetbench.engines.base import LogStream
+from vnetbench.engines.base import LogStream, Source
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
-from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
+from vnetbench.measure.events import in_time_order, lines_of, lookup_events
 from vnetbench.metrics import JOIN, SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay

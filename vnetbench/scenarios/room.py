@@ -21,7 +21,8 @@ from typing import ClassVar
 
 from vnetbench.capabilities import Capability
 from vnetbench.engines.base import EngineError
-from vnetbench.measure.cpu import cpu_jiffies, cpu_percent, role_percent
+from vnetbench.engines.usage import cpu_jiffies
+from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.measure.room import (

@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from vnetbench import labels
-from vnetbench.engines.base import NETWORK_NAME, EngineError, RunOnEngine
+from vnetbench.engines.base import NETWORK_NAME, EngineError, RunOnEngine, ToolSpec
 from vnetbench.errors import UserError
 from vnetbench.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
@@ -71,7 +71,9 @@ class Member:
 
 @cache
 def available_mechanisms() -> frozenset[str]:
-    return frozenset(c.name for c in detect_capabilities() if c.available)
+    from vnetbench.engines import local  # the kernel of this machine's engine
+
+    return frozenset(c.name for c in detect_capabilities(local()) if c.available)
 
 
 def is_shaped(topology: Topology) -> bool:
@@ -135,11 +137,10 @@ def shaper_name(member: Member) -> str:
 def start_shaper(run: RunOnEngine, member: Member, spec: dict[str, Any]) -> str:
     name = shaper_name(member)
     run.engine.remove(name)  # a shaper left from before a restart
-    run.engine.start_tool(
-        member.container, ["/usr/local/bin/vnetbench-shape"], name,
-        run_labels(run.run_id, SHAPER_ROLE, member.node), remove=False,
-        cap_add=["NET_ADMIN", "NET_RAW"], envs={"VNETBENCH_SHAPING": json.dumps(spec)},
-        init=True)
+    run.engine.start_tool(member.container, ToolSpec(
+        ("/usr/local/bin/vnetbench-shape",), run_labels(run.run_id, SHAPER_ROLE, member.node),
+        name=name, keep=True, capabilities=("NET_ADMIN", "NET_RAW"),
+        environment={"VNETBENCH_SHAPING": json.dumps(spec)}, init=True))
     wait_applied(run, name)
     return name
 
@@ -169,10 +170,10 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
 
 def observe(run: RunOnEngine, shaper: str) -> Seen:
     """What the shaper's namespace applies, in one call (verify.READ_SCRIPT)."""
-    done = run.engine.execute(shaper, ["sh", "-c", READ_SCRIPT])
+    argv = ["sh", "-c", READ_SCRIPT]
+    done = run.engine.execute(shaper, argv)
     if done.exit_code != 0:
-        raise EngineError(["exec", shaper], done.exit_code, done.stdout.encode(),
-                          done.stderr.encode())
+        raise EngineError.of_command(["exec", shaper, *argv[:2]], done)
     return parse_seen(done.stdout)
 
 

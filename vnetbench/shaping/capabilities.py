@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vnetbench.engines import EngineError, local
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.engines.base import EngineError, HostRuntime, ToolSpec
 from vnetbench.labels import helper_labels
 
 # name -> (command run in the throwaway namespace, what it is for)
@@ -57,12 +56,12 @@ def parse_probe_output(text: str) -> list[Capability]:
     return found
 
 
-def detect_capabilities() -> list[Capability]:
+def detect_capabilities(runtime: HostRuntime) -> list[Capability]:
+    """Each mechanism tried in a throwaway namespace on this machine's engine."""
     try:
-        output = local().run_container(
-            TOOLS_IMAGE, ["sh", "-c", probe_script()], networks=["none"],
-            cap_add=["NET_ADMIN"],
-            labels=helper_labels("capability-probe", "local"))
+        output = runtime.run_helper(ToolSpec(
+            ("sh", "-c", probe_script()), helper_labels("capability-probe", "local"),
+            network="none", capabilities=("NET_ADMIN",)))
     except EngineError as error:
         return [Capability(name, False, purpose, f"probe failed: {error}")
                 for name, (_, purpose) in MECHANISMS.items()]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.measure.events import COLUMNS, Source, lookup_events
+from vnetbench.engines.base import Source
+from vnetbench.measure.events import COLUMNS, lookup_events
 from vnetbench.overlays.vnet.profile import load_profile
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vnet-logs"

@@ -6,15 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vnetbench.measure.memory import (
-    MIB,
-    MemoryReading,
-    RoleMemory,
-    by_role,
-    memory_reading,
-    v1_reading,
-    v2_reading,
-)
+from vnetbench.engines.usage import MemoryReading, memory_reading, v1_reading, v2_reading
+from vnetbench.measure.memory import MIB, RoleMemory, by_role
 
 RECORDED = "dd4ede2b058b"  # the recorded container's id (its directory's name)
 

@@ -7,11 +7,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from vnetbench.engines.base import ToolOutput
+from vnetbench.engines.base import ToolOutput, ToolSpec
 from vnetbench.measure.probe import at_instant, held, run_probe, split_began
 
 
@@ -31,11 +30,10 @@ def test_held_output_keeps_arguments_apart() -> None:
 
 @dataclass
 class Engine:
-    calls: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)
+    calls: list[tuple[str, ToolSpec]] = field(default_factory=list)
 
-    def run_tool(self, target: str, argv: list[str], labels: dict[str, str],
-                 **options: Any) -> ToolOutput:
-        self.calls.append((target, argv, labels))
+    def run_tool(self, target: str, tool: ToolSpec) -> ToolOutput:
+        self.calls.append((target, tool))
         return ToolOutput(0, "out", "")
 
 
@@ -48,10 +46,11 @@ class Run:
 def test_run_probe_bounds_then_holds_the_tool() -> None:
     engine = Engine()
     output = run_probe(Run("run1", engine), "agent1", ["ping", "-c", "3", "10.0.0.2"], 4.2)  # type: ignore[arg-type]
-    target, argv, labels = engine.calls[0]
+    target, tool = engine.calls[0]
     assert output.stdout == "out" and target == "agent1"
-    assert argv == held(["timeout", "-k", "2", "5", "ping", "-c", "3", "10.0.0.2"])
-    assert labels["vnetbench.tool"] == "ping"  # the tool, not the wrapper's shell
+    assert list(tool.argv) == held(["timeout", "-k", "2", "5", "ping", "-c", "3", "10.0.0.2"])
+    assert tool.labels["vnetbench.tool"] == "ping"  # the tool, not the wrapper's shell
+    assert not tool.keep and tool.name is None  # removed when it ends, named by the engine
 
 
 AT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-at"
@@ -94,4 +93,4 @@ def test_a_probe_started_at_an_instant_is_labelled_with_its_tool() -> None:
     engine = Engine()
     run_probe(Run("run1", engine), "agent1",  # type: ignore[arg-type]
               at_instant(5.0, ["iperf3", "-c", "10.0.0.2"]), 4)
-    assert engine.calls[0][2]["vnetbench.tool"] == "iperf3"
+    assert engine.calls[0][1].labels["vnetbench.tool"] == "iperf3"

@@ -11,9 +11,9 @@ from typing import cast
 import pytest
 
 from vnetbench.addressing import plan_addresses
+from vnetbench.engines.base import Source
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
-from vnetbench.measure.events import Source
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline

@@ -9,7 +9,8 @@ import pytest
 
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
-from vnetbench.measure.memory import MIB, MemoryReading, RoleMemory
+from vnetbench.engines.usage import MemoryReading
+from vnetbench.measure.memory import MIB, RoleMemory
 from vnetbench.metrics import catalogue
 from vnetbench.scenarios.throughput import (
     CpuFigures,
@@ -48,7 +49,7 @@ class FakeStack:
     def memory_by_role(self) -> dict[str, list[MemoryReading]]:
         self.calls += 1
         if self.fail:
-            raise EngineError(["docker", "ps"], 1)
+            raise EngineError("docker ps failed", 1)
         return {"agent": [MemoryReading(MIB, 2 * MIB)]}
 
 

@@ -18,7 +18,13 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate, labels
 from vnetbench.engines.base import Deployment, Removed, RenderedRun
-from vnetbench.engines.docker import ENGINE_CALL_SECONDS, DockerEngine, NodeEngine, bounded_client
+from vnetbench.engines.docker import (
+    ENGINE_CALL_SECONDS,
+    DockerEngine,
+    NodeEngine,
+    at_the_boundary,
+    bounded_client,
+)
 from vnetbench.engines.swarm.cluster import (
     TEST_SWARM_HOSTS,
     TEST_SWARM_NOTE,
@@ -57,6 +63,7 @@ COPIED_DIRS = ("logs", "raw")  # not needed on the nodes
 DOCKER_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)", re.MULTILINE)
 
 
+@at_the_boundary
 class SwarmDeployment(Deployment):
     """One rendered run spread over a swarm's nodes (see engines/swarm/engine.py)."""
 

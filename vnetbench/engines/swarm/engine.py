@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from python_on_whales import DockerClient
 
-from vnetbench.engines.base import Removed, RenderedRun
+from vnetbench.engines.base import Engine, Removed, RenderedRun
 from vnetbench.engines.compose import ComposeEngine
-from vnetbench.engines.docker import DockerEngine, NodeEngine
+from vnetbench.engines.docker import DockerEngine, NodeEngine, at_the_boundary
 from vnetbench.engines.swarm.cluster import Swarm
 from vnetbench.engines.swarm.deployment import SwarmDeployment, remove_node_copies
 from vnetbench.errors import UserError
@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
 
 
+@at_the_boundary
 class SwarmEngine(DockerEngine):
     """The nodes of a Docker Swarm: a container's calls go to the node that hosts it."""
 
     name = "swarm"
+    summary = "a Docker Swarm's nodes"
 
     def __init__(self, swarm: Swarm) -> None:
         self.swarm = swarm
@@ -64,6 +66,19 @@ class SwarmEngine(DockerEngine):
         site_nodes(topology, swarm.names)  # a site on a node the swarm lacks: said now
         check_node_helpers(topology, swarm.names)
         return cls(swarm)
+
+    @classmethod
+    def known(cls, record: Mapping[str, Any]) -> list[Engine]:
+        """The swarm the run's record names (else $VNETBENCH_SWARM's, this machine's own,
+        the test swarm), each if it answers."""
+        return [cls(swarm) for swarm in known_swarms(recorded_manager(record))]
+
+    @classmethod
+    def recorded(cls, record: Mapping[str, Any]) -> Engine | None:
+        from vnetbench.engines.swarm.cluster import discover
+
+        manager = recorded_manager(record)
+        return cls(discover(manager)) if manager else None
 
     def hosts(self) -> list[tuple[str, DockerClient]]:
         return [(name, node.quick) for name, node in self.nodes.items()]

@@ -25,7 +25,13 @@ import time
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engines.build import build_image, ensure_base_image, is_current
-from vnetbench.engines.docker import QUICK_CALL_SECONDS, bounded_client, docker, quick
+from vnetbench.engines.docker import (
+    QUICK_CALL_SECONDS,
+    bounded_client,
+    docker,
+    quick,
+    translated,
+)
 from vnetbench.engines.swarm.cluster import (
     ENDPOINT_LABEL,
     TEST_SOCKETS,
@@ -72,6 +78,7 @@ def test_swarm_nodes() -> list[str]:
     return sorted(str(c.config.hostname) for c in found)
 
 
+@translated
 def swarm_up(count: int = 2) -> str:
     """The test swarm of `count` nodes (kept when it is there already); its manager."""
     if not 2 <= count <= MAX_TEST_NODES:
@@ -143,6 +150,7 @@ def form_swarm(names: list[str]) -> None:
         manager.node.update(name, labels_add={ENDPOINT_LABEL: endpoint(name)})
 
 
+@translated
 def swarm_down() -> int:
     """Remove the test swarm's nodes, their engines' volumes and the network: what
     carries the test swarm's label, nothing else (a name proves nothing)."""

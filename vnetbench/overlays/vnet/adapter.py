@@ -116,7 +116,10 @@ class Vnet(Overlay):
         if self._facts is not None:
             return
         images, reason = resolve_images(self.profile, self.chosen_images())
-        absent = ({feature: feature_state(self.profile, images, feature)
+        from vnetbench.engines import local  # vNet's images are checked on this machine
+
+        runtime = local()
+        absent = ({feature: feature_state(runtime, self.profile, images, feature)
                    for feature in self.profile.features} if images else {})
         self._facts = VnetFacts(images, reason or None, absent)
 

@@ -15,10 +15,9 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from vnetbench.engines import EngineError, local
+from vnetbench.engines.base import EngineError, HostRuntime, Mount, ToolSpec
 from vnetbench.engines.build import (
     build_image_from,
     ensure_base_image,
@@ -112,25 +111,31 @@ def resolve_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[VnetIm
                   f"runtime image {profile.runtime_image}. {HOW_TO_PROVIDE}")
 
 
-@cache
-def program_contains(image: str, program: str, needle: str) -> bool:
+_contains: dict[tuple[str, str, str], bool] = {}  # asked once per process
+
+
+def program_contains(runtime: HostRuntime, image: str, program: str, needle: str) -> bool:
     """Does the program inside the image contain the string (a feature marker)?"""
-    try:
-        local().run_container(image, ["-a", "-q", needle, program],
-                              helper_labels("vnet-check", "local"), entrypoint="grep")
-        return True
-    except EngineError:
-        return False
+    key = (image, program, needle)
+    if key not in _contains:
+        try:
+            runtime.run_helper(ToolSpec(("-a", "-q", needle, program),
+                                        helper_labels("vnet-check", "local"), image=image,
+                                        entrypoint="grep"))
+            _contains[key] = True
+        except EngineError:
+            _contains[key] = False
+    return _contains[key]
 
 
-def feature_state(profile: VnetProfile, images: VnetImages, feature: str,
-                  role: str = "switch") -> str | None:
+def feature_state(runtime: HostRuntime, profile: VnetProfile, images: VnetImages,
+                  feature: str, role: str = "switch") -> str | None:
     """None when this build has the feature, else why it is reported as absent."""
     spec = profile.feature(feature)
     if spec.available is not None:
         return None if spec.available else f"the vNet profile marks '{feature}' as absent"
     role = str((spec.model_extra or {}).get("role", role))
-    if program_contains(images.images[role], profile.programs[role], spec.detect):
+    if program_contains(runtime, images.images[role], profile.programs[role], spec.detect):
         return None
     return (f"not supported by this vNet build: its {role} program has no '{spec.detect}' "
             f"(feature '{feature}'; set features.{feature}.available in a --vnet-profile if "
@@ -156,19 +161,19 @@ def check_programs(directory: Path, profile: VnetProfile) -> dict[str, Path]:
     return programs
 
 
-def missing_in_base(base: str, directory: Path) -> list[str]:
+def missing_in_base(runtime: HostRuntime, base: str, directory: Path) -> list[str]:
     """Libraries the programs need that the base image does not have."""
     script = "for p in /programs/*; do ldd \"$p\"; done"
     try:
-        output = local().run_container(base, ["sh", "-c", script],
-                                       helper_labels("vnet-wrap", "local"),
-                                       volumes=[(directory, "/programs", "ro")])
+        output = runtime.run_helper(ToolSpec(("sh", "-c", script),
+                                             helper_labels("vnet-wrap", "local"), image=base,
+                                             mounts=(Mount(directory, "/programs"),)))
     except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
     return parse_ldd(str(output)).missing
 
 
-def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
+def build_runtime_image(runtime: HostRuntime, directory: Path, profile: VnetProfile) -> str:
     """Wrap user-built programs into one runtime image (base + the libraries they need).
 
     A library the base image lacks is installed from the package of the base's
@@ -184,8 +189,8 @@ def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
         (context / "lib").mkdir()
         for role, program in programs.items():
             shutil.copy2(program, context / "bin" / Path(profile.programs[role]).name)
-        needed = missing_in_base(base, context / "bin")
-        lookup = find_packages(base, needed)
+        needed = missing_in_base(runtime, base, context / "bin")
+        lookup = find_packages(runtime, base, needed)
         host_paths: dict[str, str] = {}
         for program in programs.values():
             host_paths |= libraries(program)[0]
@@ -203,15 +208,16 @@ def build_runtime_image(directory: Path, profile: VnetProfile) -> str:
             shutil.copy2(Path(host_paths[lib]).resolve(), context / "lib" / lib)
         (context / "packages.txt").write_text("".join(f"{p}\n" for p in lookup.to_install))
         build_image_from(context, profile.runtime_image, base, label="vnet-runtime")
-    verify_runtime_image(profile)
+    verify_runtime_image(runtime, profile)
     return profile.runtime_image
 
 
-def verify_runtime_image(profile: VnetProfile) -> None:
+def verify_runtime_image(runtime: HostRuntime, profile: VnetProfile) -> None:
     script = "; ".join(f"ldd {p}" for p in profile.programs.values())
     try:
-        output = local().run_container(profile.runtime_image, ["sh", "-c", script],
-                                       helper_labels("vnet-check", "local"), entrypoint="")
+        output = runtime.run_helper(ToolSpec(("sh", "-c", script),
+                                             helper_labels("vnet-check", "local"),
+                                             image=profile.runtime_image, entrypoint=""))
     except EngineError as error:
         output = (error.stdout or "") + (error.stderr or "")
     report = parse_ldd(output)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from vnetbench.engines import local
+from vnetbench.engines.base import HostRuntime, ToolSpec
 from vnetbench.errors import UserError
 from vnetbench.labels import helper_labels
 from vnetbench.ui import waiting
@@ -150,30 +150,31 @@ class CommandFailed(Exception):
         self.stdout = stdout
 
 
-def _run(container: str, script: str, *args: str) -> str:
-    done = local().execute(container, ["sh", "-c", script, "sh", *args])
+def _run(runtime: HostRuntime, container: str, script: str, *args: str) -> str:
+    done = runtime.execute(container, ["sh", "-c", script, "sh", *args])
     if done.exit_code != 0:
         raise CommandFailed(done.stdout + done.stderr)
     return done.stdout
 
 
-def find_packages(base: str, sonames: list[str]) -> PackageLookup:
+def find_packages(runtime: HostRuntime, base: str, sonames: list[str]) -> PackageLookup:
     """Look up, inside a container from the base image, which package ships each soname."""
     lookup = PackageLookup()
     if not sonames:
         return lookup
     with waiting(f"finding the packages of {base} that ship {', '.join(sonames)}"):
-        _lookup(base, sonames, lookup)
+        _lookup(runtime, base, sonames, lookup)
     return lookup
 
 
-def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
-    container = local().start_container(base, ["sleep", "infinity"],
-                                        helper_labels("vnet-libraries", "local"),
-                                        entrypoint="")
+def _lookup(runtime: HostRuntime, base: str, sonames: list[str],
+            lookup: PackageLookup) -> None:
+    container = runtime.start_helper(ToolSpec(
+        ("sleep", "infinity"), helper_labels("vnet-libraries", "local"), image=base,
+        entrypoint="", keep=True))
     try:
         try:
-            _run(container, "apt-get update -qq 2>&1")
+            _run(runtime, container, "apt-get update -qq 2>&1")
         except CommandFailed as error:
             raise UserError(
                 f"Looking up the Debian packages that ship {', '.join(sonames)} failed: "
@@ -181,13 +182,14 @@ def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
                 "The Debian archive must be reachable to build the vNet runtime image."
             ) from None
         for soname in sonames:
-            names = parse_search(_run(container, 'apt-cache search --names-only "$1"',
+            names = parse_search(_run(runtime, container,
+                                      'apt-cache search --names-only "$1"',
                                       search_pattern(soname)))
             for candidate in rank_candidates(soname, names):
                 script = ('d=$(mktemp -d) && cd "$d" && apt-get download -qq "$1" >/dev/null '
                           '2>&1 && dpkg -c ./*.deb; rc=$?; rm -rf "$d"; exit $rc')
                 try:
-                    contents = _run(container, script, candidate)
+                    contents = _run(runtime, container, script, candidate)
                 except CommandFailed:
                     continue
                 if ships_library(parse_contents(contents), soname):
@@ -196,4 +198,4 @@ def _lookup(base: str, sonames: list[str], lookup: PackageLookup) -> None:
             else:
                 lookup.unresolved.append(soname)
     finally:
-        local().remove(container)
+        runtime.remove(container)

@@ -15,10 +15,11 @@ import yaml
 from cryptography import x509
 
 from vnetbench.addressing import plan_addresses
+from vnetbench.engines.base import Source
 from vnetbench.errors import UserError
 from vnetbench.gate import gate_spread, prepare_gate, release_stamp
 from vnetbench.images import ImageSet
-from vnetbench.measure.events import Source, events_frame, last_lines
+from vnetbench.measure.events import events_frame, last_lines
 from vnetbench.measure.iperf import parse_iperf_udp
 from vnetbench.overlays import overlay_for
 from vnetbench.overlays.base import AgentLimits, remove_private_files

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from vnetbench.engines.base import ToolOutput
+from vnetbench.engines.base import ToolOutput, ToolSpec
 from vnetbench.errors import UserError
-from vnetbench.overlays.vnet import libraries
 from vnetbench.overlays.vnet.libraries import (
     find_packages,
     parse_contents,
@@ -95,9 +94,10 @@ class FakeDocker:
         self.update_fails = update_fails
         self.downloads: list[str] = []
         self.removed = False
-        self.container = self
+        self.started: list[ToolSpec] = []
 
-    def start_container(self, *args: Any, **kwargs: Any) -> str:
+    def start_helper(self, helper: ToolSpec) -> str:
+        self.started.append(helper)
         return "lookup"
 
     def remove(self, container: Any) -> None:
@@ -119,29 +119,29 @@ class FakeDocker:
         return ToolOutput(0, self.contents[args[0]], "")
 
 
-def test_find_packages_downloads_candidates_until_one_ships_the_soname(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_find_packages_downloads_candidates_until_one_ships_the_soname() -> None:
     fake = FakeDocker({"libprotobuf32t64": text("dpkg-c-libprotobuf-lite32t64.txt"),
                        "libprotobuf-lite32t64": text("dpkg-c-libprotobuf32t64.txt")})
-    monkeypatch.setattr(libraries, "local", lambda: fake)
-    lookup = find_packages("base", ["libprotobuf.so.32", "libnowhere.so.7"])
+    lookup = find_packages(fake, "base", ["libprotobuf.so.32", "libnowhere.so.7"])  # type: ignore[arg-type]
     # Contents swapped on purpose: the first candidate is rejected, the second taken.
     assert fake.downloads == ["libprotobuf32t64", "libprotobuf-lite32t64"]
     assert lookup.packages == {"libprotobuf.so.32": "libprotobuf-lite32t64"}
     assert lookup.unresolved == ["libnowhere.so.7"]
     assert lookup.to_install == ["libprotobuf-lite32t64"]
     assert fake.removed
+    # one helper from the base image, kept running (removed by the lookup itself)
+    assert [(h.image, h.argv, h.entrypoint, h.keep) for h in fake.started] == [
+        ("base", ("sleep", "infinity"), "", True)]
 
 
-def test_find_packages_needs_no_container_when_nothing_is_missing(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(libraries, "local", None)
-    assert find_packages("base", []).to_install == []
+def test_find_packages_needs_no_container_when_nothing_is_missing() -> None:
+    fake = FakeDocker({})
+    assert find_packages(fake, "base", []).to_install == []  # type: ignore[arg-type]
+    assert fake.started == []
 
 
-def test_an_unreachable_archive_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_archive_is_a_user_error() -> None:
     fake = FakeDocker({}, update_fails=True)
-    monkeypatch.setattr(libraries, "local", lambda: fake)
     with pytest.raises(UserError, match="Debian archive must be reachable"):
-        find_packages("base", ["libprotobuf.so.32"])
+        find_packages(fake, "base", ["libprotobuf.so.32"])  # type: ignore[arg-type]
     assert fake.removed
