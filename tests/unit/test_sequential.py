@@ -20,6 +20,7 @@ from vnetbench.metrics import Better
 from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
 from vnetbench.runs.ab import Arm, ab_session, run_ab
 from vnetbench.scenarios import get_scenario
 from vnetbench.schema import ROUND
@@ -128,8 +129,8 @@ def fake_session(monkeypatch: pytest.MonkeyPatch, log_ratios: list[float]) -> No
     round r being exp(log_ratios[r - 1]) over a level that drifts between rounds."""
     monkeypatch.setattr("vnetbench.runs.ab.require_overlays",
                         lambda topology, names: {names[0]: object()})
-    monkeypatch.setattr("vnetbench.runs.ab.new_header",
-                        lambda kind, overlays, **fields: {"kind": kind, **fields})
+    monkeypatch.setattr("vnetbench.runs.ab.new_record", lambda kind, overlays, **fields:
+                        RunRecord.model_validate({"kind": kind, **fields}))
 
     def bring_up(topology: Any, scenarios: Any, runs: Path, results: ResultSet,
                  overlay: Any) -> Path:

@@ -33,7 +33,8 @@ from vnetbench.report.ab import (
     write_verdicts,
 )
 from vnetbench.results import ResultSet, load_results
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import RunRecord, new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
@@ -247,7 +248,7 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
     plan = session.plan()
     directory = new_directory(out_dir, f"{arms[0].topology.name}-{stamp()}-"
                                        f"{'aa' if aa else 'ab'}")
-    header = new_header("ab", adapters.values(), scenario=scenario.name,
+    header = new_record("ab", adapters.values(), scenario=scenario.name,
                         rounds=session.rounds, aa=aa, min_effect=min_effect,
                         judge_all=judge_all, confirm=plan.record() if plan else None,
                         arms={arm.label: {"spec": list(arm.spec), "overlay":
@@ -259,16 +260,16 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
         done, target = 0, session.rounds
         while target > done:
             for round_no, label in schedule(target, done + 1):
-                bring_up = len(header["schedule"]) + 1
+                bring_up = len(header.schedule) + 1
                 note(f"ab: bring-up {bring_up} of {2 * target}: round {round_no}, {label} "
                      f"({by_label[label].description})")
                 run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
                              directory, header)
-            done, header["rounds"] = target, target
+            done, header.rounds = target, target
             target = next_target(load_results(directory), done, plan, min_effect, judge_all)
         frame = load_results(directory)
         table = verdict_table(frame, min_effect, judge_all, aa, plan)
-        header["outside_load"] = outside_load_by_arm(frame)
+        header.outside_load = outside_load_by_arm(frame)
         write_verdicts(directory, table, header, aa)
     return directory
 
@@ -289,12 +290,12 @@ def next_target(frame: pd.DataFrame, done: int, plan: SequentialPlan | None,
 
 
 def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
-                 results: ResultSet, directory: Path, header: dict[str, Any]) -> None:
+                 results: ResultSet, directory: Path, header: RunRecord) -> None:
     results.variant = arm.label
     results.variant_parameters = {ROUND: round_no}
     started = datetime.now(UTC).isoformat(timespec="seconds")
     run_dir = run_scenarios(arm.topology, [scenario], directory / "runs", results=results,
                             overlay=overlay)
-    header["schedule"].append({"round": round_no, "arm": arm.label, "run": run_dir.name,
+    header.schedule.append({"round": round_no, "arm": arm.label, "run": run_dir.name,
                                "started": started,
                                "ended": datetime.now(UTC).isoformat(timespec="seconds")})

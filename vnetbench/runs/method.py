@@ -9,7 +9,8 @@ from typing import Any
 from vnetbench.methods import Method
 from vnetbench.overlays import Overlay
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import Task, run_tasks
 from vnetbench.scenarios import get_scenario
@@ -60,7 +61,7 @@ def run_method(topology: Topology, method: Method, overlay_names: list[str], out
     steps = len(names) * method.passes(topology, short, given)
     adapters = require_overlays(topology, names)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
-    header = new_header("method", adapters.values(), method=method.name,
+    header = new_record("method", adapters.values(), method=method.name,
                         reference=method.reference, short=short,
                         steps=[s.label for s in method.steps_for(short)])
     results = ResultSet(method.name, directory)

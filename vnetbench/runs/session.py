@@ -30,15 +30,8 @@ from vnetbench.metrics import OUTSIDE_LOAD, SKIPPED
 from vnetbench.outcome import Applicable, NotRunnable, State
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.results import ResultSet, result_line
-from vnetbench.rundir import (
-    TIMING_PARTS,
-    RunLayout,
-    new_header,
-    new_run_id,
-    recorded,
-    save_header,
-    slug,
-)
+from vnetbench.rundir import RunLayout, new_run_id, slug
+from vnetbench.runrecord import TIMING_PARTS, Links, RunRecord, new_record, recorded
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.scenarios.base import PassResult
 from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS
@@ -47,18 +40,7 @@ from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
 
 
-@dataclass
-class RunRecord:
-    """run.json of a single run: what ran, where, with what, and how it ended."""
-
-    directory: Path
-    data: dict[str, Any]
-
-    def save(self) -> None:
-        save_header(self.directory, self.data)
-
-
-def link_record(topology: Topology) -> dict[str, Any]:
+def link_record(topology: Topology) -> Links:
     """run.json's links: the declared profiles; `applied` is filled per stack from
     what the kernel reports back (shaping.apply.read_back)."""
     declared = {name: profile.model_dump(mode="json")
@@ -67,7 +49,7 @@ def link_record(topology: Topology) -> dict[str, Any]:
                 if profile.is_shaped or not profile.offloads or profile.mtu}
     declared |= {f"agent {a.name}": a.link.model_dump(mode="json")
                  for a in topology.agents if a.link}
-    return {"declared": declared, "applied": {}}
+    return Links(declared=declared, applied={})
 
 
 def link_settings(topology: Topology) -> dict[str, object]:
@@ -92,14 +74,14 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
     record = up_record(run_id, directory, prepared, claim)
 
     def moved(refused: IPv4Network, claimed: IPv4Network) -> None:
-        record_moved_block(record, refused, claimed, prepared.topology)
+        record_moved_block(record, directory, refused, claimed, prepared.topology)
 
     spec = StackSpec(prepared, run_id, directory, detached_owner("vnetbench up"),
                      block_moved=moved)
     stack = start(spec, claim)
-    record.data["hosts"] = stack.where_record()
-    record.data["links"]["applied"]["up"] = spec.applied
-    record.save()
+    record.hosts = stack.where_record()
+    record.links.applied["up"] = spec.applied
+    record.save(directory)
     return stack.rendered
 
 
@@ -108,16 +90,16 @@ def up_record(run_id: str, directory: Path, prepared: Prepared,
     """run.json for a topology left running by `vnetbench up` (read by `shape`)."""
     plan = plan_addresses(prepared.topology, run_id, claim.block)
     record = start_record(directory, run_id, plan, prepared.topology, prepared.overlay, [])
-    record.data["status"] = "up"
+    record.status = "up"
     if claim.refused:  # blocks refused before this run (by an earlier stack)
-        record.data["address_blocks_refused"] = [str(b) for b in claim.refused]
-    record.save()
+        record.address_blocks_refused = [str(b) for b in claim.refused]
+    record.save(directory)
     return record
 
 
 def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,
                  overlay: Overlay, scenarios: list[Scenario]) -> RunRecord:
-    record = RunRecord(directory, new_header(
+    record = new_record(
         "run", [overlay],
         run_id=run_id,
         scenarios=[s.name for s in scenarios],
@@ -125,8 +107,8 @@ def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topo
         networks=network_record(plan),
         topology=topology.model_dump(mode="json"),
         links=link_record(topology),
-    ))
-    record.save()
+    )
+    record.save(directory)
     return record
 
 
@@ -182,13 +164,13 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
         record = start_record(directory, run_id, plan, topology, overlay,
                               list({t.scenario.name: t.scenario for t in tasks}.values()))
         if any(t.variant for t in tasks):
-            record.data["steps"] = {t.variant: t.topology.settings.model_dump(mode="json")
+            record.steps = {t.variant: t.topology.settings.model_dump(mode="json")
                                     for t in tasks if t.variant}
         note(f"run {run_id}: results in {directory}")
         try:
-            with recorded(directory, record.data):
+            with recorded(directory, record):
                 run_each(tasks, Prepared(topology, overlay, engine, images), run_id, claim,
-                         results, record)
+                         results, record, directory)
         finally:
             results.write()
     return directory
@@ -230,9 +212,9 @@ def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
 
 
 def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
-             results: ResultSet, record: RunRecord) -> None:
+             results: ResultSet, record: RunRecord, directory: Path) -> None:
     """Each group of tasks on its own stack (join: one per pass), into one run directory."""
-    layout = RunLayout(record.directory)
+    layout = RunLayout(directory)
     for group in stack_groups(tasks):
         group = [task for task in group if runnable(task, run.overlay, results)]
         if not group:
@@ -245,11 +227,11 @@ def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
         prepared = replace(run, topology=first.scenario.stack_topology(first.topology,
                                                                        run.overlay))
 
-        moved = partial(record_moved_block, record, topology=first.topology)
+        moved = partial(record_moved_block, record, directory, topology=first.topology)
         for stack_passes, logs_dir in stacks:
             spec = StackSpec(prepared, run_id, layout.scenario(first.directory_name),
                              current_owner(), logs_dir, block_moved=moved)
-            run_on_stack(group, spec, claim, results, stack_passes, record)
+            run_on_stack(group, spec, claim, results, stack_passes, record, directory)
 
 
 def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> None:
@@ -262,14 +244,13 @@ def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> 
         results.variant = before
 
 
-def record_moved_block(record: RunRecord, refused: IPv4Network, claimed: IPv4Network,
-                       topology: Topology) -> None:
+def record_moved_block(record: RunRecord, directory: Path, refused: IPv4Network,
+                       claimed: IPv4Network, topology: Topology) -> None:
     """run.json says which block the engine refused and which the run moved to."""
-    record.data.setdefault("address_blocks_refused", []).append(str(refused))
-    record.data["address_block"] = str(claimed)
-    record.data["networks"] = network_record(plan_addresses(topology, record.data["run_id"],
-                                                            claimed))
-    record.save()
+    record.address_blocks_refused = [*(record.address_blocks_refused or []), str(refused)]
+    record.address_block = str(claimed)
+    record.networks = network_record(plan_addresses(topology, str(record.run_id), claimed))
+    record.save(directory)
 
 
 def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
@@ -277,7 +258,8 @@ def network_record(plan: AddressPlan) -> dict[str, dict[str, str]]:
 
 
 def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
-                 results: ResultSet, passes: list[int], record: RunRecord) -> None:
+                 results: ResultSet, passes: list[int], record: RunRecord,
+                 directory: Path) -> None:
     """Bring one stack up, run each task's passes, tear down; keep its logs and
     events, and the time each part took (run.json `timings`: the testbed's cost
     beside the measurement's). `passes` are the first task's (join: one per stack)."""
@@ -287,8 +269,8 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
     clock = StackClock(first.directory_name, passes, first.scenario.fresh_between_passes)
     try:
         with running(spec, claim) as stack:
-            record_stack(record, first.directory_name, stack, spec.applied)
-            checks = record.data["links"].get("checks", {}).get(first.directory_name, [])
+            record_stack(record, directory, first.directory_name, stack, spec.applied)
+            checks = record.links.checks.get(first.directory_name, [])
             clock.mark()  # up and shaped
             with ShapingKeeper(stack, spec.topology, checks) as keeper:
                 run_passes(tasks, stack, overlay, results, passes, keeper.verify, keeper)
@@ -298,7 +280,7 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
     finally:
         # kept in memory: run.json is written when the run ends (recorded()), so a
         # full disk here cannot mask the run's error
-        record.data.setdefault("timings", []).append(clock.record())
+        record.timings.append(clock.record())
         patterns = overlay.event_patterns()
         if stack is not None and stack.saved_logs and patterns:
             write_events(events_frame(stack.saved_logs, patterns),
@@ -306,15 +288,16 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
                          / "events.parquet")
 
 
-def record_stack(record: RunRecord, name: str, stack: Stack, applied: dict[str, Any]) -> None:
+def record_stack(record: RunRecord, directory: Path, name: str, stack: Stack,
+                 applied: dict[str, Any]) -> None:
     """run.json: where the stack ran, the shaping read back and a list for its checks."""
     where = stack.where_record()
     if where:
-        record.data.setdefault("hosts", {})[name] = where
+        record.hosts[name] = where
     if applied:
-        record.data["links"]["applied"][name] = applied
-        record.data["links"].setdefault("checks", {}).setdefault(name, [])
-    record.save()
+        record.links.applied[name] = applied
+        record.links.checks.setdefault(name, [])
+    record.save(directory)
 
 
 def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,

@@ -9,7 +9,8 @@ from pathlib import Path
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
@@ -26,7 +27,7 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-sweep-{assignment.key}")
-    header = new_header("sweep", adapters.values(), scenario=scenario.name,
+    header = new_record("sweep", adapters.values(), scenario=scenario.name,
                         parameter=assignment.parameter, values=assignment.values)
     results = ResultSet("sweep", directory)
     try:

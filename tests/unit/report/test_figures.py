@@ -9,6 +9,7 @@ from vnetbench.report.figures import report_figures, series_figures
 from vnetbench.report.raw import raw_cells, raw_directory, run_directory
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
 
 
 def join_and_sweep_rows(directory: Path) -> ResultSet:
@@ -58,12 +59,12 @@ def test_a_methods_bytes_over_time(tmp_path: Path) -> None:
 def test_raw_folders_of_each_layout(tmp_path: Path) -> None:
     matrix = tmp_path / "matrix"
     (matrix / "runs" / "r1" / "throughput" / "raw").mkdir(parents=True)
-    assert run_directory(matrix, "r1", {}) == matrix / "runs" / "r1"
+    assert run_directory(matrix, "r1", RunRecord()) == matrix / "runs" / "r1"
     assert raw_directory(matrix / "runs" / "r1", "throughput", "default") == \
         matrix / "runs" / "r1" / "throughput" / "raw"
     single = tmp_path / "r2"  # `vnetbench run`: the run directory is the results'
     (single / "join" / "raw").mkdir(parents=True)
-    assert run_directory(single, "r2", {"run_id": "r2"}) == single
+    assert run_directory(single, "r2", RunRecord(run_id="r2")) == single
     shared = tmp_path / "method"  # a method's steps sharing one stack
     (shared / "mtu-1400" / "raw" / "encrypted").mkdir(parents=True)
     (shared / "mtu-1400" / "raw" / "mtu-1400").mkdir()
@@ -71,12 +72,12 @@ def test_raw_folders_of_each_layout(tmp_path: Path) -> None:
         shared / "mtu-1400" / "raw" / "encrypted"
     assert raw_directory(shared, "throughput", "MTU 1400") == \
         shared / "mtu-1400" / "raw" / "mtu-1400"
-    assert run_directory(tmp_path, "gone", {}) is None
+    assert run_directory(tmp_path, "gone", RunRecord()) is None
 
 
 def test_each_cell_of_an_ab_names_its_run(data_dir: Path) -> None:
     report = read_report(data_dir / "ab-aa-baseline")
-    found = raw_cells(data_dir / "ab-aa-baseline", report.frame, report.header)
+    found = raw_cells(data_dir / "ab-aa-baseline", report.frame, report.record)
     assert len(found) == 12  # 6 rounds of A and B, a bring-up (run) each
     assert {c.variant for c in found} == {"A", "B"}
     assert all(c.run_dir is None for c in found)  # checked in without its runs

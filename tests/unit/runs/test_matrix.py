@@ -8,6 +8,7 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
 from vnetbench.runs.matrix import finished_cells, matrix_lock, newest_matrix, without_unfinished
 
 
@@ -30,10 +31,10 @@ def test_resume_finds_the_newest_matrix_whatever_its_date(tmp_path: Path) -> Non
 
 
 def test_a_cell_cut_short_is_run_again_whole(tmp_path: Path) -> None:
-    header = {"cells": {"throughput/baseline/default": "completed (run-1)",
-                        "flood/baseline/default": "stopped: interrupted",
-                        "method/instageni/baseline": "completed (run-2)"}}
-    done = finished_cells(tmp_path, 3, header)
+    record = RunRecord(cells={"throughput/baseline/default": "completed (run-1)",
+                              "flood/baseline/default": "stopped: interrupted",
+                              "method/instageni/baseline": "completed (run-2)"})
+    done = finished_cells(tmp_path, 3, record)
     assert done == {"throughput/baseline/default", "method/instageni/baseline"}
     results = ResultSet("matrix", tmp_path)
     for scenario, method, passes in [("throughput", "", 3), ("flood", "", 2),
