@@ -13,6 +13,7 @@ from vnetbench.files import write_atomic
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results
 from vnetbench.rundir import new_directory
 from vnetbench.runrecord import RUN_FILE, RunRecord, read_record, recorded, upgrade
+from vnetbench.schema import CellKey
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -96,8 +97,8 @@ def test_recorded_says_how_it_ended(tmp_path: Path) -> None:
 
 
 def test_damaged_parquet_falls_back_to_the_csv(tmp_path: Path) -> None:
-    results = ResultSet("r", tmp_path)
-    results.add("throughput", "baseline", 1, {"tcp_mbit": (9000.0, "Mbit/s")}, {})
+    results = ResultSet(tmp_path)
+    results.add(CellKey("r", "throughput", "baseline"), 1, {"tcp_mbit": (9000.0, "Mbit/s")}, {})
     results.write()
     (tmp_path / PARQUET).write_bytes(b"PAR1 truncated")
     frame = load_results(tmp_path)

@@ -23,7 +23,7 @@ from vnetbench.results import ResultSet
 from vnetbench.runrecord import RunRecord
 from vnetbench.runs.ab import Arm, ab_session, run_ab
 from vnetbench.scenarios import get_scenario
-from vnetbench.schema import ROUND
+from vnetbench.schema import ROUND, CellKey, Variant
 from vnetbench.sequential import (
     exact_p_table,
     judge_sequentially,
@@ -133,15 +133,15 @@ def fake_session(monkeypatch: pytest.MonkeyPatch, log_ratios: list[float]) -> No
                         RunRecord.model_validate({"kind": kind, **fields}))
 
     def bring_up(topology: Any, scenarios: Any, runs: Path, results: ResultSet,
-                 overlay: Any) -> Path:
-        round_no = int(results.variant_parameters[ROUND])
+                 overlay: Any, variant: Variant) -> Path:
+        round_no = int(variant.parameters[ROUND])
         value = 900 + 50 * np.sin(round_no)
-        if results.variant == "B":
+        if variant.name == "B":
             value *= np.exp(log_ratios[round_no - 1])
-        results.add("throughput", topology.overlay, 1, {"tcp_mbit": (float(value), "Mbit/s")},
-                    {})
+        results.add(CellKey(f"round-{round_no}", "throughput", topology.overlay, variant), 1,
+                    {"tcp_mbit": (float(value), "Mbit/s")}, {})
         results.write()
-        return runs / f"round-{round_no}-{results.variant}"
+        return runs / f"round-{round_no}-{variant.name}"
 
     monkeypatch.setattr("vnetbench.runs.ab.run_scenarios", bring_up)
 

@@ -111,9 +111,9 @@ def test_run_record_says_declared_shaping_is_not_applied() -> None:
     topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
                                "links": {"backbone": {"delay": "10ms"}}}, "t.yml")
     record = link_record(topology)
-    assert list(record["declared"]) == ["backbone"]
-    assert record["declared"]["backbone"]["delay"] == "10ms"  # as written: units kept
-    assert record["applied"] == {}
+    assert list(record.declared) == ["backbone"]
+    assert record.declared["backbone"]["delay"] == "10ms"  # as written: units kept
+    assert record.applied == {}
 
 
 def test_the_measured_pair_is_the_user_s_choice() -> None:

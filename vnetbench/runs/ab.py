@@ -38,7 +38,7 @@ from vnetbench.runrecord import RunRecord, new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import ROUND
+from vnetbench.schema import ROUND, Variant
 from vnetbench.sequential import SequentialPlan, plan_for
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
 from vnetbench.stats import MIN_PAIRS
@@ -254,7 +254,7 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
                         arms={arm.label: {"spec": list(arm.spec), "overlay":
                                           arm.topology.overlay} for arm in arms},
                         schedule=[])
-    results = ResultSet("ab", directory)
+    results = ResultSet(directory)
     by_label = {arm.label: arm for arm in arms}
     with recorded(directory, header):
         done, target = 0, session.rounds
@@ -291,11 +291,10 @@ def next_target(frame: pd.DataFrame, done: int, plan: SequentialPlan | None,
 
 def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
                  results: ResultSet, directory: Path, header: RunRecord) -> None:
-    results.variant = arm.label
-    results.variant_parameters = {ROUND: round_no}
     started = datetime.now(UTC).isoformat(timespec="seconds")
     run_dir = run_scenarios(arm.topology, [scenario], directory / "runs", results=results,
-                            overlay=overlay)
+                            overlay=overlay, variant=Variant(arm.label,
+                                                             parameters={ROUND: round_no}))
     header.schedule.append({"round": round_no, "arm": arm.label, "run": run_dir.name,
                                "started": started,
                                "ended": datetime.now(UTC).isoformat(timespec="seconds")})

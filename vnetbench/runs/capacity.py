@@ -30,7 +30,7 @@ from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT
+from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 from vnetbench.units import parse_milliseconds
@@ -254,7 +254,7 @@ def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
     directory = new_directory(out_dir, f"{plan.topology.name}-{stamp()}-capacity")
     header = new_record("capacity", [plan.overlay], scenario=room.name,
                         dimension=plan.dimension, slo=[c.key for c in plan.clauses])
-    results = ResultSet("capacity", directory)
+    results = ResultSet(directory)
     try:
         with recorded(directory, header), job_progress("capacity", steps=MOST_STEPS):
             while (size := search.next_size()) is not None and len(search.steps) < MOST_STEPS:
@@ -272,8 +272,8 @@ def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
     variant = f"{plan.dimension}={size:g}"
     topology = with_size(plan.topology, setting, size, plan.passes)
     room.check(topology)
-    results.variant, results.variant_parameters = variant, {setting: size}
-    run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay)
+    run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay,
+                  variant=Variant(variant, parameters={setting: size}))
     frame = results.frame()
     met, said, limit = judge_step(frame[frame[VARIANT] == variant], plan.clauses)
     note(f"capacity step: {variant}: {said}")

@@ -60,7 +60,7 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
                              scenarios, out_dir, overlay=adapters[runs[0][0]])
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-compare")
     header = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios])
-    results = ResultSet("compare", directory)
+    results = ResultSet(directory)
     with recorded(directory, header):
         for overlay, chosen, overrides in runs:
             settings = topology.settings.model_copy(update=overrides)

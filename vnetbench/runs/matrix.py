@@ -34,7 +34,7 @@ from vnetbench.runrecord import TIMING_PARTS, RunRecord, new_record, read_record
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS
+from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
@@ -229,7 +229,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
     header = new_record("matrix", overlays, quick=quick, cells=previous.cells)
     header.started = previous.started or header.started
     results = (without_unfinished(ResultSet.resume(directory), done) if resume
-               else ResultSet("matrix", directory))
+               else ResultSet(directory))
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(cells) - len(todo)} already done; "
          f"results in {directory}")
@@ -246,12 +246,11 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
         for cell in todo:
             header.cells[cell.key] = "running"
             header.save(directory)
-            results.variant = cell.variant
-            results.variant_parameters = dict(cell.overrides)
             try:
                 run_dir = run_scenarios(cell_topology(base, cell, quick), [cell.scenario],
                                         directory / "runs", results=results,
-                                        overlay=cell.overlay)
+                                        overlay=cell.overlay,
+                                        variant=Variant(cell.variant, parameters=cell.overrides))
             except BaseException as error:
                 header.cells[cell.key] = f"stopped: {error or type(error).__name__}"
                 raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from ipaddress import IPv4Network
@@ -34,7 +34,7 @@ from vnetbench.rundir import RunLayout, new_run_id, slug
 from vnetbench.runrecord import TIMING_PARTS, Links, RunRecord, new_record, recorded
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.scenarios.base import PassResult
-from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS
+from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS, CellKey, Variant
 from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology
 from vnetbench.ui import note, out_console, step_done
@@ -120,9 +120,14 @@ class Task:
 
     scenario: Scenario
     topology: Topology
-    variant: str | None = None  # the results' variant (None: the result set's own)
+    variant: str | None = None  # a step's label: its rows' variant (None: the run's)
     group: str | None = None
     remark: str = ""  # how the overlay adjusted the settings (filled in by run_tasks)
+    rows_variant: Variant = field(default_factory=Variant)  # (filled in by run_tasks)
+
+    def cell(self, run_id: str) -> CellKey:
+        """The cell its rows belong to."""
+        return CellKey(run_id, self.scenario.name, self.topology.overlay, self.rows_variant)
 
     @property
     def directory_name(self) -> str:
@@ -131,17 +136,20 @@ class Task:
 
 
 def run_scenarios(topology: Topology, scenarios: list[Scenario], out_dir: Path,
-                  results: ResultSet | None = None, overlay: Overlay | None = None) -> Path:
+                  results: ResultSet | None = None, overlay: Overlay | None = None,
+                  variant: Variant | None = None) -> Path:
     """Run each scenario's passes on its own stack; return the run directory."""
-    return run_tasks([Task(s, topology) for s in scenarios], out_dir, results, overlay)
+    return run_tasks([Task(s, topology) for s in scenarios], out_dir, results, overlay,
+                     variant)
 
 
 def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None,
-              overlay: Overlay | None = None) -> Path:
+              overlay: Overlay | None = None, variant: Variant | None = None) -> Path:
     """Run the tasks' passes into one run directory; return it.
 
     Rows go to `results` when given (the matrix's shared set), else to a
-    result set in the run directory. A scenario the overlay does not support
+    result set in the run directory; they carry `variant` (a step's: its label as
+    the name). A scenario the overlay does not support
     gives one row per pass saying why, without starting anything. `overlay` is the
     run's configured adapter (made from the first topology when not given).
     """
@@ -152,13 +160,14 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     overlay.require_available()  # run() and sweep() check every overlay first
     engine = engine_for(tasks[0].topology)  # a swarm: found and checked before anything starts
     images = build_project_images()
+    variant = variant or Variant()
     tasks = [prepared_task(prepare(task.topology, overlay, engine, images,
-                                   refuse_unsupported=False), task) for task in tasks]
+                                   refuse_unsupported=False), task, variant.step(task.variant))
+             for task in tasks]
     topology = tasks[0].topology
     run_id, directory = new_run_directory(topology, out_dir)
     if results is None:
-        results = ResultSet(run_id, directory)
-    results.run_id = run_id
+        results = ResultSet(directory)
     with claimed_block() as claim:  # kept for every stack of the run
         plan = plan_addresses(topology, run_id, claim.block)
         record = start_record(directory, run_id, plan, topology, overlay,
@@ -176,12 +185,14 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     return directory
 
 
-def prepared_task(prepared: Prepared, task: Task) -> Task:
-    """The task in the settings its engine and overlay run, with the remark saying how."""
+def prepared_task(prepared: Prepared, task: Task, rows_variant: Variant) -> Task:
+    """The task in the settings its engine and overlay run, with the remark saying how,
+    and the variant its rows carry."""
     if prepared.remark:
         note(f"{prepared.overlay.name}"
              f"{f' ({task.variant})' if task.variant else ''}: {prepared.remark}", style="yellow")
-    return replace(task, topology=prepared.topology, remark=prepared.remark)
+    return replace(task, topology=prepared.topology, remark=prepared.remark,
+                   rows_variant=rows_variant)
 
 
 def stack_groups(tasks: list[Task]) -> list[list[Task]]:
@@ -199,15 +210,14 @@ def stack_groups(tasks: list[Task]) -> list[list[Task]]:
     return groups
 
 
-def runnable(task: Task, overlay: Overlay, results: ResultSet) -> bool:
+def runnable(task: Task, overlay: Overlay, results: ResultSet, run_id: str) -> bool:
     """Can the overlay run this task? If not, its rows say why."""
     applicability = task.scenario.applicability(overlay, task.topology)
     if isinstance(applicability, Applicable):
         applicability = overlay.settings_applicability(task.topology)
     if isinstance(applicability, Applicable):
         return True
-    with_variant(results, task, lambda: record_not_run(task.scenario, task.topology,
-                                                       applicability, results))
+    record_not_run(task.scenario, task.topology, applicability, results, task.cell(run_id))
     return False
 
 
@@ -216,7 +226,7 @@ def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
     """Each group of tasks on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(directory)
     for group in stack_groups(tasks):
-        group = [task for task in group if runnable(task, run.overlay, results)]
+        group = [task for task in group if runnable(task, run.overlay, results, run_id)]
         if not group:
             continue
         first = group[0]
@@ -232,16 +242,6 @@ def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
             spec = StackSpec(prepared, run_id, layout.scenario(first.directory_name),
                              current_owner(), logs_dir, block_moved=moved)
             run_on_stack(group, spec, claim, results, stack_passes, record, directory)
-
-
-def with_variant(results: ResultSet, task: Task, action: Callable[[], None]) -> None:
-    """Run action with the result set's variant set to the task's (when it has one)."""
-    before = results.variant
-    results.variant = task.variant or before
-    try:
-        action()
-    finally:
-        results.variant = before
 
 
 def record_moved_block(record: RunRecord, directory: Path, refused: IPv4Network,
@@ -273,7 +273,8 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
             checks = record.links.checks.get(first.directory_name, [])
             clock.mark()  # up and shaped
             with ShapingKeeper(stack, spec.topology, checks) as keeper:
-                run_passes(tasks, stack, overlay, results, passes, keeper.verify, keeper)
+                run_passes(tasks, stack, overlay, results, passes, spec.run_id, keeper.verify,
+                           keeper)
             clock.mark()  # measured
             clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down
@@ -301,7 +302,7 @@ def record_stack(record: RunRecord, directory: Path, name: str, stack: Stack,
 
 
 def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,
-               passes: list[int], verify: Callable[[str], list[str]],
+               passes: list[int], run_id: str, verify: Callable[[str], list[str]],
                keeper: ShapingKeeper | None = None) -> None:
     """Each task's passes on the stack (the first task's `passes`, the others' all)."""
     started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
@@ -316,9 +317,8 @@ def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: Resul
         for pass_no in own:
             step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
             started[f"{step}pass {pass_no}"] = datetime.now(UTC)
-            with_variant(results, task, partial(
-                run_pass, task.scenario, context, pass_no, results, task.remark,
-                started, verify))
+            run_pass(task.scenario, context, pass_no, results, task.cell(run_id),
+                     task.remark, started, verify)
 
 
 class StackClock:
@@ -349,11 +349,11 @@ class StackClock:
 
 
 def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
-                   results: ResultSet) -> None:
+                   results: ResultSet, cell: CellKey) -> None:
     """One row per pass saying why the scenario cannot run on this overlay."""
     settings = scenario.settings(topology) | link_settings(topology)
     for pass_no in range(1, topology.settings.passes + 1):
-        results.add(scenario.name, topology.overlay, pass_no, {SKIPPED.name: (None, "")},
+        results.add(cell, pass_no, {SKIPPED.name: (None, "")},
                     settings, status=why.status, state=why.state)
         emit(results, result_line(scenario.name, topology.overlay, pass_no,
                                   {"status": why.status}))
@@ -361,7 +361,7 @@ def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
 
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
-             results: ResultSet, remark: str = "",
+             results: ResultSet, cell: CellKey, remark: str = "",
              started: dict[str, datetime] | None = None,
              verify_shaping: Callable[[str], list[str]] | None = None) -> None:
     """One pass; `remark` (how the overlay adjusted the settings) joins its status,
@@ -383,12 +383,11 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
         failed(outcome, "shaping not as planned: " + "; ".join(changed), dead_too=True)
     status = f"{outcome.status}; {remark}" if remark else outcome.status
     settings = scenario.settings(topology) | link_settings(topology) | hosts
-    results.add(scenario.name, topology.overlay, pass_no, outcome.metrics, settings,
+    results.add(cell, pass_no, outcome.metrics, settings,
                 status=status, state=outcome.state, remark=remark)
     for point in outcome.series:
-        results.add(scenario.name, topology.overlay, pass_no,
-                    {point.metric: (point.value, point.unit)}, settings, status=status,
-                    state=outcome.state, remark=remark, interval_s=point.interval_s)
+        results.add(cell, pass_no, {point.metric: (point.value, point.unit)}, settings,
+                    status=status, state=outcome.state, remark=remark, interval_s=point.interval_s)
     fields = dict(outcome.summary)
     if status != "ok":
         fields["status"] = status

@@ -14,6 +14,7 @@ from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
+from vnetbench.schema import Variant
 from vnetbench.shaping.apply import check_shaping
 from vnetbench.shaping.assign import Assignment, with_link_setting
 from vnetbench.topology import Topology
@@ -29,18 +30,18 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-sweep-{assignment.key}")
     header = new_record("sweep", adapters.values(), scenario=scenario.name,
                         parameter=assignment.parameter, values=assignment.values)
-    results = ResultSet("sweep", directory)
+    results = ResultSet(directory)
     try:
         with recorded(directory, header), job_progress(
                 "sweep", steps=len(variants) * len(overlays) * topology.settings.passes):
             for value, variant in zip(assignment.values, variants, strict=True):
                 for overlay in overlays:
-                    results.variant = f"{assignment.parameter}={value}"
-                    results.variant_parameters = {assignment.column:
-                                                  assignment.value_in(variant)}
                     run_scenarios(variant.model_copy(update={"overlay": overlay}), [scenario],
                                   directory / "runs", results=results,
-                                  overlay=adapters[overlay])
+                                  overlay=adapters[overlay], variant=Variant(
+                                      f"{assignment.parameter}={value}",
+                                      parameters={assignment.column:
+                                                  assignment.value_in(variant)}))
     finally:
         results.write()
         write_plots(summary_table(results.frame()), directory)

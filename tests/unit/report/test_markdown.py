@@ -19,6 +19,7 @@ from vnetbench.results import load_results
 from vnetbench.runrecord import RunRecord
 from vnetbench.runs.matrix import plan_cells
 from vnetbench.scenarios import SCENARIOS
+from vnetbench.schema import CellKey
 
 runner = CliRunner()
 
@@ -112,8 +113,8 @@ def test_comparison_table_of_a_dead_path_explains_it() -> None:
     from vnetbench.report.tables import comparison_table
     from vnetbench.results import ResultSet
 
-    results = ResultSet("r", Path("/nonexistent"))
-    results.add("throughput", "vnet", 1, {"tcp_mbit": (None, "Mbit/s")}, {},
+    results = ResultSet(Path("/nonexistent"))
+    results.add(CellKey("r", "throughput", "vnet"), 1, {"tcp_mbit": (None, "Mbit/s")}, {},
                 status="path dead: 0 of 200 pings answered; TLS not in this build: measured "
                        "plain", state=State.DEAD, remark="TLS not in this build: measured plain")
     table = comparison_table(results.frame())
