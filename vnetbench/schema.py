@@ -41,7 +41,7 @@ SETTING_PREFIX: Final = "set_"
 PARAMETER_PREFIX: Final = "var_"
 
 # Settings and parameters the readers pick out by name (written by the scenarios,
-# runs/session.py's link_settings, a swarm's placement_settings, runs/ab.py):
+# runs/passes.py's link_settings, a swarm's placement_settings, runs/ab.py):
 MACHINES: Final = "machines"  # a join's or a config change's size (Settings.machines)
 HOSTS: Final = "hosts"  # where each role ran, on several hosts
 SITE_LINKS: Final = "site"  # the site links' profile, as the topology describes it

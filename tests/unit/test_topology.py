@@ -106,7 +106,7 @@ def test_bad_environment_value_names_the_setting(monkeypatch: pytest.MonkeyPatch
 
 
 def test_run_record_says_declared_shaping_is_not_applied() -> None:
-    from vnetbench.runs.session import link_record
+    from vnetbench.runs.recording import link_record
 
     topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
                                "links": {"backbone": {"delay": "10ms"}}}, "t.yml")

@@ -12,7 +12,8 @@ from vnetbench.results import ResultSet
 from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
-from vnetbench.runs.session import Task, run_tasks
+from vnetbench.runs.plan import Task
+from vnetbench.runs.session import run_tasks
 from vnetbench.scenarios import get_scenario
 from vnetbench.schema import NATIVE, Variant  # NATIVE: every method's reference column
 from vnetbench.topology import Topology

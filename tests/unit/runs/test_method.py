@@ -20,7 +20,7 @@ from vnetbench.render import render_compose
 from vnetbench.report.tables import method_table
 from vnetbench.results import ResultSet
 from vnetbench.runs.method import method_overlays, method_tasks
-from vnetbench.runs.session import stack_groups
+from vnetbench.runs.plan import stack_groups
 from vnetbench.schema import CellKey, Variant
 from vnetbench.topology import Topology, parse_topology
 
