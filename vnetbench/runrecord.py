@@ -11,7 +11,8 @@ matrix: its cells; an A/B: its arms, schedule and verdicts).
 
 A record writes the keys it was given or has changed since, and no others, so a
 file written, read and written again keeps its keys; keys of other versions are
-kept as they are.
+kept as they are. Keys are written in the order declared here (a single run's as
+its writers set them; JSON's objects have no order a reader may depend on).
 """
 
 from __future__ import annotations
@@ -95,11 +96,11 @@ class RunRecord(Kept):
     networks: dict[str, dict[str, str]] | None = None
     topology: dict[str, Any] | None = None
     links: Links = Field(default_factory=Links)
-    hosts: dict[str, Any] = Field(default_factory=dict)
-    timings: list[dict[str, Any]] = Field(default_factory=list)
-    address_blocks_refused: list[str] | None = None
     # a run's steps (name -> settings), a method's (labels), a capacity search's
     steps: dict[str, Any] | list[Any] | None = None
+    address_blocks_refused: list[str] | None = None
+    hosts: dict[str, Any] = Field(default_factory=dict)
+    timings: list[dict[str, Any]] = Field(default_factory=list)
     # a matrix
     quick: bool | None = None
     cells: dict[str, str] = Field(default_factory=dict)
@@ -115,8 +116,8 @@ class RunRecord(Kept):
     confirm: dict[str, Any] | None = None
     arms: dict[str, dict[str, Any]] = Field(default_factory=dict)
     schedule: list[dict[str, Any]] = Field(default_factory=list)
-    verdicts: dict[str, int] = Field(default_factory=dict)
     outside_load: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    verdicts: dict[str, int] = Field(default_factory=dict)
     # a sweep
     parameter: str | None = None
     values: list[Any] | None = None
