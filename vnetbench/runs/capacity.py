@@ -252,14 +252,14 @@ def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
     search = Search(plan.start, plan.most, plan.precision, whole=plan.dimension == "machines")
     room = get_scenario("room")
     directory = new_directory(out_dir, f"{plan.topology.name}-{stamp()}-capacity")
-    header = new_record("capacity", [plan.overlay], scenario=room.name,
+    record = new_record("capacity", [plan.overlay], scenario=room.name,
                         dimension=plan.dimension, slo=[c.key for c in plan.clauses])
     results = ResultSet(directory)
     try:
-        with recorded(directory, header), job_progress("capacity", steps=MOST_STEPS):
+        with recorded(directory, record), job_progress("capacity", steps=MOST_STEPS):
             while (size := search.next_size()) is not None and len(search.steps) < MOST_STEPS:
                 search.steps.append(run_step(plan, room, setting, size, results, directory))
-                header.steps, header.largest = [vars(s) for s in search.steps], search.best()
+                record.steps, record.largest = [vars(s) for s in search.steps], search.best()
     finally:
         results.write()
         capacity_plot(results.frame(), setting, plan.clauses, directory / "capacity.png")

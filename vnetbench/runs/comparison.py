@@ -59,9 +59,9 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
                              scenarios, out_dir, overlay=adapters[runs[0][0]])
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-compare")
-    header = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios])
+    record = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios])
     results = ResultSet(directory)
-    with recorded(directory, header):
+    with recorded(directory, record):
         for overlay, chosen, overrides in runs:
             settings = topology.settings.model_copy(update=overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,

@@ -56,11 +56,11 @@ def run_method(topology: Topology, method: Method, overlay_names: list[str], out
     steps = len(names) * method.passes(topology, short, given)
     adapters = require_overlays(topology, names)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
-    header = new_record("method", adapters.values(), method=method.name,
+    record = new_record("method", adapters.values(), method=method.name,
                         reference=method.reference, short=short,
                         steps=[s.label for s in method.steps_for(short)])
     results = ResultSet(directory)
-    with recorded(directory, header), job_progress(f"method {method.name}", steps):
+    with recorded(directory, record), job_progress(f"method {method.name}", steps):
         run_method_into(topology, method, adapters, results, directory / "runs", short,
                         given)
     return directory

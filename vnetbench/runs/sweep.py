@@ -28,11 +28,11 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-sweep-{assignment.key}")
-    header = new_record("sweep", adapters.values(), scenario=scenario.name,
+    record = new_record("sweep", adapters.values(), scenario=scenario.name,
                         parameter=assignment.parameter, values=assignment.values)
     results = ResultSet(directory)
     try:
-        with recorded(directory, header), job_progress(
+        with recorded(directory, record), job_progress(
                 "sweep", steps=len(variants) * len(overlays) * topology.settings.passes):
             for value, variant in zip(assignment.values, variants, strict=True):
                 for overlay in overlays:
