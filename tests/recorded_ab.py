@@ -2,7 +2,6 @@
 the baseline path, 6 rounds of one pass): as it is, with arm B's TCP rate scaled (an
 A/B with a regression), or with every pass in another state (nothing measured)."""
 
-import json
 import shutil
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pandas as pd
 
 from vnetbench.report.ab import verdict_table, write_verdicts
 from vnetbench.results import load_results
+from vnetbench.runrecord import read_record
 
 DATA = Path(__file__).parent / "data"
 DEAD_STATUS = "path dead: 0 of 200 pings answered <img src=x onerror=alert(1)> | cell"
@@ -20,18 +20,18 @@ def recorded_session(directory: Path, b_tcp_factor: float = 1.0,
     """The recorded A/A's verdicts as `ab` writes them, after B's TCP rate was scaled
     (an A/B then: B's spec differs) or every pass was given another state."""
     frame = pd.read_parquet(directory / "results.parquet")
-    header = json.loads((directory / "run.json").read_text())
+    record = read_record(directory)
     if b_tcp_factor != 1.0:
         frame.loc[(frame["variant"] == "B") & (frame["metric"] == "tcp_mbit"),
                   "value"] *= b_tcp_factor
-        header["aa"] = False
-        header["arms"]["B"]["spec"] = ["backbone.rate=80mbit"]
+        record.aa = False
+        record.arms["B"]["spec"] = ["backbone.rate=80mbit"]
     if state is not None:
         frame["state"], frame["status"] = state, DEAD_STATUS
     frame.to_parquet(directory / "results.parquet", index=False)
-    table = verdict_table(load_results(directory), 0.05, aa=bool(header["aa"]))
-    write_verdicts(directory, table, header, aa=bool(header["aa"]))
-    (directory / "run.json").write_text(json.dumps(header))
+    table = verdict_table(load_results(directory), 0.05, aa=bool(record.aa))
+    write_verdicts(directory, table, record, aa=bool(record.aa))
+    record.save(directory)
     return directory
 
 

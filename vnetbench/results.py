@@ -29,6 +29,7 @@ from vnetbench.schema import (
     UNIT,
     VALUE,
     VARIANT,
+    CellKey,
     ResultRow,
 )
 from vnetbench.ui import note
@@ -40,18 +41,16 @@ RESULT_LINES = "results.txt"
 
 @dataclass
 class ResultSet:
-    run_id: str
+    """The rows and RESULT lines of a results directory, written after every pass."""
+
     directory: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
-    variant: str = "default"  # the matrix cell's settings variant
-    variant_parameters: dict[str, Any] = field(default_factory=dict)  # -> var_* columns
-    method: str = ""  # the reference method the rows belong to (vnetbench.methods)
 
     @classmethod
     def resume(cls, directory: Path) -> ResultSet:
         """Continue a results directory: keep its rows and RESULT lines."""
-        results = cls("resumed", directory)
+        results = cls(directory)
         frame = load_results(directory) if (directory / PARQUET).exists() else None
         if frame is not None:
             records = frame.to_dict("records")
@@ -62,8 +61,7 @@ class ResultSet:
 
     def add(
         self,
-        scenario: str,
-        overlay: str,
+        cell: CellKey,
         pass_no: int,
         metrics: dict[str, tuple[float | None, str]],
         settings: dict[str, Any],
@@ -73,7 +71,7 @@ class ResultSet:
         interval_s: float | None = None,
         columns: dict[str, Any] | None = None,
     ) -> None:
-        """Record one pass: metrics maps name -> (value, unit); `interval_s` places
+        """Record one pass of a cell: metrics maps name -> (value, unit); `interval_s` places
         these rows in a time series. `columns` is the older spelling of it
         ({"interval_s": ...}), the only extra column a row has."""
         extra = dict(columns or {})
@@ -82,9 +80,9 @@ class ResultSet:
             raise ValueError(f"no result column {', '.join(extra)} (vnetbench.schema)")
         for metric, (value, unit) in metrics.items():
             self.rows.append(ResultRow(
-                self.run_id, scenario, overlay, self.variant, self.method, pass_no, metric,
-                value, unit, state, status, remark, settings, self.variant_parameters,
-                interval_s).record())
+                cell.run_id, cell.scenario, cell.overlay, cell.variant.name,
+                cell.variant.method, pass_no, metric, value, unit, state, status, remark,
+                settings, cell.variant.parameters, interval_s).record())
 
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(self.rows)

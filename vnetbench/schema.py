@@ -11,7 +11,7 @@ sweep's value, an A/B's round).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from vnetbench.outcome import State
@@ -41,7 +41,7 @@ SETTING_PREFIX: Final = "set_"
 PARAMETER_PREFIX: Final = "var_"
 
 # Settings and parameters the readers pick out by name (written by the scenarios,
-# runs/session.py's link_settings, a swarm's placement_settings, runs/ab.py):
+# runs/passes.py's link_settings, a swarm's placement_settings, runs/ab.py):
 MACHINES: Final = "machines"  # a join's or a config change's size (Settings.machines)
 HOSTS: Final = "hosts"  # where each role ran, on several hosts
 SITE_LINKS: Final = "site"  # the site links' profile, as the topology describes it
@@ -66,6 +66,36 @@ def is_parameter_column(column: object) -> bool:
 def parameter_of(column: str) -> str:
     """var_backbone_delay_ms -> backbone_delay_ms."""
     return column.removeprefix(PARAMETER_PREFIX)
+
+
+DEFAULT_VARIANT: Final = "default"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The settings a cell's rows were measured in, as the run that asked for them names
+    them: the variant (a matrix cell's, a sweep's value, an A/B arm, a capacity step),
+    the reference method (empty outside one) and the parameters placing the variant
+    (var_* columns)."""
+
+    name: str = DEFAULT_VARIANT
+    method: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def step(self, name: str | None) -> Variant:
+        """The variant of one of a method's steps (named by its label), else this one."""
+        return replace(self, name=name) if name else self
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """What identifies a result row's cell: the run that measured it, the scenario, the
+    overlay and the variant. Passed with each result."""
+
+    run_id: str
+    scenario: str
+    overlay: str
+    variant: Variant = field(default_factory=Variant)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def leftovers(run_id: str) -> list[str]:
 
 def as_measured(status: str) -> str:
     """A pass's status less the marks of a busy machine: beside other programs the figure
-    stands, marked "measured under outside load" (runs/session.py), and a join's gate
+    stands, marked "measured under outside load" (runs/outcomes.py), and a join's gate
     says when it opened without a quiet moment (scenarios/join.py); what else went
     wrong is kept."""
     status = re.sub(r"(; )?measured under outside load: [^;]*", "", status)

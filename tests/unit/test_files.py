@@ -5,7 +5,6 @@ the atomic writer itself, and each writer of kept files run on recorded results
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from vnetbench.report.markdown import REPORT, build_report
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results
-from vnetbench.rundir import RUN_FILE, save_header
+from vnetbench.runrecord import RUN_FILE, RunRecord, read_record
 
 OLD = "the previous, whole copy\n"
 
@@ -100,8 +99,8 @@ def write_reports(directory: Path) -> None:
 
 
 def write_ab_files(directory: Path) -> None:
-    header = json.loads((directory / RUN_FILE).read_text())
-    write_verdicts(directory, verdict_table(load_results(directory), 0.05, aa=True), header,
+    record = read_record(directory)
+    write_verdicts(directory, verdict_table(load_results(directory), 0.05, aa=True), record,
                    aa=True)
 
 
@@ -125,7 +124,7 @@ def write_raw(directory: Path) -> None:
 
 
 def write_header(directory: Path) -> None:
-    save_header(directory, {"kind": "matrix", "status": "completed"})
+    RunRecord(kind="matrix", status="completed").save(directory)
 
 
 WRITERS: list[tuple[str, str, Callable[[Path], None]]] = [

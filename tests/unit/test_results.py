@@ -3,7 +3,7 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.results import ResultSet, load_results, result_line
-from vnetbench.schema import COLUMNS
+from vnetbench.schema import COLUMNS, CellKey
 
 RESULT_COLUMNS = list(COLUMNS)
 
@@ -16,8 +16,8 @@ def test_result_line_format() -> None:
 
 
 def test_tidy_frame_written_and_read_back(tmp_path: Path) -> None:
-    results = ResultSet("run-1", tmp_path)
-    results.add("throughput", "baseline", 1,
+    results = ResultSet(tmp_path)
+    results.add(CellKey("run-1", "throughput", "baseline"), 1,
                 {"tcp_mbit": (1000.0, "Mbit/s"), "rtt_mean_ms": (None, "ms")},
                 {"seconds": 2.0})
     results.lines.append("RESULT x")
@@ -33,7 +33,7 @@ def test_tidy_frame_written_and_read_back(tmp_path: Path) -> None:
 
 
 def test_empty_frame_has_schema(tmp_path: Path) -> None:
-    assert list(ResultSet("r", tmp_path).frame().columns) == RESULT_COLUMNS
+    assert list(ResultSet(tmp_path).frame().columns) == RESULT_COLUMNS
 
 
 def test_a_run_without_time_series_reads_back_with_an_empty_interval_column(
@@ -41,8 +41,8 @@ def test_a_run_without_time_series_reads_back_with_an_empty_interval_column(
     """A pass with no timeline rows (vNet's failover on a path that delivers nothing)
     has no interval_s column on disk; readers select a pass's own values with
     `interval_s.isna()`, which must work on every results directory."""
-    results = ResultSet("run-1", tmp_path)
-    results.add("failover", "vnet", 1, {"outage_ms": (None, "ms")}, {})
+    results = ResultSet(tmp_path)
+    results.add(CellKey("run-1", "failover", "vnet"), 1, {"outage_ms": (None, "ms")}, {})
     results.write()
     assert "interval_s" not in pd.read_parquet(tmp_path / "results.parquet").columns
     frame = load_results(tmp_path)

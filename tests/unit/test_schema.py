@@ -11,7 +11,15 @@ from pathlib import Path
 from vnetbench.metrics import catalogue
 from vnetbench.results import ResultSet, load_results
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.schema import COLUMNS, MACHINES, ROUND, parameter_column, setting_column
+from vnetbench.schema import (
+    COLUMNS,
+    MACHINES,
+    ROUND,
+    CellKey,
+    Variant,
+    parameter_column,
+    setting_column,
+)
 from vnetbench.topology import Settings
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -53,10 +61,11 @@ def test_the_catalogue_holds_every_scenarios_metrics_and_no_other() -> None:
 
 
 def test_rows_keep_the_files_columns(tmp_path: Path) -> None:
-    results = ResultSet("r", tmp_path, variant="n20", variant_parameters={MACHINES: 20})
-    results.add("join", "wireguard", 1, {"join_seconds": (1.5, "s")}, {MACHINES: 20})
-    results.add("transfer", "vnet", 1, {"upload_interval_bytes": (9.0, "bytes")}, {},
-                interval_s=1.0)
+    results, n20 = ResultSet(tmp_path), Variant("n20", parameters={MACHINES: 20})
+    results.add(CellKey("r", "join", "wireguard", n20), 1, {"join_seconds": (1.5, "s")},
+                {MACHINES: 20})
+    results.add(CellKey("r", "transfer", "vnet", n20), 1,
+                {"upload_interval_bytes": (9.0, "bytes")}, {}, interval_s=1.0)
     results.write()
     columns = list(load_results(tmp_path).columns)
     assert columns == [*COLUMNS, setting_column(MACHINES), parameter_column(MACHINES),

@@ -20,9 +20,10 @@ from vnetbench.metrics import Better
 from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
 from vnetbench.runs.ab import Arm, ab_session, run_ab
 from vnetbench.scenarios import get_scenario
-from vnetbench.schema import ROUND
+from vnetbench.schema import ROUND, CellKey, Variant
 from vnetbench.sequential import (
     exact_p_table,
     judge_sequentially,
@@ -128,19 +129,19 @@ def fake_session(monkeypatch: pytest.MonkeyPatch, log_ratios: list[float]) -> No
     round r being exp(log_ratios[r - 1]) over a level that drifts between rounds."""
     monkeypatch.setattr("vnetbench.runs.ab.require_overlays",
                         lambda topology, names: {names[0]: object()})
-    monkeypatch.setattr("vnetbench.runs.ab.new_header",
-                        lambda kind, overlays, **fields: {"kind": kind, **fields})
+    monkeypatch.setattr("vnetbench.runs.ab.new_record", lambda kind, overlays, **fields:
+                        RunRecord.model_validate({"kind": kind, **fields}))
 
     def bring_up(topology: Any, scenarios: Any, runs: Path, results: ResultSet,
-                 overlay: Any) -> Path:
-        round_no = int(results.variant_parameters[ROUND])
+                 overlay: Any, variant: Variant) -> Path:
+        round_no = int(variant.parameters[ROUND])
         value = 900 + 50 * np.sin(round_no)
-        if results.variant == "B":
+        if variant.name == "B":
             value *= np.exp(log_ratios[round_no - 1])
-        results.add("throughput", topology.overlay, 1, {"tcp_mbit": (float(value), "Mbit/s")},
-                    {})
+        results.add(CellKey(f"round-{round_no}", "throughput", topology.overlay, variant), 1,
+                    {"tcp_mbit": (float(value), "Mbit/s")}, {})
         results.write()
-        return runs / f"round-{round_no}-{results.variant}"
+        return runs / f"round-{round_no}-{variant.name}"
 
     monkeypatch.setattr("vnetbench.runs.ab.run_scenarios", bring_up)
 

@@ -94,7 +94,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                    "interrupts", "results"}),
     ("engines", {"engines"}),
     ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
-    ("overlays and run records", {"overlays", "rundir"}),
+    ("overlays and run records", {"overlays", "rundir", "runrecord"}),
     ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor"}),
     ("the lifecycle", {"lifecycle", "examples"}),
     ("runs", {"runs", "testing"}),

@@ -106,14 +106,14 @@ def test_bad_environment_value_names_the_setting(monkeypatch: pytest.MonkeyPatch
 
 
 def test_run_record_says_declared_shaping_is_not_applied() -> None:
-    from vnetbench.runs.session import link_record
+    from vnetbench.runs.recording import link_record
 
     topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
                                "links": {"backbone": {"delay": "10ms"}}}, "t.yml")
     record = link_record(topology)
-    assert list(record["declared"]) == ["backbone"]
-    assert record["declared"]["backbone"]["delay"] == "10ms"  # as written: units kept
-    assert record["applied"] == {}
+    assert list(record.declared) == ["backbone"]
+    assert record.declared["backbone"]["delay"] == "10ms"  # as written: units kept
+    assert record.applied == {}
 
 
 def test_the_measured_pair_is_the_user_s_choice() -> None:

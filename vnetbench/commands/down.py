@@ -20,7 +20,7 @@ def down(
 ) -> None:
     """Tear down one run: every container, network and volume with its label."""
     from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
-    from vnetbench.rundir import read_header
+    from vnetbench.runrecord import RunRecord, read_record
 
     if not run_id.strip() or any(c in run_id for c in "=,*? "):
         raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
@@ -28,10 +28,10 @@ def down(
     require_engine()
     present: list[str] = []
     removed = Removed()
-    record = {}
+    record = RunRecord()
     with suppress(UserError):
-        record = read_header(out_directory(out, check=False) / run_id)
-    for engine in every_engine(record):  # here, then the run's swarm
+        record = read_record(out_directory(out, check=False) / run_id)
+    for engine in every_engine(record.as_json()):  # here, then the run's swarm
         here = run_ids_present(engine)
         present += here
         if run_id in here:
@@ -47,7 +47,7 @@ def forget_up_keys(run_id: str, out: Path | None) -> None:
     """The private keys of a topology `up` left running, once it is down."""
     from vnetbench.lifecycle import forget_private_keys
     from vnetbench.overlays import overlay_for
-    from vnetbench.rundir import RUN_FILE, read_header, recorded_topology
+    from vnetbench.runrecord import RUN_FILE, read_record
 
     run_dir = out_directory(out, check=False) / run_id
     if not (run_dir / RUN_FILE).exists():
@@ -56,6 +56,6 @@ def forget_up_keys(run_id: str, out: Path | None) -> None:
              "(or remove that run directory's key files yourself).", style="yellow")
         return
     with suppress(UserError):
-        topology = recorded_topology(run_dir, read_header(run_dir))
+        topology = read_record(run_dir).recorded_topology(run_dir)
         if topology is not None:
             forget_private_keys(overlay_for(topology), run_dir)

@@ -26,12 +26,12 @@ def shape(
     """Change the link profiles of a running topology (from `vnetbench up`)."""
     from vnetbench.engines import recorded_engine, require_engine
     from vnetbench.engines.base import RunRef
-    from vnetbench.rundir import read_header, record_shaping, recorded_topology
+    from vnetbench.runrecord import RunRecord, read_record
     from vnetbench.shaping.apply import check_shaping, shape_run
 
     run_dir = out_directory(out, check=False) / run_id
-    record = read_header(run_dir) if run_id.strip() else {}
-    topology = recorded_topology(run_dir, record)
+    record = read_record(run_dir) if run_id.strip() else RunRecord()
+    topology = record.recorded_topology(run_dir)
     if topology is None:
         raise UserError(f"There is no run.json of a running topology for run '{run_id}' under "
                         f"{run_dir.parent}. Give the id `vnetbench up` printed, and --out if "
@@ -39,8 +39,8 @@ def shape(
     topology = with_settings(topology, setting or [])
     check_shaping(topology)
     require_engine()
-    applied = shape_run(RunRef(recorded_engine(record), run_id), topology)
-    record_shaping(run_dir, record, topology, applied)
+    applied = shape_run(RunRef(recorded_engine(record.as_json()), run_id), topology)
+    record.record_shaping(run_dir, topology, applied)
     out_console.print(f"{run_id}: shaping applied to {len(applied) - 1 if applied else 0} "
                       f"container(s); run.json holds what the kernel reports")
 

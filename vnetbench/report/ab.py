@@ -23,7 +23,7 @@ from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
 from vnetbench.report.tables import measured_pass_values
-from vnetbench.rundir import read_header
+from vnetbench.runrecord import RunRecord, read_record
 from vnetbench.schema import (
     METRIC,
     ROUND,
@@ -132,23 +132,23 @@ def not_judged_reason(metric: str) -> str:
         return "a count or a setting: neither way is better"
     return "noisy between identical runs: --all judges it"
 
-def noise_record(table: pd.DataFrame, header: dict[str, Any]) -> dict[str, Any]:
+def noise_record(table: pd.DataFrame, record: RunRecord) -> dict[str, Any]:
     """noise.json: per scenario/overlay/metric, the largest relative difference between
     the two bring-ups of an A/A round, and how many rounds said so."""
-    overlay = header["arms"]["A"]["overlay"]
+    overlay = record.arms["A"]["overlay"]
     measured = table.dropna(subset=["noise_pct"]).to_dict("records")
     metrics = {f"{r[SCENARIO]}/{overlay}/{r[METRIC]}": {
         "noise_pct": float(r["noise_pct"]), "pairs": int(r["pairs"]), "unit": str(r[UNIT])}
         for r in measured}
-    return {"measured": header.get("started"), "machine": header.get("machine", {}),
-            "rounds": header["rounds"], "spec": header["arms"]["A"]["spec"],
+    return {"measured": record.started, "machine": record.machine,
+            "rounds": record.rounds, "spec": record.arms["A"]["spec"],
             "metrics": metrics}
 
 def read_noise(directory: Path) -> dict[str, float]:
     """scenario/overlay/metric -> noise in percent, from an A/A directory's noise.json."""
     path = directory / NOISE_FILE
     if not path.exists():
-        kind = read_header(directory).get("kind")
+        kind = read_record(directory).kind
         what = " (it is an A/B of two different arms)" if kind == "ab" else ""
         raise UserError(f"{directory} holds no {NOISE_FILE}{what}: give the directory of "
                         "an A/A, made by 'vnetbench ab SCENARIO' with no --b.")
@@ -199,7 +199,7 @@ def read_verdicts(directory: Path) -> pd.DataFrame:
 def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
     """The verdict table as people read it, one sentence, and whether B is worse on a
     judged metric (a CI gate's answer)."""
-    header = read_header(directory)
+    record = read_record(directory)
     table = read_verdicts(directory)
     shown = pd.DataFrame({
         "metric": table[SCENARIO] + "/" + table[METRIC],
@@ -211,40 +211,40 @@ def verdict_summary(directory: Path) -> tuple[pd.DataFrame, str, bool]:
                                                     table["ci_high"], strict=True)],
         "p": table["p_value"].map(lambda p: "-" if pd.isna(p) else f"{p:.3f}"),
         "pairs": table["pairs"],
-        "rounds": table["rounds"] if "rounds" in table else header.get("rounds"),
+        "rounds": table.get("rounds", record.rounds),
         "verdict": [v if not reason else f"{v} ({reason})"
                     for v, reason in zip(table["verdict"],
                                          table["reason"].astype(object).fillna(""),
                                          strict=True)],
     })
-    if header.get("aa"):
+    if record.aa:
         shown["A/A noise"] = table["noise_pct"].map(lambda v: "-" if pd.isna(v)
                                                     else f"±{v:.1f} %")
     judged = table[table["judged"]]
-    counts = header.get("verdicts", {})
+    counts = record.verdicts
     worse = judged[judged["verdict"] == Verdict.WORSE.value]
     same = int((judged["verdict"] == Verdict.NO_CHANGE.value).sum())
-    kind = "A/A" if header.get("aa") else "A/B"
-    sentence = (f"{kind}, {rounds_said(header)}, minimum effect "
-                f"{100 * float(header.get('min_effect', 0)):g} %: {same} of {len(judged)} "
+    kind = "A/A" if record.aa else "A/B"
+    sentence = (f"{kind}, {rounds_said(record)}, minimum effect "
+                f"{100 * (record.min_effect or 0):g} %: {same} of {len(judged)} "
                 f"judged metrics no change, {counts.get('better', 0)} better, "
                 f"{len(worse)} worse, {counts.get('no verdict', 0)} no verdict; "
                 f"{counts.get(Verdict.NOT_JUDGED.value, 0)} shown, not judged.")
     if not worse.empty:
         sentence += " Worse: " + ", ".join(f"{r[SCENARIO]}/{r[METRIC]}" for r in
                                            worse.to_dict("records")) + "."
-    loads = header.get("outside_load") or {}
+    loads = record.outside_load
     if any(load["marked"] for load in loads.values()):
         sentence += " Passes measured under outside load: " + ", ".join(
             f"{arm} {load['marked']} of {load['passes']}" for arm, load in loads.items()) + "."
     return shown, sentence, not worse.empty
 
-def rounds_said(header: dict[str, Any]) -> str:
+def rounds_said(record: RunRecord) -> str:
     """'8 rounds', or with confirmation '12 rounds (8 planned, up to 16 to confirm a
     verdict near the line)'."""
-    said = f"{header.get('rounds')} rounds"
-    confirm = header.get("confirm")
-    if isinstance(confirm, dict) and confirm.get("looks"):
+    said = f"{record.rounds} rounds"
+    confirm = record.confirm
+    if confirm and confirm.get("looks"):
         said += (f" ({confirm['looks'][0]} planned, up to {confirm['looks'][-1]} to confirm "
                  "a verdict near the line)")
     return said
@@ -280,14 +280,14 @@ def outside_load_by_arm(frame: pd.DataFrame) -> dict[str, dict[str, float | int]
             for arm, group in rows.groupby(VARIANT)}
 
 
-def write_verdicts(directory: Path, table: pd.DataFrame, header: dict[str, Any],
+def write_verdicts(directory: Path, table: pd.DataFrame, record: RunRecord,
                    aa: bool) -> None:
     """verdicts.csv, the counts in run.json, and for an A/A the noise floor."""
     write_atomic(directory / VERDICTS_FILE, lambda temp: table.to_csv(temp, index=False))
     judged = table[table["judged"]]
-    header["verdicts"] = {verdict.value: int((judged["verdict"] == verdict.value).sum())
-                          for verdict in Verdict}
-    header["verdicts"][Verdict.NOT_JUDGED.value] = int((~table["judged"]).sum())
+    record.verdicts = {verdict.value: int((judged["verdict"] == verdict.value).sum())
+                       for verdict in Verdict}
+    record.verdicts[Verdict.NOT_JUDGED.value] = int((~table["judged"]).sum())
     if aa:
         write_text_atomic(directory / NOISE_FILE,
-                          json.dumps(noise_record(table, header), indent=2) + "\n")
+                          json.dumps(noise_record(table, record), indent=2) + "\n")

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -29,7 +28,7 @@ from vnetbench.report.tables import (
     summary_table,
 )
 from vnetbench.results import PARQUET, load_results
-from vnetbench.rundir import TIMING_PARTS, read_header
+from vnetbench.runrecord import TIMING_PARTS, RunRecord, read_record
 from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
 
 
@@ -83,28 +82,28 @@ Block = Heading | Text | Bullets | Table | Figures | RawFiles | Contents
 
 @dataclass(frozen=True)
 class Report:
-    """A results directory read once: its header, rows, summary and blocks."""
+    """A results directory read once: its run.json, rows, summary and blocks."""
 
     directory: Path
-    header: dict[str, Any]
+    record: RunRecord
     frame: pd.DataFrame  # every row (methods' too)
     summary: pd.DataFrame  # the scenarios' rows over passes (no method's)
     headline: pd.DataFrame
     blocks: list[Block] = field(default_factory=list)
 
 
-def load_directory(directory: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+def load_directory(directory: Path) -> tuple[RunRecord, pd.DataFrame]:
     if not (directory / PARQUET).exists():
         raise UserError(
             f"{directory} holds no {PARQUET}: give a results directory written by "
             "'vnetbench matrix' or 'vnetbench run' (e.g. results/2026-11-29-2cpu)."
         )
-    return read_header(directory), load_results(directory)
+    return read_record(directory), load_results(directory)
 
 
 def read_report(directory: Path) -> Report:
     """The whole report of a results directory, as blocks."""
-    header, frame_all = load_directory(directory)
+    record, frame_all = load_directory(directory)
     frame = frame_all[frame_all[METHOD] == ""]
     summary = summary_table(frame)
     headline = headline_table(summary)
@@ -120,7 +119,7 @@ def read_report(directory: Path) -> Report:
         Text(lead_note(verdicts)),
         Contents(),
         Heading("Headline plots"), Figures(plots=Plots.HEADLINE),
-        Heading("Machine and software"), Bullets(machine_header(header)),
+        Heading("Machine and software"), Bullets(machine_lines(record)),
         Heading("Results"),
         Text("One table per scenario: a row per measurement, a column per overlay (range "
              "over passes, lowest to highest, with n, the number of passes, and CV, their "
@@ -129,11 +128,11 @@ def read_report(directory: Path) -> Report:
         *(block for scenario, table in overlay_tables(summary).items()
           for block in (Heading(scenario, 3), Table(table))),
         *method_sections(frame_all),
-        *ab_section(directory, header),
+        *ab_section(directory, record),
         Heading("Results as one list"), Table(headline),
         Heading("Overlay / baseline"), Table(ratios),
-        Heading("Against this machine's limit"), Text(raw_limit_text(header)),
-        Table(raw_fractions(summary, raw_limit(header))),
+        Heading("Against this machine's limit"), Text(raw_limit_text(record)),
+        Table(raw_fractions(summary, raw_limit(record))),
         Heading("Passes without numbers"), Table(problems(frame_all)),
         Heading("Outside load"),
         Text("CPU the host spent outside the testbed (other programs) during each pass; a "
@@ -149,21 +148,19 @@ def read_report(directory: Path) -> Report:
              "around each release (programs stopped and started again between passes, the "
              "wait for a quiet host) and teardown (with saving logs) beside the "
              "measurement itself."),
-        Table(timing_table(header)),
+        Table(timing_table(record)),
         Heading("Raw files"),
         Text("Each cell's run directory and the tools' raw output in it (iperf3 JSON, "
              "ping text, pv counts), relative to this directory."),
-        RawFiles(raw_cells(directory, frame_all, header)),
+        RawFiles(raw_cells(directory, frame_all, record)),
         Heading("Every metric"), Table(full),
         Heading("More plots"), Figures(plots=Plots.OTHER),
     ]
-    return Report(directory, header, frame_all, summary, headline, blocks)
+    return Report(directory, record, frame_all, summary, headline, blocks)
 
 
-def machine_header(header: dict[str, Any]) -> list[str]:
-    machine = header.get("machine", {})
-    engine = header.get("engine", {})
-    overlays = header.get("overlays") or {}
+def machine_lines(record: RunRecord) -> list[str]:
+    machine, engine = record.machine, record.engine
     lines = [
         f"Machine: {machine.get('cpu_model', '?')}, {machine.get('cores', '?')} cores, "
         f"{machine.get('memory_gib', '?')} GiB, Linux {machine.get('kernel', '?')}, "
@@ -171,10 +168,10 @@ def machine_header(header: dict[str, Any]) -> list[str]:
         f"Docker {engine.get('server_version', '?')}, "
         f"Compose {engine.get('compose_version', '?')}",
         f"vnetbench {machine.get('vnetbench_version', '?')}; "
-        f"{header.get('started', '?')} to {header.get('ended', '?')}"
-        + (" (quick)" if header.get("quick") else ""),
+        f"{record.started or '?'} to {record.ended or '?'}"
+        + (" (quick)" if record.quick else ""),
     ]
-    for name, facts in overlays.items():
+    for name, facts in record.overlays.items():
         lines.append(f"{name}: {facts.get('version', '?')}; path {facts.get('data_path', '?')}")
     return lines
 
@@ -194,13 +191,13 @@ def method_sections(frame: pd.DataFrame) -> list[Block]:
     return blocks
 
 
-def ab_section(directory: Path, header: dict[str, Any]) -> list[Block]:
+def ab_section(directory: Path, record: RunRecord) -> list[Block]:
     """An A/B's (or A/A's) verdicts over its interleaved rounds, with what each arm was."""
     if not (directory / VERDICTS_FILE).exists():
         return []
     table, sentence, _ = verdict_summary(directory)
-    arms = header.get("arms", {})
-    title = "A/A: this machine's noise floor" if header.get("aa") else "A/B: verdicts"
+    arms = record.arms
+    title = "A/A: this machine's noise floor" if record.aa else "A/B: verdicts"
     described = [f"{label}: {' '.join(arm.get('spec', [])) or 'the topology as it is'} "
                  f"({arm.get('overlay', '?')})" for label, arm in arms.items()]
     return [Heading(title), Bullets(described),
@@ -213,14 +210,14 @@ def ab_section(directory: Path, header: dict[str, Any]) -> list[Block]:
             Text(sentence), Table(table)]
 
 
-def raw_limit(header: dict[str, Any]) -> float | None:
-    value = (header.get("calibration") or {}).get("raw_veth_mbit")
+def raw_limit(record: RunRecord) -> float | None:
+    value = record.calibration.get("raw_veth_mbit")
     return float(value) if value else None
 
 
-def raw_limit_text(header: dict[str, Any]) -> str:
-    calibration = header.get("calibration") or {}
-    if not raw_limit(header):
+def raw_limit_text(record: RunRecord) -> str:
+    calibration = record.calibration
+    if not raw_limit(record):
         said = calibration.get("error")
         return (f"Not measured: {said}" if said else
                 "Not measured (the matrix's first cell, a bare veth pair, did not run).")
@@ -240,11 +237,11 @@ def raw_limit_text(header: dict[str, Any]) -> str:
     return text + " `vnetbench calibrate` says where the rest of a path's time goes."
 
 
-def timing_table(header: dict[str, Any]) -> pd.DataFrame:
+def timing_table(record: RunRecord) -> pd.DataFrame:
     """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
     testbed's share of the total."""
-    cells = header.get("cell_timings") or {
-        f"{t.get('scenario')} passes {t.get('passes')}": t for t in header.get("timings", [])}
+    cells = record.cell_timings or {
+        f"{t.get('scenario')} passes {t.get('passes')}": t for t in record.timings}
     if not cells:
         return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
     rows = []

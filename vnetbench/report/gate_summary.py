@@ -20,7 +20,7 @@ from vnetbench.report.ab import read_verdicts, verdict_summary
 from vnetbench.report.markdown import cell, escaped_table, literal
 from vnetbench.report.tables import markdown
 from vnetbench.results import load_results
-from vnetbench.rundir import read_header
+from vnetbench.runrecord import read_record
 from vnetbench.schema import STATE, STATUS
 from vnetbench.stats import Verdict
 
@@ -47,13 +47,13 @@ def session_outcome(verdicts: pd.DataFrame) -> Outcome:
 
 def verdict_markdown(directory: Path) -> str:
     """One session as a Markdown section: outcome, arms, sentence, verdict table."""
-    header = read_header(directory)
+    record = read_record(directory)
     verdicts = read_verdicts(directory)
     outcome = session_outcome(verdicts)
     table, sentence, _ = verdict_summary(directory)
-    scenario = literal(str(header.get("scenario", "?")))
+    scenario = literal(record.scenario or "?")
     lines = [f"### {scenario}: {outcome.value}", ""]
-    lines += [f"- {arm_line(label, arm)}" for label, arm in header.get("arms", {}).items()]
+    lines += [f"- {arm_line(label, arm)}" for label, arm in record.arms.items()]
     lines += ["", literal(sentence), ""]
     if outcome is Outcome.CANNOT_JUDGE:
         lines += [unmeasured_line(directory), ""]

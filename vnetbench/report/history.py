@@ -43,6 +43,7 @@ from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, summary_table
 from vnetbench.results import PARQUET
 from vnetbench.rundir import writable_directory
+from vnetbench.runrecord import RunRecord
 from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 HISTORY = "history.html"
@@ -81,10 +82,10 @@ def results_directories(paths: Sequence[Path]) -> list[Path]:
     return unique
 
 
-def started(header: dict[str, Any]) -> datetime | None:
+def started(record: RunRecord) -> datetime | None:
     try:
-        return datetime.fromisoformat(str(header["started"]))
-    except (KeyError, ValueError):
+        return datetime.fromisoformat(str(record.started))
+    except ValueError:
         return None
 
 
@@ -92,11 +93,11 @@ def short_id(image_id: str) -> str:
     return image_id.removeprefix("sha256:")[:12]
 
 
-def build_label(directory: Path, header: dict[str, Any], how: LabelFrom) -> str:
+def build_label(directory: Path, record: RunRecord, how: LabelFrom) -> str:
     """The directory's label on the x axis: its date, or its vNet or tools image."""
-    images = header.get("images") or {}
+    images = record.images
     if how is LabelFrom.DATE:
-        when = started(header)
+        when = started(record)
         return when.strftime("%Y-%m-%d %H:%M") if when else directory.name
     if how is LabelFrom.TOOLS and (images.get("tools") or {}).get("id"):
         return short_id(str(images["tools"]["id"]))
@@ -105,7 +106,7 @@ def build_label(directory: Path, header: dict[str, Any], how: LabelFrom) -> str:
                      and isinstance(facts, dict) and facts.get("id")), None)
         if vnet:
             return short_id(str(vnet["id"]))
-        version = ((header.get("overlays") or {}).get("vnet") or {}).get("version")
+        version = record.overlays.get("vnet", {}).get("version")
         if version:
             return str(version)
     raise UserError(f"{directory}/run.json names no {how.value} image to label it with: "
@@ -135,9 +136,9 @@ def read_builds(directories: Sequence[Path], how: LabelFrom, labels: dict[Path, 
     """Each directory's headline summary, in the page's order, labels made unique."""
     builds = []
     for directory in directories:
-        header, frame = load_directory(directory)
-        label = labels.get(directory) or build_label(directory, header, how)
-        builds.append(Build(directory, label, started(header), headline_summary(frame)))
+        record, frame = load_directory(directory)
+        label = labels.get(directory) or build_label(directory, record, how)
+        builds.append(Build(directory, label, started(record), headline_summary(frame)))
     if order is Order.LABEL:
         builds.sort(key=lambda b: natural(b.label))
     else:

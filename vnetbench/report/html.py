@@ -64,7 +64,7 @@ def page(title: str, body: Iterable[Markup], contents: list[Heading]) -> str:
 def build_html(directory: Path, report: Report | None = None) -> Path:
     """Write report.html beside the results; return its path."""
     report = report or read_report(directory)
-    samples = ping_samples(directory, report.frame, report.header)
+    samples = ping_samples(directory, report.frame, report.record)
     figures = report_figures(report.frame, report.summary, samples)
     body = [render(block, report, figures) for block in report.blocks]
     path = directory / HTML_REPORT

@@ -42,7 +42,7 @@ from vnetbench.schema import (
 
 
 def save_figure(figure: Figure, path: Path) -> None:
-    """The figure as a PNG, written whole or not at all (vnetbench/rundir.py), closed."""
+    """The figure as a PNG, written whole or not at all (vnetbench/files.py), closed."""
     try:
         write_atomic(path, lambda temp: figure.savefig(temp, dpi=110, format="png"))
     finally:

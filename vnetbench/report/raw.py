@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from vnetbench.measure.ping_output import PingParseError, parse_ping
 from vnetbench.rundir import slug
+from vnetbench.runrecord import RunRecord
 from vnetbench.schema import CELL, RUN_ID
 
 CELL_KEYS = [*CELL, RUN_ID]
@@ -60,12 +60,12 @@ class PingSample:
     rtts_ms: tuple[float, ...]
 
 
-def run_directory(directory: Path, run_id: str, header: dict[str, Any]) -> Path | None:
+def run_directory(directory: Path, run_id: str, record: RunRecord) -> Path | None:
     """Where the run of `run_id` was kept, if it is beside these results."""
     for candidate in (directory / "runs" / run_id, directory / run_id):
         if candidate.is_dir():
             return candidate
-    if run_id and run_id in (header.get("run_id"), directory.name):
+    if run_id and run_id in (record.run_id, directory.name):
         return directory
     return None
 
@@ -87,11 +87,11 @@ def cells(frame: pd.DataFrame) -> list[tuple[str, str, str, str]]:
     return [(s, o, v, r) for s, o, v, r in keys.itertuples(index=False)]
 
 
-def raw_cells(directory: Path, frame: pd.DataFrame, header: dict[str, Any]) -> list[RawCell]:
+def raw_cells(directory: Path, frame: pd.DataFrame, record: RunRecord) -> list[RawCell]:
     """Every cell's run directory and raw files (relative paths), or that it is not kept."""
     found = []
     for scenario, overlay, variant, run_id in cells(frame):
-        run_dir = run_directory(directory, run_id, header)
+        run_dir = run_directory(directory, run_id, record)
         raw = raw_directory(run_dir, scenario, variant) if run_dir else None
         files = sorted(p.relative_to(directory) for p in raw.iterdir()
                        if p.is_file()) if raw else []
@@ -101,11 +101,11 @@ def raw_cells(directory: Path, frame: pd.DataFrame, header: dict[str, Any]) -> l
 
 
 def ping_samples(directory: Path, frame: pd.DataFrame,
-                 header: dict[str, Any]) -> list[PingSample]:
+                 record: RunRecord) -> list[PingSample]:
     """Each pass's round trips from the ping output kept under its run directory
     (none when the run directories are not beside the results)."""
     samples = []
-    for cell in raw_cells(directory, frame, header):
+    for cell in raw_cells(directory, frame, record):
         for path in cell.files:
             matched = PING_FILE.match(path.name)
             if not matched:

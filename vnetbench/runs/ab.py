@@ -34,11 +34,12 @@ from vnetbench.report.ab import (
     write_verdicts,
 )
 from vnetbench.results import ResultSet, load_results
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import RunRecord, new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import ROUND
+from vnetbench.schema import ROUND, Variant
 from vnetbench.sequential import SequentialPlan, plan_for
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
 from vnetbench.stats import MIN_PAIRS
@@ -248,29 +249,29 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
     plan = session.plan()
     directory = new_directory(out_dir, f"{arms[0].topology.name}-{stamp()}-"
                                        f"{'aa' if aa else 'ab'}")
-    header = new_header("ab", adapters.values(), scenario=scenario.name,
+    record = new_record("ab", adapters.values(), scenario=scenario.name,
                         rounds=session.rounds, aa=aa, min_effect=min_effect,
                         judge_all=judge_all, confirm=plan.record() if plan else None,
                         arms={arm.label: {"spec": list(arm.spec), "overlay":
                                           arm.topology.overlay} for arm in arms},
                         schedule=[])
-    results = ResultSet("ab", directory)
+    results = ResultSet(directory)
     by_label = {arm.label: arm for arm in arms}
-    with recorded(directory, header):
+    with recorded(directory, record):
         done, target = 0, session.rounds
         while target > done:
             for round_no, label in schedule(target, done + 1):
-                bring_up = len(header["schedule"]) + 1
+                bring_up = len(record.schedule) + 1
                 note(f"ab: bring-up {bring_up} of {2 * target}: round {round_no}, {label} "
                      f"({by_label[label].description})")
                 run_bring_up(by_label[label], round_no, scenario, adapters[label], results,
-                             directory, header)
-            done, header["rounds"] = target, target
+                             directory, record)
+            done, record.rounds = target, target
             target = next_target(load_results(directory), done, plan, min_effect, judge_all)
         frame = load_results(directory)
         table = verdict_table(frame, min_effect, judge_all, aa, plan)
-        header["outside_load"] = outside_load_by_arm(frame)
-        write_verdicts(directory, table, header, aa)
+        record.outside_load = outside_load_by_arm(frame)
+        write_verdicts(directory, table, record, aa)
     return directory
 
 
@@ -290,12 +291,11 @@ def next_target(frame: pd.DataFrame, done: int, plan: SequentialPlan | None,
 
 
 def run_bring_up(arm: Arm, round_no: int, scenario: Scenario, overlay: Overlay,
-                 results: ResultSet, directory: Path, header: dict[str, Any]) -> None:
-    results.variant = arm.label
-    results.variant_parameters = {ROUND: round_no}
+                 results: ResultSet, directory: Path, record: RunRecord) -> None:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     run_dir = run_scenarios(arm.topology, [scenario], directory / "runs", results=results,
-                            overlay=overlay)
-    header["schedule"].append({"round": round_no, "arm": arm.label, "run": run_dir.name,
+                            overlay=overlay, variant=Variant(arm.label,
+                                                             parameters={ROUND: round_no}))
+    record.schedule.append({"round": round_no, "arm": arm.label, "run": run_dir.name,
                                "started": started,
                                "ended": datetime.now(UTC).isoformat(timespec="seconds")})

@@ -53,7 +53,8 @@ from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_ev
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results
-from vnetbench.rundir import new_directory, new_run_id, read_header, stamp
+from vnetbench.rundir import new_directory, new_run_id, stamp
+from vnetbench.runrecord import read_record
 from vnetbench.runs.session import run_scenarios
 from vnetbench.runs.targets import (
     DOWN_TARGET,
@@ -219,7 +220,7 @@ def delay_figures(directory: Path) -> tuple[list[Figure], float | None]:
         run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
         frame = load_results(run_dir)
         rtts.append(frame[frame["metric"] == "rtt_mean_ms"]["value"].median())
-    applied = read_header(run_dir)["links"]["applied"].get("throughput", {})
+    applied = read_record(run_dir).links.applied.get("throughput", {})
     overheads = [node["delay_line_overhead_us"] for node in applied.values()
                  if isinstance(node, dict) and "delay_line_overhead_us" in node]
     error = rtts[1] - rtts[0] - 2 * DELAY_MS
@@ -280,7 +281,7 @@ def join_run(directory: Path, name: str, overlay: str, machines: int, passes: in
                                "settings": {k: v for k, v in settings.items() if v}},
                               "calibration")
     run_dir = run_scenarios(topology, [get_scenario("join")], directory / "runs")
-    return load_results(run_dir), read_header(run_dir)["timings"][0]
+    return load_results(run_dir), read_record(run_dir).timings[0]
 
 
 def pass_value(frame: Any, pass_no: int, metric: str) -> float | None:

@@ -26,10 +26,11 @@ from vnetbench.errors import UserError
 from vnetbench.overlays import Overlay
 from vnetbench.report.plots import capacity_plot
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT
+from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 from vnetbench.units import parse_milliseconds
@@ -251,14 +252,14 @@ def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
     search = Search(plan.start, plan.most, plan.precision, whole=plan.dimension == "machines")
     room = get_scenario("room")
     directory = new_directory(out_dir, f"{plan.topology.name}-{stamp()}-capacity")
-    header = new_header("capacity", [plan.overlay], scenario=room.name,
+    record = new_record("capacity", [plan.overlay], scenario=room.name,
                         dimension=plan.dimension, slo=[c.key for c in plan.clauses])
-    results = ResultSet("capacity", directory)
+    results = ResultSet(directory)
     try:
-        with recorded(directory, header), job_progress("capacity", steps=MOST_STEPS):
+        with recorded(directory, record), job_progress("capacity", steps=MOST_STEPS):
             while (size := search.next_size()) is not None and len(search.steps) < MOST_STEPS:
                 search.steps.append(run_step(plan, room, setting, size, results, directory))
-                header.update(steps=[vars(s) for s in search.steps], largest=search.best())
+                record.steps, record.largest = [vars(s) for s in search.steps], search.best()
     finally:
         results.write()
         capacity_plot(results.frame(), setting, plan.clauses, directory / "capacity.png")
@@ -271,8 +272,8 @@ def run_step(plan: CapacityPlan, room: Scenario, setting: str, size: float,
     variant = f"{plan.dimension}={size:g}"
     topology = with_size(plan.topology, setting, size, plan.passes)
     room.check(topology)
-    results.variant, results.variant_parameters = variant, {setting: size}
-    run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay)
+    run_scenarios(topology, [room], directory / "runs", results=results, overlay=plan.overlay,
+                  variant=Variant(variant, parameters={setting: size}))
     frame = results.frame()
     met, said, limit = judge_step(frame[frame[VARIANT] == variant], plan.clauses)
     note(f"capacity step: {variant}: {said}")

@@ -9,7 +9,8 @@ from vnetbench.engines import require_engine
 from vnetbench.errors import UserError
 from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
 from vnetbench.schema import NATIVE
@@ -58,9 +59,9 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
                              scenarios, out_dir, overlay=adapters[runs[0][0]])
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-compare")
-    header = new_header("compare", adapters.values(), scenarios=[s.name for s in scenarios])
-    results = ResultSet("compare", directory)
-    with recorded(directory, header):
+    record = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios])
+    results = ResultSet(directory)
+    with recorded(directory, record):
         for overlay, chosen, overrides in runs:
             settings = topology.settings.model_copy(update=overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,

@@ -29,18 +29,12 @@ from vnetbench.methods import Method
 from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet, load_results
-from vnetbench.rundir import (
-    TIMING_PARTS,
-    new_directory,
-    new_header,
-    read_header,
-    recorded,
-    save_header,
-)
+from vnetbench.rundir import new_directory
+from vnetbench.runrecord import TIMING_PARTS, RunRecord, new_record, read_record, recorded
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS
+from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
@@ -151,11 +145,11 @@ def newest_matrix(root: Path) -> Path | None:
     found = []
     for path in (p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         try:
-            header = read_header(path)
+            record = read_record(path)
         except UserError:
             continue
-        if header.get("kind") == "matrix":
-            found.append((str(header.get("started") or ""), path.name, path))
+        if record.kind == "matrix":
+            found.append((record.started or "", path.name, path))
     return max(found)[2] if found else None
 
 
@@ -173,12 +167,12 @@ def matrix_lock(directory: Path) -> Iterator[None]:
         yield
 
 
-def finished_cells(directory: Path, passes: int, header: dict[str, Any]) -> set[str]:
+def finished_cells(directory: Path, passes: int, record: RunRecord) -> set[str]:
     """The cells a resumed matrix skips: those its record says completed (a cell cut
     short is run again whole, its rows dropped); from the rows, for a record without
     cells, those with every pass."""
-    if header.get("cells"):
-        return {key for key, state in header["cells"].items()
+    if record.cells:
+        return {key for key, state in record.cells.items()
                 if str(state).startswith("completed")}
     path = directory / PARQUET
     if not path.exists():
@@ -230,74 +224,72 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
               quick: bool, resume: bool, methods: list[Method] | None) -> Path:
     """The matrix's cells into its directory (its lock held)."""
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
-    previous = read_header(directory) if resume else {}
+    previous = read_record(directory) if resume else RunRecord()
     done = finished_cells(directory, passes, previous) if resume else set()
-    header = new_header("matrix", overlays, quick=quick, cells=previous.get("cells", {}))
-    header["started"] = previous.get("started") or header["started"]
+    header = new_record("matrix", overlays, quick=quick, cells=previous.cells)
+    header.started = previous.started or header.started
     results = (without_unfinished(ResultSet.resume(directory), done) if resume
-               else ResultSet("matrix", directory))
+               else ResultSet(directory))
     todo = [c for c in cells if c.key not in done]
     note(f"matrix: {len(todo)} cell(s) to run, {len(cells) - len(todo)} already done; "
          f"results in {directory}")
-    header["calibration"] = previous.get("calibration") or {}
-    header["cell_timings"] = previous.get("cell_timings") or {}
+    header.calibration = previous.calibration
+    header.cell_timings = previous.cell_timings
     steps = len(todo) * passes + sum(
         method.passes(base, quick) for method in methods or [] for overlay in overlays
         if not method_cell_done(header, method, overlay))
     with recorded(directory, header), job_progress("matrix", steps=steps):
-        if not header["calibration"] and todo:
-            header["calibration"] = machine_limit(local(), cell_topology(base, cells[0], quick),
-                                                  directory)
-            save_header(directory, header)
+        if not header.calibration and todo:
+            header.calibration = machine_limit(local(), cell_topology(base, cells[0], quick),
+                                               directory)
+            header.save(directory)
         for cell in todo:
-            header["cells"][cell.key] = "running"
-            save_header(directory, header)
-            results.variant = cell.variant
-            results.variant_parameters = dict(cell.overrides)
+            header.cells[cell.key] = "running"
+            header.save(directory)
             try:
                 run_dir = run_scenarios(cell_topology(base, cell, quick), [cell.scenario],
                                         directory / "runs", results=results,
-                                        overlay=cell.overlay)
+                                        overlay=cell.overlay,
+                                        variant=Variant(cell.variant, parameters=cell.overrides))
             except BaseException as error:
-                header["cells"][cell.key] = f"stopped: {error or type(error).__name__}"
+                header.cells[cell.key] = f"stopped: {error or type(error).__name__}"
                 raise
-            header["cells"][cell.key] = f"completed ({run_dir.name})"
-            header["cell_timings"][cell.key] = summed_timings(
-                read_header(run_dir).get("timings", []))
+            header.cells[cell.key] = f"completed ({run_dir.name})"
+            header.cell_timings[cell.key] = summed_timings(read_record(run_dir).timings)
         for method in methods or []:
             run_method_cells(base, method, overlays, directory, header, results, quick)
-        if todo and "raw_veth_mbit" in header["calibration"]:
-            header["calibration"] = bracketed(header["calibration"], machine_limit(
+        if todo and "raw_veth_mbit" in header.calibration:
+            header.calibration = bracketed(header.calibration, machine_limit(
                 local(), cell_topology(base, cells[0], quick), directory))
     return directory
 
 
 def run_method_cells(base: Topology, method: Method, overlays: list[Overlay],
-                     directory: Path, header: dict[str, Any], results: ResultSet,
+                     directory: Path, header: RunRecord, results: ResultSet,
                      quick: bool) -> None:
     """One cell per overlay: method/<name>/<overlay> (--resume skips completed ones)."""
     for overlay in overlays:
         key = method_cell(method, overlay)
         if method_cell_done(header, method, overlay):
             continue
-        header["cells"][key] = "running"
-        save_header(directory, header)
+        header.cells[key] = "running"
+        header.save(directory)
         try:
             run_dir = run_method_into(base, method, {overlay.name: overlay}, results,
                                       directory / "runs", quick)[overlay.name]
         except BaseException as error:
-            header["cells"][key] = f"stopped: {error or type(error).__name__}"
+            header.cells[key] = f"stopped: {error or type(error).__name__}"
             raise
-        header["cells"][key] = f"completed ({run_dir.name})"
-        header["cell_timings"][key] = summed_timings(read_header(run_dir).get("timings", []))
+        header.cells[key] = f"completed ({run_dir.name})"
+        header.cell_timings[key] = summed_timings(read_record(run_dir).timings)
 
 
 def method_cell(method: Method, overlay: Overlay) -> str:
     return f"method/{method.name}/{overlay.name}"
 
 
-def method_cell_done(header: dict[str, Any], method: Method, overlay: Overlay) -> bool:
-    return str(header["cells"].get(method_cell(method, overlay), "")).startswith("completed")
+def method_cell_done(header: RunRecord, method: Method, overlay: Overlay) -> bool:
+    return header.cells.get(method_cell(method, overlay), "").startswith("completed")
 
 
 def machine_limit(runtime: HostRuntime, topology: Topology, directory: Path) -> dict[str, Any]:

@@ -9,11 +9,13 @@ from typing import Any
 from vnetbench.methods import Method
 from vnetbench.overlays import Overlay
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
-from vnetbench.runs.session import Task, run_tasks
+from vnetbench.runs.plan import Task
+from vnetbench.runs.session import run_tasks
 from vnetbench.scenarios import get_scenario
-from vnetbench.schema import NATIVE  # every method's reference column
+from vnetbench.schema import NATIVE, Variant  # NATIVE: every method's reference column
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress
 
@@ -39,15 +41,9 @@ def run_method_into(topology: Topology, method: Method, overlays: dict[str, Over
                     results: ResultSet, runs_dir: Path, short: bool,
                     given: dict[str, Any] | None = None) -> dict[str, Path]:
     """Every overlay's steps into a shared result set; each overlay's run directory."""
-    before, directories = results.method, {}
-    results.method = method.name
-    try:
-        for name, adapter in overlays.items():
-            directories[name] = run_tasks(method_tasks(topology, method, name, short, given),
-                                          runs_dir, results, adapter)
-    finally:
-        results.method = before
-    return directories
+    return {name: run_tasks(method_tasks(topology, method, name, short, given), runs_dir,
+                            results, adapter, Variant(method=method.name))
+            for name, adapter in overlays.items()}
 
 
 def run_method(topology: Topology, method: Method, overlay_names: list[str], out_dir: Path,
@@ -60,11 +56,11 @@ def run_method(topology: Topology, method: Method, overlay_names: list[str], out
     steps = len(names) * method.passes(topology, short, given)
     adapters = require_overlays(topology, names)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-{method.name}")
-    header = new_header("method", adapters.values(), method=method.name,
+    record = new_record("method", adapters.values(), method=method.name,
                         reference=method.reference, short=short,
                         steps=[s.label for s in method.steps_for(short)])
-    results = ResultSet(method.name, directory)
-    with recorded(directory, header), job_progress(f"method {method.name}", steps):
+    results = ResultSet(directory)
+    with recorded(directory, record), job_progress(f"method {method.name}", steps):
         run_method_into(topology, method, adapters, results, directory / "runs", short,
                         given)
     return directory

@@ -9,10 +9,12 @@ from pathlib import Path
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, new_header, recorded, stamp
+from vnetbench.rundir import new_directory, stamp
+from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario
+from vnetbench.schema import Variant
 from vnetbench.shaping.apply import check_shaping
 from vnetbench.shaping.assign import Assignment, with_link_setting
 from vnetbench.topology import Topology
@@ -26,20 +28,20 @@ def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-sweep-{assignment.key}")
-    header = new_header("sweep", adapters.values(), scenario=scenario.name,
+    record = new_record("sweep", adapters.values(), scenario=scenario.name,
                         parameter=assignment.parameter, values=assignment.values)
-    results = ResultSet("sweep", directory)
+    results = ResultSet(directory)
     try:
-        with recorded(directory, header), job_progress(
+        with recorded(directory, record), job_progress(
                 "sweep", steps=len(variants) * len(overlays) * topology.settings.passes):
             for value, variant in zip(assignment.values, variants, strict=True):
                 for overlay in overlays:
-                    results.variant = f"{assignment.parameter}={value}"
-                    results.variant_parameters = {assignment.column:
-                                                  assignment.value_in(variant)}
                     run_scenarios(variant.model_copy(update={"overlay": overlay}), [scenario],
                                   directory / "runs", results=results,
-                                  overlay=adapters[overlay])
+                                  overlay=adapters[overlay], variant=Variant(
+                                      f"{assignment.parameter}={value}",
+                                      parameters={assignment.column:
+                                                  assignment.value_in(variant)}))
     finally:
         results.write()
         write_plots(summary_table(results.frame()), directory)

@@ -107,7 +107,7 @@ class PassResult:
     state: State = State.OK  # what code reads
     series: list[SeriesPoint] = field(default_factory=list)
     # services the pass's own faults killed (failover): their deaths are the measurement,
-    # not the pass's failure (runs/session.py leaves them out)
+    # not the pass's failure (runs/outcomes.py leaves them out)
     fault_killed: set[str] = field(default_factory=set)
 
 

@@ -234,7 +234,7 @@ def test_the_marks_directory_is_the_owner_s_alone(tmp_path: Path) -> None:
 
 
 def test_the_stack_clock_takes_restarts_out_of_the_measurement() -> None:
-    from vnetbench.runs.session import StackClock
+    from vnetbench.runs.recording import StackClock
 
     clock = StackClock("join", [1, 2, 3], "programs (started again)")
     clock.marks, clock.restart_s = [0.0, 10.0, 40.0, 45.0], 6.0

@@ -9,22 +9,24 @@ from vnetbench.report.figures import report_figures, series_figures
 from vnetbench.report.raw import raw_cells, raw_directory, run_directory
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
+from vnetbench.schema import CellKey, Variant
 
 
 def join_and_sweep_rows(directory: Path) -> ResultSet:
-    results = ResultSet("two-sites-20261201-000000-abcd", directory)
+    results, run_id = ResultSet(directory), "two-sites-20261201-000000-abcd"
     for overlay, base in (("wireguard", 0.3), ("openvpn", 0.9)):
         for machines in (20, 50):
-            results.variant, results.variant_parameters = f"n{machines}", {"machines": machines}
+            cell = CellKey(run_id, "join", overlay,
+                           Variant(f"n{machines}", parameters={"machines": machines}))
             for pass_no in (1, 2):
-                results.add("join", overlay, pass_no,
+                results.add(cell, pass_no,
                             {"join_seconds": (base * machines / 20 + pass_no / 100, "s")},
                             {"machines": machines})
     for delay in (0, 10, 50):
-        results.variant = f"backbone.delay={delay}ms"
-        results.variant_parameters = {"backbone_delay_ms": delay}
-        results.add("throughput", "wireguard", 1, {"tcp_mbit": (900.0 - delay, "Mbit/s")},
-                    {"seconds": 2})
+        swept = Variant(f"backbone.delay={delay}ms", parameters={"backbone_delay_ms": delay})
+        results.add(CellKey(run_id, "throughput", "wireguard", swept), 1,
+                    {"tcp_mbit": (900.0 - delay, "Mbit/s")}, {"seconds": 2})
     return results
 
 
@@ -43,12 +45,13 @@ def test_join_against_n_and_a_sweep(tmp_path: Path) -> None:
 
 
 def test_a_methods_bytes_over_time(tmp_path: Path) -> None:
-    results = ResultSet("r", tmp_path)
-    results.method, results.variant = "libp2p-perf", "unshaped"
+    results = ResultSet(tmp_path)
+    step = Variant("unshaped", method="libp2p-perf")
     for overlay in ("baseline", "wireguard"):
         for second in (1.0, 2.0, 3.0):
-            results.add("transfer", overlay, 1, {"upload_interval_bytes": (2**20, "bytes")},
-                        {}, columns={"interval_s": second})
+            results.add(CellKey("r", "transfer", overlay, step), 1,
+                        {"upload_interval_bytes": (2**20, "bytes")}, {},
+                        columns={"interval_s": second})
     (figure,) = series_figures(results.frame(), "libp2p-perf")
     assert figure.name == "libp2p-perf-unshaped"
     assert [list(t.y) for t in figure.figure.data] == [[1.0, 2.0, 3.0]] * 2  # MiB moved
@@ -58,12 +61,12 @@ def test_a_methods_bytes_over_time(tmp_path: Path) -> None:
 def test_raw_folders_of_each_layout(tmp_path: Path) -> None:
     matrix = tmp_path / "matrix"
     (matrix / "runs" / "r1" / "throughput" / "raw").mkdir(parents=True)
-    assert run_directory(matrix, "r1", {}) == matrix / "runs" / "r1"
+    assert run_directory(matrix, "r1", RunRecord()) == matrix / "runs" / "r1"
     assert raw_directory(matrix / "runs" / "r1", "throughput", "default") == \
         matrix / "runs" / "r1" / "throughput" / "raw"
     single = tmp_path / "r2"  # `vnetbench run`: the run directory is the results'
     (single / "join" / "raw").mkdir(parents=True)
-    assert run_directory(single, "r2", {"run_id": "r2"}) == single
+    assert run_directory(single, "r2", RunRecord(run_id="r2")) == single
     shared = tmp_path / "method"  # a method's steps sharing one stack
     (shared / "mtu-1400" / "raw" / "encrypted").mkdir(parents=True)
     (shared / "mtu-1400" / "raw" / "mtu-1400").mkdir()
@@ -71,12 +74,12 @@ def test_raw_folders_of_each_layout(tmp_path: Path) -> None:
         shared / "mtu-1400" / "raw" / "encrypted"
     assert raw_directory(shared, "throughput", "MTU 1400") == \
         shared / "mtu-1400" / "raw" / "mtu-1400"
-    assert run_directory(tmp_path, "gone", {}) is None
+    assert run_directory(tmp_path, "gone", RunRecord()) is None
 
 
 def test_each_cell_of_an_ab_names_its_run(data_dir: Path) -> None:
     report = read_report(data_dir / "ab-aa-baseline")
-    found = raw_cells(data_dir / "ab-aa-baseline", report.frame, report.header)
+    found = raw_cells(data_dir / "ab-aa-baseline", report.frame, report.record)
     assert len(found) == 12  # 6 rounds of A and B, a bring-up (run) each
     assert {c.variant for c in found} == {"A", "B"}
     assert all(c.run_dir is None for c in found)  # checked in without its runs

@@ -67,7 +67,7 @@ def test_raw_files_linked_relative_and_present(results_with_raw: Path) -> None:
 def test_a_directory_without_its_runs_says_so(data_copy: Callable[[str], Path]) -> None:
     directory = data_copy("results-quick")
     report = read_report(directory)
-    (cell,) = raw_cells(directory, report.frame, report.header)
+    (cell,) = raw_cells(directory, report.frame, report.record)
     assert cell.run_dir is None and cell.files == []
     runner.invoke(app, ["report", str(directory)])
     assert "not kept beside these results" in (directory / "report.html").read_text()
@@ -77,7 +77,7 @@ def test_points_carry_pass_run_and_settings(results_with_raw: Path) -> None:
     report = read_report(results_with_raw)
     figures = {f.name: f.figure for f in report_figures(
         report.frame, report.summary, ping_samples(results_with_raw, report.frame,
-                                                   report.header))}
+                                                   report.record))}
     (tcp,) = figures["tcp_mbit"].data  # one overlay: one trace
     assert tcp.name == "baseline"
     passes = sorted(int(c[0]) for c in tcp.customdata)
@@ -89,7 +89,7 @@ def test_points_carry_pass_run_and_settings(results_with_raw: Path) -> None:
 
 def test_latency_cdf_from_each_passes_raw_ping(results_with_raw: Path, data_dir: Path) -> None:
     report = read_report(results_with_raw)
-    samples = ping_samples(results_with_raw, report.frame, report.header)
+    samples = ping_samples(results_with_raw, report.frame, report.record)
     assert [s.pass_no for s in samples] == [1, 2, 3]
     figures = {f.name: f.figure for f in report_figures(report.frame, report.summary,
                                                         samples)}

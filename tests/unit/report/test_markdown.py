@@ -16,8 +16,10 @@ from vnetbench.report.markdown import build_report, raw_line
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
 from vnetbench.results import load_results
+from vnetbench.runrecord import RunRecord
 from vnetbench.runs.matrix import plan_cells
 from vnetbench.scenarios import SCENARIOS
+from vnetbench.schema import CellKey
 
 runner = CliRunner()
 
@@ -111,8 +113,8 @@ def test_comparison_table_of_a_dead_path_explains_it() -> None:
     from vnetbench.report.tables import comparison_table
     from vnetbench.results import ResultSet
 
-    results = ResultSet("r", Path("/nonexistent"))
-    results.add("throughput", "vnet", 1, {"tcp_mbit": (None, "Mbit/s")}, {},
+    results = ResultSet(Path("/nonexistent"))
+    results.add(CellKey("r", "throughput", "vnet"), 1, {"tcp_mbit": (None, "Mbit/s")}, {},
                 status="path dead: 0 of 200 pings answered; TLS not in this build: measured "
                        "plain", state=State.DEAD, remark="TLS not in this build: measured plain")
     table = comparison_table(results.frame())
@@ -131,14 +133,14 @@ def test_where_the_time_went_per_cell_and_per_run() -> None:
     cell = summed_timings(stacks)
     assert cell == {"bring_up_s": 17.0, "restart_s": 0.0, "measure_s": 9.0,
                     "teardown_s": 14.0}  # a record from before restarts: none
-    matrix = timing_table({"cell_timings": {"join/wireguard/n50": cell}})
+    matrix = timing_table(RunRecord(cell_timings={"join/wireguard/n50": cell}))
     assert matrix.iloc[0]["total s"] == 40.0 and matrix.iloc[0]["testbed share"] == "78 %"
     kept = {"bring_up_s": 9.0, "restart_s": 2.0, "measure_s": 7.0, "teardown_s": 2.0}
-    row = timing_table({"cell_timings": {"join/wireguard/n50": kept}}).iloc[0]
+    row = timing_table(RunRecord(cell_timings={"join/wireguard/n50": kept})).iloc[0]
     assert row["restarts s"] == 2.0 and row["testbed share"] == "65 %"  # 13 of 20 s
-    run = timing_table({"timings": stacks})
+    run = timing_table(RunRecord(timings=stacks))
     assert list(run["cell"]) == ["join passes [1]", "join passes [2]"]
-    assert "not recorded" in timing_table({}).iloc[0, 0]
+    assert "not recorded" in timing_table(RunRecord()).iloc[0, 0]
 
 
 def test_one_column_per_overlay_with_range_n_cv_and_ratio() -> None:
@@ -173,11 +175,11 @@ def test_the_machines_limit_is_bracketed_and_its_move_said() -> None:
     assert both["raw_veth_mbit"] == 33000.0  # a busy moment lowers it; nothing raises it
     assert both["raw_veth_passes"] == [33000.0]  # the passes of the bracket it came from
     assert both["moved_percent"] == pytest.approx(100 * (33000 - 14800) / 33000)
-    text = raw_limit_text({"calibration": both})
+    text = raw_limit_text(RunRecord(calibration=both))
     assert "14800 and 33000 Mbit/s" in text and "moved 55 %" in text
     failed = bracketed(first, {"error": "no veth here"})
     assert failed["raw_veth_mbit"] == 14800.0 and "before the first cell only" in \
-        raw_limit_text({"calibration": failed})
+        raw_limit_text(RunRecord(calibration=failed))
 
 
 def test_a_cell_with_a_record_per_machine_lists_a_dozen_and_counts_the_rest() -> None:

@@ -21,7 +21,7 @@ from vnetbench.report.markdown import anchor
 from vnetbench.report.summary import lead_table, natural
 from vnetbench.report.tables import headline_table, overlay_cell, summary_table
 from vnetbench.results import load_results
-from vnetbench.rundir import read_header
+from vnetbench.runrecord import read_record
 
 runner = CliRunner()
 
@@ -110,8 +110,8 @@ def test_values_a_person_reads() -> None:
 
 def test_verdicts_of_an_ab_in_the_summary(data_copy: Callable[[str], Path]) -> None:
     directory = data_copy("ab-aa-baseline")
-    header = read_header(directory)
-    write_verdicts(directory, verdict_table(load_results(directory), 0.05, aa=True), header,
+    record = read_record(directory)
+    write_verdicts(directory, verdict_table(load_results(directory), 0.05, aa=True), record,
                    aa=True)
     report = read_report(directory)
     table = lead_table(report.frame, report.summary, pd.read_csv(directory / "verdicts.csv"))

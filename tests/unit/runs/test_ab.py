@@ -19,6 +19,7 @@ from vnetbench.metrics import Better
 from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.ab import noise_record, read_noise, verdict_table
 from vnetbench.results import load_results
+from vnetbench.runrecord import read_record
 from vnetbench.runs.ab import arm_topology, make_arms, schedule
 from vnetbench.stats import (
     Verdict,
@@ -169,8 +170,8 @@ def test_recorded_a_a_is_no_change_on_every_judged_metric(recorded_aa: Path) -> 
 
 
 def test_noise_record_is_keyed_by_scenario_overlay_metric(recorded_aa: Path) -> None:
-    header = json.loads((recorded_aa / "run.json").read_text())
-    record = noise_record(verdict_table(load_results(recorded_aa), 0.05, aa=True), header)
+    record = noise_record(verdict_table(load_results(recorded_aa), 0.05, aa=True),
+                          read_record(recorded_aa))
     assert record["metrics"]["throughput/baseline/tcp_mbit"]["pairs"] == 6
     (recorded_aa / "noise.json").write_text(json.dumps(record))
     assert read_noise(recorded_aa)["throughput/baseline/tcp_mbit"] == pytest.approx(

@@ -46,7 +46,7 @@ def flat(data: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def recorded(topology: Topology) -> dict[str, Any]:
-    """What run.json records of an arm's topology (rundir.new_header's topology)."""
+    """What run.json records of an arm's topology (runrecord.new_record's topology)."""
     return flat(topology.model_dump(mode="json"))
 
 

@@ -8,7 +8,9 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.results import ResultSet
+from vnetbench.runrecord import RunRecord
 from vnetbench.runs.matrix import finished_cells, matrix_lock, newest_matrix, without_unfinished
+from vnetbench.schema import CellKey, Variant
 
 
 def matrix_dir(root: Path, name: str, started: str, kind: str = "matrix") -> Path:
@@ -30,17 +32,17 @@ def test_resume_finds_the_newest_matrix_whatever_its_date(tmp_path: Path) -> Non
 
 
 def test_a_cell_cut_short_is_run_again_whole(tmp_path: Path) -> None:
-    header = {"cells": {"throughput/baseline/default": "completed (run-1)",
-                        "flood/baseline/default": "stopped: interrupted",
-                        "method/instageni/baseline": "completed (run-2)"}}
-    done = finished_cells(tmp_path, 3, header)
+    record = RunRecord(cells={"throughput/baseline/default": "completed (run-1)",
+                              "flood/baseline/default": "stopped: interrupted",
+                              "method/instageni/baseline": "completed (run-2)"})
+    done = finished_cells(tmp_path, 3, record)
     assert done == {"throughput/baseline/default", "method/instageni/baseline"}
-    results = ResultSet("matrix", tmp_path)
+    results = ResultSet(tmp_path)
     for scenario, method, passes in [("throughput", "", 3), ("flood", "", 2),
                                      ("throughput", "instageni", 1)]:
-        results.method = method
+        cell = CellKey("r", scenario, "baseline", Variant(method=method))
         for pass_no in range(1, passes + 1):
-            results.add(scenario, "baseline", pass_no, {"x": (1.0, "")}, {})
+            results.add(cell, pass_no, {"x": (1.0, "")}, {})
     kept = without_unfinished(results, done).rows
     assert {(r["scenario"], r["method"]) for r in kept} == {("throughput", ""),
                                                              ("throughput", "instageni")}

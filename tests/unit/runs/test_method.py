@@ -20,7 +20,8 @@ from vnetbench.render import render_compose
 from vnetbench.report.tables import method_table
 from vnetbench.results import ResultSet
 from vnetbench.runs.method import method_overlays, method_tasks
-from vnetbench.runs.session import stack_groups
+from vnetbench.runs.plan import stack_groups
+from vnetbench.schema import CellKey, Variant
 from vnetbench.topology import Topology, parse_topology
 
 BASE = {"name": "t", "switches": 2, "agents": 2}
@@ -121,13 +122,12 @@ def test_a_segment_mtu_is_set_on_its_networks_and_refused_on_an_agent() -> None:
 
 def test_method_table_has_a_row_per_step_and_measurement_and_says_why_not() -> None:
     method = get_method("vpncloud")
-    results = ResultSet("r", Path("."))
-    results.method = method.name
+    results = ResultSet(Path("."))
+    first, third = (Variant(method.steps[i].label, method=method.name) for i in (0, 2))
     for overlay, value in (("baseline", 10000.0), ("wireguard", 500.0)):
-        results.variant = method.steps[0].label
-        results.add("throughput", overlay, 1, {"tcp_mbit": (value, "Mbit/s")}, {})
-    results.variant = method.steps[2].label
-    results.add("throughput", "wireguard", 1, {"skipped": (None, "")}, {},
+        results.add(CellKey("r", "throughput", overlay, first), 1,
+                    {"tcp_mbit": (value, "Mbit/s")}, {})
+    results.add(CellKey("r", "throughput", "wireguard", third), 1, {"skipped": (None, "")}, {},
                 status="not supported: encryption cannot be turned off on wireguard",
                 state=State.UNSUPPORTED)
     table = method_table(results.frame(), method)

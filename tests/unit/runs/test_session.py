@@ -7,7 +7,7 @@ import pytest
 
 from vnetbench.measure.cpu import HostSample, host_task_seconds, outside_cores
 from vnetbench.metrics import OUTSIDE_LOAD
-from vnetbench.runs.session import OUTSIDE_LOAD_SHARE, mark_outside_load
+from vnetbench.runs.outcomes import OUTSIDE_LOAD_SHARE, mark_outside_load
 from vnetbench.scenarios.base import PassResult
 
 # /proc/stat's first line on this machine: user nice system idle iowait irq softirq steal

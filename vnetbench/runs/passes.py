@@ -1,0 +1,99 @@
+"""Measuring pass by pass on a running stack: each task's passes, each outcome
+judged (runs/outcomes.py) and written as rows of its cell and a RESULT line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from vnetbench.engines.stack import Stack
+from vnetbench.measure.cpu import host_sample, outside_cores
+from vnetbench.overlays import Overlay
+from vnetbench.results import ResultSet, result_line
+from vnetbench.rundir import slug
+from vnetbench.runs.outcomes import (
+    current_pass,
+    mark_deaths,
+    mark_outside_load,
+    mark_shaping_changed,
+)
+from vnetbench.runs.plan import Task
+from vnetbench.scenarios import Scenario, ScenarioContext
+from vnetbench.scenarios.base import PassResult
+from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS, CellKey
+from vnetbench.shaping.apply import ShapingKeeper
+from vnetbench.topology import Topology
+from vnetbench.ui import note, out_console, step_done
+
+
+def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,
+               passes: list[int], run_id: str, verify: Callable[[str], list[str]],
+               keeper: ShapingKeeper | None = None) -> None:
+    """Each task's passes on the stack (the first task's `passes`, the others' all)."""
+    started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
+    first = tasks[0]
+    for task in tasks:
+        raw = stack.rendered.directory / "raw"
+        measured = task.scenario.stack_topology(task.topology, overlay)
+        context = ScenarioContext(stack, measured, overlay, stack.rendered.plan,
+                                  raw / slug(task.variant) if len(tasks) > 1
+                                  and task.variant else raw, keeper)
+        own = passes if task is first else list(range(1, task.topology.settings.passes + 1))
+        for pass_no in own:
+            step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
+            started[f"{step}pass {pass_no}"] = datetime.now(UTC)
+            run_pass(task.scenario, context, pass_no, results, task.cell(run_id),
+                     task.remark, started, verify)
+
+
+def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
+             results: ResultSet, cell: CellKey, remark: str = "",
+             started: dict[str, datetime] | None = None,
+             verify_shaping: Callable[[str], list[str]] | None = None) -> None:
+    """One pass; `remark` (how the overlay adjusted the settings) joins its status,
+    and so does every container of the system under test that has died, named with
+    its exit code, when, during which pass, and its last log line, and whatever
+    `verify_shaping` (ShapingKeeper.verify) finds changed in the links' shaping: such
+    a pass failed (a path dead for want of a delay line is the testbed's failure)."""
+    topology = context.topology
+    before = host_sample()
+    outcome = scenario.run_pass(context, pass_no)
+    mark_outside_load(outcome, outside_cores(before, host_sample()))
+    hosts = context.stack.placement_settings()
+    mark_deaths(outcome, context.stack.deaths(), started or {})
+    if verify_shaping:
+        mark_shaping_changed(outcome, verify_shaping(current_pass(started or {}, pass_no)))
+    settings = scenario.settings(topology) | link_settings(topology) | hosts
+    write_pass(results, cell, pass_no, outcome, settings, remark)
+
+
+def write_pass(results: ResultSet, cell: CellKey, pass_no: int, outcome: PassResult,
+               settings: dict[str, object], remark: str) -> None:
+    """The pass's rows (its metrics, then its series' points) and its RESULT line; the
+    remark joins the status."""
+    status = f"{outcome.status}; {remark}" if remark else outcome.status
+    results.add(cell, pass_no, outcome.metrics, settings,
+                status=status, state=outcome.state, remark=remark)
+    for point in outcome.series:
+        results.add(cell, pass_no, {point.metric: (point.value, point.unit)}, settings,
+                    status=status, state=outcome.state, remark=remark,
+                    interval_s=point.interval_s)
+    fields = dict(outcome.summary)
+    if status != "ok":
+        fields["status"] = status
+    emit(results, result_line(cell.scenario, cell.overlay, pass_no, fields))
+    for text in outcome.notes:
+        note(text, style="yellow")
+    step_done(f"{cell.scenario} on {cell.overlay}: pass {pass_no} done")
+
+
+def link_settings(topology: Topology) -> dict[str, object]:
+    """Result columns for the links a measurement ran on (set_site, set_backbone)."""
+    return {SITE_LINKS: topology.links.site.describe(),
+            BACKBONE_LINKS: topology.links.backbone.describe()}
+
+
+def emit(results: ResultSet, line: str) -> None:
+    results.lines.append(line)
+    results.write()
+    out_console.print(line)

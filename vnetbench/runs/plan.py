@@ -1,0 +1,62 @@
+"""A run's plan: its tasks (a scenario's passes in one topology's settings, a
+method's step), which of them share a stack, and each in the settings its engine
+and overlay run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from vnetbench.lifecycle import Prepared
+from vnetbench.rundir import slug
+from vnetbench.scenarios import Scenario
+from vnetbench.schema import CellKey, Variant
+from vnetbench.topology import Topology
+from vnetbench.ui import note
+
+
+@dataclass(frozen=True)
+class Task:
+    """A scenario's passes in one topology's settings. Consecutive tasks of the same
+    `group` whose topologies differ only in measurement settings share a stack (a
+    method's steps); a task without a group gets its own (join: one per pass)."""
+
+    scenario: Scenario
+    topology: Topology
+    variant: str | None = None  # a step's label: its rows' variant (None: the run's)
+    group: str | None = None
+    remark: str = ""  # how the overlay adjusted the settings (filled in by run_tasks)
+    rows_variant: Variant = field(default_factory=Variant)  # (filled in by run_tasks)
+
+    def cell(self, run_id: str) -> CellKey:
+        """The cell its rows belong to."""
+        return CellKey(run_id, self.scenario.name, self.topology.overlay, self.rows_variant)
+
+    @property
+    def directory_name(self) -> str:
+        """The task's folder in the run directory: the scenario, or the step's slug."""
+        return self.scenario.name if self.variant is None else slug(self.variant)
+
+
+def prepared_task(prepared: Prepared, task: Task, rows_variant: Variant) -> Task:
+    """The task in the settings its engine and overlay run, with the remark saying how,
+    and the variant its rows carry."""
+    if prepared.remark:
+        note(f"{prepared.overlay.name}"
+             f"{f' ({task.variant})' if task.variant else ''}: {prepared.remark}", style="yellow")
+    return replace(task, topology=prepared.topology, remark=prepared.remark,
+                   rows_variant=rows_variant)
+
+
+def stack_groups(tasks: list[Task]) -> list[list[Task]]:
+    """Consecutive tasks of one group on one stack key run together."""
+    groups: list[list[Task]] = []
+    for task in tasks:
+        last = groups[-1][-1] if groups else None
+        if (last is not None and task.group is not None and task.group == last.group
+                and not task.scenario.fresh_stack_per_pass(task.topology)
+                and not last.scenario.fresh_stack_per_pass(last.topology)
+                and task.topology.stack_key() == last.topology.stack_key()):
+            groups[-1].append(task)
+        else:
+            groups.append([task])
+    return groups
