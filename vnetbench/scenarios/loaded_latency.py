@@ -38,7 +38,7 @@ from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.metrics import LOAD_PHASES, LOADED_LATENCY
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.throughput import (
+from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
     pick_pair,

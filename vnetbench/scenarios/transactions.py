@@ -20,7 +20,7 @@ from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.metrics import RR_TESTS, TRANSACTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.throughput import PairScenario, pick_pair, with_last_log_lines
+from vnetbench.scenarios.pair import PairScenario, pick_pair, with_last_log_lines
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 

@@ -14,7 +14,7 @@ from vnetbench.measure.transfer import Transfer, run_transfer
 from vnetbench.metrics import TRANSFER, TRANSFER_DIRECTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
-from vnetbench.scenarios.throughput import pick_pair
+from vnetbench.scenarios.pair import pick_pair
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 from vnetbench.units import format_bytes
