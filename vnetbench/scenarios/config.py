@@ -9,19 +9,17 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 from __future__ import annotations
 
 from vnetbench.capabilities import Capability
-from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.declared.config import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
 
 class ConfigChange(Scenario):
-    name = "config"
-    description = "time from a one-line config change until every switch confirms it"
-    metrics = CONFIG
+    declaration = DECLARATION
     needs = frozenset({Capability.RELOAD})
 
     def settings(self, topology: Topology) -> dict[str, object]:

@@ -44,7 +44,7 @@ from vnetbench.measure.outage import (
     parse_stream_trace,
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
-from vnetbench.metrics import ANSWERED_PREFIX, FAILOVER, FAULT_AT_PREFIX, SKIPPED
+from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
@@ -55,6 +55,7 @@ from vnetbench.scenarios.base import (
     SeriesPoint,
     build_room,
 )
+from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, DECLARATION, FAULT_AT_PREFIX
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting
@@ -165,10 +166,8 @@ class FaultOutcome:
 
 
 class Failover(Scenario):
-    name = "failover"
-    description = "10 ms probes and a TCP stream through injected faults: outage, stall, rejoin"
+    declaration = DECLARATION
     injects_faults = True
-    metrics = FAILOVER
     fresh_between_passes = "nothing (each fault undone, and its window over, before the next)"
 
     @classmethod

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.metrics import FLOOD
 from vnetbench.outcome import State
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import (
@@ -25,6 +24,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declared.flood import DECLARATION
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -80,9 +80,7 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
 
 
 class Flood(Scenario):
-    name = "flood"
-    description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
-    metrics = FLOOD
+    declaration = DECLARATION
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """At least two agents per switch, and the seed's limits unless set otherwise."""

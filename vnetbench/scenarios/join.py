@@ -33,7 +33,7 @@ from vnetbench.engines.base import LogStream
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import Source, in_time_order, lines_of, lookup_events
-from vnetbench.metrics import JOIN, SKIPPED
+from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
@@ -43,6 +43,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declared.join import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
@@ -118,10 +119,8 @@ def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]
 
 
 class Join(Scenario):
-    name = "join"
-    description = "time for N agents released at once by a start gate to join"
+    declaration = DECLARATION
     fresh_between_passes = "programs (stopped and started again in the same containers)"
-    metrics = JOIN
     needs = frozenset({Capability.JOIN})
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:

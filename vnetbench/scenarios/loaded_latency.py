@@ -35,9 +35,9 @@ from vnetbench.measure.ping_window import (
     summarise,
 )
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.metrics import LOAD_PHASES, LOADED_LATENCY
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declared.loaded_latency import DECLARATION, LOAD_PHASES
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
@@ -72,10 +72,7 @@ class Phase:
 
 
 class LoadedLatency(PairScenario):
-    name = "loaded_latency"
-    description = ("ping RTT every 10 ms between two agents on different switches: idle, "
-                   "under TCP one way, both ways; the latency the load adds")
-    metrics = LOADED_LATENCY
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -32,10 +32,10 @@ from vnetbench.measure.room import (
     machines_named,
     parse_machine,
 )
-from vnetbench.metrics import ROOM, ROOM_LATENCY_PREFIX
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY_PREFIX
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
@@ -73,10 +73,7 @@ class Load:
 
 
 class Room(Scenario):
-    name = "room"
-    description = ("a contest room: N machines request replies from one server at once "
-                   "(latency percentiles, failures, fairness, CPU per role)")
-    metrics = ROOM
+    declaration = DECLARATION
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:

@@ -42,9 +42,9 @@ from vnetbench.measure.iperf import (
 from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
-from vnetbench.metrics import THROUGHPUT
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declared.throughput import DECLARATION
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
@@ -57,9 +57,7 @@ from vnetbench.ui import waiting
 
 
 class Throughput(PairScenario):
-    name = "throughput"
-    description = "TCP rate and ping RTT between two agents on different switches"
-    metrics = THROUGHPUT
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
-from vnetbench.metrics import RR_TESTS, TRANSACTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declared.transactions import DECLARATION, RR_TESTS
 from vnetbench.scenarios.pair import PairScenario, pick_pair, with_last_log_lines
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -55,10 +55,7 @@ class Rates:
 
 
 class Transactions(PairScenario):
-    name = "transactions"
-    description = ("netperf TCP_RR and TCP_CRR between two agents on different switches: "
-                   "transactions/s and latency, alone and several at once")
-    metrics = TRANSACTIONS
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
-from vnetbench.metrics import TRANSFER, TRANSFER_DIRECTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
+from vnetbench.scenarios.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
 from vnetbench.scenarios.pair import pick_pair
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -21,9 +21,7 @@ from vnetbench.units import format_bytes
 
 
 class TransferScenario(Scenario):
-    name = "transfer"
-    description = "a fixed number of bytes uploaded, then downloaded, timed to the last byte"
-    metrics = TRANSFER
+    declaration = DECLARATION
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)

@@ -10,7 +10,7 @@ import pytest
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.measure.memory import MIB, MemoryReading, RoleMemory
-from vnetbench.metrics import catalogue
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.throughput import (
     CpuFigures,
     MemoryFigures,

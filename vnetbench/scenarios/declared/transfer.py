@@ -1,0 +1,24 @@
+"""transfer: what it declares (its metrics, matrix variants, help line); it measures in
+vnetbench/scenarios/transfer.py."""
+
+from __future__ import annotations
+
+from vnetbench.metrics import Better, Metric
+from vnetbench.scenarios.declaration import Declaration
+
+TRANSFER_DIRECTIONS = ("upload", "download")
+INTERVAL_BYTES_SUFFIX = "_interval_bytes"  # a direction's bytes of one interval (interval_s)
+TRANSFER = tuple(metric for d in TRANSFER_DIRECTIONS for metric in (
+    Metric(f"{d}_seconds", "s", Better.LOWER, f"Time to the last byte, {d}"),
+    Metric(f"{d}_mbit", "Mbit/s", Better.HIGHER, f"Rate of the {d}", plot="transfer",
+           lead=True),
+    Metric(f"{d}_bytes", "bytes", Better.HIGHER),
+    Metric(f"{d}_interval_mbit", "Mbit/s"),  # rows with interval_s
+    Metric(f"{d}{INTERVAL_BYTES_SUFFIX}", "bytes")))
+
+DECLARATION = Declaration(
+    name="transfer",
+    description="a fixed number of bytes uploaded, then downloaded, timed to the last byte",
+    metrics=TRANSFER,
+    runtime="vnetbench.scenarios.transfer:TransferScenario",
+)
