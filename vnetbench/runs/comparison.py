@@ -62,7 +62,7 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
     results = ResultSet("compare", directory)
     with recorded(directory, header):
         for overlay, chosen, overrides in runs:
-            settings = topology.settings.model_copy(update=overrides)
+            settings = topology.settings.updated(overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,
                                                        "settings": settings})
             run_scenarios(run_topology, chosen, directory / "runs", results=results,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vnetbench.metrics import Metric
+from vnetbench.model import ScenarioSettings
 from vnetbench.schema import MACHINES
 
 Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides
@@ -28,6 +29,8 @@ class Declaration:
     description: str  # its line in `run`'s help
     metrics: tuple[Metric, ...]  # every metric its passes emit, in headline order
     runtime: str  # "module:Class", the code that measures (loaded only to run it)
+    # its own settings, under its name in a topology's settings (none: only the shared)
+    settings: type[ScenarioSettings] | None = None
     # the matrix's cells: overlay (or EVERY) -> its variants; empty: not in the matrix
     # (it runs by name, or in a method)
     variants: Mapping[str, Variants] = field(default_factory=dict)

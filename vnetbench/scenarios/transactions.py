@@ -59,7 +59,7 @@ class Transactions(PairScenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"seconds": s.seconds, "rr_parallel": s.rr_parallel, "tls": s.tls,
+        return {"seconds": s.seconds, "rr_parallel": s.transactions.parallel, "tls": s.tls,
                 "limits": s.limits, "encryption": s.encryption,
                 "tunnel_mtu": s.tunnel_mtu or 0}
 
@@ -84,7 +84,7 @@ class Transactions(PairScenario):
         and no ping was answered (the path is dead: the rest would wait out their
         bounds for nothing)."""
         settings, stack = context.topology.settings, context.stack
-        counts = sorted({1, settings.rr_parallel})
+        counts = sorted({1, settings.transactions.parallel})
         rounds: list[Rates] = []
         with netserver(stack, context.container(server), target,
                        f"{stack.rendered.project}-netserver-{pass_no}") as serving:

@@ -28,7 +28,7 @@ class TransferScenario(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"transfer_bytes": s.transfer_bytes, "timeout_s": s.transfer_timeout_s,
+        return {"transfer_bytes": s.transfer.bytes, "timeout_s": s.transfer.timeout_s,
                 "encryption": s.encryption, "tunnel_mtu": s.tunnel_mtu or 0}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
@@ -43,18 +43,18 @@ class TransferScenario(Scenario):
             series += transfer_series(direction, run.result)
         summary: dict[str, float | int | str | None] = {
             f"{d}_s": run.result.seconds if run.result else None for d, run in runs.items()}
-        state, status = transfer_status(runs, context.topology.settings.transfer_timeout_s)
+        state, status = transfer_status(runs, context.topology.settings.transfer.timeout_s)
         return PassResult(metrics, summary, status, [], state, series)
 
     def _transfer(self, context: ScenarioContext, client: str, server: str, target: str,
                   pass_no: int, direction: str) -> ToolRun[Transfer]:
         stack, settings = context.stack, context.topology.settings
-        count = settings.transfer_bytes
+        count = settings.transfer.bytes
         with waiting(f"pass {pass_no}: {direction} of {format_bytes(count)} "
                      f"{client} ↔ {server}", None):
             return run_transfer(stack, context.container(client),
                                 context.container(server), target, count,
-                                direction == "download", settings.transfer_timeout_s,
+                                direction == "download", settings.transfer.timeout_s,
                                 context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")
 
 

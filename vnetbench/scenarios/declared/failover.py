@@ -3,7 +3,10 @@ vnetbench/scenarios/failover.py."""
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from vnetbench.metrics import BOOL, Better, Metric
+from vnetbench.model import Measured, ScenarioSettings
 from vnetbench.scenarios.declaration import EVERY, Declaration
 
 ANSWERED_PREFIX = "answered_"  # failover's timeline: probes answered per 0.1 s
@@ -32,11 +35,19 @@ FAILOVER = (
            label="Fault injected, seconds after the probe began, {fault}"),
 )
 
+class FailoverSettings(ScenarioSettings):
+    prefix = "failover_"
+    window_s: Measured[float] = Field(
+        20.0, ge=1, le=300, description="failover: how long after a fault ends the probes "
+        "wait for the path to answer again (seconds).")
+
+
 DECLARATION = Declaration(
     name="failover",
     description="10 ms probes and a TCP stream through injected faults: outage, stall, rejoin",
     metrics=FAILOVER,
     runtime="vnetbench.scenarios.failover:Failover",
+    settings=FailoverSettings,
     # the standard faults (switch restarted, backbone down, loss burst), once: each waits
     # at most its window for the path to answer again, most far less
     variants={EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},

@@ -3,7 +3,10 @@ vnetbench/scenarios/flood.py."""
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from vnetbench.metrics import Better, Metric
+from vnetbench.model import Measured, ScenarioSettings
 from vnetbench.scenarios.declaration import DEFAULT, EVERY, Declaration
 
 FLOOD = (
@@ -23,10 +26,17 @@ FLOOD = (
     Metric("limit_allowed_pps", "packets/s"),
 )
 
+class FloodSettings(ScenarioSettings):
+    prefix = "flood_"
+    mbit: Measured[float] = Field(300.0, gt=0,
+                                  description="Flood offered load (BENCH_FLOOD_MBIT).")
+
+
 DECLARATION = Declaration(
     name="flood",
     description="UDP flood to a neighbour under per-agent limits; pings from another switch",
     metrics=FLOOD,
     runtime="vnetbench.scenarios.flood:Flood",
+    settings=FloodSettings,
     variants={EVERY: DEFAULT},
 )

@@ -3,7 +3,12 @@ vnetbench/scenarios/room.py."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field, field_validator
+
 from vnetbench.metrics import Better, Metric
+from vnetbench.model import Measured, ScenarioSettings
 from vnetbench.scenarios.declaration import EVERY, Declaration
 from vnetbench.schema import MACHINES
 
@@ -45,12 +50,41 @@ ROOM = (
            label="Room: request latency, {point}th percentile"),
 )
 
+MAX_ROOM_REPLY_BYTES = 16 * 2**20
+
+
+class RoomSettings(ScenarioSettings):
+    prefix = "room_"
+    rate: Measured[float] = Field(
+        5.0, ge=0, le=10_000, description="room: requests per second of each machine, a "
+        "pause of 1/rate after each reply (0: none, as fast as the replies come).")
+    sizes: Measured[tuple[int, ...]] = Field(
+        (200, 2048, 65536), min_length=1, max_length=10, description="room: the replies' "
+        "sizes in bytes, requested in turn, e.g. 200,2048,65536.")
+    connection: Measured[Literal["keep", "new"]] = Field(
+        "keep", description="room: every request on the machine's one kept connection, or "
+        "on a new one.")
+    timeout_s: Measured[int] = Field(
+        2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
+        "out (whole seconds: wrk reads no finer unit).")
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        wrong = [s for s in sizes if not 1 <= s <= MAX_ROOM_REPLY_BYTES]
+        if wrong:
+            raise ValueError(f"room replies are 1 to {MAX_ROOM_REPLY_BYTES} bytes (files the "
+                             f"server holds in memory); {wrong} are not")
+        return sizes
+
+
 DECLARATION = Declaration(
     name="room",
     description=("a contest room: N machines request replies from one server at once "
                  "(latency percentiles, failures, fairness, CPU per role)"),
     metrics=ROOM,
     runtime="vnetbench.scenarios.room:Room",
+    settings=RoomSettings,
     # issue #26's room, short for the matrix's time (make bench's 10 minutes are already
     # spent): 20 machines for 3 s, twice (~30 s an overlay, bring-up included);
     # `vnetbench capacity` finds the largest room, `run room` measures longer
