@@ -40,9 +40,9 @@ class ConfigChange(Scenario):
 
 
 def config_metrics(change: Reconfiguration) -> Metrics:
-    return {
-        "config_seconds": (change.seconds, "s"),
-        "config_lines": (change.lines, "count"),
-        "config_bytes": (change.bytes, "bytes"),
-        "switches_confirmed": (change.confirmed, "count"),
-    }
+    return DECLARATION.emitted({
+        "config_seconds": change.seconds,
+        "config_lines": change.lines,
+        "config_bytes": change.bytes,
+        "switches_confirmed": change.confirmed,
+    })

@@ -13,6 +13,7 @@ from vnetbench.metrics import Metric
 from vnetbench.model import ScenarioSettings
 from vnetbench.schema import MACHINES
 
+Values = dict[str, float | None]  # a pass's values by metric name, before their units
 Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides
 EVERY = "*"  # the variants of every overlay that has no row of its own
 DEFAULT: Variants = {"default": {}}
@@ -47,3 +48,9 @@ class Declaration:
     def unit(self, name: str) -> str:
         """The unit of a declared metric (emitters read it here, never retype it)."""
         return self.metric(name).unit
+
+    def emitted(self, values: Mapping[str, float | None]
+                ) -> dict[str, tuple[float | None, str]]:
+        """A pass's values by metric name, each with its declared unit (a name it does
+        not declare raises KeyError: every emitted metric is in the catalogue)."""
+        return {name: (value, self.unit(name)) for name, value in values.items()}

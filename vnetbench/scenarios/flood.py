@@ -24,6 +24,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.flood import DECLARATION
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
@@ -199,15 +200,15 @@ def limiter_count(context: ScenarioContext) -> int | None:
 
 def flood_metrics(flood: UdpResult | None, ping: PingResult | None,
                   limits: AgentLimits | None, limiter: int | None) -> Metrics:
-    metrics: Metrics = {
-        "pings_answered": (ping.received if ping else None, "count"),
-        "pings_sent": (ping.transmitted if ping else None, "count"),
-        "ping_rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
-        "flood_packets_sent": (flood.packets_sent if flood else None, "count"),
-        "flood_packets_received": (flood.packets_received if flood else None, "count"),
-        "flood_packets_dropped": (flood.packets_lost if flood else None, "count"),
-        "flood_received_mbit": (flood.receiver_mbit if flood else None, "Mbit/s"),
-        "limiter_drops": (limiter, "count"),
+    values: Values = {
+        "pings_answered": ping.received if ping else None,
+        "pings_sent": ping.transmitted if ping else None,
+        "ping_rtt_mean_ms": ping.rtt_mean_ms if ping else None,
+        "flood_packets_sent": flood.packets_sent if flood else None,
+        "flood_packets_received": flood.packets_received if flood else None,
+        "flood_packets_dropped": flood.packets_lost if flood else None,
+        "flood_received_mbit": flood.receiver_mbit if flood else None,
+        "limiter_drops": limiter,
     }
     if limits and flood:
         prediction = token_bucket_drops(flood.packets_sent, flood.seconds,
@@ -215,9 +216,9 @@ def flood_metrics(flood: UdpResult | None, ping: PingResult | None,
         measured = limiter if limiter is not None else flood.packets_lost
         difference = ((measured - prediction.dropped) / prediction.dropped * 100
                       if prediction.dropped else None)
-        metrics |= {"predicted_drops": (prediction.dropped, "count"),
-                    "prediction_difference": (difference, "%"),
-                    "limit_allowed_pps": (prediction.allowed_pps, "packets/s")}
+        values |= {"predicted_drops": prediction.dropped,
+                   "prediction_difference": difference,
+                   "limit_allowed_pps": prediction.allowed_pps}
     else:
-        metrics |= {"predicted_drops": (None, "count"), "prediction_difference": (None, "%")}
-    return metrics
+        values |= {"predicted_drops": None, "prediction_difference": None}
+    return DECLARATION.emitted(values)

@@ -37,12 +37,12 @@ from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
-    Metrics,
     PassResult,
     Scenario,
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.join import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import MAX_AGENT_POOL, Topology
@@ -226,22 +226,23 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
                  else None)
     joined = len(outcome.joined)
     seconds = outcome.seconds if outcome.seconds is None or outcome.seconds >= 0 else None
-    metrics: Metrics = {
-        "join_seconds": (seconds, "s"),
-        "joined": (joined, "count"),
-        "machines": (outcome.total, "count"),
-        "not_joined": (outcome.total - joined, "count"),
-        "gate_spread_ms": (spread_ms, "ms"),
-        "gate_never_released": (outcome.gate_waiting, "count"),
-        **({"gate_node_skew_ms": (outcome.node_skew_ms, "ms")}
+    values: Values = {
+        "join_seconds": seconds,
+        "joined": joined,
+        "machines": outcome.total,
+        "not_joined": outcome.total - joined,
+        "gate_spread_ms": spread_ms,
+        "gate_never_released": outcome.gate_waiting,
+        **({"gate_node_skew_ms": outcome.node_skew_ms}
            if outcome.node_skew_ms is not None else {}),
-        "settle_seconds": (outcome.settle_s, "s"),
+        "settle_seconds": outcome.settle_s,
     }
     for switch, count in sorted(outcome.switches.items()):
-        metrics[f"joined_on_{switch}"] = (count, "count")
+        values[f"joined_on_{switch}"] = count
     if outcome.restarted is not None:
-        metrics["restart_seconds"] = (outcome.restarted.seconds, "s")
-        metrics["not_restarted"] = (len(outcome.restarted.stuck), "count")
+        values["restart_seconds"] = outcome.restarted.seconds
+        values["not_restarted"] = len(outcome.restarted.stuck)
+    metrics = DECLARATION.emitted(values)
     summary: dict[str, float | int | str | None] = {
         "join_s": round(seconds, 3) if seconds is not None else None,
         "joined": f"{joined}/{outcome.total}",

@@ -37,6 +37,7 @@ from vnetbench.measure.ping_window import (
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.loaded_latency import DECLARATION, LOAD_PHASES
 from vnetbench.scenarios.pair import (
     PairScenario,
@@ -158,23 +159,23 @@ def phases_metrics(phases: list[Phase]) -> Metrics:
     """Per phase: RTT p50, p99, max, loss and pings sent; per loaded phase its goodput
     and the latency it added (its p50 and p99 less the idle p50)."""
     idle_p50 = phases[0].rtt.at(0.5)
-    metrics: Metrics = {}
+    values: Values = {}
     for phase in phases:
         rtt, name = phase.rtt, phase.name
-        metrics |= {f"{name}_rtt_p50_ms": (rtt.at(0.5), "ms"),
-                    f"{name}_rtt_p99_ms": (rtt.at(0.99), "ms"),
-                    f"{name}_rtt_max_ms": (rtt.max_ms, "ms"),
-                    f"{name}_ping_loss": (rtt.loss_percent, "%"),
-                    f"{name}_pings_sent": (rtt.sent, "count")}
+        values |= {f"{name}_rtt_p50_ms": rtt.at(0.5),
+                   f"{name}_rtt_p99_ms": rtt.at(0.99),
+                   f"{name}_rtt_max_ms": rtt.max_ms,
+                   f"{name}_ping_loss": rtt.loss_percent,
+                   f"{name}_pings_sent": rtt.sent}
         if phase.stream is None:
             continue
         tcp = phase.stream.result
-        metrics[f"{name}_load_mbit"] = (tcp.receiver_mbit if tcp else None, "Mbit/s")
+        values[f"{name}_load_mbit"] = tcp.receiver_mbit if tcp else None
         for q, share in ((50, 0.5), (99, 0.99)):
             loaded = rtt.at(share)
             added = loaded - idle_p50 if loaded is not None and idle_p50 is not None else None
-            metrics[f"{name}_added_p{q}_ms"] = (added, "ms")
-    return metrics
+            values[f"{name}_added_p{q}_ms"] = added
+    return DECLARATION.emitted(values)
 
 
 def summary_of(phases: list[Phase]) -> dict[str, float | int | str | None]:

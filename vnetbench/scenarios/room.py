@@ -35,6 +35,7 @@ from vnetbench.measure.room import (
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY_PREFIX
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
@@ -281,29 +282,28 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
 
 
 def room_metrics(room: RoomFigures, load: Load) -> Metrics:
-    metrics: Metrics = {
-        "room_p50_ms": (room.percentile_ms(50), "ms"),
-        "room_p95_ms": (room.percentile_ms(95), "ms"),
-        "room_p99_ms": (room.percentile_ms(99), "ms"),
-        "room_max_ms": (room.percentile_ms(100), "ms"),
-        "room_failed": (room.failed, "count"),
-        "room_timeouts": (room.errors["timeout"], "count"),
-        "room_answered": (room.answered, "count"),
-        "room_requests_per_s": (room.requests_per_s, "requests/s"),
-        "room_goodput_mbit": (room.goodput_mbit, "Mbit/s"),
-        "room_fairness": (room.fairness, "index"),
-        "room_goodput_min_mbit": (min(room.goodputs_mbit, default=None), "Mbit/s"),
-        "room_machines": (room.machines, "count"),
-        "room_no_record": (len(room.without_record), "count"),
-        "room_stalled": (len(room.stalled), "count"),
-        "room_late_s": (room.late_s, "s"),
-        "room_probes_start_s": (load.starting_s, "s"),
-        "room_host_cpu_percent": (load.host_percent, "% of all cores"),
-        "room_cpu_server_percent": (load.server_cpu, "% of a core"),
-    }
-    metrics |= load.memory.metrics()
-    metrics |= {f"room_cpu_{role}_percent": (value, "% of a core")
-                for role, value in load.cpu.items()}
-    metrics |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": (room.percentile_ms(point), "ms")
-                for point in CDF_POINTS}
-    return metrics
+    metrics = DECLARATION.emitted({
+        "room_p50_ms": room.percentile_ms(50),
+        "room_p95_ms": room.percentile_ms(95),
+        "room_p99_ms": room.percentile_ms(99),
+        "room_max_ms": room.percentile_ms(100),
+        "room_failed": room.failed,
+        "room_timeouts": room.errors["timeout"],
+        "room_answered": room.answered,
+        "room_requests_per_s": room.requests_per_s,
+        "room_goodput_mbit": room.goodput_mbit,
+        "room_fairness": room.fairness,
+        "room_goodput_min_mbit": min(room.goodputs_mbit, default=None),
+        "room_machines": room.machines,
+        "room_no_record": len(room.without_record),
+        "room_stalled": len(room.stalled),
+        "room_late_s": room.late_s,
+        "room_probes_start_s": load.starting_s,
+        "room_host_cpu_percent": load.host_percent,
+        "room_cpu_server_percent": load.server_cpu,
+    })
+    metrics |= load.memory.metrics()  # throughput's metrics: memory per role
+    values: Values = {f"room_cpu_{role}_percent": value for role, value in load.cpu.items()}
+    values |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": room.percentile_ms(point)
+               for point in CDF_POINTS}
+    return metrics | DECLARATION.emitted(values)

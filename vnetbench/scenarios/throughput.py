@@ -44,6 +44,7 @@ from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.throughput import DECLARATION
 from vnetbench.scenarios.pair import (
     PairScenario,
@@ -294,18 +295,18 @@ class MemoryFigures:
 
     def metrics(self) -> Metrics:
         """Per container on average, idle and under load; the highest peak of any."""
-        metrics: Metrics = {}
+        values: Values = {}
         for role in CPU_ROLES:
             idle, load = self.idle.get(role), self.load.get(role)
             if idle:
-                metrics[f"mem_{role}_idle_mib"] = (idle.mean_bytes / MIB, "MiB")
+                values[f"mem_{role}_idle_mib"] = idle.mean_bytes / MIB
             if load:
-                metrics[f"mem_{role}_load_mib"] = (load.mean_bytes / MIB, "MiB")
+                values[f"mem_{role}_load_mib"] = load.mean_bytes / MIB
             peaks = [m.max_peak_bytes for m in (idle, load)
                      if m is not None and m.max_peak_bytes is not None]
             if peaks:
-                metrics[f"mem_{role}_peak_mib"] = (max(peaks) / MIB, "MiB")
-        return metrics
+                values[f"mem_{role}_peak_mib"] = max(peaks) / MIB
+        return DECLARATION.emitted(values)
 
 
 @dataclass(frozen=True)
@@ -345,26 +346,23 @@ class Stream:
 def stream_metrics(stream: Stream) -> Metrics:
     """TCP's or UDP's metrics, CPU per role and per side, memory per role, tunnel bytes."""
     metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
-    metrics |= {f"cpu_{role}_percent": (value, "% of a core")
-                for role, value in stream.cpu.items() if role in CPU_ROLES}
-    metrics |= {f"cpu_{side}_agent_percent": (value, "% of a core")
-                for side, value in stream.sides.items()}
-    metrics |= {metric: (None, "% of a core") for metric in stream.unmeasured}
-    metrics |= stream.memory.metrics()
-    if stream.tunnel_bytes is not None:
-        metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
-    if stream.end_spread_s is not None:
-        metrics["clients_end_spread_s"] = (stream.end_spread_s, "s")
-    if stream.start_spread_s is not None:
-        metrics["clients_start_spread_s"] = (stream.start_spread_s, "s")
-    return metrics
+    cpu: Values = {f"cpu_{role}_percent": value
+                   for role, value in stream.cpu.items() if role in CPU_ROLES}
+    cpu |= {f"cpu_{side}_agent_percent": value for side, value in stream.sides.items()}
+    cpu |= dict.fromkeys(stream.unmeasured)
+    metrics |= DECLARATION.emitted(cpu) | stream.memory.metrics()
+    counted = {"tunnel_rx_bytes": stream.tunnel_bytes,
+               "clients_end_spread_s": stream.end_spread_s,
+               "clients_start_spread_s": stream.start_spread_s}
+    return metrics | DECLARATION.emitted({k: v for k, v in counted.items() if v is not None})
 
 
 def udp_metrics(udp: UdpResult) -> Metrics:
-    return {"udp_mbit": (udp.receiver_mbit, "Mbit/s"),
-            "udp_loss": (100 * udp.packets_lost / max(udp.packets_sent, 1), "%"),
-            "udp_sent_mbit": (udp.sender_mbit, "Mbit/s"),
-            "udp_datagrams_sent": (udp.packets_sent, "count")}
+    return DECLARATION.emitted({
+        "udp_mbit": udp.receiver_mbit,
+        "udp_loss": 100 * udp.packets_lost / max(udp.packets_sent, 1),
+        "udp_sent_mbit": udp.sender_mbit,
+        "udp_datagrams_sent": udp.packets_sent})
 
 
 def sized_ping_metrics(topology: Topology, runs: list[PingRun]) -> Metrics:
@@ -386,11 +384,11 @@ def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
     mtus = dict(line.split() for line in out.stdout.splitlines() if len(line.split()) == 2)
     tunnel = context.overlay.tunnel_interface
     links = [int(v) for k, v in mtus.items() if k.startswith("eth") and v.isdigit()]
-    metrics: Metrics = {"link_mtu": (max(links) if links else None, "bytes")}
+    values: Values = {"link_mtu": max(links) if links else None}
     if tunnel:
         value = mtus.get(tunnel, "")
-        metrics["tunnel_mtu"] = (int(value) if value.isdigit() else None, "bytes")
-    return metrics
+        values["tunnel_mtu"] = int(value) if value.isdigit() else None
+    return DECLARATION.emitted(values)
 
 
 def stream_options(topology: Topology) -> list[str]:
@@ -423,21 +421,21 @@ class TunnelCounter:
 
 
 def tcp_metrics(tcp: IperfResult | None) -> Metrics:
-    return {
-        "tcp_mbit": (tcp.receiver_mbit if tcp else None, "Mbit/s"),
-        "tcp_retransmits": (tcp.retransmits if tcp else None, "count"),
-        "tcp_bytes": (tcp.bytes_received if tcp else None, "bytes"),
-        "tcp_sender_cpu": (tcp.sender_cpu_percent if tcp else None, "%"),
-    }
+    return DECLARATION.emitted({
+        "tcp_mbit": tcp.receiver_mbit if tcp else None,
+        "tcp_retransmits": tcp.retransmits if tcp else None,
+        "tcp_bytes": tcp.bytes_received if tcp else None,
+        "tcp_sender_cpu": tcp.sender_cpu_percent if tcp else None,
+    })
 
 
 def ping_metrics(ping: PingResult | None) -> Metrics:
-    return {
-        "rtt_min_ms": (ping.rtt_min_ms if ping else None, "ms"),
-        "rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
-        "rtt_max_ms": (ping.rtt_max_ms if ping else None, "ms"),
-        "rtt_mdev_ms": (ping.rtt_mdev_ms if ping else None, "ms"),
-        "ping_sent": (ping.transmitted if ping else None, "count"),
-        "ping_received": (ping.received if ping else None, "count"),
-        "ping_loss": (ping.loss_percent if ping else None, "%"),
-    }
+    return DECLARATION.emitted({
+        "rtt_min_ms": ping.rtt_min_ms if ping else None,
+        "rtt_mean_ms": ping.rtt_mean_ms if ping else None,
+        "rtt_max_ms": ping.rtt_max_ms if ping else None,
+        "rtt_mdev_ms": ping.rtt_mdev_ms if ping else None,
+        "ping_sent": ping.transmitted if ping else None,
+        "ping_received": ping.received if ping else None,
+        "ping_loss": ping.loss_percent if ping else None,
+    })

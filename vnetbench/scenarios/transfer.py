@@ -66,17 +66,18 @@ def timed(transfer: Transfer | None) -> bool:
 def transfer_metrics(direction: str, transfer: Transfer | None) -> Metrics:
     """Rate and time to the last byte, only for a transfer that finished and was timed."""
     done = timed(transfer)
-    return {f"{direction}_mbit": (transfer.mbit if done and transfer else None, "Mbit/s"),
-            f"{direction}_seconds": (transfer.seconds if done and transfer else None, "s"),
-            f"{direction}_bytes": (transfer.done_bytes if transfer else None, "bytes")}
+    return DECLARATION.emitted({f"{direction}_mbit": transfer.mbit if done and transfer else None,
+            f"{direction}_seconds": transfer.seconds if done and transfer else None,
+            f"{direction}_bytes": transfer.done_bytes if transfer else None})
 
 
 def transfer_series(direction: str, transfer: Transfer | None) -> list[SeriesPoint]:
     if transfer is None:
         return []
     return [point for interval in transfer.intervals for point in (
-        SeriesPoint(f"{direction}_interval_mbit", interval.mbit, "Mbit/s", interval.end_s),
-        SeriesPoint(f"{direction}_interval_bytes", interval.bytes, "bytes", interval.end_s))]
+        SeriesPoint(name, value, DECLARATION.unit(name), interval.end_s)
+        for name, value in ((f"{direction}_interval_mbit", interval.mbit),
+                            (f"{direction}_interval_bytes", interval.bytes)))]
 
 
 def transfer_status(runs: dict[str, ToolRun[Transfer]],

@@ -41,6 +41,13 @@ def test_a_declared_unit_is_found_by_a_concrete_name_of_its_shape() -> None:
         THROUGHPUT.unit("room_p99_ms")
 
 
+def test_a_pass_s_values_take_their_units_from_the_declaration() -> None:
+    assert THROUGHPUT.emitted({"tcp_mbit": 9.5, "cpu_switch_percent": None}) == {
+        "tcp_mbit": (9.5, "Mbit/s"), "cpu_switch_percent": (None, "% of a core")}
+    with pytest.raises(KeyError, match="declares no metric 'tcp_gbit'"):
+        THROUGHPUT.emitted({"tcp_gbit": 1.0})  # an undeclared metric never reaches a row
+
+
 def test_run_names_every_registered_scenario_in_its_help_and_its_error() -> None:
     run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
     scenarios_help = next(p for p in run.params if p.name == "scenarios").help
