@@ -257,9 +257,10 @@ class AgentSpec(Model):
 
 
 class Settings(Model):
-    """Scenario settings; the seed's BENCH_* variables override them. Each is also an
-    option of `vnetbench run` (vnetbench/commands/options.py), its description the
-    option's help."""
+    """Scenario settings: those several scenarios share, then each scenario's own (its
+    sub-model, declared with it); the seed's BENCH_* variables override them. Each
+    is also an option of `vnetbench run` by its flat name (vnetbench/commands/
+    options.py), its description the option's help."""
 
     seconds: Measured[float] = Field(10.0, gt=0, le=3600,
                                      description="TCP stream length (BENCH_SECONDS).")

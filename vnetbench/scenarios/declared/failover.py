@@ -1,5 +1,5 @@
-"""failover: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/failover.py."""
+"""failover: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/failover.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""flood: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/flood.py."""
+"""flood: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/flood.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""join: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/join.py."""
+"""join: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/join.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""room: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/room.py."""
+"""room: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/room.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""transactions: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/transactions.py."""
+"""transactions: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/transactions.py."""
 
 from __future__ import annotations
 

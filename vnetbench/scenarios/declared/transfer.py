@@ -1,5 +1,5 @@
-"""transfer: what it declares (its metrics, matrix variants, help line); it measures in
-vnetbench/scenarios/transfer.py."""
+"""transfer: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/transfer.py."""
 
 from __future__ import annotations
 
