@@ -1,7 +1,8 @@
-"""docs/extending.md, proven for a scenario: a toy scenario written in a temporary
-package (its declaration and its code, the two files the guide lists) goes through
-the registry, validation, render, the catalogue and the report with no other file
-of vnetbench touched; its registration is the one line the test stands in for."""
+"""docs/extending.md, proven: a toy scenario (its declaration and its code) and a toy
+overlay (its adapter and its services template), the files the guide lists, written
+in a temporary package, go through the registries, validation, render, the catalogue
+and the report with no other file of vnetbench touched; each registration is the
+one line the test stands in for."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from vnetbench.addressing import plan_addresses
 from vnetbench.capabilities import Capability
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet
-from vnetbench.outcome import NotApplicable
-from vnetbench.overlays import overlay_for
+from vnetbench.outcome import Applicable, NotApplicable
+from vnetbench.overlays import OVERLAY_NAMES, OVERLAY_TYPES, overlay_for
 from vnetbench.render import render_compose
 from vnetbench.report.markdown import build_report
 from vnetbench.results import ResultSet
@@ -68,6 +69,38 @@ class Toy(Scenario):
         return PassResult(DECLARATION.emitted(values), {"agents": len(topology.agents)})
 '''
 
+OVERLAY = '''
+from pathlib import Path
+
+from vnetbench.addressing import AddressPlan
+from vnetbench.capabilities import Capability
+from vnetbench.overlays.base import Overlay
+from vnetbench.topology import Topology
+
+
+class ToyOverlay(Overlay):
+    name = "toy"
+    summary = "agents on their sites and nothing between them"
+    data_path = "none: a toy"
+    capabilities = frozenset({Capability.JOIN})
+    templates = Path(__file__).parent
+
+    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
+        return str(plan.agent_site[agent])
+'''
+TEMPLATE = """\
+{%- for agent in topology.agent_containers() %}
+
+  {{ agent.name }}:
+    image: {{ images.tools }}
+    container_name: {{ project }}-{{ agent.name }}
+    {{ m.labels("agent", agent.name) }}
+    networks:
+      {{ plan.sites[agent.switch].key }}:
+        ipv4_address: {{ plan.container_site[agent.name] }}
+{%- endfor %}
+"""
+
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Declaration]:
@@ -76,31 +109,39 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Declaration
     (package / "__init__.py").write_text("")
     (package / "declared.py").write_text(textwrap.dedent(DECLARED))
     (package / "scenario.py").write_text(textwrap.dedent(SCENARIO))
+    (package / "overlay.py").write_text(textwrap.dedent(OVERLAY))
+    (package / "services.yml.j2").write_text(TEMPLATE)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # the overlay's registration: its class in OVERLAY_TYPES
+    monkeypatch.setitem(OVERLAY_TYPES, "toy",
+                        importlib.import_module("toy_bench.overlay").ToyOverlay)
     declaration: Declaration = importlib.import_module("toy_bench.declared").DECLARATION
     # its registration: DECLARATIONS holding it, so the catalogue does
     monkeypatch.setattr(registered, "CATALOGUE", catalogue_of((*DECLARATIONS, declaration)))
     yield declaration
 
 
-def test_a_toy_scenario_runs_through_registry_validation_render_catalogue_and_report(
+def test_a_toy_scenario_and_overlay_go_through_validation_render_catalogue_report(
         toy: Declaration, tmp_path: Path) -> None:
     scenario = scenarios_of((*DECLARATIONS, toy))["toy"]
     assert (scenario.name, scenario.metrics) == ("toy", toy.metrics)
 
-    topology = parse_topology({"name": "toys", "switches": 2, "agents": 3,
-                               "overlay": "wireguard"}, "toys.yml")
+    topology = parse_topology({"name": "toys", "switches": 2, "agents": 3, "overlay": "toy"},
+                              "toys.yml", overlays=(*OVERLAY_NAMES, "toy"))
     scenario.check(topology)
     with pytest.raises(UserError, match="counts two agents at least"):
         scenario.check(parse_topology({"name": "one", "switches": 1, "agents": 1}, "one"))
     assert isinstance(scenario.applicability(overlay_for(topology, "baseline")), NotApplicable)
     assert Capability.JOIN in scenario.needs_for(topology)
-
     overlay = overlay_for(topology)
+    assert overlay.name == "toy" and scenario.applicability(overlay) == Applicable()
+
     stack = scenario.stack_topology(topology, overlay)
     plan = plan_addresses(stack, "toy", IPv4Network("10.170.0.0/16"))
-    compose = yaml.safe_load(render_compose(stack, overlay, "toy", plan, ImageSet()))
+    compose = yaml.safe_load(render_compose(stack, overlay, "run1", plan, ImageSet()))
     assert {"agent1", "agent2", "agent3"} <= set(compose["services"])
+    assert sorted(compose["services"]["agent1"]) == [  # the keys of its own template
+        "container_name", "image", "labels", "networks"]
 
     counted = catalogue().find("toy_agents")
     assert counted is not None and counted.unit == "agents" and counted.lead
@@ -111,14 +152,13 @@ def test_a_toy_scenario_runs_through_registry_validation_render_catalogue_and_re
                               raw_dir=tmp_path)
     for pass_no in (1, 2):
         outcome = scenario.run_pass(context, pass_no)
-        results.add("toy", "wireguard", pass_no, outcome.metrics, scenario.settings(topology))
+        results.add("toy", "toy", pass_no, outcome.metrics, scenario.settings(topology))
     results.write()
     report, headline = build_report(tmp_path / "results")
     lines = [" ".join(line.split()) for line in report.read_text().splitlines()]
     assert "Toy: agents counted" in headline  # its lead figure in the summary
     assert "| toy | Toy: agents counted | 4.5 agents ±16 % |" in lines
     assert "### toy" in lines  # its own table, its metrics in their declared units
-    assert ("| toy | wireguard | default | toy_switches | switches | 2 | 0.0 % | 2 switches |"
-            in lines)
+    assert "| toy | toy | default | toy_switches | switches | 2 | 0.0 % | 2 switches |" in lines
     assert "![toy-agents](toy-agents.png)" in lines  # its declared plot, drawn
     assert (tmp_path / "results" / "toy-agents.png").exists()
