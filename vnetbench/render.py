@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
 
 import yaml
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    FunctionLoader,
+    StrictUndefined,
+)
 
 from vnetbench import __version__, gate
 from vnetbench.addressing import AddressPlan, plan_addresses
@@ -29,15 +37,30 @@ from vnetbench.topology import Topology
 COMPOSE_FILE = "compose.yml"
 
 
-def template_environment() -> Environment:
+def template_environment(overlay: Overlay | None = None) -> Environment:
+    """The templates' folder, and an overlay's own services template when it keeps
+    it beside its adapter (Overlay.templates) rather than in templates/overlays/."""
+    loaders: list[BaseLoader] = [FileSystemLoader(TEMPLATES)]
+    if overlay is not None and overlay.templates is not None:
+        loaders.insert(0, own_services_template(overlay.name, overlay.templates))
     environment = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=False,
     )
     environment.filters["flow"] = flow
     return environment
+
+
+def own_services_template(overlay: str, folder: Path) -> FunctionLoader:
+    """`overlays/<overlay>/services.yml.j2` read from the overlay's own folder."""
+    wanted, path = f"overlays/{overlay}/services.yml.j2", folder / "services.yml.j2"
+
+    def load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+        return (path.read_text(), str(path), lambda: True) if name == wanted else None
+
+    return FunctionLoader(load)
 
 
 def flow(value: object) -> str:
@@ -68,7 +91,7 @@ def render_compose(
         "engine": engine,
         **overlay.template_context(topology, plan),
     }
-    text = template_environment().get_template("compose.yml.j2").render(context)
+    text = template_environment(overlay).get_template("compose.yml.j2").render(context)
     text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
     return supervised(text) if topology.start_gate else text
 

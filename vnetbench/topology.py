@@ -10,15 +10,13 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -28,15 +26,21 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
 from vnetbench.errors import UserError
+from vnetbench.model import MEASURED, Measured, Model, ScenarioSettings
+from vnetbench.scenarios.declared.failover import FailoverSettings
+from vnetbench.scenarios.declared.flood import FloodSettings
+from vnetbench.scenarios.declared.join import JoinSettings
+from vnetbench.scenarios.declared.room import RoomSettings
+from vnetbench.scenarios.declared.transactions import TransactionsSettings
+from vnetbench.scenarios.declared.transfer import TransferSettings
 from vnetbench.units import (
     BURST_SECONDS,
     burst_bytes,
-    exact_bytes,
     format_milliseconds,
     format_rate,
-    parse_bytes,
     parse_milliseconds,
     parse_percent,
     parse_rate,
@@ -77,11 +81,6 @@ NODE_PATTERN = rf"{_NODE_LABEL}(?:\.{_NODE_LABEL})*"
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
 Percent = Annotated[float, BeforeValidator(parse_percent)]
-Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1)]
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # Bounds of a link profile, each from what would otherwise not be what was asked.
@@ -116,18 +115,6 @@ def check_mtu(mtu: int) -> int:
 
 
 Mtu = Annotated[int, AfterValidator(check_mtu)]
-
-
-@dataclass(frozen=True)
-class SettingUse:
-    """A setting's mark, where it is declared: what reads it."""
-
-    reader: str
-
-
-MEASURED = SettingUse("a measurement, not the stack")  # -> MEASUREMENT_SETTINGS
-T = TypeVar("T")
-Measured = Annotated[T, MEASURED]
 
 
 def duration_text(milliseconds: float) -> str:
@@ -267,13 +254,11 @@ class AgentSpec(Model):
     link: LinkProfile | None = None  # overrides the site profile on this agent's interface
 
 
-MAX_ROOM_REPLY_BYTES = 16 * 2**20
-
-
 class Settings(Model):
-    """Scenario settings; the seed's BENCH_* variables override them. Each is also an
-    option of `vnetbench run` (vnetbench/commands/options.py), its description the
-    option's help."""
+    """Scenario settings: those several scenarios share, then each scenario's own (its
+    sub-model, declared with it); the seed's BENCH_* variables override them. Each
+    is also an option of `vnetbench run` by its flat name (vnetbench/commands/
+    options.py), its description the option's help."""
 
     seconds: Measured[float] = Field(10.0, gt=0, le=3600,
                                      description="TCP stream length (BENCH_SECONDS).")
@@ -299,15 +284,6 @@ class Settings(Model):
                                     json_schema_extra={"option": "off switch"})
     machines: int = Field(200, ge=1, le=10_000,
                           description="join/config/room size (BENCH_MACHINES).")
-    flood_mbit: Measured[float] = Field(300.0, gt=0,
-                              description="Flood offered load (BENCH_FLOOD_MBIT).")
-    join_pool: int | None = Field(None, ge=1, le=100,
-                                  description="Agents per container in join (none: auto).")
-    join_wait_s: Measured[float] = Field(30.0, gt=0, le=3600,
-                               description="Join's bounded wait (seconds).")
-    join_fresh: Literal["processes", "containers"] = Field(
-        "processes", description="What every join pass starts afresh: the programs, in "
-        "containers kept between passes, or the containers themselves (a stack per pass).")
     limit_pps: int | None = Field(None, gt=0, description="Per-agent packets/s (limits on).")
     limit_mbit: float | None = Field(None, gt=0, description="Per-agent Mbit/s (limits on).")
     # where it can be set; unset: each overlay's default
@@ -318,36 +294,19 @@ class Settings(Model):
     # each client container runs its own iperf3 against its own server (not -P)
     clients: Measured[int] = Field(1, ge=1, le=32,
                          description="Client containers at once, each its own iperf3.")
-    # netperf instances at once in transactions' parallel round, each its own container
-    rr_parallel: Measured[int] = Field(4, ge=1, le=32,
-                             description="transactions: netperf instances at once "
-                             "(1: no parallel round).")
     # none: ping_size alone
     ping_sizes: Measured[tuple[int, ...]] = Field((), max_length=10,
                                         description="Ping payloads measured in turn, e.g. "
                                         "100,500,1000.")
-    # iperf3 -n
-    transfer_bytes: Measured[Bytes] = Field(100 * 2**20, description="Bytes each way of the "
-                                            "transfer scenario, e.g. 100MiB.")
-    transfer_timeout_s: Measured[float] = Field(120.0, gt=0, le=3600,
-                                      description="Transfer's bound per direction (seconds).")
 
-    failover_window_s: Measured[float] = Field(
-        20.0, ge=1, le=300, description="failover: how long after a fault ends the probes "
-        "wait for the path to answer again (seconds).")
-
-    room_rate: Measured[float] = Field(
-        5.0, ge=0, le=10_000, description="room: requests per second of each machine, a "
-        "pause of 1/rate after each reply (0: none, as fast as the replies come).")
-    room_sizes: Measured[tuple[int, ...]] = Field(
-        (200, 2048, 65536), min_length=1, max_length=10, description="room: the replies' "
-        "sizes in bytes, requested in turn, e.g. 200,2048,65536.")
-    room_connection: Measured[Literal["keep", "new"]] = Field(
-        "keep", description="room: every request on the machine's one kept connection, or "
-        "on a new one.")
-    room_timeout_s: Measured[int] = Field(
-        2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
-        "out (whole seconds: wrk reads no finer unit).")
+    # each scenario's own settings (vnetbench/scenarios/declared/), under its name; each
+    # also read by its flat name (room_rate), as files before held them
+    join: JoinSettings = JoinSettings()
+    flood: FloodSettings = FloodSettings()
+    transfer: TransferSettings = TransferSettings()
+    failover: FailoverSettings = FailoverSettings()
+    room: RoomSettings = RoomSettings()
+    transactions: TransactionsSettings = TransactionsSettings()
 
     _whole_seconds = field_validator("seconds")(whole_seconds)
 
@@ -368,22 +327,31 @@ class Settings(Model):
             raise ValueError(f"ping payloads are 0 to 65000 bytes; {wrong} are not")
         return sizes
 
-    @field_serializer("transfer_bytes")
-    def _bytes_text(self, count: int) -> str:
-        return exact_bytes(count)  # a copy of the topology keeps the count to the byte
-
-    @field_validator("room_sizes")
-    @classmethod
-    def _room_sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
-        wrong = [s for s in sizes if not 1 <= s <= MAX_ROOM_REPLY_BYTES]
-        if wrong:
-            raise ValueError(f"room replies are 1 to {MAX_ROOM_REPLY_BYTES} bytes (files the "
-                             f"server holds in memory); {wrong} are not")
-        return sizes
-
     def measured_ping_sizes(self) -> tuple[int, ...]:
         return self.ping_sizes or (self.ping_size,)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names_nested(cls, data: Any) -> Any:
+        """A scenario's settings by their flat names (room_rate: files written before,
+        the options, BENCH_* variables, overrides) under its name (room: {rate})."""
+        return nested_settings(data) if isinstance(data, dict) else data
+
+    def flat(self) -> dict[str, Any]:
+        """Every setting by its flat name (room_rate), as the options name them."""
+        data = self.model_dump(mode="json")
+        for name, kind in SCENARIO_SETTINGS.items():
+            data |= {kind.flat_name(k): v for k, v in data.pop(name).items()}
+        return data
+
+    def updated(self, changes: Mapping[str, Any]) -> Settings:
+        """These settings with some changed, by flat name (room_rate) or nested, as
+        model_copy changes them: the values are taken as they are (already valid)."""
+        nested = nested_settings(dict(changes))
+        for name in SCENARIO_SETTINGS:
+            if isinstance(nested.get(name), dict):
+                nested[name] = getattr(self, name).model_copy(update=nested[name])
+        return self.model_copy(update=nested)
 
     @model_validator(mode="after")
     def _encryption_and_tls_agree(self) -> Settings:
@@ -396,10 +364,48 @@ class Settings(Model):
         return self
 
 
+SCENARIO_SETTINGS: dict[str, type[ScenarioSettings]] = {
+    name: field.annotation for name, field in Settings.model_fields.items()
+    if isinstance(field.annotation, type) and issubclass(field.annotation, ScenarioSettings)}
+
+
+def setting_fields() -> dict[str, FieldInfo]:
+    """Every setting by its flat name (a scenario's prefixed: room_rate), the shared
+    ones first: what `run`'s options and the BENCH_* variables set."""
+    shared = {n: f for n, f in Settings.model_fields.items() if n not in SCENARIO_SETTINGS}
+    return shared | {kind.flat_name(n): f for kind in SCENARIO_SETTINGS.values()
+                     for n, f in kind.model_fields.items()}
+
+
+def nested_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Flat names (room_rate) moved under their scenario (room: {rate}); a flat name
+    wins over the same setting nested (it is the override's form)."""
+    nested = dict(data)
+    for name, kind in SCENARIO_SETTINGS.items():
+        flat = {field: nested.pop(key) for key in list(nested)
+                if (field := kind.field_of(key)) is not None}
+        if flat:
+            given = nested.get(name) or {}
+            given = given.model_dump() if isinstance(given, ScenarioSettings) else given
+            nested[name] = {**given, **flat} if isinstance(given, dict) else given
+    return nested
+
+
+def flat_setting(location: tuple[int | str, ...]) -> str | None:
+    """The flat name of the setting at a validation error's location
+    (settings.room.rate -> room_rate), or None."""
+    if len(location) < 2 or location[0] != "settings":
+        return None
+    kind = SCENARIO_SETTINGS.get(str(location[1]))
+    if kind is None:
+        return str(location[1])
+    return kind.flat_name(str(location[2])) if len(location) > 2 else None
+
+
 # Settings a measurement reads, not the stack (each marked Measured where it is
-# declared): topologies that differ only in these run on the same containers (a
-# method's steps share a stack).
-MEASUREMENT_SETTINGS = frozenset(name for name, field in Settings.model_fields.items()
+# declared), by flat name: topologies that differ only in these run on the same
+# containers (a method's steps share a stack).
+MEASUREMENT_SETTINGS = frozenset(name for name, field in setting_fields().items()
                                  if MEASURED in field.metadata)
 
 
@@ -719,7 +725,7 @@ class Topology(Model):
     def stack_key(self) -> str:
         """What the containers depend on: equal keys run on the same stack."""
         data = self.model_dump(mode="json")
-        data["settings"] = {k: v for k, v in data["settings"].items()
+        data["settings"] = {k: v for k, v in self.settings.flat().items()
                             if k not in MEASUREMENT_SETTINGS}
         data.pop("faults")  # what failover injects, not what the containers are
         return repr(sorted(data.items()))
@@ -815,10 +821,12 @@ def describe_validation_error(error: ValidationError, source: str,
     for item in error.errors():
         location = ".".join(str(part) for part in item["loc"]) or "(top level)"
         message = str(item["msg"]).removeprefix("Value error, ")
-        loc = item["loc"]
-        origin = origins.get(str(loc[1])) if len(loc) > 1 and loc[0] == "settings" else None
+        setting = flat_setting(item["loc"])
+        if setting and setting != item["loc"][1]:
+            location = f"settings.{setting}"
+        origin = origins.get(setting) if setting else None
         if origin:
-            lines.append(f"  - {origin} (settings.{loc[1]}): {message}")
+            lines.append(f"  - {origin} (settings.{setting}): {message}")
         else:
             from_file += 1
             lines.append(f"  - {location}: {message}")

@@ -117,7 +117,7 @@ def test_run_record_says_declared_shaping_is_not_applied() -> None:
 
 
 def test_the_measured_pair_is_the_user_s_choice() -> None:
-    from vnetbench.scenarios.throughput import pick_pair
+    from vnetbench.scenarios.pair import pick_pair
 
     data = {"name": "room", "switches": 3, "agents": 37}
     default = pick_pair(parse_topology(data, "t.yml"))

@@ -1,6 +1,7 @@
 """The option types the commands share, and `run`'s options generated from the
-Settings model: every setting is an option (its name the field's, its help the
-field's description), so a new setting is a `run` option by itself."""
+Settings model: every setting is an option (its name the field's flat name, a
+scenario's prefixed: --room-rate; its help the field's description), so a new
+setting is a `run` option by itself."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pydantic import BeforeValidator
 from pydantic.fields import FieldInfo
 
 from vnetbench.commands.common import number_list
-from vnetbench.topology import Settings
+from vnetbench.topology import setting_fields
 
 TopologyOption = Annotated[
     Path, typer.Option("--topology", "-t", help="Topology YAML file.")
@@ -74,7 +75,7 @@ def settings_options(after: str) -> Callable[[Command], Command]:
         own = [p.replace(kind=p.KEYWORD_ONLY) for p in signature.parameters.values()
                if p.kind is not p.VAR_KEYWORD]
         at = [p.name for p in own].index(after) + 1
-        generated = [setting_parameter(n, i) for n, i in Settings.model_fields.items()]
+        generated = [setting_parameter(n, i) for n, i in setting_fields().items()]
         cast(Any, command).__signature__ = signature.replace(
             parameters=[*own[:at], *generated, *own[at:]])
         return command
@@ -86,7 +87,7 @@ def settings_given(values: Mapping[str, Any]) -> dict[str, Any]:
     """The settings the options gave, as the topology's overrides (those not given
     left out)."""
     given = {}
-    for name, info in Settings.model_fields.items():
+    for name, info in setting_fields().items():
         value = values.get(name)
         if off_switch(info):
             value = False if value else None

@@ -26,18 +26,20 @@ from vnetbench.commands.options import (
     settings_options,
 )
 from vnetbench.errors import UserError
+from vnetbench.scenarios.declared import DECLARED
 from vnetbench.ui import note, out_console
 
 if TYPE_CHECKING:
     from vnetbench.topology import Topology
+
+SCENARIO_NAMES = ", ".join(DECLARED)  # the registered scenarios, in registration order
 
 
 @guarded
 @settings_options(after="overlay")
 def run(
     scenarios: Annotated[list[str] | None, typer.Argument(
-        help="Scenarios: throughput, transactions, loaded_latency, room, join, "
-             "config, flood, transfer, failover.")] = None,
+        help=f"Scenarios: {SCENARIO_NAMES}.")] = None,
     method: Annotated[str | None, typer.Option(
         help="A reference method instead of scenarios: vpncloud, libp2p-perf, galaxy42, "
              "instageni (vnetbench methods).")] = None,
@@ -82,9 +84,8 @@ def run(
         raise UserError("--short is a reference method's short form; give --method NAME "
                         "with it, or shorten scenarios with --seconds and --passes.")
     if not scenarios:
-        raise UserError("Name what to run: one or more scenarios (throughput, join, config, "
-                        "flood, transfer, failover), or a reference method with --method "
-                        "NAME.")
+        raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
+                        "reference method with --method NAME.")
     run_scenarios_command(scenarios, topology, overlays, baseline, out)
 
 

@@ -102,6 +102,9 @@ class Overlay(ABC):
     # "{switch}" standing for each switch's name (test_render holds them to what the
     # template renders); every topology node must leave them their names.
     services: ClassVar[tuple[str, ...]] = ()
+    # The folder of its services template (services.yml.j2) when it keeps it beside its
+    # adapter; None: templates/overlays/<name>/.
+    templates: ClassVar[Path | None] = None
     # The folders of the run directory write_files puts keys in: made in the run's
     # scratch directory, linked from the run directory (vnetbench/scratch.py).
     secret_dirs: ClassVar[tuple[str, ...]] = ()

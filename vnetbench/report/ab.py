@@ -21,9 +21,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
-from vnetbench.metrics import OUTSIDE_LOAD, Better, catalogue
+from vnetbench.metrics import OUTSIDE_LOAD, Better
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.runrecord import RunRecord, read_record
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
     METRIC,
     ROUND,

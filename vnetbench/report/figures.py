@@ -15,10 +15,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from vnetbench.metrics import INTERVAL_BYTES_SUFFIX, JOIN_SECONDS, Better, Metric, catalogue
+from vnetbench.metrics import Better, Metric
 from vnetbench.report.plots import axis_label, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
+from vnetbench.scenarios.declared import catalogue
+from vnetbench.scenarios.declared.join import JOIN_SECONDS
+from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     INTERVAL_S,
     MACHINES,

@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
-from vnetbench.metrics import Better, catalogue
+from vnetbench.metrics import Better
 from vnetbench.report.ab import noise_near
 from vnetbench.report.document import Block, Heading, Table, Text, load_directory
 from vnetbench.report.figures import Figure, colour, layout
@@ -44,6 +44,7 @@ from vnetbench.report.tables import number, summary_table
 from vnetbench.results import PARQUET
 from vnetbench.rundir import writable_directory
 from vnetbench.runrecord import RunRecord
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 HISTORY = "history.html"

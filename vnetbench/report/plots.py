@@ -14,17 +14,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from vnetbench.files import write_atomic
-from vnetbench.metrics import (
-    ANSWERED_PREFIX,
-    FAULT_AT_PREFIX,
-    INTERVAL_BYTES_SUFFIX,
-    JOIN_SECONDS,
-    ROOM_LATENCY_PREFIX,
-    ROOM_P99_MS,
-    Better,
-    catalogue,
-)
+from vnetbench.metrics import Better
 from vnetbench.rundir import slug
+from vnetbench.scenarios.declared import catalogue
+from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, FAULT_AT_PREFIX
+from vnetbench.scenarios.declared.join import JOIN_SECONDS
+from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX, ROOM_P99_MS
+from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     INTERVAL_S,
     MACHINES,

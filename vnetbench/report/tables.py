@@ -9,8 +9,10 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.methods import Method
-from vnetbench.metrics import BOOL, OUTSIDE_LOAD, RTT_MEAN_MS, TCP_MBIT, catalogue
+from vnetbench.metrics import BOOL, OUTSIDE_LOAD
 from vnetbench.outcome import State
+from vnetbench.scenarios.declared import catalogue
+from vnetbench.scenarios.declared.throughput import RTT_MEAN_MS, TCP_MBIT
 from vnetbench.schema import (
     CELL,
     HOSTS,

@@ -43,7 +43,7 @@ from vnetbench.schema import ROUND, Variant
 from vnetbench.sequential import SequentialPlan, plan_for
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
 from vnetbench.stats import MIN_PAIRS
-from vnetbench.topology import Settings, Topology, load_topology
+from vnetbench.topology import Topology, load_topology, setting_fields
 from vnetbench.ui import note
 
 ARMS = ("A", "B")
@@ -151,7 +151,7 @@ def changed(topology: Topology, key: str, value: str, source: str,
         return with_link(topology, key, value, source)
     if key.startswith("option."):
         return with_overlay_option(topology, key, value, source)
-    if key in Settings.model_fields:
+    if key in setting_fields():
         return validated(topology, {"settings": {**topology.settings.model_dump(),
                                                  key: yaml_value(value, source)}}, source)
     raise UserError(f"{source}: {key!r} is nothing an arm can change. Give {SPEC_HELP}.")

@@ -63,7 +63,7 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
     results = ResultSet(directory)
     with recorded(directory, record):
         for overlay, chosen, overrides in runs:
-            settings = topology.settings.model_copy(update=overrides)
+            settings = topology.settings.updated(overrides)
             run_topology = topology.model_copy(update={"overlay": overlay,
                                                        "settings": settings})
             run_scenarios(run_topology, chosen, directory / "runs", results=results,

@@ -1,4 +1,4 @@
-"""The matrix: every scenario of its table (CELLS), in the seed's settings, on
+"""The matrix: every scenario that declares variants (CELLS), in the seed's settings, on
 every available overlay that can run it, several passes each, into one results
 directory.
 
@@ -34,48 +34,21 @@ from vnetbench.runrecord import TIMING_PARTS, RunRecord, new_record, read_record
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, MACHINES, METHOD, OVERLAY, PASS, Variant
+from vnetbench.scenarios.declaration import EVERY, Variants
+from vnetbench.scenarios.declared import DECLARATIONS
+from vnetbench.schema import CELL, METHOD, OVERLAY, PASS, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 LOCK_FILE = ".matrix.lock"
 
-Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides
-EVERY = "*"  # the variants of every overlay that has no row of its own
-DEFAULT: Variants = {"default": {}}
-
-
-def sizes(*machines: int) -> Variants:
-    """A join's or a config change's variants by size: n20 runs 20 machines."""
-    return {f"n{n}": {MACHINES: n} for n in machines}
-
-
-# The cells: scenario -> overlay -> its variants. Joins of one container per client
-# run at 20 and 50 clients (100 containers take ~45 s to come up here, three passes
-# per overlay); vNet pools its agents and runs the seed's sizes. A scenario that is
-# not here runs by name or in a method only (transfer: the libp2p-perf method's; the
-# matrix's time budget is the seed's).
+# The cells: scenario -> overlay -> its variants, as each scenario declares them
+# (vnetbench/scenarios/declared/). A scenario that declares none runs by name or in a
+# method only (transfer: the libp2p-perf method's; the matrix's time budget is the
+# seed's).
 CELLS: Mapping[str, Mapping[str, Variants]] = {
-    "throughput": {EVERY: DEFAULT,
-                   "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows
-                            "plain": {"tls": False, "limits": False},
-                            "tls-limits": {"tls": True, "limits": True}}},
-    "join": {EVERY: sizes(20, 50), "vnet": sizes(100, 200, 400, 800)},
-    "config": {EVERY: DEFAULT, "vnet": sizes(300, 5000)},
-    "flood": {EVERY: DEFAULT},
-    # the standard faults (switch restarted, backbone down, loss burst), once: each waits
-    # at most its window for the path to answer again, most far less
-    "failover": {EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},
-    # issue #26's room, short for the matrix's time (make bench's 10 minutes are already
-    # spent): 20 machines for 3 s, twice (~30 s an overlay, bring-up included);
-    # `vnetbench capacity` finds the largest room, `run room` measures longer
-    "room": {EVERY: {"n20": {MACHINES: 20, "seconds": 3, "passes": 2}}},
-    # the measured pair under load, once: ~4 x 3 s of netperf (TCP_CRR returns ~4 s
-    # late), ~3 x 3 s of pings (~25 s and ~20 s an overlay); `run` gives them passes
-    "transactions": {EVERY: {"default": {"passes": 1, "seconds": 3}}},
-    "loaded_latency": {EVERY: {"default": {"passes": 1, "seconds": 3}}},
-}
+    d.name: d.variants for d in DECLARATIONS if d.variants}
 
 
 @dataclass(frozen=True)

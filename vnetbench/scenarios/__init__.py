@@ -1,30 +1,29 @@
-"""The scenario registry: name -> scenario."""
+"""The scenarios. Each declares itself in declared/<name>.py (its metrics, matrix
+variants and help line: what results, reports and the CLI read) and measures in
+<name>.py. The interface (base.py) and the registry (`SCENARIOS`, `get_scenario`:
+registry.py) are loaded on first use of their names here, so that reading a
+declaration loads no code that measures."""
 
-from vnetbench.errors import UserError
-from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
-from vnetbench.scenarios.config import ConfigChange
-from vnetbench.scenarios.failover import Failover
-from vnetbench.scenarios.flood import Flood
-from vnetbench.scenarios.join import Join
-from vnetbench.scenarios.loaded_latency import LoadedLatency
-from vnetbench.scenarios.room import Room
-from vnetbench.scenarios.throughput import Throughput
-from vnetbench.scenarios.transactions import Transactions
-from vnetbench.scenarios.transfer import TransferScenario
+from __future__ import annotations
 
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (Throughput(), Join(), ConfigChange(), Flood(), TransferScenario(),
-                        Failover(), Room(), Transactions(), LoadedLatency())
-}
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
+    from vnetbench.scenarios.registry import SCENARIOS, get_scenario
+
+HOMES = {"SCENARIOS": "vnetbench.scenarios.registry",
+         "get_scenario": "vnetbench.scenarios.registry",
+         "PassResult": "vnetbench.scenarios.base", "Scenario": "vnetbench.scenarios.base",
+         "ScenarioContext": "vnetbench.scenarios.base"}
 
 
-def get_scenario(name: str) -> Scenario:
-    try:
-        return SCENARIOS[name]
-    except KeyError:
-        raise UserError(
-            f"There is no scenario called '{name}'. Available: {', '.join(sorted(SCENARIOS))}."
-        ) from None
+def __getattr__(name: str) -> Any:
+    home = HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
 
 
 __all__ = ["SCENARIOS", "PassResult", "Scenario", "ScenarioContext", "get_scenario"]

@@ -19,6 +19,7 @@ from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
 from vnetbench.outcome import Applicability, NotApplicable, State
 from vnetbench.overlays import Overlay, overlay_for
+from vnetbench.scenarios.declaration import Declaration
 from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology, describe_validation_error
 
@@ -112,9 +113,12 @@ class PassResult:
 
 
 class Scenario(ABC):
+    # What it declares (vnetbench/scenarios/declared/): its name, help line and metrics
+    # are read from there.
+    declaration: ClassVar[Declaration]
     name: ClassVar[str]
     description: ClassVar[str]
-    # Every metric run_pass emits, declared here (the metric catalogue reads them).
+    # Every metric run_pass emits (its declaration's: the metric catalogue reads them).
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # What is fresh in every pass but the first on a stack (run.json `timings`).
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
@@ -122,6 +126,13 @@ class Scenario(ABC):
     needs: ClassVar[frozenset[Capability]] = frozenset()
     # Whether it injects the topology's `faults` (run --fault is refused for the others).
     injects_faults: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("declaration")
+        if declared is not None:
+            cls.name, cls.description, cls.metrics = (declared.name, declared.description,
+                                                      declared.metrics)
 
     @classmethod
     def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:

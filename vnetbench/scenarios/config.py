@@ -9,19 +9,17 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 from __future__ import annotations
 
 from vnetbench.capabilities import Capability
-from vnetbench.metrics import CONFIG
 from vnetbench.outcome import State
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
+from vnetbench.scenarios.declared.config import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
 
 class ConfigChange(Scenario):
-    name = "config"
-    description = "time from a one-line config change until every switch confirms it"
-    metrics = CONFIG
+    declaration = DECLARATION
     needs = frozenset({Capability.RELOAD})
 
     def settings(self, topology: Topology) -> dict[str, object]:
@@ -42,9 +40,9 @@ class ConfigChange(Scenario):
 
 
 def config_metrics(change: Reconfiguration) -> Metrics:
-    return {
-        "config_seconds": (change.seconds, "s"),
-        "config_lines": (change.lines, "count"),
-        "config_bytes": (change.bytes, "bytes"),
-        "switches_confirmed": (change.confirmed, "count"),
-    }
+    return DECLARATION.emitted({
+        "config_seconds": change.seconds,
+        "config_lines": change.lines,
+        "config_bytes": change.bytes,
+        "switches_confirmed": change.confirmed,
+    })

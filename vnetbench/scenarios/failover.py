@@ -44,17 +44,18 @@ from vnetbench.measure.outage import (
     parse_stream_trace,
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
-from vnetbench.metrics import ANSWERED_PREFIX, FAILOVER, FAULT_AT_PREFIX, SKIPPED
+from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
-    Metrics,
     PassResult,
     Scenario,
     ScenarioContext,
     SeriesPoint,
     build_room,
 )
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, DECLARATION, FAULT_AT_PREFIX
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting
@@ -165,10 +166,8 @@ class FaultOutcome:
 
 
 class Failover(Scenario):
-    name = "failover"
-    description = "10 ms probes and a TCP stream through injected faults: outage, stall, rejoin"
+    declaration = DECLARATION
     injects_faults = True
-    metrics = FAILOVER
     fresh_between_passes = "nothing (each fault undone, and its window over, before the next)"
 
     @classmethod
@@ -197,7 +196,7 @@ class Failover(Scenario):
     def settings(self, topology: Topology) -> dict[str, object]:
         faults = topology.faults or faults_of(topology, "<measured switch>")
         return {"faults": "; ".join(f.describe() for f in faults),
-                "window_s": topology.settings.failover_window_s}
+                "window_s": topology.settings.failover.window_s}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if any(f.kill == CONTROL_PLANE for f in context.topology.faults) and \
@@ -214,9 +213,9 @@ class Failover(Scenario):
     def measure(self, context: ScenarioContext, roles: Roles, label: str, fault: Fault,
                 pass_no: int) -> FaultOutcome:
         stack, topology = context.stack, context.topology
-        outcome = FaultOutcome(label, fault, window_s=topology.settings.failover_window_s)
+        outcome = FaultOutcome(label, fault, window_s=topology.settings.failover.window_s)
         address = context.overlay.target_address(topology, context.plan, roles.target)
-        window = topology.settings.failover_window_s
+        window = topology.settings.failover.window_s
         lasts = (fault.lasts_ms or 0) / 1000
         bound = fault.at / 1000 + lasts + window + FIRST_ANSWER_S
         prefix = f"{stack.rendered.project}-failover-{pass_no}-{label}"
@@ -474,7 +473,7 @@ def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
 
 
 def result_of(outcomes: list[FaultOutcome]) -> PassResult:
-    metrics: Metrics = {}
+    values: Values = {}
     series: list[SeriesPoint] = []
     summary: dict[str, float | int | str | None] = {}
     problems: list[str] = []
@@ -483,32 +482,31 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         remote, local = o.outage(o.remote), o.outage(o.local)
         stream = o.stream
         short = o.cut_short(remote)
-        metrics |= {
-            f"outage_ms_{o.label}": (round(remote.ms, 1) if remote and not short else None,
-                                     "ms"),
-            f"lost_{o.label}": (remote.lost if remote and not short else None, "count"),
-            f"local_outage_ms_{o.label}": (round(local.ms, 1) if local else None, "ms"),
-            f"local_lost_{o.label}": (local.lost if local else None, "count"),
+        values |= {
+            f"outage_ms_{o.label}": round(remote.ms, 1) if remote and not short else None,
+            f"lost_{o.label}": remote.lost if remote and not short else None,
+            f"local_outage_ms_{o.label}": round(local.ms, 1) if local else None,
+            f"local_lost_{o.label}": local.lost if local else None,
             f"tcp_stall_ms_{o.label}": (round(stream.stall_s * 1000) if stream
-                                        and stream.intervals else None, "ms"),
+                                        and stream.intervals else None),
             f"tcp_survived_{o.label}": (int(stream.survived) if stream and stream.intervals
-                                        else None, "bool"),
-            f"rejoin_seconds_{o.label}": (o.rejoin_s, "s"),
+                                        else None),
+            f"rejoin_seconds_{o.label}": o.rejoin_s,
             f"not_recovered_{o.label}": (len(o.not_recovered) + int(bool(remote and not
-                                                                        remote.recovered)),
-                                         "count"),
-            f"ready_seconds_{o.label}": (o.ready_s, "s"),
+                                                                        remote.recovered))),
+            f"ready_seconds_{o.label}": o.ready_s,
         }
         if o.latecomer_started_at is not None:
-            metrics[f"late_join_s_{o.label}"] = (o.late_join_s, "s")
-            metrics[f"late_joined_during_{o.label}"] = (
-                None if o.late_joined_during is None else int(o.late_joined_during), "bool")
+            values[f"late_join_s_{o.label}"] = o.late_join_s
+            values[f"late_joined_during_{o.label}"] = (
+                None if o.late_joined_during is None else int(o.late_joined_during))
         if o.remote is not None and o.injected_at is not None:
             start = o.injected_at - o.fault.at / 1000
             first = o.remote.replies[0].at if o.remote.replies else start
-            series += [SeriesPoint(f"{ANSWERED_PREFIX}{o.label}", share, "share", at)
+            answered = f"{ANSWERED_PREFIX}{o.label}"
+            series += [SeriesPoint(answered, share, DECLARATION.unit(answered), at)
                        for at, share in answered_bins(o.remote, first)]
-            metrics[f"{FAULT_AT_PREFIX}{o.label}"] = (round(o.injected_at - first, 3), "s")
+            values[f"{FAULT_AT_PREFIX}{o.label}"] = round(o.injected_at - first, 3)
         summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short
                             else "-") + (
             f", tcp {'kept' if stream.survived else 'lost'}"
@@ -532,7 +530,7 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         elif said and state is State.OK:
             state = State.PARTIAL
     status = "ok" if not problems else "; ".join(problems)
-    return PassResult(metrics, summary, status, state=state, series=series,
+    return PassResult(DECLARATION.emitted(values), summary, status, state=state, series=series,
                       fault_killed={s for o in outcomes for s in o.killed}
                       | {o.latecomer_service for o in outcomes if o.latecomer_service})
 

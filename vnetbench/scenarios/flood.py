@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.metrics import FLOOD
 from vnetbench.outcome import State
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import (
@@ -25,6 +24,8 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.flood import DECLARATION
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -80,9 +81,7 @@ def pick_roles(topology: Topology, placement: dict[str, str]) -> Roles:
 
 
 class Flood(Scenario):
-    name = "flood"
-    description = "UDP flood to a neighbour under per-agent limits; pings from another switch"
-    metrics = FLOOD
+    declaration = DECLARATION
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """At least two agents per switch, and the seed's limits unless set otherwise."""
@@ -105,7 +104,7 @@ class Flood(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"flood_mbit": s.flood_mbit, "seconds": FLOOD_SECONDS, "pings": PINGS}
+        return {"flood_mbit": s.flood.mbit, "seconds": FLOOD_SECONDS, "pings": PINGS}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         placement = context.placement()
@@ -135,7 +134,7 @@ class Flood(Scenario):
                         pass_no: int) -> tuple[UdpRun, PingRun]:
         """The flood and the pings at once, both started once the server is up."""
         stack, raw = context.stack, context.raw_dir
-        mbit = context.topology.settings.flood_mbit
+        mbit = context.topology.settings.flood.mbit
         with iperf_server(stack, context.container(roles.target), target,
                           f"{stack.rendered.project}-flood-server-{pass_no}") as server, \
                 waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "
@@ -201,15 +200,15 @@ def limiter_count(context: ScenarioContext) -> int | None:
 
 def flood_metrics(flood: UdpResult | None, ping: PingResult | None,
                   limits: AgentLimits | None, limiter: int | None) -> Metrics:
-    metrics: Metrics = {
-        "pings_answered": (ping.received if ping else None, "count"),
-        "pings_sent": (ping.transmitted if ping else None, "count"),
-        "ping_rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
-        "flood_packets_sent": (flood.packets_sent if flood else None, "count"),
-        "flood_packets_received": (flood.packets_received if flood else None, "count"),
-        "flood_packets_dropped": (flood.packets_lost if flood else None, "count"),
-        "flood_received_mbit": (flood.receiver_mbit if flood else None, "Mbit/s"),
-        "limiter_drops": (limiter, "count"),
+    values: Values = {
+        "pings_answered": ping.received if ping else None,
+        "pings_sent": ping.transmitted if ping else None,
+        "ping_rtt_mean_ms": ping.rtt_mean_ms if ping else None,
+        "flood_packets_sent": flood.packets_sent if flood else None,
+        "flood_packets_received": flood.packets_received if flood else None,
+        "flood_packets_dropped": flood.packets_lost if flood else None,
+        "flood_received_mbit": flood.receiver_mbit if flood else None,
+        "limiter_drops": limiter,
     }
     if limits and flood:
         prediction = token_bucket_drops(flood.packets_sent, flood.seconds,
@@ -217,9 +216,9 @@ def flood_metrics(flood: UdpResult | None, ping: PingResult | None,
         measured = limiter if limiter is not None else flood.packets_lost
         difference = ((measured - prediction.dropped) / prediction.dropped * 100
                       if prediction.dropped else None)
-        metrics |= {"predicted_drops": (prediction.dropped, "count"),
-                    "prediction_difference": (difference, "%"),
-                    "limit_allowed_pps": (prediction.allowed_pps, "packets/s")}
+        values |= {"predicted_drops": prediction.dropped,
+                   "prediction_difference": difference,
+                   "limit_allowed_pps": prediction.allowed_pps}
     else:
-        metrics |= {"predicted_drops": (None, "count"), "prediction_difference": (None, "%")}
-    return metrics
+        values |= {"predicted_drops": None, "prediction_difference": None}
+    return DECLARATION.emitted(values)

@@ -33,16 +33,17 @@ from vnetbench.engines.base import LogStream, Source
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import in_time_order, lines_of, lookup_events
-from vnetbench.metrics import JOIN, SKIPPED
+from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
-    Metrics,
     PassResult,
     Scenario,
     ScenarioContext,
     build_room,
 )
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.join import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting
@@ -65,7 +66,7 @@ def pool_size(machines: int, requested: int | None, pools_allowed: bool = True) 
 
 def join_wait(topology: Topology) -> float:
     """The bounded wait: the setting, growing with the room (the seed's 30 s for hundreds)."""
-    return topology.settings.join_wait_s + topology.settings.machines * 0.02
+    return topology.settings.join.wait_s + topology.settings.machines * 0.02
 
 
 @dataclass(frozen=True)
@@ -118,14 +119,12 @@ def failure_reasons(agent_logs: list[Source], missing: set[str]) -> Counter[str]
 
 
 class Join(Scenario):
-    name = "join"
-    description = "time for N agents released at once by a start gate to join"
+    declaration = DECLARATION
     fresh_between_passes = "programs (stopped and started again in the same containers)"
-    metrics = JOIN
     needs = frozenset({Capability.JOIN})
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:
-        return topology.settings.join_fresh == "containers"
+        return topology.settings.join.fresh == "containers"
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The room: `machines` gated agents of its own (agent1...), on the switches."""
@@ -143,12 +142,12 @@ class Join(Scenario):
     @staticmethod
     def pool(topology: Topology, pools_allowed: bool) -> int:
         s = topology.settings
-        return pool_size(s.machines, s.join_pool, pools_allowed)
+        return pool_size(s.machines, s.join.pool, pools_allowed)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The stack topology's own agent_pool is the pool size that ran."""
         return {MACHINES: topology.settings.machines, "pool": topology.agent_pool,
-                "fresh": topology.settings.join_fresh}
+                "fresh": topology.settings.join.fresh}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:
@@ -230,22 +229,23 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
                  else None)
     joined = len(outcome.joined)
     seconds = outcome.seconds if outcome.seconds is None or outcome.seconds >= 0 else None
-    metrics: Metrics = {
-        "join_seconds": (seconds, "s"),
-        "joined": (joined, "count"),
-        "machines": (outcome.total, "count"),
-        "not_joined": (outcome.total - joined, "count"),
-        "gate_spread_ms": (spread_ms, "ms"),
-        "gate_never_released": (outcome.gate_waiting, "count"),
-        **({"gate_node_skew_ms": (outcome.node_skew_ms, "ms")}
+    values: Values = {
+        "join_seconds": seconds,
+        "joined": joined,
+        "machines": outcome.total,
+        "not_joined": outcome.total - joined,
+        "gate_spread_ms": spread_ms,
+        "gate_never_released": outcome.gate_waiting,
+        **({"gate_node_skew_ms": outcome.node_skew_ms}
            if outcome.node_skew_ms is not None else {}),
-        "settle_seconds": (outcome.settle_s, "s"),
+        "settle_seconds": outcome.settle_s,
     }
     for switch, count in sorted(outcome.switches.items()):
-        metrics[f"joined_on_{switch}"] = (count, "count")
+        values[f"joined_on_{switch}"] = count
     if outcome.restarted is not None:
-        metrics["restart_seconds"] = (outcome.restarted.seconds, "s")
-        metrics["not_restarted"] = (len(outcome.restarted.stuck), "count")
+        values["restart_seconds"] = outcome.restarted.seconds
+        values["not_restarted"] = len(outcome.restarted.stuck)
+    metrics = DECLARATION.emitted(values)
     summary: dict[str, float | int | str | None] = {
         "join_s": round(seconds, 3) if seconds is not None else None,
         "joined": f"{joined}/{outcome.total}",

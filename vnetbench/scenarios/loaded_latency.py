@@ -35,10 +35,11 @@ from vnetbench.measure.ping_window import (
     summarise,
 )
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.metrics import LOAD_PHASES, LOADED_LATENCY
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.throughput import (
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.loaded_latency import DECLARATION, LOAD_PHASES
+from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
     pick_pair,
@@ -72,10 +73,7 @@ class Phase:
 
 
 class LoadedLatency(PairScenario):
-    name = "loaded_latency"
-    description = ("ping RTT every 10 ms between two agents on different switches: idle, "
-                   "under TCP one way, both ways; the latency the load adds")
-    metrics = LOADED_LATENCY
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
@@ -161,23 +159,23 @@ def phases_metrics(phases: list[Phase]) -> Metrics:
     """Per phase: RTT p50, p99, max, loss and pings sent; per loaded phase its goodput
     and the latency it added (its p50 and p99 less the idle p50)."""
     idle_p50 = phases[0].rtt.at(0.5)
-    metrics: Metrics = {}
+    values: Values = {}
     for phase in phases:
         rtt, name = phase.rtt, phase.name
-        metrics |= {f"{name}_rtt_p50_ms": (rtt.at(0.5), "ms"),
-                    f"{name}_rtt_p99_ms": (rtt.at(0.99), "ms"),
-                    f"{name}_rtt_max_ms": (rtt.max_ms, "ms"),
-                    f"{name}_ping_loss": (rtt.loss_percent, "%"),
-                    f"{name}_pings_sent": (rtt.sent, "count")}
+        values |= {f"{name}_rtt_p50_ms": rtt.at(0.5),
+                   f"{name}_rtt_p99_ms": rtt.at(0.99),
+                   f"{name}_rtt_max_ms": rtt.max_ms,
+                   f"{name}_ping_loss": rtt.loss_percent,
+                   f"{name}_pings_sent": rtt.sent}
         if phase.stream is None:
             continue
         tcp = phase.stream.result
-        metrics[f"{name}_load_mbit"] = (tcp.receiver_mbit if tcp else None, "Mbit/s")
+        values[f"{name}_load_mbit"] = tcp.receiver_mbit if tcp else None
         for q, share in ((50, 0.5), (99, 0.99)):
             loaded = rtt.at(share)
             added = loaded - idle_p50 if loaded is not None and idle_p50 is not None else None
-            metrics[f"{name}_added_p{q}_ms"] = (added, "ms")
-    return metrics
+            values[f"{name}_added_p{q}_ms"] = added
+    return DECLARATION.emitted(values)
 
 
 def summary_of(phases: list[Phase]) -> dict[str, float | int | str | None]:

@@ -33,10 +33,11 @@ from vnetbench.measure.room import (
     machines_named,
     parse_machine,
 )
-from vnetbench.metrics import ROOM, ROOM_LATENCY_PREFIX
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY_PREFIX
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
@@ -74,10 +75,7 @@ class Load:
 
 
 class Room(Scenario):
-    name = "room"
-    description = ("a contest room: N machines request replies from one server at once "
-                   "(latency percentiles, failures, fairness, CPU per role)")
-    metrics = ROOM
+    declaration = DECLARATION
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
@@ -96,9 +94,9 @@ class Room(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {MACHINES: s.machines, "seconds": s.seconds, "room_rate": s.room_rate,
-                "room_sizes": ",".join(str(size) for size in s.room_sizes),
-                "room_connection": s.room_connection, "room_timeout_s": s.room_timeout_s}
+        return {MACHINES: s.machines, "seconds": s.seconds, "room_rate": s.room.rate,
+                "room_sizes": ",".join(str(size) for size in s.room.sizes),
+                "room_connection": s.room.connection, "room_timeout_s": s.room.timeout_s}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         stack, topology = context.stack, context.topology
@@ -106,7 +104,7 @@ class Room(Scenario):
         machines = [a.name for a in topology.agents if a.name != SERVER]
         prefix = f"{stack.rendered.project}-room-{pass_no}"
         server = f"{prefix}-server"
-        sizes = [str(size) for size in topology.settings.room_sizes]
+        sizes = [str(size) for size in topology.settings.room.sizes]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         try:
             start_probe(stack, context.container(SERVER),
@@ -141,16 +139,16 @@ class Room(Scenario):
         stack, settings = context.stack, context.topology.settings
         lead = LEAD_S + LEAD_PER_MACHINE_S * len(names)
         planned = time.time() + lead
-        timeout_s = settings.room_timeout_s
+        timeout_s = settings.room.timeout_s
         bound = lead + settings.seconds + timeout_s + RECORD_GRACE_S + 10
-        spread = phases(machines_named(names), settings.room_rate)
+        spread = phases(machines_named(names), settings.room.rate)
         argv = {machine: ["timeout", "-k", "2", str(int(bound)), "vnetbench-room", "client",
                           f"{planned + phase:.3f}", f"{settings.seconds:g}",
-                          f"{settings.room_rate:g}", settings.room_connection,
-                          str(timeout_s), url, *(str(size) for size in settings.room_sizes)]
+                          f"{settings.room.rate:g}", settings.room.connection,
+                          str(timeout_s), url, *(str(size) for size in settings.room.sizes)]
                 for machine, phase in spread.items()}
         with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
-                     f"{settings.room_rate:g}/s each", lead + settings.seconds):
+                     f"{settings.room.rate:g}/s each", lead + settings.seconds):
             began = time.monotonic()
             with ThreadPoolExecutor(max_workers=STARTERS) as pool:
                 refused = dict(filter(None, pool.map(
@@ -285,29 +283,28 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
 
 
 def room_metrics(room: RoomFigures, load: Load) -> Metrics:
-    metrics: Metrics = {
-        "room_p50_ms": (room.percentile_ms(50), "ms"),
-        "room_p95_ms": (room.percentile_ms(95), "ms"),
-        "room_p99_ms": (room.percentile_ms(99), "ms"),
-        "room_max_ms": (room.percentile_ms(100), "ms"),
-        "room_failed": (room.failed, "count"),
-        "room_timeouts": (room.errors["timeout"], "count"),
-        "room_answered": (room.answered, "count"),
-        "room_requests_per_s": (room.requests_per_s, "requests/s"),
-        "room_goodput_mbit": (room.goodput_mbit, "Mbit/s"),
-        "room_fairness": (room.fairness, "index"),
-        "room_goodput_min_mbit": (min(room.goodputs_mbit, default=None), "Mbit/s"),
-        "room_machines": (room.machines, "count"),
-        "room_no_record": (len(room.without_record), "count"),
-        "room_stalled": (len(room.stalled), "count"),
-        "room_late_s": (room.late_s, "s"),
-        "room_probes_start_s": (load.starting_s, "s"),
-        "room_host_cpu_percent": (load.host_percent, "% of all cores"),
-        "room_cpu_server_percent": (load.server_cpu, "% of a core"),
-    }
-    metrics |= load.memory.metrics()
-    metrics |= {f"room_cpu_{role}_percent": (value, "% of a core")
-                for role, value in load.cpu.items()}
-    metrics |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": (room.percentile_ms(point), "ms")
-                for point in CDF_POINTS}
-    return metrics
+    metrics = DECLARATION.emitted({
+        "room_p50_ms": room.percentile_ms(50),
+        "room_p95_ms": room.percentile_ms(95),
+        "room_p99_ms": room.percentile_ms(99),
+        "room_max_ms": room.percentile_ms(100),
+        "room_failed": room.failed,
+        "room_timeouts": room.errors["timeout"],
+        "room_answered": room.answered,
+        "room_requests_per_s": room.requests_per_s,
+        "room_goodput_mbit": room.goodput_mbit,
+        "room_fairness": room.fairness,
+        "room_goodput_min_mbit": min(room.goodputs_mbit, default=None),
+        "room_machines": room.machines,
+        "room_no_record": len(room.without_record),
+        "room_stalled": len(room.stalled),
+        "room_late_s": room.late_s,
+        "room_probes_start_s": load.starting_s,
+        "room_host_cpu_percent": load.host_percent,
+        "room_cpu_server_percent": load.server_cpu,
+    })
+    metrics |= load.memory.metrics()  # throughput's metrics: memory per role
+    values: Values = {f"room_cpu_{role}_percent": value for role, value in load.cpu.items()}
+    values |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": room.percentile_ms(point)
+               for point in CDF_POINTS}
+    return metrics | DECLARATION.emitted(values)

@@ -19,10 +19,8 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from vnetbench.capabilities import Capability
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
-from vnetbench.errors import UserError
 from vnetbench.measure.cpu import (
     cpu_percent,
     role_percent,
@@ -43,53 +41,24 @@ from vnetbench.measure.iperf import (
 )
 from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe, save_raw
-from vnetbench.metrics import THROUGHPUT
+from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.outcome import State
-from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.topology import AgentSpec, Topology
+from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.throughput import DECLARATION
+from vnetbench.scenarios.pair import (
+    PairScenario,
+    path_status,
+    pick_pair,
+    stall_floor_mbit,
+    with_last_log_lines,
+)
+from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
 
-def pick_pair(topology: Topology, placement: dict[str, str] | None = None,
-              scenario: str = "throughput") -> tuple[AgentSpec, AgentSpec]:
-    """Client and server: the topology's `measure` pair (--pair) when given; else the
-    first agents of the first and last switch that have one, by the actual placement
-    when given (an overlay may choose the switch itself)."""
-    if topology.measure is not None:
-        return topology.agent(topology.measure.source), topology.agent(topology.measure.target)
-    placement = placement or {a.name: a.switch for a in topology.agents}
-    agents = [a.model_copy(update={"switch": placement[a.name]})
-              for a in topology.agents if a.name in placement]
-    occupied = [s for s in topology.switches if any(a.switch == s for a in agents)]
-    if len(occupied) >= 2:
-        first = next(a for a in agents if a.switch == occupied[0])
-        last = next(a for a in agents if a.switch == occupied[-1])
-        return first, last
-    if len(agents) >= 2:
-        return agents[0], agents[1]
-    raise UserError(
-        f"The {scenario} scenario needs two agents, and topology '{topology.name}' has "
-        f"{len(topology.agents)}. Set 'agents: 2' (or more) in the topology."
-    )
-
-
-class PairScenario(Scenario):
-    """A scenario of the measured pair (pick_pair): it needs the limits the settings ask
-    for, and a topology that has the pair."""
-
-    @classmethod
-    def needs_for(cls, topology: Topology | None = None) -> frozenset[Capability]:
-        return super().needs_for(topology) | limits_asked(topology)
-
-    def check(self, topology: Topology) -> None:
-        pick_pair(topology, scenario=self.name)
-
-
 class Throughput(PairScenario):
-    name = "throughput"
-    description = "TCP rate and ping RTT between two agents on different switches"
-    metrics = THROUGHPUT
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
@@ -190,23 +159,6 @@ class Throughput(PairScenario):
                                      context.raw_dir / f"ping-pass{pass_no}{suffix}.txt",
                                      timeout_seconds=3 * expected + 10))
         return runs
-
-
-def limits_asked(topology: Topology | None) -> frozenset[Capability]:
-    """Limits asked for are what the pair is measured under."""
-    return frozenset({Capability.LIMITS} if topology and topology.settings.limits else set())
-
-
-def with_last_log_lines(context: ScenarioContext, status: str, pass_no: int,
-                        client: AgentSpec, server: AgentSpec) -> str:
-    """A dead path's status with the pair's and their switches' last log lines (every
-    agent's and switch's kept in the raw directory)."""
-    logs = context.last_log_lines()
-    save_raw(context.raw_dir / f"path-dead-pass{pass_no}.txt",
-             "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
-    wanted = {client.name, server.name, client.switch, server.switch}
-    return status + "; last log lines: " + " | ".join(
-        f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
 
 
 ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]
@@ -343,18 +295,18 @@ class MemoryFigures:
 
     def metrics(self) -> Metrics:
         """Per container on average, idle and under load; the highest peak of any."""
-        metrics: Metrics = {}
+        values: Values = {}
         for role in CPU_ROLES:
             idle, load = self.idle.get(role), self.load.get(role)
             if idle:
-                metrics[f"mem_{role}_idle_mib"] = (idle.mean_bytes / MIB, "MiB")
+                values[f"mem_{role}_idle_mib"] = idle.mean_bytes / MIB
             if load:
-                metrics[f"mem_{role}_load_mib"] = (load.mean_bytes / MIB, "MiB")
+                values[f"mem_{role}_load_mib"] = load.mean_bytes / MIB
             peaks = [m.max_peak_bytes for m in (idle, load)
                      if m is not None and m.max_peak_bytes is not None]
             if peaks:
-                metrics[f"mem_{role}_peak_mib"] = (max(peaks) / MIB, "MiB")
-        return metrics
+                values[f"mem_{role}_peak_mib"] = max(peaks) / MIB
+        return DECLARATION.emitted(values)
 
 
 @dataclass(frozen=True)
@@ -394,26 +346,23 @@ class Stream:
 def stream_metrics(stream: Stream) -> Metrics:
     """TCP's or UDP's metrics, CPU per role and per side, memory per role, tunnel bytes."""
     metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
-    metrics |= {f"cpu_{role}_percent": (value, "% of a core")
-                for role, value in stream.cpu.items() if role in CPU_ROLES}
-    metrics |= {f"cpu_{side}_agent_percent": (value, "% of a core")
-                for side, value in stream.sides.items()}
-    metrics |= {metric: (None, "% of a core") for metric in stream.unmeasured}
-    metrics |= stream.memory.metrics()
-    if stream.tunnel_bytes is not None:
-        metrics["tunnel_rx_bytes"] = (stream.tunnel_bytes, "bytes")
-    if stream.end_spread_s is not None:
-        metrics["clients_end_spread_s"] = (stream.end_spread_s, "s")
-    if stream.start_spread_s is not None:
-        metrics["clients_start_spread_s"] = (stream.start_spread_s, "s")
-    return metrics
+    cpu: Values = {f"cpu_{role}_percent": value
+                   for role, value in stream.cpu.items() if role in CPU_ROLES}
+    cpu |= {f"cpu_{side}_agent_percent": value for side, value in stream.sides.items()}
+    cpu |= dict.fromkeys(stream.unmeasured)
+    metrics |= DECLARATION.emitted(cpu) | stream.memory.metrics()
+    counted = {"tunnel_rx_bytes": stream.tunnel_bytes,
+               "clients_end_spread_s": stream.end_spread_s,
+               "clients_start_spread_s": stream.start_spread_s}
+    return metrics | DECLARATION.emitted({k: v for k, v in counted.items() if v is not None})
 
 
 def udp_metrics(udp: UdpResult) -> Metrics:
-    return {"udp_mbit": (udp.receiver_mbit, "Mbit/s"),
-            "udp_loss": (100 * udp.packets_lost / max(udp.packets_sent, 1), "%"),
-            "udp_sent_mbit": (udp.sender_mbit, "Mbit/s"),
-            "udp_datagrams_sent": (udp.packets_sent, "count")}
+    return DECLARATION.emitted({
+        "udp_mbit": udp.receiver_mbit,
+        "udp_loss": 100 * udp.packets_lost / max(udp.packets_sent, 1),
+        "udp_sent_mbit": udp.sender_mbit,
+        "udp_datagrams_sent": udp.packets_sent})
 
 
 def sized_ping_metrics(topology: Topology, runs: list[PingRun]) -> Metrics:
@@ -435,11 +384,11 @@ def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
     mtus = dict(line.split() for line in out.stdout.splitlines() if len(line.split()) == 2)
     tunnel = context.overlay.tunnel_interface
     links = [int(v) for k, v in mtus.items() if k.startswith("eth") and v.isdigit()]
-    metrics: Metrics = {"link_mtu": (max(links) if links else None, "bytes")}
+    values: Values = {"link_mtu": max(links) if links else None}
     if tunnel:
         value = mtus.get(tunnel, "")
-        metrics["tunnel_mtu"] = (int(value) if value.isdigit() else None, "bytes")
-    return metrics
+        values["tunnel_mtu"] = int(value) if value.isdigit() else None
+    return DECLARATION.emitted(values)
 
 
 def stream_options(topology: Topology) -> list[str]:
@@ -472,79 +421,21 @@ class TunnelCounter:
 
 
 def tcp_metrics(tcp: IperfResult | None) -> Metrics:
-    return {
-        "tcp_mbit": (tcp.receiver_mbit if tcp else None, "Mbit/s"),
-        "tcp_retransmits": (tcp.retransmits if tcp else None, "count"),
-        "tcp_bytes": (tcp.bytes_received if tcp else None, "bytes"),
-        "tcp_sender_cpu": (tcp.sender_cpu_percent if tcp else None, "%"),
-    }
+    return DECLARATION.emitted({
+        "tcp_mbit": tcp.receiver_mbit if tcp else None,
+        "tcp_retransmits": tcp.retransmits if tcp else None,
+        "tcp_bytes": tcp.bytes_received if tcp else None,
+        "tcp_sender_cpu": tcp.sender_cpu_percent if tcp else None,
+    })
 
 
 def ping_metrics(ping: PingResult | None) -> Metrics:
-    return {
-        "rtt_min_ms": (ping.rtt_min_ms if ping else None, "ms"),
-        "rtt_mean_ms": (ping.rtt_mean_ms if ping else None, "ms"),
-        "rtt_max_ms": (ping.rtt_max_ms if ping else None, "ms"),
-        "rtt_mdev_ms": (ping.rtt_mdev_ms if ping else None, "ms"),
-        "ping_sent": (ping.transmitted if ping else None, "count"),
-        "ping_received": (ping.received if ping else None, "count"),
-        "ping_loss": (ping.loss_percent if ping else None, "%"),
-    }
-
-
-STALL_FLOOR_MBIT = 0.1  # a TCP stream below this, with pings answered, has stalled
-
-
-def stall_floor_mbit(topology: Topology) -> float:
-    """The rate below which a TCP stream counts as stalled: 0.1 Mbit/s, or a tenth of
-    the slowest declared link rate when that is lower."""
-    rates = [p.rate for p in (topology.links.site, topology.links.backbone,
-                              *(a.link for a in topology.agents if a.link)) if p and p.rate]
-    return min([STALL_FLOOR_MBIT, *(rate / 1e6 / 10 for rate in rates)])
-
-
-def path_status(
-    tcp: IperfResult | UdpResult | None, tcp_error: str | None, ping: PingResult | None,
-    ping_error: str | None, floor_mbit: float = STALL_FLOOR_MBIT,
-) -> tuple[State, str]:
-    """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...").
-    A stream that moves (almost) nothing is never OK: with pings answered it is FAILED
-    (small packets pass and full-size ones are lost, e.g. a tunnel MTU its path cannot
-    carry), without them the path is DEAD. So is a UDP stream of which nothing
-    arrived, and pings of which none was answered while the stream delivered (no
-    round trip was measured): a figure of 0 marked ok would hide each."""
-    answered = ping.received if ping else 0
-    sent = ping.transmitted if ping else 0
-    moved = stream_shortfall(tcp, floor_mbit)
-    if (tcp is None or moved) and answered == 0:
-        error = tcp_error or ping_error
-        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, "
-                            f"{moved or '0 bytes delivered'}" + (f" ({error})" if error else ""))
-    problems = []
-    if tcp is None:
-        problems.append(f"the stream failed: {tcp_error}")
-    if ping is None:
-        problems.append(f"ping failed: {ping_error}")
-    elif answered == 0:
-        problems.append(f"no ping answered (0 of {sent}) while the stream delivered: no "
-                        "round trip was measured (ICMP does not cross the path?)")
-    if moved and isinstance(tcp, IperfResult):
-        problems.append(f"the TCP stream stalled ({tcp.receiver_mbit:.3f} Mbit/s) while "
-                        f"{answered} of {sent} pings were answered: full-size packets are "
-                        "lost on the path (a tunnel MTU larger than its links carry?)")
-    elif moved:
-        problems.append(f"{moved} while {answered} of {sent} pings were answered")
-    return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")
-
-
-def stream_shortfall(stream: IperfResult | UdpResult | None, floor_mbit: float) -> str:
-    """Why a stream that ran delivered nothing to measure, or '' when it did: TCP below
-    the stall floor; UDP of which nothing was sent or nothing arrived."""
-    if isinstance(stream, IperfResult) and stream.receiver_mbit < floor_mbit:
-        return f"the TCP stream moved {stream.receiver_mbit:.3f} Mbit/s"
-    if isinstance(stream, UdpResult) and stream.packets_sent == 0:
-        return "the UDP client sent no datagram"
-    if isinstance(stream, UdpResult) and (stream.packets_received <= 0
-                                          or stream.receiver_mbit <= 0):
-        return f"none of the UDP stream's {stream.packets_sent} datagrams arrived"
-    return ""
+    return DECLARATION.emitted({
+        "rtt_min_ms": ping.rtt_min_ms if ping else None,
+        "rtt_mean_ms": ping.rtt_mean_ms if ping else None,
+        "rtt_max_ms": ping.rtt_max_ms if ping else None,
+        "rtt_mdev_ms": ping.rtt_mdev_ms if ping else None,
+        "ping_sent": ping.transmitted if ping else None,
+        "ping_received": ping.received if ping else None,
+        "ping_loss": ping.loss_percent if ping else None,
+    })

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
-from vnetbench.metrics import RR_TESTS, TRANSACTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.throughput import PairScenario, pick_pair, with_last_log_lines
+from vnetbench.scenarios.declaration import Values
+from vnetbench.scenarios.declared.transactions import DECLARATION, RR_TESTS
+from vnetbench.scenarios.pair import PairScenario, pick_pair, with_last_log_lines
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -55,14 +56,11 @@ class Rates:
 
 
 class Transactions(PairScenario):
-    name = "transactions"
-    description = ("netperf TCP_RR and TCP_CRR between two agents on different switches: "
-                   "transactions/s and latency, alone and several at once")
-    metrics = TRANSACTIONS
+    declaration = DECLARATION
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"seconds": s.seconds, "rr_parallel": s.rr_parallel, "tls": s.tls,
+        return {"seconds": s.seconds, "rr_parallel": s.transactions.parallel, "tls": s.tls,
                 "limits": s.limits, "encryption": s.encryption,
                 "tunnel_mtu": s.tunnel_mtu or 0}
 
@@ -87,7 +85,7 @@ class Transactions(PairScenario):
         and no ping was answered (the path is dead: the rest would wait out their
         bounds for nothing)."""
         settings, stack = context.topology.settings, context.stack
-        counts = sorted({1, settings.rr_parallel})
+        counts = sorted({1, settings.transactions.parallel})
         rounds: list[Rates] = []
         with netserver(stack, context.container(server), target,
                        f"{stack.rendered.project}-netserver-{pass_no}") as serving:
@@ -127,19 +125,18 @@ def metric_prefix(rates: Rates) -> str:
 def rates_metrics(rounds: list[Rates]) -> Metrics:
     """Alone: the rate and every latency figure; at once: the summed rate and the
     worst instance's p99 (`_x{instances}`). None where a round failed."""
-    metrics: Metrics = {}
+    values: Values = {}
     for rates in rounds:
         prefix, r = metric_prefix(rates), rates.result
         if rates.instances > 1:
             suffix = f"_x{rates.instances}"
-            metrics[f"{prefix}_tps{suffix}"] = (r.transactions_per_s if r else None,
-                                                "transactions/s")
-            metrics[f"{prefix}_p99_us{suffix}"] = (r.p99_us if r else None, "µs")
+            values[f"{prefix}_tps{suffix}"] = r.transactions_per_s if r else None
+            values[f"{prefix}_p99_us{suffix}"] = r.p99_us if r else None
             continue
-        metrics[f"{prefix}_tps"] = (r.transactions_per_s if r else None, "transactions/s")
+        values[f"{prefix}_tps"] = r.transactions_per_s if r else None
         for figure in ("p50", "p90", "p99", "max", "mean"):
-            metrics[f"{prefix}_{figure}_us"] = (getattr(r, f"{figure}_us") if r else None, "µs")
-    return metrics
+            values[f"{prefix}_{figure}_us"] = getattr(r, f"{figure}_us") if r else None
+    return DECLARATION.emitted(values)
 
 
 def summary_of(rounds: list[Rates]) -> dict[str, float | int | str | None]:

@@ -11,26 +11,24 @@ from __future__ import annotations
 
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
-from vnetbench.metrics import TRANSFER, TRANSFER_DIRECTIONS
 from vnetbench.outcome import State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
-from vnetbench.scenarios.throughput import pick_pair
+from vnetbench.scenarios.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
+from vnetbench.scenarios.pair import pick_pair
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 from vnetbench.units import format_bytes
 
 
 class TransferScenario(Scenario):
-    name = "transfer"
-    description = "a fixed number of bytes uploaded, then downloaded, timed to the last byte"
-    metrics = TRANSFER
+    declaration = DECLARATION
 
     def check(self, topology: Topology) -> None:
         pick_pair(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"transfer_bytes": s.transfer_bytes, "timeout_s": s.transfer_timeout_s,
+        return {"transfer_bytes": s.transfer.bytes, "timeout_s": s.transfer.timeout_s,
                 "encryption": s.encryption, "tunnel_mtu": s.tunnel_mtu or 0}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
@@ -45,18 +43,18 @@ class TransferScenario(Scenario):
             series += transfer_series(direction, run.result)
         summary: dict[str, float | int | str | None] = {
             f"{d}_s": run.result.seconds if run.result else None for d, run in runs.items()}
-        state, status = transfer_status(runs, context.topology.settings.transfer_timeout_s)
+        state, status = transfer_status(runs, context.topology.settings.transfer.timeout_s)
         return PassResult(metrics, summary, status, [], state, series)
 
     def _transfer(self, context: ScenarioContext, client: str, server: str, target: str,
                   pass_no: int, direction: str) -> ToolRun[Transfer]:
         stack, settings = context.stack, context.topology.settings
-        count = settings.transfer_bytes
+        count = settings.transfer.bytes
         with waiting(f"pass {pass_no}: {direction} of {format_bytes(count)} "
                      f"{client} ↔ {server}", None):
             return run_transfer(stack, context.container(client),
                                 context.container(server), target, count,
-                                direction == "download", settings.transfer_timeout_s,
+                                direction == "download", settings.transfer.timeout_s,
                                 context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")
 
 
@@ -68,17 +66,18 @@ def timed(transfer: Transfer | None) -> bool:
 def transfer_metrics(direction: str, transfer: Transfer | None) -> Metrics:
     """Rate and time to the last byte, only for a transfer that finished and was timed."""
     done = timed(transfer)
-    return {f"{direction}_mbit": (transfer.mbit if done and transfer else None, "Mbit/s"),
-            f"{direction}_seconds": (transfer.seconds if done and transfer else None, "s"),
-            f"{direction}_bytes": (transfer.done_bytes if transfer else None, "bytes")}
+    return DECLARATION.emitted({f"{direction}_mbit": transfer.mbit if done and transfer else None,
+            f"{direction}_seconds": transfer.seconds if done and transfer else None,
+            f"{direction}_bytes": transfer.done_bytes if transfer else None})
 
 
 def transfer_series(direction: str, transfer: Transfer | None) -> list[SeriesPoint]:
     if transfer is None:
         return []
     return [point for interval in transfer.intervals for point in (
-        SeriesPoint(f"{direction}_interval_mbit", interval.mbit, "Mbit/s", interval.end_s),
-        SeriesPoint(f"{direction}_interval_bytes", interval.bytes, "bytes", interval.end_s))]
+        SeriesPoint(name, value, DECLARATION.unit(name), interval.end_s)
+        for name, value in ((f"{direction}_interval_mbit", interval.mbit),
+                            (f"{direction}_interval_bytes", interval.bytes)))]
 
 
 def transfer_status(runs: dict[str, ToolRun[Transfer]],

@@ -111,7 +111,7 @@ def test_a_stream_that_stalls_while_pings_pass_is_a_failure(data_dir: Path) -> N
     from vnetbench.measure.iperf import parse_iperf_json
     from vnetbench.measure.ping import parse_ping
     from vnetbench.outcome import State
-    from vnetbench.scenarios.throughput import path_status, stall_floor_mbit
+    from vnetbench.scenarios.pair import path_status, stall_floor_mbit
     from vnetbench.topology import parse_topology
 
     stalled = parse_iperf_json((data_dir / "iperf3-stalled-mtu.json").read_text())

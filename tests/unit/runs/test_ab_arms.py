@@ -112,7 +112,7 @@ def test_arms_differ_only_in_what_was_asked(arms_of: Any, args: list[str],
         assert arm.topology.settings.passes == 2
         if "seconds=5" not in " ".join(arm.spec):
             assert arm.topology.settings.seconds == 3
-        assert arm.topology.settings.transfer_bytes == 1_000_000_001
+        assert arm.topology.settings.transfer.bytes == 1_000_000_001
 
 
 def test_a_copied_topology_keeps_every_value_exactly(tmp_path: Path) -> None:
@@ -122,6 +122,6 @@ def test_a_copied_topology_keeps_every_value_exactly(tmp_path: Path) -> None:
 
     (tmp_path / "lab.yml").write_text(BASE)
     topology = load_topology(tmp_path / "lab.yml")
-    assert topology.settings.transfer_bytes == 1_000_000_001
+    assert topology.settings.transfer.bytes == 1_000_000_001
     for dump in (topology.model_dump(), topology.model_dump(mode="json")):
         assert Topology.model_validate(dump) == topology

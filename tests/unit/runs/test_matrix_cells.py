@@ -9,7 +9,7 @@ from tests.unit.test_render import vnet_build
 from vnetbench.overlays import OVERLAY_TYPES
 from vnetbench.runs.matrix import CELLS, EVERY, plan_cells
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.topology import Settings
+from vnetbench.topology import setting_fields
 
 TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "limits": False},
               "tls-limits": {"tls": True, "limits": True}}
@@ -61,4 +61,4 @@ def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:
         assert set(rows) <= {EVERY, *OVERLAY_TYPES}
         for variants in rows.values():
             for overrides in variants.values():
-                assert set(overrides) <= set(Settings.model_fields)
+                assert set(overrides) <= set(setting_fields())

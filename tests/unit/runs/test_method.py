@@ -13,7 +13,6 @@ from vnetbench.addressing import plan_addresses
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet
 from vnetbench.methods import METHODS, get_method
-from vnetbench.metrics import catalogue
 from vnetbench.outcome import Applicable, State, Unsupported
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.render import render_compose
@@ -21,6 +20,7 @@ from vnetbench.report.tables import method_table
 from vnetbench.results import ResultSet
 from vnetbench.runs.method import method_overlays, method_tasks
 from vnetbench.runs.plan import stack_groups
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import CellKey, Variant
 from vnetbench.topology import Topology, parse_topology
 

@@ -22,7 +22,8 @@ from vnetbench.measure.transfer import parse_counts
 from vnetbench.outcome import State
 from vnetbench.scenarios.flood import flood_status
 from vnetbench.scenarios.join import JoinOutcome, result_of
-from vnetbench.scenarios.throughput import CpuFigures, Stream, path_status, stream_metrics
+from vnetbench.scenarios.pair import path_status
+from vnetbench.scenarios.throughput import CpuFigures, Stream, stream_metrics
 from vnetbench.scenarios.transfer import transfer_metrics, transfer_status
 
 

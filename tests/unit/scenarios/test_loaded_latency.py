@@ -18,8 +18,8 @@ from vnetbench.measure.iperf import IperfError, parse_iperf_bidir, parse_iperf_j
 from vnetbench.measure.ping import stamped_ping_argv
 from vnetbench.measure.ping_window import parse_probes, percentile, sent_between, summarise
 from vnetbench.measure.probe import parsed
-from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.loaded_latency import (
     Phase,
     phases_metrics,

@@ -11,7 +11,7 @@ from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.engines.usage import MemoryReading
 from vnetbench.measure.memory import MIB, RoleMemory
-from vnetbench.metrics import catalogue
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.throughput import (
     CpuFigures,
     MemoryFigures,

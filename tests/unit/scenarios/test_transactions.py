@@ -10,9 +10,9 @@ import pytest
 from vnetbench.measure.netperf import NetperfError, parse_netperf
 from vnetbench.measure.ping import parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.metrics import catalogue
 from vnetbench.outcome import State
 from vnetbench.scenarios import get_scenario
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.transactions import (
     Rates,
     rates_metrics,

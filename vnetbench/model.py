@@ -1,0 +1,47 @@
+"""The model's building blocks, below the topology and the scenarios' declarations:
+the strict base model, the mark of a setting a measurement reads, amounts read
+from text, and the base of a scenario's own settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from vnetbench.units import parse_bytes
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+@dataclass(frozen=True)
+class SettingUse:
+    """A setting's mark, where it is declared: what reads it."""
+
+    reader: str
+
+
+MEASURED = SettingUse("a measurement, not the stack")  # -> MEASUREMENT_SETTINGS
+T = TypeVar("T")
+Measured = Annotated[T, MEASURED]
+Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1)]
+
+
+class ScenarioSettings(Model):
+    """One scenario's settings, under its name in a topology's `settings` (`room:
+    {rate: 5}`). Each is also known by its flat name, `prefix` + field (`room_rate`):
+    the `run` option's (--room-rate), and the key topology files held before."""
+
+    prefix: ClassVar[str]
+
+    @classmethod
+    def flat_name(cls, field: str) -> str:
+        return cls.prefix + field
+
+    @classmethod
+    def field_of(cls, flat: str) -> str | None:
+        """The field a flat name stands for (room_rate -> rate), or None."""
+        field = flat.removeprefix(cls.prefix)
+        return field if flat.startswith(cls.prefix) and field in cls.model_fields else None

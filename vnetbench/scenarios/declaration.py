@@ -1,0 +1,56 @@
+"""What a scenario declares, apart from the code that measures: its name and help
+line, the metrics it emits (with their units), its matrix variants and where its
+code lives. Light: the catalogue, the reports, `run`'s help and the matrix's plan
+read declarations without loading anything that measures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnetbench.metrics import Metric
+from vnetbench.model import ScenarioSettings
+from vnetbench.schema import MACHINES
+
+Values = dict[str, float | None]  # a pass's values by metric name, before their units
+Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides
+EVERY = "*"  # the variants of every overlay that has no row of its own
+DEFAULT: Variants = {"default": {}}
+
+
+def sizes(*machines: int) -> Variants:
+    """A join's or a config change's variants by size: n20 runs 20 machines."""
+    return {f"n{n}": {MACHINES: n} for n in machines}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    name: str
+    description: str  # its line in `run`'s help
+    metrics: tuple[Metric, ...]  # every metric its passes emit, in headline order
+    runtime: str  # "module:Class", the code that measures (loaded only to run it)
+    # its own settings, under its name in a topology's settings (none: only the shared)
+    settings: type[ScenarioSettings] | None = None
+    # the matrix's cells: overlay (or EVERY) -> its variants; empty: not in the matrix
+    # (it runs by name, or in a method)
+    variants: Mapping[str, Variants] = field(default_factory=dict)
+
+    def metric(self, name: str) -> Metric:
+        """One of its declared metrics, by its declared name or a name of its shape
+        (`cpu_agent_percent` is `cpu_{role}_percent`)."""
+        found = next((m for m in self.metrics if m.name == name), None) or next(
+            (m for m in self.metrics if m.matches(name)), None)
+        if found is None:
+            raise KeyError(f"{self.name} declares no metric {name!r}")
+        return found
+
+    def unit(self, name: str) -> str:
+        """The unit of a declared metric (emitters read it here, never retype it)."""
+        return self.metric(name).unit
+
+    def emitted(self, values: Mapping[str, float | None]
+                ) -> dict[str, tuple[float | None, str]]:
+        """A pass's values by metric name, each with its declared unit (a name it does
+        not declare raises KeyError: every emitted metric is in the catalogue)."""
+        return {name: (value, self.unit(name)) for name, value in values.items()}

@@ -1,0 +1,92 @@
+"""room: what it declares (its settings, metrics, matrix variants, help line);
+it measures in vnetbench/scenarios/room.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from vnetbench.metrics import Better, Metric
+from vnetbench.model import Measured, ScenarioSettings
+from vnetbench.scenarios.declaration import EVERY, Declaration
+from vnetbench.schema import MACHINES
+
+ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
+                     plot="room-p99", lead=True)
+ROOM_LATENCY_PREFIX = "room_latency_q"  # room's latency CDF: room_latency_q{point}_ms
+# room: one row each per pass, over every request of every machine (measure/room.py)
+ROOM = (
+    Metric("room_p50_ms", "ms", Better.LOWER, "Room: request latency p50", plot="room-p50"),
+    ROOM_P99_MS,
+    Metric("room_failed", "count", Better.LOWER, "Room: requests failed or timed out"),
+    Metric("room_fairness", "index", Better.HIGHER,
+           "Room: fairness of the machines' goodput (Jain's index, 1 = equal)"),
+    Metric("room_goodput_mbit", "Mbit/s", Better.HIGHER, "Room: aggregate goodput",
+           lead=True),
+    Metric("room_cpu_server_percent", "% of a core", Better.LOWER,
+           "Room: CPU of the server agent's container (% of a core)", noisy=True),
+    Metric("room_cpu_{role}_percent", "% of a core", Better.LOWER,
+           "Room: CPU of the {role} containers (% of a core)", noisy=True),
+    Metric("room_host_cpu_percent", "% of all cores",
+           label="Room: the host's CPU busy during the load (all cores)"),
+    Metric("room_p95_ms", "ms", Better.LOWER, label="Room: request latency p95"),
+    Metric("room_max_ms", "ms", Better.LOWER, label="Room: request latency max", noisy=True),
+    Metric("room_timeouts", "count", Better.LOWER, label="Room: requests timed out"),
+    Metric("room_answered", "count", label="Room: requests answered"),
+    Metric("room_requests_per_s", "requests/s", label="Room: requests answered per second"),
+    Metric("room_goodput_min_mbit", "Mbit/s", Better.HIGHER,
+           label="Room: the slowest machine's goodput"),
+    Metric("room_machines", "count", label="Room: machines that ran"),
+    Metric("room_no_record", "count", Better.LOWER,
+           label="Room: machines whose load left no record"),
+    Metric("room_stalled", "count", Better.LOWER,
+           label="Room: machines whose wrk never ended (stopped, its counts lost)"),
+    Metric("room_late_s", "s", Better.LOWER, noisy=True,
+           label="Room: the latest machine's start after the room's instant"),
+    Metric("room_probes_start_s", "s", noisy=True,
+           label="Room: starting every machine's probe took (before the instant)"),
+    Metric(ROOM_LATENCY_PREFIX + "{point}_ms", "ms",
+           label="Room: request latency, {point}th percentile"),
+)
+
+MAX_ROOM_REPLY_BYTES = 16 * 2**20
+
+
+class RoomSettings(ScenarioSettings):
+    prefix = "room_"
+    rate: Measured[float] = Field(
+        5.0, ge=0, le=10_000, description="room: requests per second of each machine, a "
+        "pause of 1/rate after each reply (0: none, as fast as the replies come).")
+    sizes: Measured[tuple[int, ...]] = Field(
+        (200, 2048, 65536), min_length=1, max_length=10, description="room: the replies' "
+        "sizes in bytes, requested in turn, e.g. 200,2048,65536.")
+    connection: Measured[Literal["keep", "new"]] = Field(
+        "keep", description="room: every request on the machine's one kept connection, or "
+        "on a new one.")
+    timeout_s: Measured[int] = Field(
+        2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
+        "out (whole seconds: wrk reads no finer unit).")
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        wrong = [s for s in sizes if not 1 <= s <= MAX_ROOM_REPLY_BYTES]
+        if wrong:
+            raise ValueError(f"room replies are 1 to {MAX_ROOM_REPLY_BYTES} bytes (files the "
+                             f"server holds in memory); {wrong} are not")
+        return sizes
+
+
+DECLARATION = Declaration(
+    name="room",
+    description=("a contest room: N machines request replies from one server at once "
+                 "(latency percentiles, failures, fairness, CPU per role)"),
+    metrics=ROOM,
+    runtime="vnetbench.scenarios.room:Room",
+    settings=RoomSettings,
+    # issue #26's room, short for the matrix's time (make bench's 10 minutes are already
+    # spent): 20 machines for 3 s, twice (~30 s an overlay, bring-up included);
+    # `vnetbench capacity` finds the largest room, `run room` measures longer
+    variants={EVERY: {"n20": {MACHINES: 20, "seconds": 3, "passes": 2}}},
+)

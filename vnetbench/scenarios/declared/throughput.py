@@ -1,0 +1,69 @@
+"""throughput: what it declares (its metrics, matrix variants, help line); it measures in
+vnetbench/scenarios/throughput.py."""
+
+from __future__ import annotations
+
+from vnetbench.metrics import Better, Metric
+from vnetbench.scenarios.declaration import DEFAULT, EVERY, Declaration
+
+TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
+                  plot="throughput", lead=True)
+RTT_MEAN_MS = Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt",
+                     lead=True)
+THROUGHPUT = (
+    TCP_MBIT,
+    RTT_MEAN_MS,
+    Metric("ping_loss", "%", Better.LOWER, "Ping loss"),
+    Metric("tcp_retransmits", "count", Better.LOWER, "TCP retransmits", noisy=True),
+    Metric("cpu_{role}_percent", "% of a core", Better.LOWER,
+           "CPU of the {role} containers during the stream (% of a core)", noisy=True),
+    # memory per container of a role (measure/memory.py): noisy, as a daemon's heap and
+    # the kernel memory charged to it move with allocator and GC timing between runs
+    Metric("mem_{role}_idle_mib", "MiB", Better.LOWER,
+           "Memory per {role} container, idle (MiB)", noisy=True),
+    Metric("mem_{role}_load_mib", "MiB", Better.LOWER,
+           "Memory per {role} container, under load: the stream, the room's requests (MiB)",
+           noisy=True),
+    Metric("mem_{role}_peak_mib", "MiB", Better.LOWER,
+           label="Memory peak of any {role} container since it started, page cache "
+                 "included (MiB)", noisy=True),
+    Metric("tcp_bytes", "bytes"),
+    Metric("tcp_sender_cpu", "%", Better.LOWER, noisy=True),
+    Metric("rtt_min_ms", "ms", Better.LOWER, label="Ping round trip, min"),
+    Metric("rtt_max_ms", "ms", Better.LOWER, label="Ping round trip, max", noisy=True),
+    Metric("rtt_mdev_ms", "ms", Better.LOWER, label="Ping round trip, mdev", noisy=True),
+    Metric("ping_sent", "count"),
+    Metric("ping_received", "count", Better.HIGHER),
+    Metric("tunnel_rx_bytes", "bytes"),
+    Metric("cpu_sending_agent_percent", "% of a core", Better.LOWER,
+           "CPU of the sending agent's container (% of a core)", noisy=True),
+    Metric("cpu_receiving_agent_percent", "% of a core", Better.LOWER,
+           "CPU of the receiving agent's container (% of a core)", noisy=True),
+    Metric("udp_mbit", "Mbit/s", Better.HIGHER, "UDP received", plot="udp"),
+    Metric("udp_loss", "%", Better.LOWER, "UDP datagrams lost"),
+    Metric("udp_sent_mbit", "Mbit/s", label="UDP sent"),
+    Metric("udp_datagrams_sent", "count"),
+    Metric("clients_end_spread_s", "s", Better.LOWER,
+           label="Spread of the clients' ends (how far apart they ran)", noisy=True),
+    Metric("clients_start_spread_s", "s", Better.LOWER,
+           label="Spread of the clients' begins (started at one instant)", noisy=True),
+    Metric("rtt_mean_ms_at_{size}b", "ms", Better.LOWER,
+           "Mean ping round trip, {size}-byte payload"),
+    Metric("rtt_min_ms_at_{size}b", "ms", Better.LOWER),
+    Metric("rtt_max_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
+    Metric("rtt_mdev_ms_at_{size}b", "ms", Better.LOWER, noisy=True),
+    Metric("ping_loss_at_{size}b", "%", Better.LOWER),
+    Metric("tunnel_mtu", "bytes", label="Tunnel MTU (as the kernel reports it)"),
+    Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
+)
+
+DECLARATION = Declaration(
+    name="throughput",
+    description="TCP rate and ping RTT between two agents on different switches",
+    metrics=THROUGHPUT,
+    runtime="vnetbench.scenarios.throughput:Throughput",
+    variants={EVERY: DEFAULT,
+              "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows
+                       "plain": {"tls": False, "limits": False},
+                       "tls-limits": {"tls": True, "limits": True}}},
+)
