@@ -30,6 +30,7 @@ from vnetbench.scenarios import declared as registered
 from vnetbench.scenarios.declaration import Declaration
 from vnetbench.scenarios.declared import DECLARATIONS, catalogue, catalogue_of
 from vnetbench.scenarios.registry import scenarios_of
+from vnetbench.schema import CellKey
 from vnetbench.topology import parse_topology
 
 DECLARED = '''
@@ -146,13 +147,14 @@ def test_a_toy_scenario_and_overlay_go_through_validation_render_catalogue_repor
     counted = catalogue().find("toy_agents")
     assert counted is not None and counted.unit == "agents" and counted.lead
 
-    results = ResultSet("toys", tmp_path / "results")
+    results = ResultSet(tmp_path / "results")
     no_stack: Any = None  # the toy measures nothing: no engine, no stack
     context = ScenarioContext(stack=no_stack, topology=topology, overlay=overlay, plan=plan,
                               raw_dir=tmp_path)
     for pass_no in (1, 2):
         outcome = scenario.run_pass(context, pass_no)
-        results.add("toy", "toy", pass_no, outcome.metrics, scenario.settings(topology))
+        results.add(CellKey("toys", "toy", "toy"), pass_no, outcome.metrics,
+                    scenario.settings(topology))
     results.write()
     report, headline = build_report(tmp_path / "results")
     lines = [" ".join(line.split()) for line in report.read_text().splitlines()]
