@@ -1,13 +1,15 @@
 """What became of a measurement, as types: code reads these, people read the text.
 
-A pass ends in a State (ok, partial, path dead, failed, not applicable, not
-supported) with a sentence saying why; whether a scenario can run on an
-overlay at all is an Applicability, decided before anything starts.
+A pass ends in an Outcome: a State (ok, partial, path dead, failed, not
+applicable, not supported) and the Problems that say why, each a kind and its
+sentence; the sentences become the results' `status` only when a row is
+written (`Outcome.status`). Whether a scenario can run on an overlay at all is
+an Applicability, decided before anything starts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
@@ -24,6 +26,69 @@ class State(StrEnum):
     def measured(self) -> bool:
         """Numbers of this state go into summaries and comparisons."""
         return self in (State.OK, State.PARTIAL)
+
+
+class Kind(StrEnum):
+    """What a problem is about: what code reads of it."""
+
+    DEAD = "dead"  # the path delivered nothing
+    FAILED = "failed"  # a tool, a round or a step failed, or was not confirmed
+    PARTIAL = "partial"  # measured, but not everything took part
+    UNMEASURED = "unmeasured"  # a figure the pass could not measure
+    NOTE = "note"  # measured as it says, with something worth knowing
+    LOGS = "logs"  # a dead path's last log lines
+    NOT_RUN = "not run"  # not applicable, or not supported
+    OUTSIDE_LOAD = "outside load"  # the machine was busy outside the testbed
+    DEATH = "death"  # a container of the system under test died
+    SHAPING = "shaping"  # the links' shaping was found changed
+    REMARK = "remark"  # how the overlay adjusted the settings
+
+
+OK_STATUS = "ok"  # the status of a pass with no problem
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing a pass's status says. An `addendum` adds to what was said before
+    it, and alone follows "ok" ("ok; no tcp_retransmits: ..."), as statuses read
+    before problems were typed."""
+
+    kind: Kind
+    sentence: str
+    addendum: bool = False
+
+
+@dataclass
+class Outcome:
+    """A pass's state and its problems, in the order the status says them."""
+
+    state: State = State.OK
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """The sentence the results' `status` column carries."""
+        return compose(self.problems)
+
+    def add(self, kind: Kind, sentence: str, addendum: bool = False) -> None:
+        self.problems.append(Problem(kind, sentence, addendum))
+
+    def has(self, *kinds: Kind) -> bool:
+        return any(problem.kind in kinds for problem in self.problems)
+
+
+def compose(problems: list[Problem]) -> str:
+    """The problems' sentences joined with "; ", "ok" when there are none (or an
+    addendum comes first)."""
+    said = [problem.sentence for problem in problems]
+    if not problems or problems[0].addendum:
+        said.insert(0, OK_STATUS)
+    return "; ".join(said)
+
+
+def single(state: State, kind: Kind, sentence: str) -> Outcome:
+    """An outcome of one problem."""
+    return Outcome(state, [Problem(kind, sentence)])
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ class Reconfiguration:
     seconds: float | None
     confirmed: int
     expected: int
-    status: str = "ok"
+    unconfirmed: str = ""  # why not every switch confirmed, or "" when all did
 
 
 class OverlayOptions(BaseModel):

@@ -23,6 +23,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from vnetbench.errors import UserError
+from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.report.plots import capacity_plot
 from vnetbench.results import ResultSet
@@ -175,14 +176,14 @@ def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, st
     failed requests is not outvoted by two that did not."""
     values = step_values(rows)
     states = [str(state) for state in dict.fromkeys(rows[STATE])] if len(rows) else []
-    unmeasured = [state for state in states if state not in ("ok", "partial")]
-    state = unmeasured[0] if unmeasured else (states[0] if states else "failed")
+    unmeasured = [state for state in states if not State(state).measured]
+    state = unmeasured[0] if unmeasured else (states[0] if states else State.FAILED.value)
     status = "; ".join(str(s) for s in dict.fromkeys(rows[STATUS])) if len(rows) else "no rows"
     figures = ", ".join(f"{c.key} {values.get(c.metric, float('nan')):.4g}{c.unit}"
                         for c in clauses)
     host = values.get("room_host_cpu_percent")
     load = f"host CPU {host:.0f} %" if host == host and host is not None else "host CPU ?"
-    if state not in ("ok", "partial"):
+    if not State(state).measured:
         return False, f"not measured ({state}: {status})", "the overlay: " + status
     misses = [why for c in clauses if (why := c.judge(values.get(c.metric)))]
     absent = int(values.get("room_no_record", 0) or 0) + int(values.get("room_stalled", 0) or 0)

@@ -1,7 +1,7 @@
 """A pass's outcome as the run judged it, beyond what its scenario said: CPU busy
 outside the testbed, containers of the system under test that died, shaping found
-changed. Each joins the pass's status (the sentences are the results' `status`)
-and may fail it; the state says what code reads."""
+changed. Each is a problem of the pass's outcome (its sentence joins the results'
+`status`) and may fail it; code reads the state and the problems' kinds."""
 
 from __future__ import annotations
 
@@ -10,50 +10,52 @@ from datetime import datetime
 
 from vnetbench.engines.stack import Death
 from vnetbench.metrics import OUTSIDE_LOAD
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, State
 from vnetbench.scenarios.base import PassResult
 
 
-def failed(outcome: PassResult, said: str, dead_too: bool = False) -> None:
-    """What went wrong joins the pass's status, and a measured pass (a dead one too,
+def failed(result: PassResult, kind: Kind, said: str, dead_too: bool = False) -> None:
+    """What went wrong is a problem of the pass, and a measured pass (a dead one too,
     with `dead_too`) is failed: its figure is not what it says."""
-    outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
+    outcome = result.outcome
+    outcome.add(kind, said)
     if outcome.state.measured or (dead_too and outcome.state is State.DEAD):
         outcome.state = State.FAILED
-    outcome.notes.append(said)
+    result.notes.append(said)
 
 
 OUTSIDE_LOAD_SHARE = 0.1  # of the machine's cores: a pass measured beside this is marked
 
 
-def mark_outside_load(outcome: PassResult, cores: float | None) -> None:
+def mark_outside_load(result: PassResult, cores: float | None) -> None:
     """The pass's CPU outside the testbed as a metric, and in its status when it was
     a tenth of the machine or more (the figure may be the machine's, not the overlay's);
     the state is left as it is: the pass measured what it says, on a busy machine."""
     if cores is None:
         return
-    outcome.metrics[OUTSIDE_LOAD.name] = (round(cores, 3), OUTSIDE_LOAD.unit)
+    result.metrics[OUTSIDE_LOAD.name] = (round(cores, 3), OUTSIDE_LOAD.unit)
     if cores >= OUTSIDE_LOAD_SHARE * (os.cpu_count() or 1):
         said = (f"measured under outside load: {cores:.2f} cores busy outside the testbed "
                 "during the pass")
-        outcome.status = said if outcome.status == "ok" else f"{outcome.status}; {said}"
-        outcome.notes.append(said)
+        result.outcome.add(Kind.OUTSIDE_LOAD, said)
+        result.notes.append(said)
 
 
-def mark_deaths(outcome: PassResult, deaths: list[Death], started: dict[str, datetime]) -> None:
+def mark_deaths(result: PassResult, deaths: list[Death], started: dict[str, datetime]) -> None:
     """Every container of the system under test that died (but those the scenario's
     fault killed), named with its exit code, when, during which pass, and its last log
     line: such a pass failed."""
-    deaths = [d for d in deaths if d.service not in outcome.fault_killed]
+    deaths = [d for d in deaths if d.service not in result.fault_killed]
     if deaths:
-        failed(outcome, "; ".join(d.describe(pass_of(d.finished, started)) for d in deaths))
+        failed(result, Kind.DEATH,
+               "; ".join(d.describe(pass_of(d.finished, started)) for d in deaths))
 
 
-def mark_shaping_changed(outcome: PassResult, changed: list[str]) -> None:
+def mark_shaping_changed(result: PassResult, changed: list[str]) -> None:
     """Whatever the shaping check found changed in the links: such a pass failed, a dead
     one too (a path dead for want of its delay line is the testbed's failure)."""
     if changed:
-        failed(outcome, "shaping not as planned: " + "; ".join(changed), dead_too=True)
+        failed(result, Kind.SHAPING, "shaping not as planned: " + "; ".join(changed), dead_too=True)
 
 
 def current_pass(started: dict[str, datetime], pass_no: int) -> str:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from vnetbench.engines.stack import Stack
 from vnetbench.measure.cpu import host_sample, outside_cores
+from vnetbench.outcome import Kind
 from vnetbench.overlays import Overlay
 from vnetbench.results import ResultSet, result_line
 from vnetbench.rundir import slug
@@ -57,32 +58,33 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     a pass failed (a path dead for want of a delay line is the testbed's failure)."""
     topology = context.topology
     before = host_sample()
-    outcome = scenario.run_pass(context, pass_no)
-    mark_outside_load(outcome, outside_cores(before, host_sample()))
+    result = scenario.run_pass(context, pass_no)
+    mark_outside_load(result, outside_cores(before, host_sample()))
     hosts = context.stack.placement_settings()
-    mark_deaths(outcome, context.stack.deaths(), started or {})
+    mark_deaths(result, context.stack.deaths(), started or {})
     if verify_shaping:
-        mark_shaping_changed(outcome, verify_shaping(current_pass(started or {}, pass_no)))
+        mark_shaping_changed(result, verify_shaping(current_pass(started or {}, pass_no)))
     settings = scenario.settings(topology) | link_settings(topology) | hosts
-    write_pass(results, cell, pass_no, outcome, settings, remark)
+    write_pass(results, cell, pass_no, result, settings, remark)
 
 
-def write_pass(results: ResultSet, cell: CellKey, pass_no: int, outcome: PassResult,
+def write_pass(results: ResultSet, cell: CellKey, pass_no: int, result: PassResult,
                settings: dict[str, object], remark: str) -> None:
     """The pass's rows (its metrics, then its series' points) and its RESULT line; the
-    remark joins the status."""
-    status = f"{outcome.status}; {remark}" if remark else outcome.status
-    results.add(cell, pass_no, outcome.metrics, settings,
-                status=status, state=outcome.state, remark=remark)
-    for point in outcome.series:
+    remark is a problem of its own, and the problems' sentences compose the status."""
+    if remark:
+        result.outcome.add(Kind.REMARK, remark, addendum=True)
+    status, state = result.outcome.status, result.state
+    results.add(cell, pass_no, result.metrics, settings,
+                status=status, state=state, remark=remark)
+    for point in result.series:
         results.add(cell, pass_no, {point.metric: (point.value, point.unit)}, settings,
-                    status=status, state=outcome.state, remark=remark,
-                    interval_s=point.interval_s)
-    fields = dict(outcome.summary)
-    if status != "ok":
+                    status=status, state=state, remark=remark, interval_s=point.interval_s)
+    fields = dict(result.summary)
+    if result.outcome.problems:
         fields["status"] = status
     emit(results, result_line(cell.scenario, cell.overlay, pass_no, fields))
-    for text in outcome.notes:
+    for text in result.notes:
         note(text, style="yellow")
     step_done(f"{cell.scenario} on {cell.overlay}: pass {pass_no} done")
 

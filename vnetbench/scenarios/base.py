@@ -17,7 +17,7 @@ from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
-from vnetbench.outcome import Applicability, NotApplicable, State
+from vnetbench.outcome import Applicability, NotApplicable, Outcome, State
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.scenarios.declaration import Declaration
 from vnetbench.shaping.apply import ShapingKeeper
@@ -103,13 +103,21 @@ class SeriesPoint:
 class PassResult:
     metrics: Metrics
     summary: dict[str, float | int | str | None]  # fields of the RESULT line
-    status: str = "ok"  # the sentence for people, e.g. "path dead: 0 of 200 pings ..."
+    # its state and problems; their sentences are the results' status ("path dead: ...")
+    outcome: Outcome = field(default_factory=Outcome)
     notes: list[str] = field(default_factory=list)
-    state: State = State.OK  # what code reads
     series: list[SeriesPoint] = field(default_factory=list)
     # services the pass's own faults killed (failover): their deaths are the measurement,
     # not the pass's failure (runs/outcomes.py leaves them out)
     fault_killed: set[str] = field(default_factory=set)
+
+    @property
+    def state(self) -> State:
+        return self.outcome.state
+
+    @property
+    def status(self) -> str:
+        return self.outcome.status
 
 
 class Scenario(ABC):

@@ -9,7 +9,7 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 from __future__ import annotations
 
 from vnetbench.capabilities import Capability
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, State, single
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
 from vnetbench.scenarios.declared.config import DECLARATION
@@ -35,8 +35,9 @@ class ConfigChange(Scenario):
             "lines": change.lines, "kbytes": round(change.bytes / 1000),
             "confirmed": f"{change.confirmed}/{change.expected}",
         }
-        state = State.OK if change.confirmed == change.expected else State.FAILED
-        return PassResult(metrics, summary, change.status, state=state)
+        outcome = Outcome() if change.confirmed == change.expected else single(
+            State.FAILED, Kind.FAILED, change.unconfirmed)
+        return PassResult(metrics, summary, outcome)
 
 
 def config_metrics(change: Reconfiguration) -> Metrics:

@@ -45,7 +45,7 @@ from vnetbench.measure.outage import (
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
     PassResult,
@@ -201,8 +201,8 @@ class Failover(Scenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if any(f.kill == CONTROL_PLANE for f in context.topology.faults) and \
                 context.overlay.control_plane is None:  # the session decides this first
-            return PassResult({SKIPPED.name: (None, "")}, {}, "not applicable",
-                              state=State.NOT_APPLICABLE)
+            return PassResult({SKIPPED.name: (None, "")}, {},
+                              single(State.NOT_APPLICABLE, Kind.NOT_RUN, "not applicable"))
         roles = pick_roles(context.topology, context.placement())
         outcomes = []
         for label, fault in labelled(faults_of(context.topology, roles.switch)):
@@ -476,7 +476,7 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     values: Values = {}
     series: list[SeriesPoint] = []
     summary: dict[str, float | int | str | None] = {}
-    problems: list[str] = []
+    problems: list[Problem] = []
     state = State.OK
     for o in outcomes:
         remote, local = o.outage(o.remote), o.outage(o.local)
@@ -524,13 +524,14 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         for agent, lines in o.not_recovered.items():
             said.append(f"{agent} did not register again (its log ends: "
                         f"{' | '.join(lines) or 'nothing'})")
-        problems += [f"{o.label}: {s}" for s in said]
+        kind = Kind.FAILED if remote is None else Kind.PARTIAL
+        problems += [Problem(kind, f"{o.label}: {s}") for s in said]
         if remote is None:
             state = State.FAILED
         elif said and state is State.OK:
             state = State.PARTIAL
-    status = "ok" if not problems else "; ".join(problems)
-    return PassResult(DECLARATION.emitted(values), summary, status, state=state, series=series,
+    return PassResult(DECLARATION.emitted(values), summary, Outcome(state, problems),
+                      series=series,
                       fault_killed={s for o in outcomes for s in o.killed}
                       | {o.latecomer_service for o in outcomes if o.latecomer_service})
 

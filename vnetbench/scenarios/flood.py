@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import (
     Metrics,
@@ -127,8 +127,7 @@ class Flood(Scenario):
             "limits": (f"{limits.packets_per_second:.0f}pps/{limits.bits_per_second / 1e6:g}Mbit"
                        if limits else "none on this overlay or build"),
         }
-        state, status = flood_status(flood_run, ping_run)
-        return PassResult(metrics, summary, status, state=state)
+        return PassResult(metrics, summary, flood_status(flood_run, ping_run))
 
     def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
                         pass_no: int) -> tuple[UdpRun, PingRun]:
@@ -157,10 +156,11 @@ def unplaced(context: ScenarioContext, placement: dict[str, str]) -> PassResult:
               f"joined ({joined or 'none'}), and the flood needs two on one switch and one "
               "on another")
     metrics = flood_metrics(None, None, context.overlay.agent_limits(context.topology), None)
-    return PassResult(metrics, {"pings": None, "sent": None}, status, state=State.FAILED)
+    return PassResult(metrics, {"pings": None, "sent": None},
+                      single(State.FAILED, Kind.FAILED, status))
 
 
-def flood_status(flood_run: UdpRun, ping_run: PingRun) -> tuple[State, str]:
+def flood_status(flood_run: UdpRun, ping_run: PingRun) -> Outcome:
     """OK; FAILED when a tool failed or the flood measured no drops (flood_shortfall);
     DEAD when, besides, no ping was answered."""
     flood, ping = flood_run.result, ping_run.result
@@ -168,9 +168,11 @@ def flood_status(flood_run: UdpRun, ping_run: PingRun) -> tuple[State, str]:
     errors += [f"ping failed: {ping_run.error}"] if ping_run.error is not None else []
     errors += [shortfall] if (shortfall := flood_shortfall(flood)) else []
     if (flood is None or shortfall) and (ping is None or ping.received == 0):
-        return State.DEAD, (f"path dead: 0 of {ping.transmitted if ping else PINGS} pings "
-                            f"answered, 0 flood packets delivered ({'; '.join(errors)})")
-    return (State.FAILED, "; ".join(errors)) if errors else (State.OK, "ok")
+        return single(State.DEAD, Kind.DEAD, (
+            f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
+            f"0 flood packets delivered ({'; '.join(errors)})"))
+    return Outcome(State.FAILED, [Problem(Kind.FAILED, e) for e in errors]) if errors \
+        else Outcome()
 
 
 def flood_shortfall(flood: UdpResult | None) -> str:

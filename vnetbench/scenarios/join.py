@@ -34,7 +34,7 @@ from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import in_time_order, lines_of, lookup_events
 from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import State
+from vnetbench.outcome import OK_STATUS, Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
     PassResult,
@@ -152,8 +152,8 @@ class Join(Scenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:
             reason = f"not applicable: {context.overlay.name} has no join event"
-            return PassResult({SKIPPED.name: (None, "")}, {}, reason,
-                              state=State.NOT_APPLICABLE)
+            return PassResult({SKIPPED.name: (None, "")}, {},
+                              single(State.NOT_APPLICABLE, Kind.NOT_RUN, reason))
         outcome = self.measure(context, pass_no)
         return result_of(outcome, join_wait(context.topology))
 
@@ -252,32 +252,42 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         "gate_spread_ms": round(spread_ms, 1) if spread_ms is not None else None,
         "split": ",".join(f"{s}:{c}" for s, c in sorted(outcome.switches.items())),
     }
-    status, state = "ok", State.OK
+    return PassResult(metrics, summary, join_status(outcome, joined, wait_seconds))
+
+
+def join_status(outcome: JoinOutcome, joined: int, wait_seconds: float) -> Outcome:
+    """PARTIAL when some never joined, never left the gate or did not start again;
+    FAILED when no join time was measured (join_unmeasured); what else happened is said."""
+    said = Outcome()
     if joined < outcome.total:
-        state = State.PARTIAL
+        said.state = State.PARTIAL
         reasons = "; ".join(f"{count} x {reason}" for reason, count
                             in outcome.reasons.most_common(4))
-        status = (f"partial: {joined} of {outcome.total} joined within {wait_seconds:.0f} s "
-                  f"(time is for those that joined); not joined: {reasons}" if joined else
-                  f"not joined: {reasons}")
+        said.add(Kind.PARTIAL, f"partial: {joined} of {outcome.total} joined within "
+                 f"{wait_seconds:.0f} s (time is for those that joined); not joined: "
+                 f"{reasons}" if joined else f"not joined: {reasons}")
     if outcome.gate_waiting:
-        status += f"; {outcome.gate_waiting} container(s) never left the gate"
-        state = State.PARTIAL
+        said.add(Kind.PARTIAL, f"{outcome.gate_waiting} container(s) never left the gate",
+                 addendum=True)
+        said.state = State.PARTIAL
     restarted = outcome.restarted
     if restarted and restarted.stuck:
-        status += (f"; {len(restarted.stuck)} container(s) did not start their program "
-                   f"again in time: {', '.join(restarted.stuck[:5])}")
-        state = State.PARTIAL
+        said.add(Kind.PARTIAL, f"{len(restarted.stuck)} container(s) did not start their "
+                 f"program again in time: {', '.join(restarted.stuck[:5])}", addendum=True)
+        said.state = State.PARTIAL
     if restarted and restarted.revived:
-        status += (f"; started again after their program ended: "
-                   f"{', '.join(restarted.revived[:5])}")
+        said.add(Kind.NOTE, "started again after their program ended: "
+                 f"{', '.join(restarted.revived[:5])}", addendum=True)
     if not outcome.quiet:
-        status += (f"; the host stayed busy: the gate opened after {outcome.settle_s:.0f} s "
-                   "without a quiet moment")
+        said.add(Kind.NOTE, f"the host stayed busy: the gate opened after "
+                 f"{outcome.settle_s:.0f} s without a quiet moment", addendum=True)
     unmeasured = join_unmeasured(outcome, wait_seconds)
-    if unmeasured:
-        state, status = State.FAILED, unmeasured + (f"; {status}" if status != "ok" else "")
-    return PassResult(metrics, summary, status, state=state)
+    if not unmeasured:
+        return said
+    # what was said follows the reason, as statuses read before problems were typed:
+    # an addendum first still after "ok" ("no release stamp ...; ok; the host ...")
+    ok = [Problem(Kind.NOTE, OK_STATUS)] if said.problems and said.problems[0].addendum else []
+    return Outcome(State.FAILED, [Problem(Kind.UNMEASURED, unmeasured), *ok, *said.problems])
 
 
 def join_unmeasured(outcome: JoinOutcome, wait_seconds: float) -> str:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vnetbench.measure.iperf import (
     IperfError,
@@ -35,7 +35,7 @@ from vnetbench.measure.ping_window import (
     summarise,
 )
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.loaded_latency import DECLARATION, LOAD_PHASES
@@ -88,12 +88,12 @@ class LoadedLatency(PairScenario):
         for load in LOADS:
             phases.append(self._loaded(context, client.name, server.name, target, load,
                                        pass_no))
-            state, status = phases_status(phases, stall_floor_mbit(context.topology))
-            if state is State.DEAD:  # the rest would wait out their bounds for nothing
-                status = with_last_log_lines(context, status, pass_no, client, server)
-                return PassResult(phases_metrics(phases), summary_of(phases), status,
-                                  [status], state)
-        return PassResult(phases_metrics(phases), summary_of(phases), status, [], state)
+            outcome = phases_status(phases, stall_floor_mbit(context.topology))
+            if outcome.state is State.DEAD:  # the rest would wait out their bounds for nothing
+                with_last_log_lines(context, outcome, pass_no, client, server)
+                return PassResult(phases_metrics(phases), summary_of(phases), outcome,
+                                  [outcome.status])
+        return PassResult(phases_metrics(phases), summary_of(phases), outcome)
 
     def _idle(self, context: ScenarioContext, client: str, target: str,
               pass_no: int) -> Phase:
@@ -186,19 +186,23 @@ def summary_of(phases: list[Phase]) -> dict[str, float | int | str | None]:
             for key in keys if key in metrics}
 
 
-def phases_status(phases: list[Phase], floor_mbit: float) -> tuple[State, str]:
+def phases_status(phases: list[Phase], floor_mbit: float) -> Outcome:
     """Each loaded phase's stream against the idle pings, as throughput's path_status
     decides (DEAD: nothing delivered, no ping answered); the first phase not OK says
     why. A load that silences the pings is a measurement (its loss), said in the status."""
     idle = phases[0].rtt.as_ping_result()
-    notes = []
+    noted = Outcome()
     for phase in phases[1:]:
         stream = phase.stream
-        state, status = path_status(stream.result if stream else None,
-                                    stream.error if stream else None, idle, None, floor_mbit)
-        if state is not State.OK:
-            return state, status if state is State.DEAD else f"{phase.words}: {status}"
+        outcome = path_status(stream.result if stream else None,
+                              stream.error if stream else None, idle, None, floor_mbit)
+        if outcome.state is State.DEAD:
+            return outcome
+        if outcome.state is not State.OK:  # the phase's words lead its first problem
+            first, *rest = outcome.problems
+            return Outcome(outcome.state, [replace(first, sentence=f"{phase.words}: "
+                                                   f"{first.sentence}"), *rest])
         if phase.rtt.answered == 0:
-            notes.append(f"no ping answered {phase.words} ({phase.rtt.sent} sent while the "
-                         "stream ran)")
-    return State.OK, "; ".join(notes) or "ok"
+            noted.add(Kind.NOTE, f"no ping answered {phase.words} ({phase.rtt.sent} sent "
+                      "while the stream ran)")
+    return noted

@@ -9,7 +9,7 @@ from vnetbench.errors import UserError
 from vnetbench.measure.iperf import IperfResult, UdpResult
 from vnetbench.measure.ping import PingResult
 from vnetbench.measure.probe import save_raw
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.scenarios.base import Scenario, ScenarioContext
 from vnetbench.topology import AgentSpec, Topology
 
@@ -54,16 +54,16 @@ def limits_asked(topology: Topology | None) -> frozenset[Capability]:
     return frozenset({Capability.LIMITS} if topology and topology.settings.limits else set())
 
 
-def with_last_log_lines(context: ScenarioContext, status: str, pass_no: int,
-                        client: AgentSpec, server: AgentSpec) -> str:
-    """A dead path's status with the pair's and their switches' last log lines (every
+def with_last_log_lines(context: ScenarioContext, outcome: Outcome, pass_no: int,
+                        client: AgentSpec, server: AgentSpec) -> None:
+    """A dead path's outcome with the pair's and their switches' last log lines (every
     agent's and switch's kept in the raw directory)."""
     logs = context.last_log_lines()
     save_raw(context.raw_dir / f"path-dead-pass{pass_no}.txt",
              "\n".join(f"{node}: {line}" for node, lines in logs.items() for line in lines))
     wanted = {client.name, server.name, client.switch, server.switch}
-    return status + "; last log lines: " + " | ".join(
-        f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines)
+    outcome.add(Kind.LOGS, "last log lines: " + " | ".join(
+        f"{node}: {lines[-1]}" for node, lines in logs.items() if node in wanted and lines))
 
 
 STALL_FLOOR_MBIT = 0.1  # a TCP stream below this, with pings answered, has stalled
@@ -80,8 +80,8 @@ def stall_floor_mbit(topology: Topology) -> float:
 def path_status(
     tcp: IperfResult | UdpResult | None, tcp_error: str | None, ping: PingResult | None,
     ping_error: str | None, floor_mbit: float = STALL_FLOOR_MBIT,
-) -> tuple[State, str]:
-    """OK, DEAD or FAILED, with a plain sentence ("path dead: 0 of 200 pings ...").
+) -> Outcome:
+    """OK, DEAD or FAILED, with plain sentences ("path dead: 0 of 200 pings ...").
     A stream that moves (almost) nothing is never OK: with pings answered it is FAILED
     (small packets pass and full-size ones are lost, e.g. a tunnel MTU its path cannot
     carry), without them the path is DEAD. So is a UDP stream of which nothing
@@ -92,8 +92,9 @@ def path_status(
     moved = stream_shortfall(tcp, floor_mbit)
     if (tcp is None or moved) and answered == 0:
         error = tcp_error or ping_error
-        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, "
-                            f"{moved or '0 bytes delivered'}" + (f" ({error})" if error else ""))
+        return single(State.DEAD, Kind.DEAD, (
+            f"path dead: {answered} of {sent} pings answered, "
+            f"{moved or '0 bytes delivered'}" + (f" ({error})" if error else "")))
     problems = []
     if tcp is None:
         problems.append(f"the stream failed: {tcp_error}")
@@ -108,7 +109,8 @@ def path_status(
                         "lost on the path (a tunnel MTU larger than its links carry?)")
     elif moved:
         problems.append(f"{moved} while {answered} of {sent} pings were answered")
-    return (State.FAILED, "; ".join(problems)) if problems else (State.OK, "ok")
+    return Outcome(State.FAILED, [Problem(Kind.FAILED, p) for p in problems]) if problems \
+        else Outcome()
 
 
 def stream_shortfall(stream: IperfResult | UdpResult | None, floor_mbit: float) -> str:

@@ -33,7 +33,7 @@ from vnetbench.measure.room import (
     machines_named,
     parse_machine,
 )
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.declaration import Values
@@ -111,7 +111,7 @@ class Room(Scenario):
                         ["vnetbench-room", "server", str(PORT), *sizes], server, remove=False)
             problem = self.wait_serving(context, server)
             if problem:
-                return PassResult({}, {}, problem, state=State.FAILED)
+                return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
             load = self.run_load(context, names, f"http://{target}:{PORT}", pass_no)
         finally:
             for name in [*names.values(), server]:
@@ -260,8 +260,9 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
         why = next(iter({**room.stalled, **room.without_record}.values()),
                    "every request failed or timed out")
         state = State.DEAD if room.machines else State.FAILED
-        return PassResult(metrics, summary, f"no request of {total} machines was answered: "
-                          f"{why}", state=state)
+        return PassResult(metrics, summary, single(
+            state, Kind.DEAD if state is State.DEAD else Kind.FAILED,
+            f"no request of {total} machines was answered: {why}"))
     problems = []
     if room.without_record:
         first = next(iter(room.without_record.items()))
@@ -277,9 +278,8 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
                         f"after the room's instant (the engine started the probes slower "
                         f"than {load.lead_s:.0f} s allowed): they overlapped for less than "
                         f"{seconds:g} s")
-    status = "; ".join(problems) or "ok"
-    return PassResult(metrics, summary, status,
-                      state=State.PARTIAL if problems else State.OK)
+    return PassResult(metrics, summary, Outcome(State.PARTIAL, [
+        Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome())
 
 
 def room_metrics(room: RoomFigures, load: Load) -> Metrics:

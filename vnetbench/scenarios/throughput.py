@@ -42,7 +42,7 @@ from vnetbench.measure.iperf import (
 from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, State, single
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.throughput import DECLARATION
@@ -93,18 +93,18 @@ class Throughput(PairScenario):
             summary = {"udp_mbit": udp.receiver_mbit,
                        "udp_loss": udp_metrics(udp)["udp_loss"][0],
                        **{k: v for k, v in summary.items() if not k.startswith(("tcp", "ret"))}}
-        state, status = path_status(tcp or udp, tcp_error, ping, ping_error,
-                                    stall_floor_mbit(context.topology))
-        if state is State.OK and stream.apart:
-            state, status = State.PARTIAL, f"partial: {stream.apart}"
-        if state.measured and stream.unmeasured:
-            status += "; " + "; ".join(f"no {metric}: {why}"
-                                       for metric, why in stream.unmeasured.items())
+        outcome = path_status(tcp or udp, tcp_error, ping, ping_error,
+                              stall_floor_mbit(context.topology))
+        if outcome.state is State.OK and stream.apart:
+            outcome = single(State.PARTIAL, Kind.PARTIAL, f"partial: {stream.apart}")
+        if outcome.state.measured:
+            for metric, why in stream.unmeasured.items():
+                outcome.add(Kind.UNMEASURED, f"no {metric}: {why}", addendum=True)
         notes = []
-        if state is State.DEAD:
-            status = with_last_log_lines(context, status, pass_no, client, server)
-            notes.append(status)
-        return PassResult(metrics, summary, status, notes, state)
+        if outcome.state is State.DEAD:
+            with_last_log_lines(context, outcome, pass_no, client, server)
+            notes.append(outcome.status)
+        return PassResult(metrics, summary, outcome, notes)
 
     def _stream(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.declaration import Values
 from vnetbench.scenarios.declared.transactions import DECLARATION, RR_TESTS
@@ -72,12 +72,12 @@ class Transactions(PairScenario):
                         timeout_seconds=LIVENESS_PINGS * LIVENESS_INTERVAL_S + 10)
         rounds = self._rounds(context, client.name, server.name, target, pass_no,
                               ping.result.received if ping.result else 0)
-        state, status = transactions_status(rounds, ping.result, ping.error)
+        outcome = transactions_status(rounds, ping.result, ping.error)
         notes = []
-        if state is State.DEAD:
-            status = with_last_log_lines(context, status, pass_no, client, server)
-            notes.append(status)
-        return PassResult(rates_metrics(rounds), summary_of(rounds), status, notes, state)
+        if outcome.state is State.DEAD:
+            with_last_log_lines(context, outcome, pass_no, client, server)
+            notes.append(outcome.status)
+        return PassResult(rates_metrics(rounds), summary_of(rounds), outcome, notes)
 
     def _rounds(self, context: ScenarioContext, client: str, server: str, target: str,
                 pass_no: int, answered: int) -> list[Rates]:
@@ -151,7 +151,7 @@ def summary_of(rounds: list[Rates]) -> dict[str, float | int | str | None]:
 
 
 def transactions_status(rounds: list[Rates], ping: PingResult | None,
-                        ping_error: str | None) -> tuple[State, str]:
+                        ping_error: str | None) -> Outcome:
     """DEAD when no round completed a transaction and no ping was answered (as
     throughput's path_status); FAILED when a round failed on a path that answers;
     else OK (the pings only tell the two apart: an ICMP-deaf path that carries TCP
@@ -161,8 +161,8 @@ def transactions_status(rounds: list[Rates], ping: PingResult | None,
     failed = [r for r in rounds if r.result is None]
     if len(failed) == len(rounds) and answered == 0:
         error = next((r.error for r in failed if r.error), None) or ping_error
-        return State.DEAD, (f"path dead: {answered} of {sent} pings answered, no transaction "
-                            "completed" + (f" ({error})" if error else ""))
-    if failed:
-        return State.FAILED, "; ".join(f"{r.label} failed: {r.error}" for r in failed)
-    return State.OK, "ok"
+        return single(State.DEAD, Kind.DEAD, (
+            f"path dead: {answered} of {sent} pings answered, no transaction completed"
+            + (f" ({error})" if error else "")))
+    return Outcome(State.FAILED, [Problem(Kind.FAILED, f"{r.label} failed: {r.error}")
+                                  for r in failed]) if failed else Outcome()

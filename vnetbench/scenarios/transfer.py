@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
-from vnetbench.outcome import State
+from vnetbench.outcome import Kind, Outcome, Problem, State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
 from vnetbench.scenarios.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
 from vnetbench.scenarios.pair import pick_pair
@@ -43,8 +43,8 @@ class TransferScenario(Scenario):
             series += transfer_series(direction, run.result)
         summary: dict[str, float | int | str | None] = {
             f"{d}_s": run.result.seconds if run.result else None for d, run in runs.items()}
-        state, status = transfer_status(runs, context.topology.settings.transfer.timeout_s)
-        return PassResult(metrics, summary, status, [], state, series)
+        outcome = transfer_status(runs, context.topology.settings.transfer.timeout_s)
+        return PassResult(metrics, summary, outcome, series=series)
 
     def _transfer(self, context: ScenarioContext, client: str, server: str, target: str,
                   pass_no: int, direction: str) -> ToolRun[Transfer]:
@@ -81,7 +81,7 @@ def transfer_series(direction: str, transfer: Transfer | None) -> list[SeriesPoi
 
 
 def transfer_status(runs: dict[str, ToolRun[Transfer]],
-                    bound_s: float) -> tuple[State, str]:
+                    bound_s: float) -> Outcome:
     """OK when both finished; PARTIAL when one was cut short by its bound or failed;
     DEAD when nothing moved either way."""
     problems = []
@@ -97,7 +97,7 @@ def transfer_status(runs: dict[str, ToolRun[Transfer]],
                             "time pv could count (0 s): no rate; give more transfer_bytes")
     moved = sum(run.result.done_bytes for run in runs.values() if run.result)
     if not moved:
-        return State.DEAD, "path dead: 0 bytes moved either way; " + "; ".join(problems)
-    if problems:
-        return State.PARTIAL, "; ".join(problems)
-    return State.OK, "ok"
+        return Outcome(State.DEAD, [Problem(Kind.DEAD, "path dead: 0 bytes moved either way"),
+                                    *(Problem(Kind.FAILED, p) for p in problems)])
+    return Outcome(State.PARTIAL, [Problem(Kind.PARTIAL, p) for p in problems]) if problems \
+        else Outcome()

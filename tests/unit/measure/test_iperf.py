@@ -110,17 +110,18 @@ def test_a_stream_that_stalls_while_pings_pass_is_a_failure(data_dir: Path) -> N
     5 s (iperf3 ended normally). Marked ok, it read as a measured 0 Mbit/s."""
     from vnetbench.measure.iperf import parse_iperf_json
     from vnetbench.measure.ping import parse_ping
-    from vnetbench.outcome import State
+    from vnetbench.outcome import Outcome, State
     from vnetbench.scenarios.pair import path_status, stall_floor_mbit
     from vnetbench.topology import parse_topology
 
     stalled = parse_iperf_json((data_dir / "iperf3-stalled-mtu.json").read_text())
     ping = parse_ping((data_dir / "ping-over-stalled-mtu.txt").read_text())
-    state, status = path_status(stalled, None, ping, None)
+    outcome = path_status(stalled, None, ping, None)
+    state, status = outcome.state, outcome.status
     assert state is State.FAILED
     assert "stalled" in status and f"{ping.received} of {ping.transmitted}" in status
     healthy = parse_iperf_json((data_dir / "iperf3-tcp-2s.json").read_text())
-    assert path_status(healthy, None, ping, None) == (State.OK, "ok")
+    assert path_status(healthy, None, ping, None) == Outcome()
     slow = parse_topology({"name": "t", "switches": 2, "agents": 2,
                            "links": {"backbone": {"rate": "100kbit"}}}, "t.yml")
     assert stall_floor_mbit(slow) == pytest.approx(0.01)  # a tenth of a slow link's rate

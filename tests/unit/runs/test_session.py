@@ -7,6 +7,7 @@ import pytest
 
 from vnetbench.measure.cpu import HostSample, host_task_seconds, outside_cores
 from vnetbench.metrics import OUTSIDE_LOAD
+from vnetbench.outcome import Kind, State, single
 from vnetbench.runs.outcomes import OUTSIDE_LOAD_SHARE, mark_outside_load
 from vnetbench.scenarios.base import PassResult
 
@@ -34,10 +35,10 @@ def test_a_pass_beside_a_tenth_of_the_machine_is_marked_not_failed() -> None:
     quiet = PassResult({}, {})
     mark_outside_load(quiet, limit / 2)
     assert quiet.status == "ok" and quiet.metrics[OUTSIDE_LOAD.name][0] == round(limit / 2, 3)
-    busy = PassResult({}, {}, status="partial: 19 of 20 joined")
+    busy = PassResult({}, {}, single(State.PARTIAL, Kind.PARTIAL, "partial: 19 of 20 joined"))
     mark_outside_load(busy, limit * 3)
     assert busy.status.startswith("partial: 19 of 20 joined; measured under outside load")
-    assert busy.state.value == "ok"
+    assert busy.state is State.PARTIAL and busy.outcome.has(Kind.OUTSIDE_LOAD)
     unknown = PassResult({}, {})
     mark_outside_load(unknown, None)
     assert unknown.metrics == {} and unknown.status == "ok"

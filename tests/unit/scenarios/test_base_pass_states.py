@@ -19,7 +19,7 @@ from vnetbench.measure.iperf import IperfError, parse_iperf_json, parse_iperf_ud
 from vnetbench.measure.ping import PingParseError, parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.measure.transfer import parse_counts
-from vnetbench.outcome import State
+from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios.flood import flood_status
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.pair import path_status
@@ -55,7 +55,8 @@ def test_a_stalled_stream_with_no_ping_answered_is_a_dead_path(data_dir: Path) -
     was state ok: the stall check asked for answered pings."""
     stalled = parse_iperf_json(read(data_dir, "iperf3-stalled-mtu.json"))
     dead = parse_ping(read(data_dir, "ping-dead.txt"))
-    state, status = path_status(stalled, None, dead, None)
+    outcome = path_status(stalled, None, dead, None)
+    state, status = outcome.state, outcome.status
     assert state is State.DEAD
     assert status == ("path dead: 0 of 5 pings answered, the TCP stream moved 0.000 Mbit/s")
 
@@ -72,7 +73,8 @@ def test_a_udp_stream_of_which_nothing_arrived_is_not_ok(
         data_dir: Path, edit: dict[str, dict[str, Any]], ping_file: str,
         expected_state: State, expected: str) -> None:
     udp = parse_iperf_udp(udp_report(data_dir, edit))
-    state, status = path_status(udp, None, parse_ping(read(data_dir, ping_file)), None)
+    outcome = path_status(udp, None, parse_ping(read(data_dir, ping_file)), None)
+    state, status = outcome.state, outcome.status
     assert state is expected_state and expected in status, status
 
 
@@ -81,16 +83,17 @@ def test_streams_that_delivered_stay_ok(data_dir: Path) -> None:
     ping = parse_ping(read(data_dir, "ping-20.txt"))
     for udp in (parse_iperf_udp(read(data_dir, "iperf3-udp-300m.json")),
                 parse_iperf_udp(udp_report(data_dir))):  # 7.8 % lost: a measurement
-        assert path_status(udp, None, ping, None) == (State.OK, "ok")
+        assert path_status(udp, None, ping, None) == Outcome()
     tcp = parse_iperf_json(read(data_dir, "iperf3-tcp-2s.json"))
-    assert path_status(tcp, None, ping, None) == (State.OK, "ok")
+    assert path_status(tcp, None, ping, None) == Outcome()
 
 
 def test_no_ping_answered_while_the_stream_delivered_is_a_failure(data_dir: Path) -> None:
     """A good TCP stream, then pings of which none came back: ping_loss 100 % and no
     round trip was recorded as ok."""
     tcp = parse_iperf_json(read(data_dir, "iperf3-tcp-2s.json"))
-    state, status = path_status(tcp, None, parse_ping(read(data_dir, "ping-dead.txt")), None)
+    outcome = path_status(tcp, None, parse_ping(read(data_dir, "ping-dead.txt")), None)
+    state, status = outcome.state, outcome.status
     assert state is State.FAILED and "no ping answered (0 of 5)" in status
 
 
@@ -129,15 +132,16 @@ def ping_run(data_dir: Path, name: str) -> ToolRun[Any]:
 def test_a_flood_of_which_nothing_arrived_measured_no_drops(data_dir: Path) -> None:
     """All 27864 lost was recorded ok as 27864 drops under the limits: the path's, not
     the limiter's (a token bucket lets its rate through)."""
-    state, status = flood_status(flood_run(data_dir, ALL_LOST), ping_run(data_dir,
+    outcome = flood_status(flood_run(data_dir, ALL_LOST), ping_run(data_dir,
                                                                          "ping-20.txt"))
+    state, status = outcome.state, outcome.status
     assert state is State.FAILED
     assert status.startswith("none of the flood's 27864 datagrams reached the target")
-    state, status = flood_status(flood_run(data_dir, ALL_LOST), ping_run(data_dir,
+    outcome = flood_status(flood_run(data_dir, ALL_LOST), ping_run(data_dir,
                                                                          "ping-dead.txt"))
+    state, status = outcome.state, outcome.status
     assert state is State.DEAD and status.startswith("path dead: 0 of 5 pings answered")
-    assert flood_status(flood_run(data_dir, None), ping_run(data_dir, "ping-20.txt")) == (
-        State.OK, "ok")
+    assert flood_status(flood_run(data_dir, None), ping_run(data_dir, "ping-20.txt")) == Outcome()
 
 
 def test_a_transfer_too_short_to_time_has_no_rate() -> None:
@@ -146,7 +150,8 @@ def test_a_transfer_too_short_to_time_has_no_rate() -> None:
     transfer = parse_counts("0.0000 1024\n", 1024)
     whole = parse_counts("2.0000 1024\n", 1024)
     runs = {"upload": ToolRun("", transfer, None), "download": ToolRun("", whole, None)}
-    state, status = transfer_status(runs, 120)
+    outcome = transfer_status(runs, 120)
+    state, status = outcome.state, outcome.status
     assert state is State.PARTIAL and "upload of 1KiB took no time pv could count" in status
     assert transfer_metrics("upload", transfer)["upload_mbit"] == (None, "Mbit/s")
     assert transfer_metrics("download", whole)["download_mbit"][0] == pytest.approx(0.004096)

@@ -18,7 +18,7 @@ from vnetbench.measure.iperf import IperfError, parse_iperf_bidir, parse_iperf_j
 from vnetbench.measure.ping import stamped_ping_argv
 from vnetbench.measure.ping_window import parse_probes, percentile, sent_between, summarise
 from vnetbench.measure.probe import parsed
-from vnetbench.outcome import State
+from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.loaded_latency import (
     Phase,
@@ -104,7 +104,8 @@ def test_both_ways_goodput_is_the_two_directions_summed(data_dir: Path) -> None:
 def test_a_dead_path_is_said_in_one_sentence(data_dir: Path) -> None:
     """Idle pings all unanswered and a stream that could not connect: path dead."""
     phases = [idle(data_dir, "ping-D-unreachable.txt"), one_way(data_dir, "iperf3-refused.json")]
-    state, status = phases_status(phases, 0.1)
+    outcome = phases_status(phases, 0.1)
+    state, status = outcome.state, outcome.status
     assert state is State.DEAD
     assert status.startswith("path dead: 0 of 99 pings answered, 0 bytes delivered "
                              "(unable to connect to server")
@@ -115,13 +116,14 @@ def test_a_dead_path_is_said_in_one_sentence(data_dir: Path) -> None:
 
 def test_a_stream_failing_on_a_live_path_fails_the_pass(data_dir: Path) -> None:
     phases = [idle(data_dir), one_way(data_dir, "iperf3-refused.json")]
-    state, status = phases_status(phases, 0.1)
+    outcome = phases_status(phases, 0.1)
+    state, status = outcome.state, outcome.status
     assert state is State.FAILED
     assert status.startswith("under load one way: the stream failed: unable to connect")
 
 
 def test_good_phases_are_ok(data_dir: Path) -> None:
-    assert phases_status([idle(data_dir), one_way(data_dir)], 0.1) == (State.OK, "ok")
+    assert phases_status([idle(data_dir), one_way(data_dir)], 0.1) == Outcome()
 
 
 def test_the_ping_is_ended_by_sigint_after_its_length() -> None:

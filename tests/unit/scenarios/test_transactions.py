@@ -10,7 +10,7 @@ import pytest
 from vnetbench.measure.netperf import NetperfError, parse_netperf
 from vnetbench.measure.ping import parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.outcome import State
+from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.transactions import (
@@ -66,8 +66,9 @@ def test_one_instance_failing_fails_its_round_with_its_error(data_dir: Path) -> 
     assert done[2].result is None
     assert done[2].error is not None and done[2].error.startswith("1 of 3 instances failed")
     assert rates_metrics(done)["tcp_rr_tps_x3"] == (None, "transactions/s")
-    state, status = transactions_status(done, parse_ping((data_dir / "ping-20.txt")
+    outcome = transactions_status(done, parse_ping((data_dir / "ping-20.txt")
                                                          .read_text()), None)
+    state, status = outcome.state, outcome.status
     assert state is State.FAILED
     assert status.startswith("TCP_RR x3 failed: 1 of 3 instances failed: netperf reported no "
                              "figures: establish control: are you sure there is a netserver")
@@ -76,19 +77,20 @@ def test_one_instance_failing_fails_its_round_with_its_error(data_dir: Path) -> 
 def test_nothing_completed_and_no_ping_answered_is_a_dead_path(data_dir: Path) -> None:
     refused = [Rates.of("TCP_RR", [run_of(data_dir, "netperf-refused.txt")])]
     dead = parse_ping((data_dir / "ping-dead.txt").read_text())
-    state, status = transactions_status(refused, dead, None)
+    outcome = transactions_status(refused, dead, None)
+    state, status = outcome.state, outcome.status
     assert state is State.DEAD
     assert status.startswith("path dead: 0 of 5 pings answered, no transaction completed "
                              "(netperf reported no figures")
     # the same failure with pings answered: netperf failed on a path that carries
     alive = parse_ping((data_dir / "ping-20.txt").read_text())
-    assert transactions_status(refused, alive, None)[0] is State.FAILED
+    assert transactions_status(refused, alive, None).state is State.FAILED
 
 
 def test_transactions_with_no_ping_answered_are_measured(data_dir: Path) -> None:
     """ICMP may not cross a path that carries TCP: the pings only tell dead from failed."""
     dead = parse_ping((data_dir / "ping-dead.txt").read_text())
-    assert transactions_status(rounds(data_dir), dead, None) == (State.OK, "ok")
+    assert transactions_status(rounds(data_dir), dead, None) == Outcome()
 
 
 def test_settings_shape_the_numbers_and_the_pair_is_checked() -> None:

@@ -347,13 +347,14 @@ class Vnet(Overlay):
         seconds, confirmed = self.signal_and_wait(stack, holder, str(reload.get("signal")),
                                                   topology)
         final = config.read_text()
-        status = "ok" if confirmed == len(topology.switches) else (
+        everyone = confirmed == len(topology.switches)
+        unconfirmed = "" if everyone else (
             f"only {confirmed} of {len(topology.switches)} switches confirmed the new "
             f"config within {RECONFIGURE_WAIT_SECONDS:.0f} s")
         return Reconfiguration(lines=len(final.splitlines()), bytes=len(final.encode()),
-                               seconds=seconds if status == "ok" else None,
+                               seconds=seconds if everyone else None,
                                confirmed=confirmed, expected=len(topology.switches),
-                               status=status)
+                               unconfirmed=unconfirmed)
 
     def signal_and_wait(self, stack: Stack, holder: str, signal_name: str,
                         topology: Topology) -> tuple[float | None, int]:
