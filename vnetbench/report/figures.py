@@ -1,8 +1,10 @@
 """Interactive Plotly figures of a results directory, for report.html: every pass a
 point whose hover says its pass, run id and settings; a trace (legend entry) per
-overlay, so a click on the legend hides or shows an overlay; the latency CDF of
-each pass from its raw ping output; join time against N; each swept parameter;
-a method's bytes over time."""
+overlay, so a click on the legend hides or shows an overlay; each scenario's
+declared figures (scenarios/declared/, the same list report.md draws: a metric
+against a setting, the CDF of each pass's raw ping output, a distribution's
+percentiles as a CDF); each swept parameter; failover's timelines; a method's
+bytes over time."""
 
 from __future__ import annotations
 
@@ -16,21 +18,21 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from vnetbench.metrics import Better, Metric
-from vnetbench.report.plots import axis_label, swept_columns, timelines
+from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
-from vnetbench.scenarios.declared import catalogue
-from vnetbench.scenarios.declared.join import JOIN_SECONDS
+from vnetbench.scenarios.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.scenarios.declared import DECLARATIONS, catalogue
 from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     INTERVAL_S,
-    MACHINES,
     METHOD,
     METRIC,
     OVERLAY,
     PARAMETER_PREFIX,
     PASS,
     RUN_ID,
+    SCENARIO,
     SETTING_PREFIX,
     UNIT,
     VALUE,
@@ -139,9 +141,8 @@ def against_figure(rows: pd.DataFrame, x_column: str, title: str,
     return layout(figure, title, x_label, unit, rows[VALUE])
 
 
-def cdf_figure(samples: list[PingSample], scenario: str) -> go.Figure | None:
+def cdf_figure(of_scenario: list[PingSample], title: str) -> go.Figure | None:
     """The round trips of each pass as a CDF, a line per pass, grouped per overlay."""
-    of_scenario = [s for s in samples if s.scenario == scenario]
     if not of_scenario:
         return None
     figure = go.Figure()
@@ -161,12 +162,56 @@ def cdf_figure(samples: list[PingSample], scenario: str) -> go.Figure | None:
                            "%{customdata[1]}<br>%{customdata[2]}<br>%{x:.3f} ms: "
                            "%{y:.0%} of replies<extra></extra>")))
         shown.add(sample.overlay)
-    figure = layout(figure, f"{scenario}: ping round trips, a line per pass (CDF)",
-                    "round trip (ms)", "fraction of replies")
+    figure = layout(figure, title, "round trip (ms)", "fraction of replies")
     rtts = [r for s in of_scenario for r in s.rtts_ms if r > 0]
     if rtts and max(rtts) / min(rtts) > LOG_SPAN:
         figure.update_xaxes(type="log")
     return figure
+
+
+def percentile_cdf_figure(frame: pd.DataFrame, title: str) -> go.Figure | None:
+    """The room's request latency percentiles as a CDF (mean over passes), a line per
+    overlay and variant, log time axis."""
+    lines = room_cdf_points(frame)
+    if not lines:
+        return None
+    figure = go.Figure()
+    for label, points in lines.items():
+        overlay = label.split(" ", 1)[0]
+        figure.add_trace(go.Scatter(
+            x=points.to_numpy(), y=points.index / 100, mode="lines+markers", name=label,
+            line={"color": colour(overlay)},
+            hovertemplate=f"{label}<br>%{{y:.1%}} of requests within %{{x:.3f}} ms"
+                          "<extra></extra>"))
+    figure = layout(figure, title, "request latency (ms, log scale)",
+                    "share of requests answered within")
+    figure.update_xaxes(type="log")
+    return figure
+
+
+def scenario_figures(rows: pd.DataFrame, samples: list[PingSample]) -> list[Figure]:
+    """Each registered scenario's declared figures that its rows (or raw files) can
+    draw, in catalogue order, each by its declared name."""
+    passes = measured_pass_values(rows)
+    found = [(spec.name, scenario_figure(
+        spec, rows[rows[SCENARIO] == declared.name],
+        passes[passes[SCENARIO] == declared.name],
+        [s for s in samples if s.scenario == declared.name]))
+        for declared in DECLARATIONS for spec in declared.figures]
+    return [Figure(name, figure) for name, figure in found if figure is not None]
+
+
+def scenario_figure(spec: FigureSpec, rows: pd.DataFrame, passes: pd.DataFrame,
+                    samples: list[PingSample]) -> go.Figure | None:
+    """One declared figure of a scenario's rows, measured passes and ping samples."""
+    match spec:
+        case AgainstSetting():
+            return against_figure(passes[passes[METRIC] == spec.metric.name],
+                                  setting_column(spec.setting), spec.title, spec.axis)
+        case PingCdf():
+            return cdf_figure(samples, spec.title)
+        case PercentileCdf():
+            return percentile_cdf_figure(rows, spec.title)
 
 
 def series_figures(frame: pd.DataFrame, method: str) -> Iterator[Figure]:
@@ -198,19 +243,14 @@ def series_figures(frame: pd.DataFrame, method: str) -> Iterator[Figure]:
 
 def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                    samples: list[PingSample]) -> list[Figure]:
-    """The results' own figures (no method's): each plotted metric per pass, the
-    latency CDF per scenario, join against N, each swept parameter."""
+    """The results' own figures (no method's): each plotted metric per pass, each
+    scenario's declared figures, each swept parameter, failover's timelines."""
     metrics = catalogue()
     rows = frame[frame[METHOD] == ""]
     passes = measured_pass_values(rows)
     headline = [Figure(m.name, figure, headline=True) for m in metrics
                 if m.plot and (figure := per_pass_figure(rows, m)) is not None]
-    found: list[tuple[str, go.Figure | None]] = [
-        (f"cdf-{s}", cdf_figure(samples, s))
-              for s in dict.fromkeys(sample.scenario for sample in samples)]
-    found.append(("join-against-n", against_figure(
-        passes[passes[METRIC] == JOIN_SECONDS.name], setting_column(MACHINES),
-        "join time against the machines joining at once", "machines joining at once")))
+    found: list[tuple[str, go.Figure | None]] = []
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:
@@ -218,7 +258,8 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                     passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
     found += timeline_figures(rows)
-    return headline + [Figure(name, figure) for name, figure in found if figure is not None]
+    return headline + scenario_figures(rows, samples) + [
+        Figure(name, figure) for name, figure in found if figure is not None]
 
 
 def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:

@@ -34,11 +34,11 @@ from vnetbench.report.document import (
 from vnetbench.report.plots import (
     write_bar_plots,
     write_line_plots,
-    write_room_cdf_plot,
+    write_scenario_plots,
     write_series_plots,
     write_timeline_plots,
 )
-from vnetbench.report.raw import RawCell
+from vnetbench.report.raw import RawCell, ping_samples
 from vnetbench.report.tables import markdown
 from vnetbench.schema import METHOD
 
@@ -142,9 +142,11 @@ def plots(report: Report, method: str | None, kind: Plots) -> list[Path]:
     if method is None and kind is Plots.HEADLINE:
         return write_bar_plots(report.summary, report.directory)
     if method is None:
-        return (write_line_plots(report.summary, report.directory)
-                + write_timeline_plots(report.frame, report.directory)
-                + [p for p in [write_room_cdf_plot(report.frame, report.directory)] if p])
+        own = report.frame[report.frame[METHOD] == ""]
+        samples = ping_samples(report.directory, own, report.record)
+        return (write_scenario_plots(own, report.summary, samples, report.directory)
+                + write_line_plots(report.summary, report.directory)
+                + write_timeline_plots(report.frame, report.directory))
     frame = report.frame
     return write_series_plots(frame[frame[METHOD] == method], report.directory, method)
 

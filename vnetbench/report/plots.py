@@ -1,4 +1,6 @@
-"""PNG plots of a results frame (matplotlib, no display needed)."""
+"""PNG plots of a results frame (matplotlib, no display needed): the headline bars,
+each scenario's declared figures (scenarios/declared/, the same list report.html
+draws), sweeps, failover's timelines, a method's bytes over time."""
 
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ from matplotlib.figure import Figure
 
 from vnetbench.files import write_atomic
 from vnetbench.metrics import Better
+from vnetbench.report.raw import PingSample
 from vnetbench.rundir import slug
-from vnetbench.scenarios.declared import catalogue
+from vnetbench.scenarios.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.scenarios.declared import DECLARATIONS, catalogue
 from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, FAULT_AT_PREFIX
-from vnetbench.scenarios.declared.join import JOIN_SECONDS
-from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX, ROOM_P99_MS
+from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX
 from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     INTERVAL_S,
@@ -27,6 +30,7 @@ from vnetbench.schema import (
     METRIC,
     OVERLAY,
     PASS,
+    SCENARIO,
     UNIT,
     VALUE,
     VARIANT,
@@ -68,7 +72,7 @@ def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
 
 
 def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str,
-                 path: Path) -> Path | None:
+                 path: Path, title: str = "") -> Path | None:
     """A metric against a numeric setting column (join time against N, sweeps)."""
     if x_column not in summary.columns:
         return None
@@ -76,7 +80,7 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
     if rows[x_column].nunique() < 2:
         return None
     figure, axes = plt.subplots(figsize=(5, 3.5))
-    axes.set_title(f"{metric}: mean over passes, band lowest to highest", fontsize=9)
+    axes.set_title(f"{title or metric}: mean over passes, band lowest to highest", fontsize=9)
     for overlay, group in rows.groupby(OVERLAY):
         group = group.assign(x=group[x_column].astype(float)).sort_values("x")
         axes.plot(group["x"], group["mean"], marker="o", label=str(overlay))
@@ -93,9 +97,33 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
 
 
 def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
-    """Bars per overlay for the catalogue's plotted metrics; join time against N;
-    every judged headline metric against each swept parameter (var_* columns)."""
+    """Bars per overlay for the catalogue's plotted metrics; every judged headline
+    metric against each swept parameter (var_* columns)."""
     return write_bar_plots(summary, directory) + write_line_plots(summary, directory)
+
+
+def write_scenario_plots(frame: pd.DataFrame, summary: pd.DataFrame,
+                         samples: list[PingSample], directory: Path) -> list[Path]:
+    """Each registered scenario's declared figures that its rows (or raw files) can
+    draw, in catalogue order, each as NAME.png."""
+    written = [scenario_plot(spec, frame[frame[SCENARIO] == declared.name],
+                             summary, [s for s in samples if s.scenario == declared.name],
+                             directory / f"{spec.name}.png")
+               for declared in DECLARATIONS for spec in declared.figures]
+    return [path for path in written if path]
+
+
+def scenario_plot(spec: FigureSpec, frame: pd.DataFrame, summary: pd.DataFrame,
+                  samples: list[PingSample], path: Path) -> Path | None:
+    """One declared figure of a scenario's rows, summary and ping samples."""
+    match spec:
+        case AgainstSetting():
+            return line_against(summary, spec.metric.name, setting_column(spec.setting),
+                                spec.axis, path, spec.title)
+        case PingCdf():
+            return write_ping_cdf_plot(samples, spec.title, path)
+        case PercentileCdf():
+            return write_room_cdf_plot(frame, path, spec.title)
 
 
 def write_bar_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
@@ -107,13 +135,9 @@ def write_bar_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
 
 
 def write_line_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
-    """Join time and the room's p99 against N; every judged headline metric against
-    each swept parameter (var_* columns)."""
+    """Every judged headline metric against each swept parameter (var_* columns)."""
     metrics = catalogue()
-    written = [line_against(summary, JOIN_SECONDS.name, setting_column(MACHINES),
-                            "machines joining at once", directory / "join.png"),
-               line_against(summary, ROOM_P99_MS.name, setting_column(MACHINES),
-                            "machines in the room", directory / "room-p99-by-size.png")]
+    written: list[Path | None] = []
     for column in swept_columns(summary):
         for metric in metrics:
             if metric.headline and metric.better is not Better.NEITHER:
@@ -227,7 +251,7 @@ def room_cdf_points(frame: pd.DataFrame) -> dict[str, pd.Series]:
     return found
 
 
-def write_room_cdf_plot(frame: pd.DataFrame, directory: Path) -> Path | None:
+def write_room_cdf_plot(frame: pd.DataFrame, path: Path, title: str) -> Path | None:
     """The room's request latency as a CDF, a line per overlay, log time axis."""
     lines = room_cdf_points(frame)
     if not lines:
@@ -238,11 +262,35 @@ def write_room_cdf_plot(frame: pd.DataFrame, directory: Path) -> Path | None:
     axes.set_xscale("log")
     axes.set_xlabel("request latency (ms, log scale)")
     axes.set_ylabel("share of requests answered within")
-    axes.set_title("room: latency of every request of every machine (mean over passes)",
-                   fontsize=9)
+    axes.set_title(title, fontsize=9)
     axes.legend(fontsize=7)
     figure.tight_layout()
-    path = directory / "room-latency-cdf.png"
+    save_figure(figure, path)
+    return path
+
+
+def write_ping_cdf_plot(samples: list[PingSample], title: str, path: Path) -> Path | None:
+    """Each pass's ping round trips as a CDF, a line per pass in its overlay's colour."""
+    if not samples:
+        return None
+    figure, axes = plt.subplots(figsize=(6, 3.8))
+    colours = dict(zip(dict.fromkeys(s.overlay for s in samples), plt.rcParams[
+        "axes.prop_cycle"].by_key()["color"] * 4, strict=False))
+    shown: set[str] = set()
+    for sample in samples:
+        rtts = sorted(sample.rtts_ms)
+        axes.step(rtts, [(i + 1) / len(rtts) for i in range(len(rtts))], where="post",
+                  color=colours[sample.overlay], linewidth=0.9,
+                  label=None if sample.overlay in shown else sample.overlay)
+        shown.add(sample.overlay)
+    rtts = [r for s in samples for r in s.rtts_ms if r > 0]
+    if rtts and max(rtts) / min(rtts) > 20:
+        axes.set_xscale("log")
+    axes.set_xlabel("round trip (ms)")
+    axes.set_ylabel("fraction of replies")
+    axes.set_title(title, fontsize=9)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
     save_figure(figure, path)
     return path
 

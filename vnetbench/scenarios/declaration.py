@@ -1,7 +1,7 @@
 """What a scenario declares, apart from the code that measures: its name and help
-line, the metrics it emits (with their units), its matrix variants and where its
-code lives. Light: the catalogue, the reports, `run`'s help and the matrix's plan
-read declarations without loading anything that measures."""
+line, the metrics it emits (with their units), its matrix variants, its figures
+and where its code lives. Light: the catalogue, the reports, `run`'s help and the
+matrix's plan read declarations without loading anything that measures."""
 
 from __future__ import annotations
 
@@ -25,6 +25,39 @@ def sizes(*machines: int) -> Variants:
 
 
 @dataclass(frozen=True)
+class AgainstSetting:
+    """A metric's passes against a setting that varies between cells, a line per
+    overlay through its means (join time against the machines joining at once)."""
+
+    name: str  # the figure's name: report.md's NAME.png, report.html's element
+    metric: Metric
+    setting: str  # a setting's name, its result column `set_<setting>`
+    axis: str  # the setting's axis label
+    title: str
+
+
+@dataclass(frozen=True)
+class PingCdf:
+    """Each pass's ping round trips, read back from its raw ping output
+    (`ping-passN.txt` under its run directory), as a CDF."""
+
+    name: str
+    title: str
+
+
+@dataclass(frozen=True)
+class PercentileCdf:
+    """The percentiles a pass's rows hold of one distribution (the room's request
+    latency) as a CDF, the mean over passes, a line per overlay and variant."""
+
+    name: str
+    title: str
+
+
+FigureSpec = AgainstSetting | PingCdf | PercentileCdf
+
+
+@dataclass(frozen=True)
 class Declaration:
     name: str
     description: str  # its line in `run`'s help
@@ -35,6 +68,8 @@ class Declaration:
     # the matrix's cells: overlay (or EVERY) -> its variants; empty: not in the matrix
     # (it runs by name, or in a method)
     variants: Mapping[str, Variants] = field(default_factory=dict)
+    # its figures, drawn by both reports (report.md's PNGs, report.html's Plotly)
+    figures: tuple[FigureSpec, ...] = ()
 
     def metric(self, name: str) -> Metric:
         """One of its declared metrics, by its declared name or a name of its shape

@@ -9,7 +9,8 @@ from pydantic import Field
 
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import EVERY, Declaration, sizes
+from vnetbench.scenarios.declaration import EVERY, AgainstSetting, Declaration, sizes
+from vnetbench.schema import MACHINES
 
 JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once",
                       lead=True)
@@ -49,4 +50,6 @@ DECLARATION = Declaration(
     # one container per client at 20 and 50 clients (100 containers take ~45 s to come
     # up here, three passes per overlay); vNet pools its agents and runs the seed's sizes
     variants={EVERY: sizes(20, 50), "vnet": sizes(100, 200, 400, 800)},
+    figures=(AgainstSetting("join-against-n", JOIN_SECONDS, MACHINES, "machines joining at once",
+                            "join time against the machines joining at once"),),
 )

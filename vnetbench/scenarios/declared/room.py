@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import EVERY, Declaration
+from vnetbench.scenarios.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
 from vnetbench.schema import MACHINES
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
@@ -89,4 +89,8 @@ DECLARATION = Declaration(
     # spent): 20 machines for 3 s, twice (~30 s an overlay, bring-up included);
     # `vnetbench capacity` finds the largest room, `run room` measures longer
     variants={EVERY: {"n20": {MACHINES: 20, "seconds": 3, "passes": 2}}},
+    figures=(AgainstSetting("room-p99-by-size", ROOM_P99_MS, MACHINES, "machines in the room",
+                            "room: request latency p99 against the machines in the room"),
+             PercentileCdf("room-latency-cdf", "room: latency of every request of every "
+                           "machine (mean over passes)")),
 )

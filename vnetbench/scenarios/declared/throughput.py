@@ -4,7 +4,7 @@ vnetbench/scenarios/throughput.py."""
 from __future__ import annotations
 
 from vnetbench.metrics import Better, Metric
-from vnetbench.scenarios.declaration import DEFAULT, EVERY, Declaration
+from vnetbench.scenarios.declaration import DEFAULT, EVERY, Declaration, PingCdf
 
 TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
                   plot="throughput", lead=True)
@@ -66,4 +66,5 @@ DECLARATION = Declaration(
               "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows
                        "plain": {"tls": False, "limits": False},
                        "tls-limits": {"tls": True, "limits": True}}},
+    figures=(PingCdf("cdf-throughput", "throughput: ping round trips, a line per pass (CDF)"),),
 )

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import EVERY, Declaration
+from vnetbench.scenarios.declaration import EVERY, Declaration, PingCdf
 
 # transactions: netperf's request/response tests, alone, then `{instances}` at once
 # (rr_parallel; their rates summed, the worst instance's p99)
@@ -44,4 +44,7 @@ DECLARATION = Declaration(
     # the measured pair under load, once: ~4 x 3 s of netperf (TCP_CRR returns ~4 s
     # late), ~3 x 3 s of pings (~25 s and ~20 s an overlay); `run` gives them passes
     variants={EVERY: {"default": {"passes": 1, "seconds": 3}}},
+    # its liveness pings before the rounds
+    figures=(PingCdf("cdf-transactions",
+                     "transactions: ping round trips, a line per pass (CDF)"),),
 )

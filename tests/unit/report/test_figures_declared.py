@@ -1,0 +1,104 @@
+"""Each scenario's declared figures (scenarios/declared/) are the one list both
+reports draw: report.md's PNGs (plots.py) and report.html's Plotly figures
+(figures.py), by the same names, from rows made with the ResultSet the runs use."""
+
+from pathlib import Path
+
+from vnetbench.report.figures import report_figures, scenario_figures
+from vnetbench.report.plots import write_scenario_plots
+from vnetbench.report.raw import PingSample
+from vnetbench.report.tables import summary_table
+from vnetbench.results import ResultSet
+from vnetbench.scenarios.declaration import AgainstSetting, Declaration, PercentileCdf, PingCdf
+from vnetbench.scenarios.declared import DECLARATIONS
+from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX
+from vnetbench.schema import CellKey, Variant
+
+RUN_ID = "two-sites-20261201-000000-abcd"
+OVERLAYS = ("baseline", "wireguard")
+
+
+def add_against(results: ResultSet, declared: Declaration, spec: AgainstSetting) -> None:
+    """Two values of the setting, two passes each, per overlay."""
+    for number, overlay in enumerate(OVERLAYS, start=1):
+        for value in (10, 20):
+            cell = CellKey(RUN_ID, declared.name, overlay,
+                           Variant(f"n{value}", parameters={spec.setting: value}))
+            for pass_no in (1, 2):
+                results.add(cell, pass_no, {spec.metric.name: (number * value + pass_no,
+                                                               spec.metric.unit)},
+                            {spec.setting: value})
+
+
+def add_percentiles(results: ResultSet, declared: Declaration) -> None:
+    for overlay in OVERLAYS:
+        results.add(CellKey(RUN_ID, declared.name, overlay), 1,
+                    {f"{ROOM_LATENCY_PREFIX}{q}_ms": (q / 10, "ms") for q in (50, 90, 99)},
+                    {})
+
+
+def ping_samples(declared: Declaration) -> list[PingSample]:
+    return [PingSample(declared.name, overlay, "default", pass_no, RUN_ID, None,
+                       Path(f"runs/{RUN_ID}/{declared.name}/raw/ping-pass{pass_no}.txt"),
+                       (0.4, 0.5, 0.9))
+            for overlay in OVERLAYS for pass_no in (1, 2)]
+
+
+def every_declared_figure(directory: Path) -> tuple[ResultSet, list[PingSample], list[str]]:
+    """Rows (and ping samples) for every figure any registered scenario declares."""
+    results, samples, names = ResultSet(directory), [], []
+    for declared in DECLARATIONS:
+        for spec in declared.figures:
+            names.append(spec.name)
+            match spec:
+                case AgainstSetting():
+                    add_against(results, declared, spec)
+                case PercentileCdf():
+                    add_percentiles(results, declared)
+                case PingCdf():
+                    samples += ping_samples(declared)
+    return results, samples, names
+
+
+def test_both_reports_draw_each_declared_figure_by_its_name(tmp_path: Path) -> None:
+    results, samples, declared = every_declared_figure(tmp_path)
+    frame = results.frame()
+    drawn_md = [p.stem for p in write_scenario_plots(frame, summary_table(frame), samples,
+                                                     tmp_path)]
+    drawn_html = [f.name for f in scenario_figures(frame, samples)]
+    assert drawn_md == drawn_html == declared
+    assert {"join-against-n", "room-p99-by-size", "room-latency-cdf",
+            "cdf-throughput"} <= set(declared)
+    assert all((tmp_path / f"{name}.png").stat().st_size > 0 for name in drawn_md)
+    html_names = [f.name for f in report_figures(frame, summary_table(frame), samples)]
+    assert all(name in html_names for name in declared)  # report.html carries them
+
+
+def test_a_figure_without_its_data_is_left_out_of_both(tmp_path: Path) -> None:
+    """Only join's rows: its figure alone, in both; one machine count draws no line."""
+    results, _, _ = every_declared_figure(tmp_path)
+    frame = results.frame()
+    join = frame[frame["scenario"] == "join"]
+    assert [p.stem for p in write_scenario_plots(join, summary_table(join), [], tmp_path)] \
+        == [f.name for f in scenario_figures(join, [])] == ["join-against-n"]
+    single = join[join["set_machines"] == 10]
+    assert write_scenario_plots(single, summary_table(single), [], tmp_path) == []
+    assert scenario_figures(single, []) == []
+
+
+def test_the_html_figures_carry_what_they_declare(tmp_path: Path) -> None:
+    results, samples, _ = every_declared_figure(tmp_path)
+    figures = {f.name: f.figure for f in scenario_figures(results.frame(), samples)}
+    room = figures["room-p99-by-size"]
+    assert room.layout.xaxis.title.text == "machines in the room"
+    assert [t.name for t in room.data] == ["baseline", "baseline mean", "wireguard",
+                                           "wireguard mean"]
+    cdf = figures["room-latency-cdf"]
+    assert [list(t.x) for t in cdf.data] == [[5.0, 9.0, 9.9]] * 2
+    assert list(cdf.data[0].y) == [0.5, 0.9, 0.99]
+    assert len(figures["cdf-throughput"].data) == 4  # a line per pass
+
+
+def test_figure_names_are_unique_across_scenarios() -> None:
+    names = [spec.name for declared in DECLARATIONS for spec in declared.figures]
+    assert len(names) == len(set(names))
