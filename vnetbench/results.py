@@ -148,7 +148,8 @@ def load_results(directory: Path) -> pd.DataFrame:
 
 def read_csv_copy(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]})
+        return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]},
+                           dtype=dict.fromkeys(DIMENSIONS, str))
     except (OSError, ValueError) as damaged:  # pandas' EmptyDataError, ParserError
         raise UserError(f"{path.with_name(PARQUET)} cannot be read, nor its copy {path} "
                         f"({damaged}): the results of that directory are lost. Restore them "
