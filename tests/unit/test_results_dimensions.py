@@ -14,6 +14,7 @@ import pytest
 
 from vnetbench.report.compare import compare_directories
 from vnetbench.report.export import figures
+from vnetbench.report.history import headline_summary
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results, named
 from vnetbench.scenarios.declared import DECLARATIONS, catalogue
 from vnetbench.scenarios.declared.failover import DECLARATION as FAILOVER
@@ -70,7 +71,8 @@ def test_results_written_with_dimensions_in_names_are_split_when_read(
 
 def test_old_and_new_results_pair_series_by_metric_and_dimensions(
         data_copy: Callable[[str], Path], tmp_path: Path) -> None:
-    """compare OLD (names) NEW (columns), and export of either, see the same series."""
+    """compare OLD (names) NEW (columns), and history and export of either, see the
+    same series."""
     old = data_copy("results-named")
     new = tmp_path / "new"
     new.mkdir()
@@ -84,6 +86,8 @@ def test_old_and_new_results_pair_series_by_metric_and_dimensions(
     assert "outage_ms_switch-restart" in set(table.metric)
     assert ([f.name for f in figures(load_results(old), True)]
             == [f.name for f in figures(load_results(new), True)])
+    pd.testing.assert_frame_equal(headline_summary(load_results(old)),
+                                  headline_summary(load_results(new)))
 
 
 def test_a_resumed_results_directory_writes_older_rows_with_dimensions(
