@@ -83,9 +83,11 @@ class Metric:
             {d: dimensions.get(d, "") for d in self.dimensions})
 
     def label_for(self, name: str) -> str:
-        """The headline label of one series (its display name; {fields} filled)."""
+        """The headline label of one series (its display name; {fields} filled, left
+        as they are for the metric's own name)."""
         label = self.headline or self.label or name
-        return label.format_map(self.values_in(name)) if self.dimensions else label
+        values = self.values_in(name)
+        return label.format_map(values) if values else label
 
 
 SKIPPED = Metric("skipped", "", headline=None)  # the row of a pass that did not run

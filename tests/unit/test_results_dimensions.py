@@ -122,3 +122,9 @@ def test_every_declared_dimension_is_a_column_and_every_series_name_splits_back(
                 name = metrics.series_name(metric.name, values)
                 assert name not in names  # a series' name is no other metric's
                 assert metrics.split(name) == (metric.name, values)
+
+
+def test_a_series_label_fills_its_dimensions_and_the_metric_s_own_keeps_its_fields() -> None:
+    metrics = catalogue()
+    assert metrics.label("outage_ms_loss-burst") == "Outage across switches, loss-burst"
+    assert metrics.label("outage_ms") == "Outage across switches, {fault}"

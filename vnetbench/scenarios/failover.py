@@ -490,12 +490,12 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
             of_fault("local_outage_ms"): round(local.ms, 1) if local else None,
             of_fault("local_lost"): local.lost if local else None,
             of_fault("tcp_stall_ms"): (round(stream.stall_s * 1000) if stream
-                                        and stream.intervals else None),
+                                       and stream.intervals else None),
             of_fault("tcp_survived"): (int(stream.survived) if stream and stream.intervals
-                                        else None),
+                                       else None),
             of_fault("rejoin_seconds"): o.rejoin_s,
             of_fault("not_recovered"): (len(o.not_recovered) + int(bool(remote and not
-                                                                        remote.recovered))),
+                                                                       remote.recovered))),
             of_fault("ready_seconds"): o.ready_s,
         }
         if o.latecomer_started_at is not None:
