@@ -4,8 +4,12 @@ scenario (vnetbench/scenarios/declared/), and read by the stats, tables, plots a
 regression verdicts instead of tables kept by hand. The declarations are apart
 from the code that measures, so reading results never loads it.
 
-A metric name may hold one `{field}` (`cpu_{role}_percent`, `joined_on_{switch}`):
-it then stands for every name of that shape.
+A metric may carry dimensions (vnetbench/schema.py: `fault`, `role`, ...): its rows
+then say which fault, role... in columns of those names, and one series of it is a
+metric and its dimensions' values. Its `display` names such a series in one word,
+its `{dimension}` fields filled (`outage_ms` of fault `switch-restart` is
+`outage_ms_switch-restart`): the name tables show, and the name results written
+before dimensions were columns gave it (a reader splits those back: `split`).
 
 A metric is *judged* (given a better/worse verdict by `compare` and `ab`) when it
 says which way is better and is not declared noisy: counters that move a lot
@@ -17,7 +21,7 @@ only when asked (`--all`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -40,14 +44,24 @@ class Metric:
     label: str | None = None  # how a method's table names it when it is no headline
     noisy: bool = False  # shown, not judged, by compare and ab unless asked (--all)
     lead: bool = False  # one of its scenario's figures in the report's summary (a headline)
+    # one series' name, `{dimension}` fields filled (None: no dimension, its name alone)
+    display: str | None = None
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        parts = re.split(r"\{\w+\}", self.name)
-        regex = r"[\w.-]+".join(re.escape(p) for p in parts)
+        parts = re.split(r"\{\w+\}", self.display or self.name)
+        fields = [rf"(?P<{d}>[\w.-]+)" for d in self.dimensions]
+        regex = "".join(re.escape(p) + f for p, f in zip(parts, [*fields, ""], strict=True))
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
         if self.lead and not self.headline:
             raise ValueError(f"{self.name}: a lead metric is a headline (it needs its label)")
+        if "{" in self.name:
+            raise ValueError(f"{self.name}: a name holds no field (its display does)")
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        """The dimensions its rows carry, in the order its display names them."""
+        return tuple(re.findall(r"\{(\w+)\}", self.display or ""))
 
     @property
     def judged(self) -> bool:
@@ -55,17 +69,25 @@ class Metric:
         return self.better is not Better.NEITHER and not self.noisy
 
     def matches(self, name: str) -> bool:
+        """Is this one of its series' display names?"""
         return bool(self.pattern.match(name))
 
+    def values_in(self, name: str) -> dict[str, str]:
+        """The dimensions' values a display name of it holds ({} when it holds none)."""
+        found = self.pattern.match(name)
+        return dict(found.groupdict()) if found else {}
+
+    def series_name(self, dimensions: Mapping[str, str]) -> str:
+        """One series' name: its display with the dimensions' values filled in."""
+        return (self.display or self.name).format_map(
+            {d: dimensions.get(d, "") for d in self.dimensions})
+
     def label_for(self, name: str) -> str:
-        """The headline label of one concrete name ({field} filled in from it)."""
+        """The headline label of one series (its display name; {fields} filled, left
+        as they are for the metric's own name)."""
         label = self.headline or self.label or name
-        found = re.search(r"\{(\w+)\}", self.name)
-        if found and "{" in label:
-            prefix, _, suffix = self.name.partition(found.group(0))
-            value = name.removeprefix(prefix).removesuffix(suffix)
-            label = label.replace(found.group(0), value)
-        return label
+        values = self.values_in(name)
+        return label.format_map(values) if values else label
 
 
 SKIPPED = Metric("skipped", "", headline=None)  # the row of a pass that did not run
@@ -88,8 +110,23 @@ class Catalogue:
         return iter(self.metrics)
 
     def find(self, name: str) -> Metric | None:
+        """A metric by its name, or by one series' display name (`outage_ms_switch-restart`)."""
         exact = next((m for m in self.metrics if m.name == name), None)
         return exact or next((m for m in self.metrics if m.matches(name)), None)
+
+    def split(self, name: str) -> tuple[str, dict[str, str]]:
+        """A series' display name -> its metric and dimensions (a name it does not
+        know, or of a metric without dimensions: itself, none)."""
+        metric = self.find(name)
+        if metric is None or not metric.dimensions:
+            return name, {}
+        return metric.name, metric.values_in(name)
+
+    def series_name(self, metric: str, dimensions: Mapping[str, str]) -> str:
+        """The one name of a metric's series (the name alone for a metric it does not
+        know or that has no dimensions)."""
+        declared = next((m for m in self.metrics if m.name == metric and m.dimensions), None)
+        return declared.series_name(dimensions) if declared else metric
 
     def better(self, name: str) -> Better:
         metric = self.find(name)

@@ -1,6 +1,9 @@
 """Results: one tidy row per measured value, written after every pass.
 
-The columns, and the row each value makes, are vnetbench.schema's.
+The columns, and the row each value makes, are vnetbench.schema's. A metric's
+dimensions (its fault, role, quantile...) are columns of their own; results written
+before they were, with the dimensions in the metric's name, are upgraded as they are
+read (`with_dimensions`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import pandas as pd
 from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.outcome import State, state_of_status
+from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
     COLUMNS,
+    DIMENSIONS,
     INTERVAL_S,
     METHOD,
     METRIC,
@@ -71,18 +76,23 @@ class ResultSet:
         interval_s: float | None = None,
         columns: dict[str, Any] | None = None,
     ) -> None:
-        """Record one pass of a cell: metrics maps name -> (value, unit); `interval_s` places
-        these rows in a time series. `columns` is the older spelling of it
-        ({"interval_s": ...}), the only extra column a row has."""
+        """Record one pass of a cell: metrics maps a series' name (a metric's, or one
+        series' of a metric with dimensions: `outage_ms_switch-restart`, as the
+        declaration's `series` names it) -> (value, unit); each row carries the metric and
+        its dimensions apart. `interval_s` places these rows in a time series. `columns`
+        is the older spelling of it ({"interval_s": ...}), the only extra column a row
+        has."""
         extra = dict(columns or {})
         interval_s = extra.pop(INTERVAL_S, interval_s)
         if extra:
             raise ValueError(f"no result column {', '.join(extra)} (vnetbench.schema)")
-        for metric, (value, unit) in metrics.items():
+        split = catalogue().split
+        for name, (value, unit) in metrics.items():
+            metric, dimensions = split(name)
             self.rows.append(ResultRow(
                 cell.run_id, cell.scenario, cell.overlay, cell.variant.name,
                 cell.variant.method, pass_no, metric, value, unit, state, status, remark,
-                settings, cell.variant.parameters, interval_s).record())
+                settings, cell.variant.parameters, interval_s, dimensions).record())
 
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(self.rows)
@@ -133,12 +143,13 @@ def load_results(directory: Path) -> pd.DataFrame:
         frame, path = read_csv_copy(directory / CSV), directory / CSV
         note(f"{directory / PARQUET} cannot be read ({damaged}); using {CSV}", style="yellow")
     check_columns(frame, path)
-    return with_states(frame)
+    return with_dimensions(with_states(frame))
 
 
 def read_csv_copy(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]})
+        return pd.read_csv(path, keep_default_na=False, na_values={VALUE: ["", "nan"]},
+                           dtype=dict.fromkeys(DIMENSIONS, str))
     except (OSError, ValueError) as damaged:  # pandas' EmptyDataError, ParserError
         raise UserError(f"{path.with_name(PARQUET)} cannot be read, nor its copy {path} "
                         f"({damaged}): the results of that directory are lost. Restore them "
@@ -171,3 +182,36 @@ def with_states(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(**{METHOD: ""})
     frame[METHOD] = frame[METHOD].fillna("")
     return frame if REMARK in frame.columns else frame.assign(**{REMARK: ""})
+
+
+def with_dimensions(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every dimension's column, empty where a row has none; a row written before
+    dimensions were columns (`outage_ms_switch-restart`) split into its metric and
+    dimensions (`outage_ms`, fault `switch-restart`) by the catalogue."""
+    frame = frame.assign(**{d: frame[d].fillna("").astype(str) if d in frame.columns
+                            else "" for d in DIMENSIONS})
+    undivided = (frame[list(DIMENSIONS)] == "").all(axis=1)
+    names = frame.loc[undivided, METRIC].astype(str)
+    split = {name: catalogue().split(name) for name in names.unique()}
+    old = names[names.map(lambda name: bool(split[name][1]))]
+    if not old.empty:
+        frame.loc[old.index, METRIC] = old.map(lambda name: split[name][0])
+        for dimension in DIMENSIONS:
+            frame.loc[old.index, dimension] = old.map(
+                lambda name, d=dimension: split[name][1].get(d, ""))
+    return frame
+
+
+def named(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows as the tables, `compare` and `ab` read them: each series under its one
+    name (metric and dimensions, as the catalogue names it: `outage_ms_switch-restart`)
+    in the metric column, no dimension columns."""
+    present = [d for d in DIMENSIONS if d in frame.columns]
+    if not present:
+        return frame
+    keys = frame[[METRIC, *present]].astype(str)
+    series_name = catalogue().series_name
+    names = {key: series_name(key[0], dict(zip(present, key[1:], strict=True)))
+             for key in keys.drop_duplicates().itertuples(index=False, name=None)}
+    return frame.drop(columns=present).assign(**{METRIC: [
+        names[key] for key in keys.itertuples(index=False, name=None)]})

@@ -6,6 +6,13 @@ results depend on: a column is never renamed. Besides the fixed columns, a row
 carries one column per setting that shaped its numbers (`set_<setting>`) and one
 per parameter of its variant (`var_<parameter>`: a matrix cell's overrides, a
 sweep's value, an A/B's round).
+
+A row's dimensions say what, of its metric, its value measured: metric `outage_ms`
+of fault `switch-restart`, `cpu_percent` of role `agent`. Every row has every
+dimension's column, empty where its metric has none; a metric and its dimensions'
+values are one series. The catalogue (vnetbench/metrics.py) declares which metrics
+carry which, and names a series in one word for tables (`outage_ms_switch-restart`),
+the name results written before dimensions were columns gave it.
 """
 
 from __future__ import annotations
@@ -28,14 +35,25 @@ UNIT: Final = "unit"
 STATE: Final = "state"  # what code reads (outcome.State)
 STATUS: Final = "status"  # the sentence people read ("path dead: 0 of 200 pings ...")
 REMARK: Final = "remark"  # how the overlay adjusted the settings ("measured plain")
+# The dimensions, a small set: a new one is a column every reader carries.
+FAULT: Final = "fault"  # failover: the fault's kind (switch-restart, backbone-down-2...)
+ROLE: Final = "role"  # CPU and memory per container role (agent, switch, hub, server...)
+QUANTILE: Final = "quantile"  # room's latency CDF: the point, in percent (50, 99.9)
+SWITCH: Final = "switch"  # join: the switch agents joined on (switch1...)
+SIZE: Final = "size"  # throughput's pings of an extra payload size: the payload, bytes
+INSTANCES: Final = "instances"  # transactions' parallel round: netperf instances at once
+DIMENSIONS: Final = (FAULT, ROLE, QUANTILE, SWITCH, SIZE, INSTANCES)
+
 # A time series' point: the end of its interval, seconds since the measurement
 # began; the column exists only where a scenario kept a series.
 INTERVAL_S: Final = "interval_s"
 
-COLUMNS: Final = (RUN_ID, SCENARIO, OVERLAY, VARIANT, METHOD, PASS, METRIC, VALUE, UNIT,
-                  STATE, STATUS, REMARK)
+COLUMNS: Final = (RUN_ID, SCENARIO, OVERLAY, VARIANT, METHOD, PASS, METRIC, *DIMENSIONS,
+                  VALUE, UNIT, STATE, STATUS, REMARK)
 CELL: Final = (SCENARIO, OVERLAY, VARIANT)  # the rows of one matrix cell
-SERIES: Final = (*CELL, METRIC, UNIT)  # the rows of one measured quantity, over passes
+# the rows of one measured quantity, over passes: in the files, and (METRIC holding the
+# series' one name, vnetbench.results.named) as the report, compare and ab read them
+SERIES: Final = (*CELL, METRIC, UNIT)
 
 SETTING_PREFIX: Final = "set_"
 PARAMETER_PREFIX: Final = "var_"
@@ -117,12 +135,14 @@ class ResultRow:
     settings: Mapping[str, Any] = field(default_factory=dict)  # -> set_* columns
     parameters: Mapping[str, Any] = field(default_factory=dict)  # -> var_* columns
     interval_s: float | None = None  # a time series' point (None: the pass's own value)
+    dimensions: Mapping[str, str] = field(default_factory=dict)  # -> DIMENSIONS' columns
 
     def record(self) -> dict[str, Any]:
         """The row under its column names, in the files' column order."""
         record = {RUN_ID: self.run_id, SCENARIO: self.scenario, OVERLAY: self.overlay,
                   VARIANT: self.variant, METHOD: self.method, PASS: self.pass_no,
-                  METRIC: self.metric, VALUE: self.value, UNIT: self.unit,
+                  METRIC: self.metric, **{d: self.dimensions.get(d, "") for d in DIMENSIONS},
+                  VALUE: self.value, UNIT: self.unit,
                   STATE: self.state.value, STATUS: self.status, REMARK: self.remark}
         record |= {setting_column(k): v for k, v in self.settings.items()}
         record |= {parameter_column(k): v for k, v in self.parameters.items()}

@@ -8,6 +8,7 @@ method's `differences` says so and every row carries the settings it ran.
 from __future__ import annotations
 
 from vnetbench.methods.base import Method, Step
+from vnetbench.scenarios.declared.throughput import DECLARATION as THROUGHPUT
 
 PING_SIZES = (100, 500, 1000)
 
@@ -26,7 +27,8 @@ VPNCLOUD = Method(
         Step("MTU 16384, unencrypted", {"tunnel_mtu": 16384, "encryption": False}),
     ),
     rows=("tcp_mbit", "cpu_sending_agent_percent", "cpu_receiving_agent_percent",
-          *(f"rtt_mean_ms_at_{size}b" for size in PING_SIZES), "tunnel_mtu"),
+          *(THROUGHPUT.series("sized_rtt_mean_ms", size=size) for size in PING_SIZES),
+          "tunnel_mtu"),
     short={"seconds": 2, "passes": 1, "pings": 50},
     short_steps=("MTU 1400, unencrypted", "MTU 16384, encrypted"),
     differences="iperf3 for 10 s per pass (VpnCloud: iperf for 60 s); 500 pings at 2 ms "

@@ -23,6 +23,7 @@ from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better
 from vnetbench.report.tables import measured_pass_values
+from vnetbench.results import named
 from vnetbench.runrecord import RunRecord, read_record
 from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
@@ -44,8 +45,9 @@ KEYS = [SCENARIO, METRIC, UNIT]
 
 
 def round_values(frame: pd.DataFrame) -> pd.DataFrame:
-    """One value per (metric, arm, round): the mean of that bring-up's measured passes."""
-    return (measured_pass_values(frame).groupby([*KEYS, VARIANT, parameter_column(ROUND)])
+    """One value per (series, arm, round): the mean of that bring-up's measured passes
+    (a series: its metric and dimensions, under its one name)."""
+    return (measured_pass_values(named(frame)).groupby([*KEYS, VARIANT, parameter_column(ROUND)])
             [VALUE].mean().unstack(VARIANT))
 
 def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = False,

@@ -21,6 +21,7 @@ import pandas as pd
 from vnetbench.outcome import State
 from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
+from vnetbench.results import named
 from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import SERIES, STATE, VALUE
 from vnetbench.stats import Comparison, Verdict, compare_samples
@@ -45,6 +46,7 @@ def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float,
                    judge_all: bool = False) -> pd.DataFrame:
     """Per pass values only: a time series' points (interval_s) are not samples.
     `noise`: scenario/overlay/metric -> percent (an A/A's noise.json)."""
+    old, new = named(old), named(new)  # a series: its metric and dimensions
     old_ok = old[(old[STATE] == State.OK) & pass_values(old)].dropna(subset=[VALUE])
     new_ok = new[(new[STATE] == State.OK) & pass_values(new)].dropna(subset=[VALUE])
     metrics = catalogue()

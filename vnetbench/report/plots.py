@@ -21,15 +21,17 @@ from vnetbench.report.raw import PingSample
 from vnetbench.rundir import slug
 from vnetbench.scenarios.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
 from vnetbench.scenarios.declared import DECLARATIONS, catalogue
-from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, FAULT_AT_PREFIX
-from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX
+from vnetbench.scenarios.declared.failover import ANSWERED, FAULT_AT
+from vnetbench.scenarios.declared.room import ROOM_LATENCY
 from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
+    FAULT,
     INTERVAL_S,
     MACHINES,
     METRIC,
     OVERLAY,
     PASS,
+    QUANTILE,
     SCENARIO,
     UNIT,
     VALUE,
@@ -197,15 +199,13 @@ def timelines(frame: pd.DataFrame) -> dict[tuple[str, str], list[tuple[pd.DataFr
     time order and the instant the fault was injected (seconds on the same axis)."""
     if INTERVAL_S not in frame.columns:
         return {}
-    metric = frame[METRIC].astype(str)
-    points = frame[frame[INTERVAL_S].notna() & metric.str.startswith(ANSWERED_PREFIX)]
-    marks = frame[frame[INTERVAL_S].isna() & metric.str.startswith(FAULT_AT_PREFIX)]
+    points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == ANSWERED)]
+    marks = frame[frame[INTERVAL_S].isna() & (frame[METRIC] == FAULT_AT)]
     found: dict[tuple[str, str], list[tuple[pd.DataFrame, float]]] = {}
-    for (overlay, name, pass_no), line in points.groupby([OVERLAY, METRIC, PASS], sort=False):
-        fault = str(name).removeprefix(ANSWERED_PREFIX)
+    for (overlay, fault, pass_no), line in points.groupby([OVERLAY, FAULT, PASS], sort=False):
         mark = marks[(marks[OVERLAY] == overlay) & (marks[PASS] == pass_no)
-                     & (marks[METRIC] == FAULT_AT_PREFIX + fault)][VALUE]
-        found.setdefault((str(overlay), fault), []).append(
+                     & (marks[FAULT] == fault)][VALUE]
+        found.setdefault((str(overlay), str(fault)), []).append(
             (line.sort_values(INTERVAL_S), float(mark.iloc[0]) if len(mark) else float("nan")))
     return found
 
@@ -241,11 +241,10 @@ def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
 
 def room_cdf_points(frame: pd.DataFrame) -> dict[str, pd.Series]:
     """room's latency CDF per overlay (and variant): percentile -> ms, mean over passes."""
-    rows = frame[frame[METRIC].astype(str).str.startswith(ROOM_LATENCY_PREFIX)]
+    rows = frame[frame[METRIC] == ROOM_LATENCY]
     found: dict[str, pd.Series] = {}
     for (overlay, variant), group in rows.groupby([OVERLAY, VARIANT], sort=False):
-        points = group.assign(point=group[METRIC].astype(str).str.removeprefix(
-            ROOM_LATENCY_PREFIX).str.removesuffix("_ms").astype(float))
+        points = group.assign(point=group[QUANTILE].astype(float))
         label = str(overlay) if variant == "default" else f"{overlay} {variant}"
         found[label] = points.groupby("point")[VALUE].mean().sort_index()
     return found

@@ -11,6 +11,7 @@ import pandas as pd
 from vnetbench.methods import Method
 from vnetbench.metrics import BOOL, OUTSIDE_LOAD
 from vnetbench.outcome import State
+from vnetbench.results import named
 from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.declared.throughput import RTT_MEAN_MS, TCP_MBIT
 from vnetbench.schema import (
@@ -49,8 +50,9 @@ def carried_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (scenario, overlay, variant, metric): n, mean, range, CV."""
-    measured = measured_pass_values(frame)
+    """One row per (scenario, overlay, variant, series): n, mean, range, CV; a series
+    under its one name (metric and dimensions)."""
+    measured = measured_pass_values(named(frame))
     carried = carried_columns(frame)
     rows = []
     for key, group in measured.groupby(GROUP, sort=False):

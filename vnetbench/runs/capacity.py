@@ -15,7 +15,6 @@ core's worth: one busy daemon), or the overlay.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +25,13 @@ from vnetbench.errors import UserError
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.report.plots import capacity_plot
-from vnetbench.results import ResultSet
+from vnetbench.results import ResultSet, named
 from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.schema import MACHINES, METRIC, STATE, STATUS, VALUE, VARIANT, Variant
+from vnetbench.scenarios.declared import catalogue
+from vnetbench.schema import MACHINES, METRIC, ROLE, STATE, STATUS, VALUE, VARIANT, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 from vnetbench.units import parse_milliseconds
@@ -198,8 +198,9 @@ WORST_OF_PASSES = ("room_failed", "room_timeouts", "room_no_record", "room_stall
 
 
 def step_values(rows: pd.DataFrame) -> dict[str, float]:
-    """Per metric: the median over the step's passes; the counts, the worst pass's."""
-    grouped = rows.groupby(METRIC)[VALUE]
+    """Per series (its one name: `room_cpu_switch_percent`): the median over the step's
+    passes; the counts, the worst pass's."""
+    grouped = named(rows).groupby(METRIC)[VALUE]
     medians, worst = grouped.median(), grouped.max()
     return {str(name): float(worst[name] if name in WORST_OF_PASSES else medians[name])
             for name in medians.index}
@@ -217,9 +218,9 @@ def limit_of(values: dict[str, float], status: str = "") -> str:
     if host is not None and host >= HOST_SATURATED_PERCENT:
         return (f"this machine: its CPU was {host:.0f} % busy (all cores), so the room's "
                 "limit here is the host, not the overlay")
-    roles = {name.removeprefix("room_cpu_").removesuffix("_percent"): value
-             for name, value in values.items()
-             if re.fullmatch(r"room_cpu_\w+_percent", name) and value == value}
+    series = {name: catalogue().split(name) for name in values}
+    roles = {series[name][1][ROLE]: value for name, value in values.items()
+             if series[name][0] == "room_cpu_percent" and value == value}
     busiest = max(roles.items(), key=lambda item: item[1], default=None)
     if busiest and busiest[1] >= ROLE_SATURATED_PERCENT:
         return (f"the {busiest[0]}'s CPU: {busiest[1]:.0f} % of a core (one daemon "

@@ -72,13 +72,23 @@ class Declaration:
     figures: tuple[FigureSpec, ...] = ()
 
     def metric(self, name: str) -> Metric:
-        """One of its declared metrics, by its declared name or a name of its shape
-        (`cpu_agent_percent` is `cpu_{role}_percent`)."""
+        """One of its declared metrics, by its name or one series' display name
+        (`cpu_agent_percent` is `cpu_percent` of role `agent`)."""
         found = next((m for m in self.metrics if m.name == name), None) or next(
             (m for m in self.metrics if m.matches(name)), None)
         if found is None:
             raise KeyError(f"{self.name} declares no metric {name!r}")
         return found
+
+    def series(self, metric: str, **dimensions: object) -> str:
+        """The name a pass emits for one series of a declared metric (`outage_ms`,
+        fault="switch-restart"); its rows carry the dimensions as columns."""
+        declared = self.metric(metric)
+        if set(dimensions) != set(declared.dimensions):
+            raise KeyError(f"{self.name}'s {metric} has dimensions "
+                           f"{', '.join(declared.dimensions) or 'none'}, not "
+                           f"{', '.join(dimensions) or 'none'}")
+        return declared.series_name({d: str(v) for d, v in dimensions.items()})
 
     def unit(self, name: str) -> str:
         """The unit of a declared metric (emitters read it here, never retype it)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from vnetbench import labels
 from vnetbench.capabilities import Capability
@@ -55,7 +56,7 @@ from vnetbench.scenarios.base import (
     build_room,
 )
 from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.failover import ANSWERED_PREFIX, DECLARATION, FAULT_AT_PREFIX
+from vnetbench.scenarios.declared.failover import ANSWERED, DECLARATION, FAULT_AT
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting
@@ -482,31 +483,32 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         remote, local = o.outage(o.remote), o.outage(o.local)
         stream = o.stream
         short = o.cut_short(remote)
+        of_fault = partial(DECLARATION.series, fault=o.label)
         values |= {
-            f"outage_ms_{o.label}": round(remote.ms, 1) if remote and not short else None,
-            f"lost_{o.label}": remote.lost if remote and not short else None,
-            f"local_outage_ms_{o.label}": round(local.ms, 1) if local else None,
-            f"local_lost_{o.label}": local.lost if local else None,
-            f"tcp_stall_ms_{o.label}": (round(stream.stall_s * 1000) if stream
-                                        and stream.intervals else None),
-            f"tcp_survived_{o.label}": (int(stream.survived) if stream and stream.intervals
-                                        else None),
-            f"rejoin_seconds_{o.label}": o.rejoin_s,
-            f"not_recovered_{o.label}": (len(o.not_recovered) + int(bool(remote and not
-                                                                        remote.recovered))),
-            f"ready_seconds_{o.label}": o.ready_s,
+            of_fault("outage_ms"): round(remote.ms, 1) if remote and not short else None,
+            of_fault("lost"): remote.lost if remote and not short else None,
+            of_fault("local_outage_ms"): round(local.ms, 1) if local else None,
+            of_fault("local_lost"): local.lost if local else None,
+            of_fault("tcp_stall_ms"): (round(stream.stall_s * 1000) if stream
+                                       and stream.intervals else None),
+            of_fault("tcp_survived"): (int(stream.survived) if stream and stream.intervals
+                                       else None),
+            of_fault("rejoin_seconds"): o.rejoin_s,
+            of_fault("not_recovered"): (len(o.not_recovered) + int(bool(remote and not
+                                                                       remote.recovered))),
+            of_fault("ready_seconds"): o.ready_s,
         }
         if o.latecomer_started_at is not None:
-            values[f"late_join_s_{o.label}"] = o.late_join_s
-            values[f"late_joined_during_{o.label}"] = (
+            values[of_fault("late_join_s")] = o.late_join_s
+            values[of_fault("late_joined_during")] = (
                 None if o.late_joined_during is None else int(o.late_joined_during))
         if o.remote is not None and o.injected_at is not None:
             start = o.injected_at - o.fault.at / 1000
             first = o.remote.replies[0].at if o.remote.replies else start
-            answered = f"{ANSWERED_PREFIX}{o.label}"
+            answered = of_fault(ANSWERED)
             series += [SeriesPoint(answered, share, DECLARATION.unit(answered), at)
                        for at, share in answered_bins(o.remote, first)]
-            values[f"{FAULT_AT_PREFIX}{o.label}"] = round(o.injected_at - first, 3)
+            values[of_fault(FAULT_AT)] = round(o.injected_at - first, 3)
         summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short
                             else "-") + (
             f", tcp {'kept' if stream.survived else 'lost'}"

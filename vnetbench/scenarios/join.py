@@ -241,7 +241,7 @@ def result_of(outcome: JoinOutcome, wait_seconds: float) -> PassResult:
         "settle_seconds": outcome.settle_s,
     }
     for switch, count in sorted(outcome.switches.items()):
-        values[f"joined_on_{switch}"] = count
+        values[DECLARATION.series("joined_on", switch=switch)] = count
     if outcome.restarted is not None:
         values["restart_seconds"] = outcome.restarted.seconds
         values["not_restarted"] = len(outcome.restarted.stuck)

@@ -37,7 +37,7 @@ from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY_PREFIX
+from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
@@ -304,7 +304,8 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
         "room_cpu_server_percent": load.server_cpu,
     })
     metrics |= load.memory.metrics()  # throughput's metrics: memory per role
-    values: Values = {f"room_cpu_{role}_percent": value for role, value in load.cpu.items()}
-    values |= {f"{ROOM_LATENCY_PREFIX}{point:g}_ms": room.percentile_ms(point)
+    values: Values = {DECLARATION.series("room_cpu_percent", role=role): value
+                      for role, value in load.cpu.items()}
+    values |= {DECLARATION.series(ROOM_LATENCY, quantile=f"{point:g}"): room.percentile_ms(point)
                for point in CDF_POINTS}
     return metrics | DECLARATION.emitted(values)

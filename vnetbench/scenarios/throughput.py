@@ -249,8 +249,8 @@ class CpuFigures:
            roles_after: dict[str, dict[str, float]], sides_before: dict[str, float],
            sides_after: dict[str, float], seconds: float) -> CpuFigures:
         roles, unmeasured_roles = role_percent(roles_before, roles_after, seconds)
-        unmeasured = {f"cpu_{role}_percent": why for role, why in unmeasured_roles.items()
-                      if role in CPU_ROLES}
+        unmeasured = {DECLARATION.series("cpu_percent", role=role): why
+                      for role, why in unmeasured_roles.items() if role in CPU_ROLES}
         unmeasured |= {f"cpu_{side}_agent_percent": "its container restarted (counter "
                        "went backwards)" for side in went_backwards(sides_before, sides_after)}
         unmeasured |= {f"cpu_{side}_agent_percent": "its container ended"
@@ -299,13 +299,13 @@ class MemoryFigures:
         for role in CPU_ROLES:
             idle, load = self.idle.get(role), self.load.get(role)
             if idle:
-                values[f"mem_{role}_idle_mib"] = idle.mean_bytes / MIB
+                values[DECLARATION.series("mem_idle_mib", role=role)] = idle.mean_bytes / MIB
             if load:
-                values[f"mem_{role}_load_mib"] = load.mean_bytes / MIB
+                values[DECLARATION.series("mem_load_mib", role=role)] = load.mean_bytes / MIB
             peaks = [m.max_peak_bytes for m in (idle, load)
                      if m is not None and m.max_peak_bytes is not None]
             if peaks:
-                values[f"mem_{role}_peak_mib"] = max(peaks) / MIB
+                values[DECLARATION.series("mem_peak_mib", role=role)] = max(peaks) / MIB
         return DECLARATION.emitted(values)
 
 
@@ -346,7 +346,7 @@ class Stream:
 def stream_metrics(stream: Stream) -> Metrics:
     """TCP's or UDP's metrics, CPU per role and per side, memory per role, tunnel bytes."""
     metrics = udp_metrics(stream.udp) if stream.udp else tcp_metrics(stream.tcp)
-    cpu: Values = {f"cpu_{role}_percent": value
+    cpu: Values = {DECLARATION.series("cpu_percent", role=role): value
                    for role, value in stream.cpu.items() if role in CPU_ROLES}
     cpu |= {f"cpu_{side}_agent_percent": value for side, value in stream.sides.items()}
     cpu |= dict.fromkeys(stream.unmeasured)
@@ -371,7 +371,7 @@ def sized_ping_metrics(topology: Topology, runs: list[PingRun]) -> Metrics:
     for size, run in zip(topology.settings.ping_sizes, runs, strict=False):
         for name, (value, unit) in ping_metrics(run.result).items():
             if name.startswith(("rtt_", "ping_loss")):
-                metrics[f"{name}_at_{size}b"] = (value, unit)
+                metrics[DECLARATION.series(f"sized_{name}", size=size)] = (value, unit)
     return metrics
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
@@ -124,14 +125,14 @@ def metric_prefix(rates: Rates) -> str:
 
 def rates_metrics(rounds: list[Rates]) -> Metrics:
     """Alone: the rate and every latency figure; at once: the summed rate and the
-    worst instance's p99 (`_x{instances}`). None where a round failed."""
+    worst instance's p99 (of their `instances`). None where a round failed."""
     values: Values = {}
     for rates in rounds:
         prefix, r = metric_prefix(rates), rates.result
         if rates.instances > 1:
-            suffix = f"_x{rates.instances}"
-            values[f"{prefix}_tps{suffix}"] = r.transactions_per_s if r else None
-            values[f"{prefix}_p99_us{suffix}"] = r.p99_us if r else None
+            at_once = partial(DECLARATION.series, instances=rates.instances)
+            values[at_once(f"{prefix}_parallel_tps")] = r.transactions_per_s if r else None
+            values[at_once(f"{prefix}_parallel_p99_us")] = r.p99_us if r else None
             continue
         values[f"{prefix}_tps"] = r.transactions_per_s if r else None
         for figure in ("p50", "p90", "p99", "max", "mean"):

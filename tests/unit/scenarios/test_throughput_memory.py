@@ -34,12 +34,13 @@ def test_memory_metrics_per_role_idle_load_and_peak() -> None:
                       "mem_switch_peak_mib": (50.0, "MiB"), "mem_agent_load_mib": (4.0, "MiB")}
 
 
-def test_memory_metrics_are_declared_each_by_its_own_pattern() -> None:
+def test_memory_metrics_are_declared_each_with_its_role_as_a_dimension() -> None:
     metrics = catalogue()
     for kind in ("idle", "load", "peak"):
         found = metrics.find(f"mem_conductor_{kind}_mib")
-        assert found is not None and found.name == f"mem_{{role}}_{kind}_mib"
-        assert found.unit == "MiB"
+        assert found is not None and found.name == f"mem_{kind}_mib"
+        assert found.dimensions == ("role",) and found.unit == "MiB"
+        assert metrics.split(f"mem_conductor_{kind}_mib") == (found.name, {"role": "conductor"})
 
 
 class FakeStack:

@@ -9,30 +9,39 @@ from vnetbench.metrics import BOOL, Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
 from vnetbench.scenarios.declaration import EVERY, Declaration
 
-ANSWERED_PREFIX = "answered_"  # failover's timeline: probes answered per 0.1 s
-FAULT_AT_PREFIX = "fault_at_s_"  # where on that timeline the fault was injected
-# failover: one of each per fault, `{fault}` its kind (switch-restart, backbone-down...)
+ANSWERED = "answered"  # failover's timeline: probes answered per 0.1 s
+FAULT_AT = "fault_at_s"  # where on that timeline the fault was injected
+# failover: one of each per fault, its `fault` the fault's kind (switch-restart,
+# backbone-down..., numbered when it repeats)
 FAILOVER = (
-    Metric("outage_ms_{fault}", "ms", Better.LOWER, "Outage across switches, {fault}",
-           lead=True),
-    Metric("lost_{fault}", "count", Better.LOWER, "Probes lost (10 ms apart), {fault}"),
-    Metric("tcp_stall_ms_{fault}", "ms", Better.LOWER, "TCP stall, {fault}"),
-    Metric("tcp_survived_{fault}", BOOL, Better.HIGHER, "TCP connection survived, {fault}",
-           lead=True),
-    Metric("rejoin_seconds_{fault}", "s", Better.LOWER, "Agents registered again, {fault}"),
-    Metric("not_recovered_{fault}", "count", Better.LOWER, "Never recovered, {fault}"),
-    Metric("late_join_s_{fault}", "s", Better.LOWER,
-           "A machine restarted during the kill: its join, {fault}"),
-    Metric("late_joined_during_{fault}", BOOL,
-           label="That machine joined before the killed role was back, {fault}"),
-    Metric("local_outage_ms_{fault}", "ms", Better.LOWER,
-           label="Outage on the same switch, {fault}"),
-    Metric("local_lost_{fault}", "count", Better.LOWER),
-    Metric("ready_seconds_{fault}", "s", Better.LOWER,
-           label="Killed container: started again to ready, {fault}", noisy=True),
-    Metric(ANSWERED_PREFIX + "{fault}", "share"),  # rows with interval_s: the timeline
-    Metric(FAULT_AT_PREFIX + "{fault}", "s",
-           label="Fault injected, seconds after the probe began, {fault}"),
+    Metric("outage_ms", "ms", Better.LOWER, "Outage across switches, {fault}", lead=True,
+           display="outage_ms_{fault}"),
+    Metric("lost", "count", Better.LOWER, "Probes lost (10 ms apart), {fault}",
+           display="lost_{fault}"),
+    Metric("tcp_stall_ms", "ms", Better.LOWER, "TCP stall, {fault}",
+           display="tcp_stall_ms_{fault}"),
+    Metric("tcp_survived", BOOL, Better.HIGHER, "TCP connection survived, {fault}",
+           lead=True, display="tcp_survived_{fault}"),
+    Metric("rejoin_seconds", "s", Better.LOWER, "Agents registered again, {fault}",
+           display="rejoin_seconds_{fault}"),
+    Metric("not_recovered", "count", Better.LOWER, "Never recovered, {fault}",
+           display="not_recovered_{fault}"),
+    Metric("late_join_s", "s", Better.LOWER,
+           "A machine restarted during the kill: its join, {fault}",
+           display="late_join_s_{fault}"),
+    Metric("late_joined_during", BOOL,
+           label="That machine joined before the killed role was back, {fault}",
+           display="late_joined_during_{fault}"),
+    Metric("local_outage_ms", "ms", Better.LOWER,
+           label="Outage on the same switch, {fault}", display="local_outage_ms_{fault}"),
+    Metric("local_lost", "count", Better.LOWER, display="local_lost_{fault}"),
+    Metric("ready_seconds", "s", Better.LOWER,
+           label="Killed container: started again to ready, {fault}", noisy=True,
+           display="ready_seconds_{fault}"),
+    # rows with interval_s: the timeline
+    Metric(ANSWERED, "share", display="answered_{fault}"),
+    Metric(FAULT_AT, "s", label="Fault injected, seconds after the probe began, {fault}",
+           display="fault_at_s_{fault}"),
 )
 
 class FailoverSettings(ScenarioSettings):

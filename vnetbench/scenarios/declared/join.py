@@ -23,7 +23,7 @@ JOIN = (
     Metric("machines", "count"),
     Metric("not_joined", "count", Better.LOWER),
     Metric("gate_never_released", "count", Better.LOWER),
-    Metric("joined_on_{switch}", "count"),
+    Metric("joined_on", "count", display="joined_on_{switch}"),
     Metric("restart_seconds", "s", Better.LOWER,
            label="Programs stopped and started again before the pass", noisy=True),
     Metric("settle_seconds", "s", label="Quiet host awaited before the release"),

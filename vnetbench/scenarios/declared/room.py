@@ -14,7 +14,7 @@ from vnetbench.schema import MACHINES
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
                      plot="room-p99", lead=True)
-ROOM_LATENCY_PREFIX = "room_latency_q"  # room's latency CDF: room_latency_q{point}_ms
+ROOM_LATENCY = "room_latency_ms"  # room's latency CDF: a row per quantile
 # room: one row each per pass, over every request of every machine (measure/room.py)
 ROOM = (
     Metric("room_p50_ms", "ms", Better.LOWER, "Room: request latency p50", plot="room-p50"),
@@ -26,8 +26,9 @@ ROOM = (
            lead=True),
     Metric("room_cpu_server_percent", "% of a core", Better.LOWER,
            "Room: CPU of the server agent's container (% of a core)", noisy=True),
-    Metric("room_cpu_{role}_percent", "% of a core", Better.LOWER,
-           "Room: CPU of the {role} containers (% of a core)", noisy=True),
+    Metric("room_cpu_percent", "% of a core", Better.LOWER,
+           "Room: CPU of the {role} containers (% of a core)", noisy=True,
+           display="room_cpu_{role}_percent"),
     Metric("room_host_cpu_percent", "% of all cores",
            label="Room: the host's CPU busy during the load (all cores)"),
     Metric("room_p95_ms", "ms", Better.LOWER, label="Room: request latency p95"),
@@ -46,8 +47,8 @@ ROOM = (
            label="Room: the latest machine's start after the room's instant"),
     Metric("room_probes_start_s", "s", noisy=True,
            label="Room: starting every machine's probe took (before the instant)"),
-    Metric(ROOM_LATENCY_PREFIX + "{point}_ms", "ms",
-           label="Room: request latency, {point}th percentile"),
+    Metric(ROOM_LATENCY, "ms", label="Room: request latency, {quantile}th percentile",
+           display="room_latency_q{quantile}_ms"),
 )
 
 MAX_ROOM_REPLY_BYTES = 16 * 2**20
