@@ -11,7 +11,7 @@ from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
 from vnetbench.scenarios.declaration import AgainstSetting, Declaration, PercentileCdf, PingCdf
 from vnetbench.scenarios.declared import DECLARATIONS
-from vnetbench.scenarios.declared.room import ROOM_LATENCY_PREFIX
+from vnetbench.scenarios.declared.room import ROOM_LATENCY
 from vnetbench.schema import CellKey, Variant
 
 RUN_ID = "two-sites-20261201-000000-abcd"
@@ -33,7 +33,8 @@ def add_against(results: ResultSet, declared: Declaration, spec: AgainstSetting)
 def add_percentiles(results: ResultSet, declared: Declaration) -> None:
     for overlay in OVERLAYS:
         results.add(CellKey(RUN_ID, declared.name, overlay), 1,
-                    {f"{ROOM_LATENCY_PREFIX}{q}_ms": (q / 10, "ms") for q in (50, 90, 99)},
+                    {declared.series(ROOM_LATENCY, quantile=q): (q / 10, "ms")
+                     for q in (50, 90, 99)},
                     {})
 
 
