@@ -572,24 +572,15 @@ class Topology(Model):
                              "'conductor'")
         return self
 
-    @field_validator("engine")
+    @field_validator("engine", "overlay")
     @classmethod
-    def _known_engine(cls, value: str, info: ValidationInfo) -> str:
-        """Checked against the engines the caller knows (the registry passes them in:
-        this module knows no engine)."""
-        known = (info.context or {}).get("engines")
+    def _known_name(cls, value: str, info: ValidationInfo) -> str:
+        """Checked against the names the caller knows (the registries pass them in as
+        the context's "engines" and "overlays": this module knows none)."""
+        known = (info.context or {}).get(f"{info.field_name}s")
         if known and value not in known:
-            raise ValueError(f"unknown engine '{value}' (known: {', '.join(sorted(known))})")
-        return value
-
-    @field_validator("overlay")
-    @classmethod
-    def _known_overlay(cls, value: str, info: ValidationInfo) -> str:
-        """Checked against the names the caller knows (the registry passes them in:
-        this module knows no overlay)."""
-        known = (info.context or {}).get("overlays")
-        if known and value not in known:
-            raise ValueError(f"unknown overlay '{value}' (known: {', '.join(sorted(known))})")
+            raise ValueError(f"unknown {info.field_name} '{value}' "
+                             f"(known: {', '.join(sorted(known))})")
         return value
 
     @field_validator("agents", mode="before")
