@@ -1,6 +1,6 @@
 """What a metric is (unit, which way is better, headline, plot, noisy) and the
 catalogue of them: every value a scenario emits is declared once, with the
-scenario (vnetbench/scenarios/declared/), and read by the stats, tables, plots and
+scenario (vnetbench/declared/), and read by the stats, tables, plots and
 regression verdicts instead of tables kept by hand. The declarations are apart
 from the code that measures, so reading results never loads it.
 

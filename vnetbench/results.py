@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.outcome import State, state_of_status
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
     COLUMNS,
     DIMENSIONS,

@@ -28,14 +28,14 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from vnetbench.declared.failover import FailoverSettings
+from vnetbench.declared.flood import FloodSettings
+from vnetbench.declared.join import JoinSettings
+from vnetbench.declared.room import RoomSettings
+from vnetbench.declared.transactions import TransactionsSettings
+from vnetbench.declared.transfer import TransferSettings
 from vnetbench.errors import UserError
 from vnetbench.model import MEASURED, Measured, Model, ScenarioSettings
-from vnetbench.scenarios.declared.failover import FailoverSettings
-from vnetbench.scenarios.declared.flood import FloodSettings
-from vnetbench.scenarios.declared.join import JoinSettings
-from vnetbench.scenarios.declared.room import RoomSettings
-from vnetbench.scenarios.declared.transactions import TransactionsSettings
-from vnetbench.scenarios.declared.transfer import TransferSettings
 from vnetbench.units import (
     BURST_SECONDS,
     burst_bytes,
@@ -299,7 +299,7 @@ class Settings(Model):
                                         description="Ping payloads measured in turn, e.g. "
                                         "100,500,1000.")
 
-    # each scenario's own settings (vnetbench/scenarios/declared/), under its name; each
+    # each scenario's own settings (vnetbench/declared/), under its name; each
     # also read by its flat name (room_rate), as files before held them
     join: JoinSettings = JoinSettings()
     flood: FloodSettings = FloodSettings()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from vnetbench.declared import catalogue
 from vnetbench.engines.stack import Restarted
 from vnetbench.metrics import Better, Catalogue, Metric
 from vnetbench.overlays.base import AgentLimits, Reconfiguration
 from vnetbench.results import load_results
 from vnetbench.scenarios.config import config_metrics
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.flood import flood_metrics
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.throughput import ping_metrics, tcp_metrics

@@ -12,13 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.failover import DECLARATION as FAILOVER
+from vnetbench.declared.room import DECLARATION as ROOM
 from vnetbench.report.compare import compare_directories
 from vnetbench.report.export import figures
 from vnetbench.report.history import headline_summary
 from vnetbench.results import CSV, PARQUET, ResultSet, load_results, named
-from vnetbench.scenarios.declared import DECLARATIONS, catalogue
-from vnetbench.scenarios.declared.failover import DECLARATION as FAILOVER
-from vnetbench.scenarios.declared.room import DECLARATION as ROOM
 from vnetbench.schema import DIMENSIONS, CellKey
 
 CELL = CellKey("run-1", "failover", "wireguard")

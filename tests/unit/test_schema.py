@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from vnetbench.declared import catalogue
 from vnetbench.results import ResultSet, load_results
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
     COLUMNS,
     MACHINES,
@@ -25,15 +25,13 @@ from vnetbench.topology import Settings
 PROJECT = Path(__file__).resolve().parents[2]
 RUNTIME = ("vnetbench.scenarios.", "vnetbench.runs", "vnetbench.lifecycle",
            "vnetbench.engines", "vnetbench.measure.probe")
-# what a scenario declares (its metrics: the catalogue), apart from its measuring code
-DECLARATIONS = ("vnetbench.scenarios.declaration", "vnetbench.scenarios.declared")
 READ_A_REPORT = """
 import json, pkgutil, sys
 from pathlib import Path
 import vnetbench.report
 for module in pkgutil.iter_modules(vnetbench.report.__path__):
     __import__(f"vnetbench.report.{module.name}")
-from vnetbench.scenarios.declared import catalogue
+from vnetbench.declared import catalogue
 from vnetbench.report.document import read_report
 from vnetbench.report.tables import summary_table
 from vnetbench.results import load_results
@@ -54,8 +52,8 @@ def test_reading_a_report_loads_no_runtime(data_dir: Path) -> None:
                                "DOCKER_HOST": "unix:///nonexistent"})
     loaded = json.loads(done.stdout.splitlines()[-1])
     assert "vnetbench.report.tables" in loaded
-    assert "vnetbench.scenarios.declared.room" in loaded
-    assert [m for m in loaded if m.startswith(RUNTIME) and not m.startswith(DECLARATIONS)] == []
+    assert "vnetbench.declared.room" in loaded
+    assert [m for m in loaded if m.startswith(RUNTIME)] == []
 
 
 def test_the_catalogue_holds_every_scenarios_metrics_and_no_other() -> None:

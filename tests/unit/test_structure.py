@@ -90,8 +90,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"vnetbench", "errors", "files", "images", "labels", "metrics", "outcome",
                      "paths", "pki", "scratch", "ui", "units", "changepoints", "stats",
                      "sequential"}),
-    ("the model", {"topology", "model", "scenario declarations", "schema", "addressing",
-                   "capabilities", "methods", "gate", "interrupts", "results"}),
+    ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
+                   "methods", "gate", "interrupts", "results"}),
     ("engines", {"engines"}),
     ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
     ("overlays and run records", {"overlays", "rundir", "runrecord"}),
@@ -100,20 +100,15 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("runs", {"runs", "testing"}),
     ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
 ]
-SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "shaping", "runs", "report",
-               "commands", "methods"}
-
-
-# What a scenario declares (name, settings, metrics, matrix variants) is part of the
-# model: the topology's settings and the results' catalogue read it; no code that
-# measures is in it (test_schema holds that).
-DECLARATIONS = {"vnetbench.scenarios.declaration", "vnetbench.scenarios.declared"}
+# declared/: what each scenario declares (name, settings, metrics, matrix variants),
+# part of the model: the topology's settings and the results' catalogue are built
+# from it; no code that measures is in it (test_schema holds that).
+SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
+               "report", "commands", "methods"}
 
 
 def unit_of(module: str) -> str:
     """vnetbench.engines.swarm.engine -> engines; vnetbench.topology -> topology."""
-    if any(module == d or module.startswith(f"{d}.") for d in DECLARATIONS):
-        return "scenario declarations"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
-from vnetbench.scenarios.declared.room import RoomSettings
 from vnetbench.topology import (
     MEASUREMENT_SETTINGS,
     Settings,

@@ -25,8 +25,8 @@ from vnetbench.commands.options import (
     settings_given,
     settings_options,
 )
+from vnetbench.declared import DECLARED
 from vnetbench.errors import UserError
-from vnetbench.scenarios.declared import DECLARED
 from vnetbench.ui import note, out_console
 
 if TYPE_CHECKING:

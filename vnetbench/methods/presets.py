@@ -7,8 +7,8 @@ method's `differences` says so and every row carries the settings it ran.
 
 from __future__ import annotations
 
+from vnetbench.declared.throughput import DECLARATION as THROUGHPUT
 from vnetbench.methods.base import Method, Step
-from vnetbench.scenarios.declared.throughput import DECLARATION as THROUGHPUT
 
 PING_SIZES = (100, 500, 1000)
 

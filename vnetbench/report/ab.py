@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.results import named
 from vnetbench.runrecord import RunRecord, read_record
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import (
     METRIC,
     ROUND,

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.declared import catalogue
 from vnetbench.outcome import State
 from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
 from vnetbench.results import named
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import SERIES, STATE, VALUE
 from vnetbench.stats import Comparison, Verdict, compare_samples
 

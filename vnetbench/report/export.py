@@ -29,13 +29,13 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
 from vnetbench.metrics import Better
 from vnetbench.report.document import load_directory
 from vnetbench.report.options import ExportFormat
 from vnetbench.report.tables import number, summary_table
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import CELL, METRIC, UNIT
 
 GITHUB_TOOLS = {Better.HIGHER: ("bigger-is-better", "customBiggerIsBetter"),

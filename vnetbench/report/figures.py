@@ -1,7 +1,7 @@
 """Interactive Plotly figures of a results directory, for report.html: every pass a
 point whose hover says its pass, run id and settings; a trace (legend entry) per
 overlay, so a click on the legend hides or shows an overlay; each scenario's
-declared figures (scenarios/declared/, the same list report.md draws: a metric
+declared figures (vnetbench/declared/, the same list report.md draws: a metric
 against a setting, the CDF of each pass's raw ping output, a distribution's
 percentiles as a CDF); each swept parameter; failover's timelines; a method's
 bytes over time."""
@@ -17,13 +17,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.metrics import Better, Metric
 from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
-from vnetbench.scenarios.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.scenarios.declared import DECLARATIONS, catalogue
-from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     INTERVAL_S,
     METHOD,

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
 from vnetbench.metrics import Better
@@ -44,7 +45,6 @@ from vnetbench.report.tables import number, summary_table
 from vnetbench.results import PARQUET
 from vnetbench.rundir import writable_directory
 from vnetbench.runrecord import RunRecord
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 HISTORY = "history.html"

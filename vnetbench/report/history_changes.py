@@ -20,9 +20,9 @@ from vnetbench.changepoints import (
     PERMUTATIONS,
     change_points,
 )
+from vnetbench.declared import catalogue
 from vnetbench.metrics import Better
 from vnetbench.report.tables import number
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 

@@ -1,5 +1,5 @@
 """PNG plots of a results frame (matplotlib, no display needed): the headline bars,
-each scenario's declared figures (scenarios/declared/, the same list report.html
+each scenario's declared figures (vnetbench/declared/, the same list report.html
 draws), sweeps, failover's timelines, a method's bytes over time."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.declared.failover import ANSWERED, FAULT_AT
+from vnetbench.declared.room import ROOM_LATENCY
+from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.files import write_atomic
 from vnetbench.metrics import Better
 from vnetbench.report.raw import PingSample
 from vnetbench.rundir import slug
-from vnetbench.scenarios.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.scenarios.declared import DECLARATIONS, catalogue
-from vnetbench.scenarios.declared.failover import ANSWERED, FAULT_AT
-from vnetbench.scenarios.declared.room import ROOM_LATENCY
-from vnetbench.scenarios.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.schema import (
     FAULT,
     INTERVAL_S,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.declared import catalogue
 from vnetbench.metrics import BOOL
 from vnetbench.report.tables import RATIO_UNITS, yes_no
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import METRIC, NATIVE, OVERLAY, SCENARIO, STATE, UNIT, VARIANT
 from vnetbench.stats import Verdict
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.declared import catalogue
+from vnetbench.declared.throughput import RTT_MEAN_MS, TCP_MBIT
 from vnetbench.methods import Method
 from vnetbench.metrics import BOOL, OUTSIDE_LOAD
 from vnetbench.outcome import State
 from vnetbench.results import named
-from vnetbench.scenarios.declared import catalogue
-from vnetbench.scenarios.declared.throughput import RTT_MEAN_MS, TCP_MBIT
 from vnetbench.schema import (
     CELL,
     HOSTS,

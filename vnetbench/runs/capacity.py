@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
@@ -30,7 +31,6 @@ from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import MACHINES, METRIC, ROLE, STATE, STATUS, VALUE, VARIANT, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note

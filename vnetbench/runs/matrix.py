@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.capabilities import Capability
+from vnetbench.declared import DECLARATIONS
+from vnetbench.declared.declaration import EVERY, Variants
 from vnetbench.engines import HostRuntime, local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.errors import UserError
@@ -34,8 +36,6 @@ from vnetbench.runrecord import TIMING_PARTS, RunRecord, new_record, read_record
 from vnetbench.runs.method import run_method_into
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.scenarios.declaration import EVERY, Variants
-from vnetbench.scenarios.declared import DECLARATIONS
 from vnetbench.schema import CELL, METHOD, OVERLAY, PASS, Variant
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
@@ -44,7 +44,7 @@ QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 LOCK_FILE = ".matrix.lock"
 
 # The cells: scenario -> overlay -> its variants, as each scenario declares them
-# (vnetbench/scenarios/declared/). A scenario that declares none runs by name or in a
+# (vnetbench/declared/). A scenario that declares none runs by name or in a
 # method only (transfer: the libp2p-perf method's; the matrix's time budget is the
 # seed's).
 CELLS: Mapping[str, Mapping[str, Variants]] = {

@@ -1,8 +1,8 @@
-"""The scenarios. Each declares itself in declared/<name>.py (its metrics, matrix
-variants and help line: what results, reports and the CLI read) and measures in
-<name>.py. The interface (base.py) and the registry (`SCENARIOS`, `get_scenario`:
-registry.py) are loaded on first use of their names here, so that reading a
-declaration loads no code that measures."""
+"""The scenarios. Each declares itself in vnetbench/declared/<name>.py (its
+settings, metrics, matrix variants and help line: what the topology, results,
+reports and the CLI read) and measures in <name>.py here. The interface (base.py)
+and the registry (`SCENARIOS`, `get_scenario`: registry.py) are loaded on first use
+of their names here."""
 
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ from pydantic import ValidationError
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.capabilities import Capability, applicability, settings_needs
+from vnetbench.declared.declaration import Declaration
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
 from vnetbench.metrics import Metric
 from vnetbench.outcome import Applicability, NotApplicable, Outcome, State
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.scenarios.declaration import Declaration
 from vnetbench.shaping.apply import ShapingKeeper
 from vnetbench.topology import Topology, describe_validation_error
 
@@ -121,7 +121,7 @@ class PassResult:
 
 
 class Scenario(ABC):
-    # What it declares (vnetbench/scenarios/declared/): its name, help line and metrics
+    # What it declares (vnetbench/declared/): its name, help line and metrics
     # are read from there.
     declaration: ClassVar[Declaration]
     name: ClassVar[str]

@@ -9,10 +9,10 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 from __future__ import annotations
 
 from vnetbench.capabilities import Capability
+from vnetbench.declared.config import DECLARATION
 from vnetbench.outcome import Kind, Outcome, State, single
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.scenarios.declared.config import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting

@@ -33,6 +33,8 @@ from functools import partial
 
 from vnetbench import labels
 from vnetbench.capabilities import Capability
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.measure.outage import (
@@ -55,8 +57,6 @@ from vnetbench.scenarios.base import (
     SeriesPoint,
     build_room,
 )
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.failover import ANSWERED, DECLARATION, FAULT_AT
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting

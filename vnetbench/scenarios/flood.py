@@ -12,6 +12,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.flood import DECLARATION
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
@@ -24,8 +26,6 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.flood import DECLARATION
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 

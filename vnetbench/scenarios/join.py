@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from vnetbench.capabilities import Capability
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.join import DECLARATION
 from vnetbench.engines.base import LogStream, Source
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
@@ -42,8 +44,6 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.join import DECLARATION
 from vnetbench.schema import MACHINES
 from vnetbench.topology import MAX_AGENT_POOL, Topology
 from vnetbench.ui import waiting

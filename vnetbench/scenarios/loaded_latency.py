@@ -20,6 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.loaded_latency import DECLARATION, LOAD_PHASES
 from vnetbench.measure.iperf import (
     IperfError,
     IperfResult,
@@ -37,8 +39,6 @@ from vnetbench.measure.ping_window import (
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.outcome import Kind, Outcome, State
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.loaded_latency import DECLARATION, LOAD_PHASES
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,

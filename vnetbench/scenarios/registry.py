@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 
+from vnetbench.declared import DECLARATIONS
+from vnetbench.declared.declaration import Declaration
 from vnetbench.errors import UserError
 from vnetbench.scenarios.base import Scenario
-from vnetbench.scenarios.declaration import Declaration
-from vnetbench.scenarios.declared import DECLARATIONS
 
 
 def load_scenario(declaration: Declaration) -> Scenario:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from vnetbench.capabilities import Capability
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.room import DECLARATION, ROOM_LATENCY
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.measure.cpu import cpu_percent, role_percent
@@ -36,8 +38,6 @@ from vnetbench.measure.room import (
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.room import DECLARATION, ROOM_LATENCY
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.topology import Topology

@@ -19,6 +19,8 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.measure.cpu import (
@@ -44,8 +46,6 @@ from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.outcome import Kind, State, single
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.throughput import DECLARATION
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,

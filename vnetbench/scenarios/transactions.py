@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.transactions import DECLARATION, RR_TESTS
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.declaration import Values
-from vnetbench.scenarios.declared.transactions import DECLARATION, RR_TESTS
 from vnetbench.scenarios.pair import PairScenario, pick_pair, with_last_log_lines
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting

@@ -9,11 +9,11 @@ transfer_timeout_s; every second's figure is kept as its own row of the results
 
 from __future__ import annotations
 
+from vnetbench.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
 from vnetbench.outcome import Kind, Outcome, Problem, State
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
-from vnetbench.scenarios.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
 from vnetbench.scenarios.pair import pick_pair
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting

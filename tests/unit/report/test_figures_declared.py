@@ -1,17 +1,17 @@
-"""Each scenario's declared figures (scenarios/declared/) are the one list both
+"""Each scenario's declared figures (vnetbench/declared/) are the one list both
 reports draw: report.md's PNGs (plots.py) and report.html's Plotly figures
 (figures.py), by the same names, from rows made with the ResultSet the runs use."""
 
 from pathlib import Path
 
+from vnetbench.declared import DECLARATIONS
+from vnetbench.declared.declaration import AgainstSetting, Declaration, PercentileCdf, PingCdf
+from vnetbench.declared.room import ROOM_LATENCY
 from vnetbench.report.figures import report_figures, scenario_figures
 from vnetbench.report.plots import write_scenario_plots
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import summary_table
 from vnetbench.results import ResultSet
-from vnetbench.scenarios.declaration import AgainstSetting, Declaration, PercentileCdf, PingCdf
-from vnetbench.scenarios.declared import DECLARATIONS
-from vnetbench.scenarios.declared.room import ROOM_LATENCY
 from vnetbench.schema import CellKey, Variant
 
 RUN_ID = "two-sites-20261201-000000-abcd"

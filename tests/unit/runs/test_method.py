@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from vnetbench.addressing import plan_addresses
+from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet
 from vnetbench.methods import METHODS, get_method
@@ -20,7 +21,6 @@ from vnetbench.report.tables import method_table
 from vnetbench.results import ResultSet
 from vnetbench.runs.method import method_overlays, method_tasks
 from vnetbench.runs.plan import stack_groups
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.schema import CellKey, Variant
 from vnetbench.topology import Topology, parse_topology
 

@@ -16,8 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from vnetbench import declared as registered
 from vnetbench.addressing import plan_addresses
 from vnetbench.capabilities import Capability
+from vnetbench.declared import DECLARATIONS, catalogue, catalogue_of
+from vnetbench.declared.declaration import Declaration
 from vnetbench.errors import UserError
 from vnetbench.images import ImageSet
 from vnetbench.outcome import Applicable, NotApplicable
@@ -26,16 +29,13 @@ from vnetbench.render import render_compose
 from vnetbench.report.markdown import build_report
 from vnetbench.results import ResultSet
 from vnetbench.scenarios import ScenarioContext
-from vnetbench.scenarios import declared as registered
-from vnetbench.scenarios.declaration import Declaration
-from vnetbench.scenarios.declared import DECLARATIONS, catalogue, catalogue_of
 from vnetbench.scenarios.registry import scenarios_of
 from vnetbench.schema import CellKey
 from vnetbench.topology import parse_topology
 
 DECLARED = '''
 from vnetbench.metrics import Better, Metric
-from vnetbench.scenarios.declaration import DEFAULT, EVERY, Declaration
+from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration
 
 TOY_AGENTS = Metric("toy_agents", "agents", Better.HIGHER, "Toy: agents counted",
                     plot="toy-agents", lead=True)

@@ -7,11 +7,11 @@ from typing import cast
 
 import pytest
 
+from vnetbench.declared import catalogue
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.engines.usage import MemoryReading
 from vnetbench.measure.memory import MIB, RoleMemory
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.throughput import (
     CpuFigures,
     MemoryFigures,

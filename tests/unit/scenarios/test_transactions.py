@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from vnetbench.declared import catalogue
 from vnetbench.measure.netperf import NetperfError, parse_netperf
 from vnetbench.measure.ping import parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.declared import catalogue
 from vnetbench.scenarios.transactions import (
     Rates,
     rates_metrics,

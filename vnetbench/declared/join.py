@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, sizes
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import EVERY, AgainstSetting, Declaration, sizes
 from vnetbench.schema import MACHINES
 
 JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once",

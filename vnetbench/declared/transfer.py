@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field, field_serializer
 
+from vnetbench.declared.declaration import Declaration
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Bytes, Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import Declaration
 from vnetbench.units import exact_bytes
 
 TRANSFER_DIRECTIONS = ("upload", "download")

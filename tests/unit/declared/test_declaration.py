@@ -9,10 +9,10 @@ import typer.main
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
+from vnetbench.declared import DECLARATIONS, DECLARED, catalogue
+from vnetbench.declared.throughput import DECLARATION as THROUGHPUT
 from vnetbench.runs.matrix import CELLS
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.scenarios.declared import DECLARATIONS, DECLARED, catalogue
-from vnetbench.scenarios.declared.throughput import DECLARATION as THROUGHPUT
 
 
 def test_each_registered_scenario_is_made_from_its_declaration() -> None:

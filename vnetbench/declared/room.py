@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
 from vnetbench.metrics import Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.scenarios.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
 from vnetbench.schema import MACHINES
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",

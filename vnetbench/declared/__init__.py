@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vnetbench.metrics import Catalogue
-from vnetbench.scenarios.declaration import Declaration
-from vnetbench.scenarios.declared import (
+from vnetbench.declared import (
     config,
     failover,
     flood,
@@ -21,6 +19,8 @@ from vnetbench.scenarios.declared import (
     transactions,
     transfer,
 )
+from vnetbench.declared.declaration import Declaration
+from vnetbench.metrics import Catalogue
 
 DECLARATIONS: tuple[Declaration, ...] = (
     throughput.DECLARATION, join.DECLARATION, config.DECLARATION, flood.DECLARATION,
