@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
 
 import yaml
 from pydantic import (
@@ -22,18 +22,14 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_serializer,
     field_validator,
     model_validator,
 )
 from pydantic.fields import FieldInfo
 
-from vnetbench.declared.failover import FailoverSettings
-from vnetbench.declared.flood import FloodSettings
-from vnetbench.declared.join import JoinSettings
-from vnetbench.declared.room import RoomSettings
-from vnetbench.declared.transactions import TransactionsSettings
-from vnetbench.declared.transfer import TransferSettings
+from vnetbench import declared
 from vnetbench.errors import UserError
 from vnetbench.model import MEASURED, Measured, Model, ScenarioSettings
 from vnetbench.units import (
@@ -115,6 +111,7 @@ def check_mtu(mtu: int) -> int:
 
 
 Mtu = Annotated[int, AfterValidator(check_mtu)]
+Own = TypeVar("Own", bound=ScenarioSettings)  # a scenario's own settings
 
 
 def duration_text(milliseconds: float) -> str:
@@ -254,11 +251,11 @@ class AgentSpec(Model):
     link: LinkProfile | None = None  # overrides the site profile on this agent's interface
 
 
-class Settings(Model):
-    """Scenario settings: those several scenarios share, then each scenario's own (its
-    sub-model, declared with it); the seed's BENCH_* variables override them. Each
-    is also an option of `vnetbench run` by its flat name (vnetbench/commands/
-    options.py), its description the option's help."""
+class SharedSettings(Model):
+    """Scenario settings: those several scenarios share; `Settings` adds each registered
+    scenario's own (its sub-model, declared with it) under its name. The seed's BENCH_*
+    variables override them. Each is also an option of `vnetbench run` by its flat name
+    (vnetbench/commands/options.py), its description the option's help."""
 
     seconds: Measured[float] = Field(10.0, gt=0, le=3600,
                                      description="TCP stream length (BENCH_SECONDS).")
@@ -299,15 +296,6 @@ class Settings(Model):
                                         description="Ping payloads measured in turn, e.g. "
                                         "100,500,1000.")
 
-    # each scenario's own settings (vnetbench/declared/), under its name; each
-    # also read by its flat name (room_rate), as files before held them
-    join: JoinSettings = JoinSettings()
-    flood: FloodSettings = FloodSettings()
-    transfer: TransferSettings = TransferSettings()
-    failover: FailoverSettings = FailoverSettings()
-    room: RoomSettings = RoomSettings()
-    transactions: TransactionsSettings = TransactionsSettings()
-
     _whole_seconds = field_validator("seconds")(whole_seconds)
 
     @field_validator("ping_interval_ms")
@@ -330,6 +318,13 @@ class Settings(Model):
     def measured_ping_sizes(self) -> tuple[int, ...]:
         return self.ping_sizes or (self.ping_size,)
 
+    def of(self, kind: type[Own]) -> Own:
+        """A scenario's own settings, typed (`settings.of(RoomSettings).rate`)."""
+        own = getattr(self, scenario_named_by(kind))
+        if not isinstance(own, kind):
+            raise TypeError(f"settings.{scenario_named_by(kind)} is not {kind.__name__}")
+        return own
+
     @model_validator(mode="before")
     @classmethod
     def _flat_names_nested(cls, data: Any) -> Any:
@@ -344,7 +339,7 @@ class Settings(Model):
             data |= {kind.flat_name(k): v for k, v in data.pop(name).items()}
         return data
 
-    def updated(self, changes: Mapping[str, Any]) -> Settings:
+    def updated(self, changes: Mapping[str, Any]) -> Self:
         """These settings with some changed, by flat name (room_rate) or nested, as
         model_copy changes them: the values are taken as they are (already valid)."""
         nested = nested_settings(dict(changes))
@@ -354,7 +349,7 @@ class Settings(Model):
         return self.model_copy(update=nested)
 
     @model_validator(mode="after")
-    def _encryption_and_tls_agree(self) -> Settings:
+    def _encryption_and_tls_agree(self) -> SharedSettings:
         if self.encryption is True:
             raise ValueError("encryption: true is every overlay's default; leave it out "
                              "(encryption: false turns it off where the overlay can)")
@@ -364,9 +359,33 @@ class Settings(Model):
         return self
 
 
+# each registered scenario's own settings (vnetbench/declared/), by its name
 SCENARIO_SETTINGS: dict[str, type[ScenarioSettings]] = {
-    name: field.annotation for name, field in Settings.model_fields.items()
-    if isinstance(field.annotation, type) and issubclass(field.annotation, ScenarioSettings)}
+    d.name: d.settings for d in declared.DECLARATIONS if d.settings is not None}
+
+
+def scenario_named_by(kind: type[ScenarioSettings]) -> str:
+    """The scenario whose own settings these are (RoomSettings -> room)."""
+    name = next((n for n, k in SCENARIO_SETTINGS.items() if k is kind), None)
+    if name is None:
+        raise KeyError(f"{kind.__name__} is no registered scenario's settings "
+                       "(vnetbench/declared/__init__.py registers a declaration)")
+    return name
+
+
+def with_scenario_settings(shared: type[SharedSettings]) -> type[SharedSettings]:
+    """The settings model: the shared settings, and each scenario's own under its name
+    (room: {rate}), each also read by its flat name (room_rate), as files before held
+    them. Built from the registry, so that the model names no scenario."""
+    own: dict[str, Any] = {name: (kind, kind()) for name, kind in SCENARIO_SETTINGS.items()}
+    return create_model("Settings", __base__=shared, __module__=__name__,
+                        __doc__=shared.__doc__, **own)
+
+
+if TYPE_CHECKING:  # the checker reads a scenario's own settings through `of`
+    Settings = SharedSettings
+else:
+    Settings = with_scenario_settings(SharedSettings)
 
 
 def setting_fields() -> dict[str, FieldInfo]:

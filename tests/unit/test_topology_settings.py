@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
+from vnetbench.model import ScenarioSettings
 from vnetbench.topology import (
     MEASUREMENT_SETTINGS,
+    SCENARIO_SETTINGS,
     Settings,
     load_topology,
     parse_topology,
@@ -81,3 +84,21 @@ def test_a_scenario_s_measured_settings_leave_the_stack_as_it_is() -> None:
 
 def test_settings_built_by_keyword_take_flat_names_too() -> None:
     assert Settings(room_rate=1).room.rate == 1  # type: ignore[call-arg]
+
+
+def test_the_settings_model_holds_each_registered_scenario_s_own_under_its_name() -> None:
+    """topology.py names no scenario: the fields come from the declarations."""
+    own = {d.name: d.settings for d in DECLARATIONS if d.settings is not None}
+    assert own == SCENARIO_SETTINGS
+    assert {name: Settings.model_fields[name].annotation for name in own} == own
+    settings = Settings(room_rate=7)
+    assert settings.of(RoomSettings) is settings.room
+    assert settings.of(RoomSettings).rate == 7
+
+
+def test_settings_of_an_unregistered_scenario_are_refused_by_name() -> None:
+    class Unregistered(ScenarioSettings):
+        prefix = "nowhere_"
+
+    with pytest.raises(KeyError, match="Unregistered is no registered scenario's settings"):
+        Settings().of(Unregistered)

@@ -34,7 +34,7 @@ from functools import partial
 from vnetbench import labels
 from vnetbench.capabilities import Capability
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT
+from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT, FailoverSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.measure.outage import (
@@ -197,7 +197,7 @@ class Failover(Scenario):
     def settings(self, topology: Topology) -> dict[str, object]:
         faults = topology.faults or faults_of(topology, "<measured switch>")
         return {"faults": "; ".join(f.describe() for f in faults),
-                "window_s": topology.settings.failover.window_s}
+                "window_s": topology.settings.of(FailoverSettings).window_s}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if any(f.kill == CONTROL_PLANE for f in context.topology.faults) and \
@@ -214,9 +214,9 @@ class Failover(Scenario):
     def measure(self, context: ScenarioContext, roles: Roles, label: str, fault: Fault,
                 pass_no: int) -> FaultOutcome:
         stack, topology = context.stack, context.topology
-        outcome = FaultOutcome(label, fault, window_s=topology.settings.failover.window_s)
+        window = topology.settings.of(FailoverSettings).window_s
+        outcome = FaultOutcome(label, fault, window_s=window)
         address = context.overlay.target_address(topology, context.plan, roles.target)
-        window = topology.settings.failover.window_s
         lasts = (fault.lasts_ms or 0) / 1000
         bound = fault.at / 1000 + lasts + window + FIRST_ANSWER_S
         prefix = f"{stack.rendered.project}-failover-{pass_no}-{label}"

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.flood import DECLARATION
+from vnetbench.declared.flood import DECLARATION, FloodSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
@@ -103,8 +103,8 @@ class Flood(Scenario):
         super().check(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:
-        s = topology.settings
-        return {"flood_mbit": s.flood.mbit, "seconds": FLOOD_SECONDS, "pings": PINGS}
+        return {"flood_mbit": topology.settings.of(FloodSettings).mbit,
+                "seconds": FLOOD_SECONDS, "pings": PINGS}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         placement = context.placement()
@@ -133,7 +133,7 @@ class Flood(Scenario):
                         pass_no: int) -> tuple[UdpRun, PingRun]:
         """The flood and the pings at once, both started once the server is up."""
         stack, raw = context.stack, context.raw_dir
-        mbit = context.topology.settings.flood.mbit
+        mbit = context.topology.settings.of(FloodSettings).mbit
         with iperf_server(stack, context.container(roles.target), target,
                           f"{stack.rendered.project}-flood-server-{pass_no}") as server, \
                 waiting(f"pass {pass_no}: {roles.sender} floods {roles.target} at {mbit:g} "

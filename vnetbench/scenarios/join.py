@@ -30,7 +30,7 @@ import pandas as pd
 
 from vnetbench.capabilities import Capability
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.join import DECLARATION
+from vnetbench.declared.join import DECLARATION, JoinSettings
 from vnetbench.engines.base import LogStream, Source
 from vnetbench.engines.stack import Restarted
 from vnetbench.gate import gate_spread, release_stamp
@@ -66,7 +66,7 @@ def pool_size(machines: int, requested: int | None, pools_allowed: bool = True) 
 
 def join_wait(topology: Topology) -> float:
     """The bounded wait: the setting, growing with the room (the seed's 30 s for hundreds)."""
-    return topology.settings.join.wait_s + topology.settings.machines * 0.02
+    return topology.settings.of(JoinSettings).wait_s + topology.settings.machines * 0.02
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Join(Scenario):
     needs = frozenset({Capability.JOIN})
 
     def fresh_stack_per_pass(self, topology: Topology) -> bool:
-        return topology.settings.join.fresh == "containers"
+        return topology.settings.of(JoinSettings).fresh == "containers"
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
         """The room: `machines` gated agents of its own (agent1...), on the switches."""
@@ -142,12 +142,12 @@ class Join(Scenario):
     @staticmethod
     def pool(topology: Topology, pools_allowed: bool) -> int:
         s = topology.settings
-        return pool_size(s.machines, s.join.pool, pools_allowed)
+        return pool_size(s.machines, s.of(JoinSettings).pool, pools_allowed)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         """The stack topology's own agent_pool is the pool size that ran."""
         return {MACHINES: topology.settings.machines, "pool": topology.agent_pool,
-                "fresh": topology.settings.join.fresh}
+                "fresh": topology.settings.of(JoinSettings).fresh}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         if context.overlay.join_event is None:

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from vnetbench.capabilities import Capability
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.room import DECLARATION, ROOM_LATENCY
+from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.measure.cpu import cpu_percent, role_percent
@@ -94,9 +94,10 @@ class Room(Scenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {MACHINES: s.machines, "seconds": s.seconds, "room_rate": s.room.rate,
-                "room_sizes": ",".join(str(size) for size in s.room.sizes),
-                "room_connection": s.room.connection, "room_timeout_s": s.room.timeout_s}
+        room = s.of(RoomSettings)
+        return {MACHINES: s.machines, "seconds": s.seconds, "room_rate": room.rate,
+                "room_sizes": ",".join(str(size) for size in room.sizes),
+                "room_connection": room.connection, "room_timeout_s": room.timeout_s}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         stack, topology = context.stack, context.topology
@@ -104,7 +105,7 @@ class Room(Scenario):
         machines = [a.name for a in topology.agents if a.name != SERVER]
         prefix = f"{stack.rendered.project}-room-{pass_no}"
         server = f"{prefix}-server"
-        sizes = [str(size) for size in topology.settings.room.sizes]
+        sizes = [str(size) for size in topology.settings.of(RoomSettings).sizes]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         try:
             start_probe(stack, context.container(SERVER),
@@ -139,16 +140,17 @@ class Room(Scenario):
         stack, settings = context.stack, context.topology.settings
         lead = LEAD_S + LEAD_PER_MACHINE_S * len(names)
         planned = time.time() + lead
-        timeout_s = settings.room.timeout_s
+        room = settings.of(RoomSettings)
+        timeout_s = room.timeout_s
         bound = lead + settings.seconds + timeout_s + RECORD_GRACE_S + 10
-        spread = phases(machines_named(names), settings.room.rate)
+        spread = phases(machines_named(names), room.rate)
         argv = {machine: ["timeout", "-k", "2", str(int(bound)), "vnetbench-room", "client",
                           f"{planned + phase:.3f}", f"{settings.seconds:g}",
-                          f"{settings.room.rate:g}", settings.room.connection,
-                          str(timeout_s), url, *(str(size) for size in settings.room.sizes)]
+                          f"{room.rate:g}", room.connection,
+                          str(timeout_s), url, *(str(size) for size in room.sizes)]
                 for machine, phase in spread.items()}
         with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
-                     f"{settings.room.rate:g}/s each", lead + settings.seconds):
+                     f"{room.rate:g}/s each", lead + settings.seconds):
             began = time.monotonic()
             with ThreadPoolExecutor(max_workers=STARTERS) as pool:
                 refused = dict(filter(None, pool.map(

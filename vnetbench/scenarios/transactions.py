@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.transactions import DECLARATION, RR_TESTS
+from vnetbench.declared.transactions import DECLARATION, RR_TESTS, TransactionsSettings
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
@@ -61,7 +61,8 @@ class Transactions(PairScenario):
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
-        return {"seconds": s.seconds, "rr_parallel": s.transactions.parallel, "tls": s.tls,
+        parallel = s.of(TransactionsSettings).parallel
+        return {"seconds": s.seconds, "rr_parallel": parallel, "tls": s.tls,
                 "limits": s.limits, "encryption": s.encryption,
                 "tunnel_mtu": s.tunnel_mtu or 0}
 
@@ -86,7 +87,7 @@ class Transactions(PairScenario):
         and no ping was answered (the path is dead: the rest would wait out their
         bounds for nothing)."""
         settings, stack = context.topology.settings, context.stack
-        counts = sorted({1, settings.transactions.parallel})
+        counts = sorted({1, settings.of(TransactionsSettings).parallel})
         rounds: list[Rates] = []
         with netserver(stack, context.container(server), target,
                        f"{stack.rendered.project}-netserver-{pass_no}") as serving:

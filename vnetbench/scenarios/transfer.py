@@ -9,7 +9,7 @@ transfer_timeout_s; every second's figure is kept as its own row of the results
 
 from __future__ import annotations
 
-from vnetbench.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS
+from vnetbench.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS, TransferSettings
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
 from vnetbench.outcome import Kind, Outcome, Problem, State
@@ -27,8 +27,8 @@ class TransferScenario(Scenario):
         pick_pair(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:
-        s = topology.settings
-        return {"transfer_bytes": s.transfer.bytes, "timeout_s": s.transfer.timeout_s,
+        s, transfer = topology.settings, topology.settings.of(TransferSettings)
+        return {"transfer_bytes": transfer.bytes, "timeout_s": transfer.timeout_s,
                 "encryption": s.encryption, "tunnel_mtu": s.tunnel_mtu or 0}
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
@@ -43,18 +43,18 @@ class TransferScenario(Scenario):
             series += transfer_series(direction, run.result)
         summary: dict[str, float | int | str | None] = {
             f"{d}_s": run.result.seconds if run.result else None for d, run in runs.items()}
-        outcome = transfer_status(runs, context.topology.settings.transfer.timeout_s)
+        outcome = transfer_status(runs, context.topology.settings.of(TransferSettings).timeout_s)
         return PassResult(metrics, summary, outcome, series=series)
 
     def _transfer(self, context: ScenarioContext, client: str, server: str, target: str,
                   pass_no: int, direction: str) -> ToolRun[Transfer]:
-        stack, settings = context.stack, context.topology.settings
-        count = settings.transfer.bytes
+        stack, transfer = context.stack, context.topology.settings.of(TransferSettings)
+        count = transfer.bytes
         with waiting(f"pass {pass_no}: {direction} of {format_bytes(count)} "
                      f"{client} ↔ {server}", None):
             return run_transfer(stack, context.container(client),
                                 context.container(server), target, count,
-                                direction == "download", settings.transfer.timeout_s,
+                                direction == "download", transfer.timeout_s,
                                 context.raw_dir / f"transfer-{direction}-pass{pass_no}.txt")
 
 
