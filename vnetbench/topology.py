@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from vnetbench import declared
+from vnetbench.declared import DECLARATIONS
 from vnetbench.errors import UserError
 from vnetbench.model import MEASURED, Measured, Model, ScenarioSettings
 from vnetbench.units import (
@@ -361,7 +361,7 @@ class SharedSettings(Model):
 
 # each registered scenario's own settings (vnetbench/declared/), by its name
 SCENARIO_SETTINGS: dict[str, type[ScenarioSettings]] = {
-    d.name: d.settings for d in declared.DECLARATIONS if d.settings is not None}
+    d.name: d.settings for d in DECLARATIONS if d.settings is not None}
 
 
 def scenario_named_by(kind: type[ScenarioSettings]) -> str:
@@ -373,11 +373,27 @@ def scenario_named_by(kind: type[ScenarioSettings]) -> str:
     return name
 
 
-def with_scenario_settings(shared: type[SharedSettings]) -> type[SharedSettings]:
+def settings_named_twice(shared: type[SharedSettings],
+                         scenarios: Mapping[str, type[ScenarioSettings]]) -> list[str]:
+    """Names two settings would share: a scenario's name or a flat name (room_rate)
+    that is a shared setting's or another scenario's."""
+    names = Counter([*shared.model_fields, *scenarios,
+                     *(kind.flat_name(field) for kind in scenarios.values()
+                       for field in kind.model_fields)])
+    return sorted(name for name, count in names.items() if count > 1)
+
+
+def with_scenario_settings(shared: type[SharedSettings],
+                           scenarios: Mapping[str, type[ScenarioSettings]]
+                           ) -> type[SharedSettings]:
     """The settings model: the shared settings, and each scenario's own under its name
     (room: {rate}), each also read by its flat name (room_rate), as files before held
     them. Built from the registry, so that the model names no scenario."""
-    own: dict[str, Any] = {name: (kind, kind()) for name, kind in SCENARIO_SETTINGS.items()}
+    twice = settings_named_twice(shared, scenarios)
+    if twice:
+        raise TypeError(f"settings named twice: {', '.join(twice)}; rename the scenario "
+                        "or its settings' prefix")
+    own: dict[str, Any] = {name: (kind, kind()) for name, kind in scenarios.items()}
     return create_model("Settings", __base__=shared, __module__=__name__,
                         __doc__=shared.__doc__, **own)
 
@@ -385,7 +401,7 @@ def with_scenario_settings(shared: type[SharedSettings]) -> type[SharedSettings]
 if TYPE_CHECKING:  # the checker reads a scenario's own settings through `of`
     Settings = SharedSettings
 else:
-    Settings = with_scenario_settings(SharedSettings)
+    Settings = with_scenario_settings(SharedSettings, SCENARIO_SETTINGS)
 
 
 def setting_fields() -> dict[str, FieldInfo]:

@@ -17,9 +17,12 @@ from vnetbench.topology import (
     MEASUREMENT_SETTINGS,
     SCENARIO_SETTINGS,
     Settings,
+    SharedSettings,
     load_topology,
     parse_topology,
     setting_fields,
+    settings_named_twice,
+    with_scenario_settings,
 )
 
 OLD = Path(__file__).resolve().parents[1] / "data" / "flat-settings-topology.yml"
@@ -102,3 +105,15 @@ def test_settings_of_an_unregistered_scenario_are_refused_by_name() -> None:
 
     with pytest.raises(KeyError, match="Unregistered is no registered scenario's settings"):
         Settings().of(Unregistered)
+
+
+def test_a_scenario_whose_settings_take_a_name_already_used_is_refused() -> None:
+    class Seconds(ScenarioSettings):
+        prefix = "room_"
+        rate: int = 1  # room_rate: the room's
+
+    assert settings_named_twice(SharedSettings, SCENARIO_SETTINGS) == []
+    assert settings_named_twice(SharedSettings, {**SCENARIO_SETTINGS, "seconds": Seconds}) == [
+        "room_rate", "seconds"]
+    with pytest.raises(TypeError, match="settings named twice: room_rate, seconds"):
+        with_scenario_settings(SharedSettings, {**SCENARIO_SETTINGS, "seconds": Seconds})
