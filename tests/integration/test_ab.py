@@ -11,7 +11,7 @@ import pytest
 
 from tests.integration.conftest import leftovers
 from vnetbench.report.ab import VERDICTS_FILE
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.ab import ab_session, make_arms, run_ab
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
@@ -42,7 +42,7 @@ def test_a_backbone_halved_is_worse_on_tcp_with_the_ratio_tbf_imposes(tmp_path: 
     # 50/100 (0.4 to 0.6 leaves room for the 1 s streams' slow start)
     assert 0.4 < tcp["ratio"] < 0.6 and tcp["ci_high"] < 1
     assert verdicts.loc["tcp_retransmits", "verdict"] == "shown, not judged"
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert set(frame["variant"]) == {"A", "B"} and set(frame["var_round"]) == set(range(1, 7))
     for run in runs:
         assert leftovers(run) == []
@@ -62,7 +62,7 @@ def test_a_pass_beside_a_busy_core_is_marked(tmp_path: Path) -> None:
     finally:
         burner.kill()
         burner.wait()
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     outside = frame.set_index("metric")["value"]["host_outside_cores"]
     assert outside >= 0.5, outside
     assert frame["status"].str.contains("measured under outside load").all()

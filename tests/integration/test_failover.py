@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -23,7 +23,7 @@ def measured(tmp_path: Path, faults: list[dict[str, str]]) -> pd.Series:
                                "faults": faults,
                                "settings": {"passes": 1, "failover_window_s": 10}}, "t")
     directory = run_scenarios(topology, [get_scenario("failover")], tmp_path)
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert leftovers(directory.name) == []
     rows = frame[frame["interval_s"].isna()]
     return pd.Series({**dict(zip(rows["metric"], rows["value"], strict=True)),
@@ -78,7 +78,7 @@ def test_a_machine_restarted_while_its_switch_is_down_joins_only_once_it_is_back
                                            "restart_after": "3s"}],
                                "settings": {"passes": 1, "failover_window_s": 15}}, "t")
     directory = run_scenarios(topology, [get_scenario("failover")], tmp_path)
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert leftovers(directory.name) == []
     values = frame[frame["interval_s"].isna()].set_index("metric")["value"]
     # (the other agents of the killed site may keep their tunnels and log no new

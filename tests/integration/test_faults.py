@@ -17,7 +17,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 
 pytestmark = pytest.mark.integration
 TOPOLOGY = "name: {name}\nswitches: 2\nagents: 4\n"
@@ -57,7 +57,7 @@ def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr[-2000:]
     assert time.monotonic() - killed_at < 120, "a dead router must not make the run hang"
-    frame = load_results(tmp_path / "out" / run_id)
+    frame = named(load_results(tmp_path / "out" / run_id))
     status = frame.groupby("scenario")["status"].first()
     assert "router-switch2 exited (137)" in status["throughput"], status["throughput"]
     assert "during pass 1" in status["throughput"]
@@ -111,7 +111,7 @@ def test_two_runs_started_together_both_complete(tmp_path: Path) -> None:
     blocks = {json.loads((d / "run.json").read_text())["address_block"] for d in directories}
     assert len(blocks) == 2
     for directory in directories:
-        assert load_results(directory)["state"].eq("ok").all()
+        assert named(load_results(directory))["state"].eq("ok").all()
         assert leftovers(directory.name) == []
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.integration.conftest import leftovers
 from vnetbench.cli import app
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
@@ -22,7 +22,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     directory = Path(result.stdout.strip().splitlines()[-1])
     assert directory.parent == tmp_path
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert sorted(frame["pass"].unique()) == [1, 2, 3]
     assert (frame[frame.metric == "tcp_mbit"]["value"] > 1000).all()
     header = json.loads((directory / "run.json").read_text())
@@ -45,7 +45,7 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     # throughput, flood, failover, room, transactions, loaded_latency
     assert "0 cell(s) to run, 6 already done" in again.output
-    assert len(load_results(directory)) == len(frame)
+    assert len(named(load_results(directory))) == len(frame)
 
     report = runner.invoke(app, ["report", str(directory)])
     assert report.exit_code == 0, report.output

@@ -16,7 +16,7 @@ from vnetbench.cli import app
 from vnetbench.methods import get_method
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import method_table
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.method import run_method
 from vnetbench.topology import parse_topology
 
@@ -28,7 +28,7 @@ MIB = 2**20
 def run_short(name: str, overlays: list[str], tmp_path: Path) -> tuple[Path, pd.DataFrame]:
     directory = run_method(parse_topology(TWO_SITES, "test"), get_method(name), overlays,
                            tmp_path, short=True)
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     for run in (directory / "runs").iterdir():
         assert leftovers(json.loads((run / "run.json").read_text())["run_id"]) == []
     return directory, frame
@@ -138,7 +138,7 @@ def test_instageni_separate_client_containers_and_one_udp_client(tmp_path: Path)
     assert "5 clients (tcp)" in result.output  # the method's table, printed
     (directory,) = tmp_path.iterdir()
     assert (directory / "report.md").exists()
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     for overlay in ("baseline", "wireguard"):
         # no floor but zero: unshaped, the rate is this host's CPU (WireGuard's 5 clients
         # read 34.6 Mbit/s beside other work, 900 and more on a quiet machine)

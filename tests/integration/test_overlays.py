@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import as_measured, leftovers
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -26,7 +26,7 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
         {"name": f"it-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,
          "settings": {"seconds": 3, "passes": 1, "pings": 50}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     value = frame.set_index("metric")["value"]
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     assert value["ping_received"] >= 48  # the first may go before a handshake settles
@@ -75,7 +75,7 @@ def test_twenty_clients_join_on_kept_containers_as_on_a_fresh_stack(overlay: str
         {"name": f"it-join-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,
          "settings": {"passes": 3, "machines": 20}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     # the state, not the words: a host kept busy by others adds a remark to "ok"
     assert (frame["state"] == "ok").all(), frame["status"].iloc[0]
     value = frame.set_index(["pass", "metric"])["value"]
@@ -105,7 +105,7 @@ def test_join_fresh_containers_brings_up_a_stack_per_pass(tmp_path: Path) -> Non
          "settings": {"passes": 2, "machines": 6, "join_fresh": "containers"}}, "test",
         overrides={})
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     assert "restart_seconds" not in set(frame["metric"])
     assert set(frame[frame["metric"] == "joined"]["value"]) == {6}
@@ -122,7 +122,7 @@ def test_fifty_wireguard_clients_joined_and_torn_down_leave_no_network(tmp_path:
          "settings": {"passes": 1, "machines": 50}}, "test", overrides={})
     started = time.monotonic()
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     assert frame["state"].isin(["ok", "partial"]).all(), frame["status"].iloc[0]
     assert frame.set_index("metric")["value"]["joined"] >= 45
     record = json.loads((run_dir / "run.json").read_text())
@@ -139,7 +139,7 @@ def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None
          "settings": {"seconds": 2, "passes": 1, "pings": 20, "encryption": False}},
         "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     assert frame.set_index("metric")["value"]["tcp_mbit"] > FLOOR_MBIT
     agent_log = next(run_dir.rglob("*-agent1.log")).read_text()
@@ -148,7 +148,7 @@ def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None
     assert re.search(r"PUSH: Received control message: '[^']*,cipher none,", agent_log)
     refused = run_scenarios(topology.model_copy(update={"overlay": "wireguard"}),
                             [get_scenario("throughput")], tmp_path)
-    status = load_results(refused)["status"].iloc[0]
+    status = named(load_results(refused))["status"].iloc[0]
     assert status.startswith("not supported: encryption cannot be turned off on wireguard")
 
 
@@ -157,8 +157,8 @@ def test_tinc_without_encryption_carries_the_data_over_udp(tmp_path: Path) -> No
         {"name": "it-tinc-plain", "overlay": "tinc", "switches": 2, "agents": 2,
          "settings": {"seconds": 2, "passes": 1, "pings": 20, "encryption": False}}, "test")
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
-    value = load_results(run_dir).set_index("metric")["value"]
-    status = load_results(run_dir)["status"].iloc[0]
+    value = named(load_results(run_dir)).set_index("metric")["value"]
+    status = named(load_results(run_dir))["status"].iloc[0]
     assert "over UDP with Cipher = none" in status, status
     assert value["tcp_mbit"] > FLOOR_MBIT
     assert value["tunnel_rx_bytes"] >= value["tcp_bytes"]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.conftest import as_measured, leftovers
 from vnetbench.overlays import overlay_for
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
@@ -32,7 +32,7 @@ def room_topology(**extra: object) -> object:
 def test_a_room_on_the_baseline(tmp_path: Path) -> None:
     directory = run_scenarios(room_topology(), [get_scenario("room")], tmp_path)
     assert leftovers(directory.name) == []
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     value = frame.set_index("metric")["value"]
     assert value["room_machines"] == MACHINES and value["room_no_record"] == 0
@@ -61,7 +61,7 @@ def test_a_room_whose_path_delivers_nothing_is_dead_in_bounded_time(tmp_path: Pa
     topology = room_topology(links={"backbone": {"loss": "100%"}})
     directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
     assert leftovers(directory.name) == []
-    frame = load_results(directory)
+    frame = named(load_results(directory))
     assert set(frame["state"]) == {"path dead"}
     assert "no request of 6 machines was answered" in frame["status"].iloc[0]
 
@@ -77,7 +77,7 @@ def test_capacity_searches_to_its_bound_and_says_each_step(tmp_path: Path) -> No
     header = json.loads((directory / "run.json").read_text())
     assert header["status"] == "completed" and header["largest"] == 4
     assert [step["size"] for step in header["steps"]] == [2, 4]
-    frame: pd.DataFrame = load_results(directory)
+    frame: pd.DataFrame = named(load_results(directory))
     assert sorted(frame["var_machines"].unique()) == [2, 4]
     assert (directory / "capacity.png").stat().st_size > 5000
     for run_id in frame["run_id"].unique():

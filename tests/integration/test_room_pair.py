@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import as_measured, leftovers
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -26,7 +26,7 @@ def results(tmp_path: Path, scenario: str, **extra: object) -> tuple[pd.DataFram
                                "settings": SETTINGS, **extra}, "test", overrides={})
     directory = run_scenarios(topology, [get_scenario(scenario)], tmp_path)
     assert leftovers(directory.name) == []
-    return load_results(directory), directory / scenario / "raw"
+    return named(load_results(directory)), directory / scenario / "raw"
 
 
 def measured(tmp_path: Path, scenario: str) -> tuple[pd.Series, Path]:

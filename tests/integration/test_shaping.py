@@ -25,7 +25,7 @@ from vnetbench.images import ImageSet
 from vnetbench.labels import current_owner
 from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.overlays.baseline import Baseline
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.rundir import new_run_id
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
@@ -60,7 +60,7 @@ def shaped(name: str, backbone: dict[str, Any], **settings: Any) -> Topology:
 
 def measure(topology: Topology, tmp_path: Path) -> tuple[dict[str, float], dict[str, Any]]:
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
@@ -198,7 +198,7 @@ def run_through(topology: Topology, tmp_path: Path, action: Callable[[str], None
     assert acted, "the stream never started, so nothing was done during it"
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     return frame.iloc[0].to_dict(), frame.set_index("metric")["value"].to_dict(), record
 
 

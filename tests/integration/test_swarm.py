@@ -26,7 +26,7 @@ from python_on_whales import DockerClient
 from vnetbench.engines.swarm.deployment import NODE_RUNS
 from vnetbench.engines.swarm.testbed import endpoint, node_names, swarm_down, swarm_up
 from vnetbench.labels import run_filter
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -70,7 +70,7 @@ def test_the_two_hosts_command_runs_throughput_and_join_across_nodes(
     assert "node-a: switch1+1 agent; node-b: switch2+1 agent" in done.stdout
 
     compare = next(tmp_path.glob("two-hosts-*-compare"))
-    frame = load_results(compare)
+    frame = named(load_results(compare))
     assert set(frame["state"]) == {"ok"}, frame["status"].unique()
     value = frame.set_index(["scenario", "overlay", "metric"])["value"]
     assert value["throughput", "baseline", "tcp_mbit"] > 1000
@@ -111,7 +111,7 @@ def test_vxlan_across_nodes_beside_the_single_host_bridge(nodes: list[str],
              **({"hosts": {"switch1": "node-b", "switch2": "node-a"}, "manager": "test"}
                 if engine == "swarm" else {})}, "test", overrides={})
         run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path / engine)
-        frame = load_results(run_dir)
+        frame = named(load_results(run_dir))
         assert set(frame["state"]) == {"ok"}, frame["status"].unique()
         value = frame.set_index("metric")["value"]
         assert value["ping_received"] == 100
@@ -143,7 +143,7 @@ def test_shaped_links_and_a_ca_made_on_one_node_work_across_nodes(nodes: list[st
                       "machines": 10}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("throughput"), get_scenario("join")],
                             tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     assert set(frame["state"]) == {"ok"}, frame["status"].unique()
     value = frame.set_index(["scenario", "metric"])["value"]
     assert 100 < value["throughput", "tcp_mbit"] < 210
@@ -164,7 +164,7 @@ def test_a_switch_killed_on_another_node_is_measured_as_on_one_host(nodes: list[
          "faults": [{"at": "1s", "kill": "switch2", "restart_after": "2s"}],
          "settings": {"passes": 1, "failover_window_s": 10}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("failover")], tmp_path)
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     rows = frame[frame["interval_s"].isna()]
     value = dict(zip(rows["metric"], rows["value"], strict=True))
     assert "exited" not in str(rows["status"].iloc[0]), rows["status"].iloc[0]

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import as_measured, leftovers
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
@@ -23,7 +23,7 @@ def test_two_switch_baseline_throughput(tmp_path: Path) -> None:
         "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
 
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     value = frame.set_index("metric")["value"]
     assert frame["status"].map(as_measured).eq("ok").all()
     assert value["tcp_mbit"] > 1000, "the plain container path should clear 1 Gbit/s"
@@ -58,7 +58,7 @@ def test_flood_on_baseline_measures_from_outside(tmp_path: Path) -> None:
         "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("flood")], tmp_path)
 
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     value = frame.set_index("metric")["value"]
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     assert value["pings_answered"] == 15

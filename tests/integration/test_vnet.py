@@ -24,7 +24,7 @@ from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
 from vnetbench.overlays.vnet import Vnet
-from vnetbench.results import load_results
+from vnetbench.results import load_results, named
 
 VNET = Vnet()
 UNAVAILABLE = VNET.unavailable_reason()
@@ -57,7 +57,7 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     assert time.time() - started < 600, "a dead path must not make the run hang"
 
     run_dir = next((tmp_path / "out").iterdir())
-    frame = load_results(run_dir)
+    frame = named(load_results(run_dir))
     status = frame.groupby("scenario")["status"].first()
     value = frame.set_index(["scenario", "metric"])["value"]
     if status["throughput"] == "ok":
@@ -88,7 +88,7 @@ def test_tls_on_a_build_without_it_is_a_result_row_not_a_crash(tmp_path: Path) -
                      str(tmp_path / "t.yml"), "--passes", "2", "--out", str(tmp_path / "out"),
                      env={"BENCH_TLS": "on"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    frame = load_results(next((tmp_path / "out").iterdir()))
+    frame = named(load_results(next((tmp_path / "out").iterdir())))
     assert sorted(frame["pass"].unique()) == [1, 2]
     if VNET.feature_missing("tls"):
         assert frame["status"].str.startswith("not supported by this vNet build").all()
@@ -101,7 +101,7 @@ def test_tls_unset_measures_plain_on_a_build_without_it_and_says_so(tmp_path: Pa
                      str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "1",
                      "--out", str(tmp_path / "out"), env={}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    frame = load_results(next((tmp_path / "out").iterdir()))
+    frame = named(load_results(next((tmp_path / "out").iterdir())))
     status = frame["status"].iloc[0]
     assert not status.startswith("not supported"), status
     if VNET.feature_missing("tls"):
@@ -145,7 +145,7 @@ def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
                      "--passes", "1", "--machines", "100", "--out", str(tmp_path / "out"),
                      env={"BENCH_TLS": "off"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    frame = load_results(next((tmp_path / "out").iterdir()))
+    frame = named(load_results(next((tmp_path / "out").iterdir())))
     value = frame.set_index("metric")["value"]
     assert frame["set_pool"].iloc[0] == 3  # 100 machines in pools of 3: 34 containers
     assert value["joined"] + value["not_joined"] == 100
@@ -176,7 +176,7 @@ def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Pat
                      "--out", str(tmp_path / "out"), env={"BENCH_TLS": "off"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert time.time() - started < 600, "a dead path must not make the run hang"
-    frame = load_results(next((tmp_path / "out").iterdir()))
+    frame = named(load_results(next((tmp_path / "out").iterdir())))
     status = frame.groupby("scenario")["status"].first()
     value = frame[frame["interval_s"].isna()].set_index(["scenario", "metric"])["value"]
     if "nothing to measure the fault against" not in status["failover"]:
