@@ -15,9 +15,9 @@ SIZE the reply's index into the sizes, both in base 36. Linux refuses an argumen
 longer than MAX_ARG_STRLEN (32 pages: 131,072 bytes with its NUL). A token is at
 most len(DELTA) + 3 bytes, and with deltas summing to at most the load's span S
 over n requests, the digits sum to at most n * (log36(S/n + 1) + 1) (log is concave):
-at 5/s for 60 s that is 300 tokens of 7 bytes (2.1 kB); 128 KiB hold an hour at
-5/s. `plan_fits` checks this bound before anything starts; `encode` checks the
-real length.
+at 5/s for 60 s that is 300 tokens of 7 bytes (2.1 kB), bounded by 7.4 bytes a
+request: 128 KiB hold about 50 minutes at 5/s. `plan_fits` checks this bound
+before anything starts; `encode` checks the real length.
 """
 
 from __future__ import annotations

@@ -88,12 +88,11 @@ def run(server: Server | None, path: Path, schedule: list[tuple[int, int]], *,
     async def main() -> dict[str, Any]:
         unix = await asyncio.start_unix_server(server.handle, str(path)) if server else None
         start = time.time() + 0.1
-        load = asyncio.ensure_future(ROOM.run_open(
+        load = ROOM.run_open(
             start, timeout_s, keep, connections, f"unix://{path}", list(sizes),
-            [offset for offset, _ in schedule], [size for _, size in schedule]))
-        if during:
-            await during()
-        record: dict[str, Any] = await load
+            [offset for offset, _ in schedule], [size for _, size in schedule])
+        record: dict[str, Any]
+        record, _ = await asyncio.gather(load, during() if during else asyncio.sleep(0))
         if unix:
             unix.close()
         return record
