@@ -10,9 +10,9 @@ machines' own percentiles. Fairness is Jain's index over the machines' goodputs:
 
 An open-loop generator is behind when its own lag (taking a request up after its
 instant: its event loop or its CPU, not a connection's wait) has a p99 above a
-tenth of its mean gap between requests: latency counts from the schedule, so
-that lag is in every latency, and beyond it the arrivals no longer keep the
-spacing they were planned with.
+tenth of its mean gap between requests (and above 2 ms, the timers' resolution):
+latency counts from the schedule, so that lag is in every latency, and beyond it
+the arrivals no longer keep the spacing they were planned with.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ ERROR_KINDS = ("connect", "read", "write", "status", "timeout")
 # the points of the latency CDF each pass records (metrics room_latency_q{point}_ms)
 CDF_POINTS = (1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9)
 BEHIND_SHARE_OF_GAP = 0.1  # a generator's lag p99 above this share of its gap: behind
+# ... and above this: epoll's and libuv's (uvloop's) timers wake at millisecond
+# resolution, so a lag of a tick or two is the clock's, not a generator short of CPU
+BEHIND_FLOOR_MS = 2.0
 
 
 class RoomRecordError(ValueError):
@@ -51,7 +54,9 @@ class Generator:
     def behind(self) -> str | None:
         """Why this generator fell behind its schedule, or None."""
         lag_ms = (quantile_us(self.lag_us, 99) or 0) / 1000
-        if self.mean_gap_s and lag_ms > BEHIND_SHARE_OF_GAP * self.mean_gap_s * 1000:
+        if not self.mean_gap_s or lag_ms <= BEHIND_FLOOR_MS:
+            return None
+        if lag_ms > BEHIND_SHARE_OF_GAP * self.mean_gap_s * 1000:
             return (f"its own lag p99 {lag_ms:.1f} ms, over "
                     f"{BEHIND_SHARE_OF_GAP:.0%} of its {self.mean_gap_s * 1000:.0f} ms gap")
         return None

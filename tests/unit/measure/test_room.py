@@ -124,6 +124,9 @@ def test_a_generator_lagging_over_a_tenth_of_its_gap_is_behind() -> None:
     spaced = open_record(scheduled_us=[k * 200_000 for k in range(20)],
                          done_us=[k * 200_000 + 900 for k in range(20)])
     assert spaced.generator is not None and spaced.generator.behind is None
+    tight = open_record(scheduled_us=[k * 10_000 for k in range(20)],
+                        lag_us=[1900] * 20)  # 19 % of a 10 ms gap, but timer ticks
+    assert tight.generator is not None and tight.generator.behind is None
 
 
 def test_unsent_requests_count_as_planned_not_sent() -> None:

@@ -121,6 +121,7 @@ def test_every_request_is_answered_at_its_instant_with_its_size(tmp_path: Path) 
     assert columns["error"] == [None] * 10
     assert columns["bytes"] == [200, 4096] * 5
     assert [path for path, _ in server.seen] == ["/200", "/4096"] * 5
+    assert min(columns["lag_us"]) >= 0  # never taken up before its instant
     assert all(0 <= sent - due < 50_000 for due, sent in
                zip(columns["scheduled_us"], columns["sent_us"], strict=True))
     assert server.opened == 1  # kept: one connection carried them all (never two busy)
