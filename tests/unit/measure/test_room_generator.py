@@ -215,3 +215,23 @@ def test_a_wrong_command_line_prints_the_usage(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 1 and "vnetbench-room open START" in done.stderr
+
+
+def test_a_load_that_began_late_is_late_not_behind(tmp_path: Path) -> None:
+    """Its start instant already past: the requests due before it go at once, their
+    latency from the schedule, the generator's lag from when it began."""
+    server = Server(tmp_path / "s")
+
+    async def main() -> dict[str, Any]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        record: dict[str, Any] = await ROOM.run_open(
+            time.time() - 0.5, 2.0, True, 6, f"unix://{tmp_path / 's'}", [200],
+            [0, 100_000, 600_000], [0, 0, 0])
+        unix.close()
+        return record
+
+    record = asyncio.run(main())
+    assert record["began"] - record["planned"] >= 0.5
+    assert max(record["columns"]["lag_us"]) < 100_000
+    latency = latencies_ms(record)
+    assert latency[0] is not None and latency[0] >= 500  # due 0.5 s before the start
