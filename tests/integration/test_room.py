@@ -36,10 +36,12 @@ def test_a_room_on_the_baseline(tmp_path: Path) -> None:
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     value = frame.set_index("metric")["value"]
     assert value["room_machines"] == MACHINES and value["room_no_record"] == 0
-    # each machine waits 1/RATE after every reply: in SECONDS it asks at most
-    # RATE x SECONDS + 1 times, and it asked at least once
-    assert MACHINES <= value["room_answered"] <= MACHINES * (RATE * SECONDS + 1)
+    # the open loop (the default): each machine plans RATE x SECONDS requests and, on
+    # an idle veth path, sends and gets an answer to every one
+    planned = MACHINES * RATE * SECONDS
+    assert value["room_planned"] == value["room_sent"] == value["room_answered"] == planned
     assert value["room_failed"] == 0  # nothing times out on an idle veth path
+    assert value["room_generator_cpu_s_per_1000"] > 0 and value["room_generator_mib"] > 5
     assert value["room_p50_ms"] <= value["room_p95_ms"] <= value["room_p99_ms"] <= value[
         "room_max_ms"]
     cdf = [value[f"room_latency_q{q}_ms"] for q in ("1", "25", "50", "75", "99", "99.9")]
@@ -51,6 +53,25 @@ def test_a_room_on_the_baseline(tmp_path: Path) -> None:
     assert value["mem_agent_load_mib"] > 0 and value["mem_switch_idle_mib"] > 0
     records = list((directory / "room" / "raw").glob("room-pass1-agent*.txt"))
     assert len(records) == MACHINES
+    firsts = [json.loads(r.read_text().split("vnetbench-room ", 1)[1])["columns"][
+        "scheduled_us"][0] / 1e6 for r in records]
+    # the first requests spread over one gap (1/RATE), not all at once
+    assert 0 < max(firsts) - min(firsts) < 1 / RATE
+
+
+def test_the_closed_loop_still_runs_wrk(tmp_path: Path) -> None:
+    topology = parse_topology({"name": "it-room", "switches": 2, "agents": 2, "settings": {
+        **SETTINGS, "room_loop": "closed"}}, "test", overrides={})
+    directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
+    assert leftovers(directory.name) == []
+    frame = named(load_results(directory))
+    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    value = frame.set_index("metric")["value"]
+    # each machine waits 1/RATE after every reply: in SECONDS it asks at most
+    # RATE x SECONDS + 1 times, and it asked at least once
+    assert MACHINES <= value["room_answered"] <= MACHINES * (RATE * SECONDS + 1)
+    assert "room_planned" not in value
+    records = list((directory / "room" / "raw").glob("room-pass1-agent*.txt"))
     starts = [json.loads(r.read_text().split("vnetbench-room ", 1)[1])["planned"]
               for r in records]
     # the first requests spread over one pause (1/RATE), not all at once

@@ -182,7 +182,7 @@ def test_the_settings_a_measurement_reads_are_marked_where_declared() -> None:
     """MEASUREMENT_SETTINGS is read off the Settings model's marks (Measured[...]):
     topologies that differ in them share a stack, in any other setting they do not."""
     base = parse_topology({"name": "t", "switches": 2, "agents": 2}, "t")
-    assert len(MEASUREMENT_SETTINGS) == 21  # the room's four and rr_parallel among them
+    assert len(MEASUREMENT_SETTINGS) == 24  # the room's seven and rr_parallel among them
     for name, changed in (("udp_length", 1400), ("seconds", 2.0), ("machines", 50)):
         other = base.model_copy(update={
             "settings": base.settings.model_copy(update={name: changed})})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
 from vnetbench.metrics import Better, Metric
@@ -47,6 +47,20 @@ ROOM = (
            label="Room: the latest machine's start after the room's instant"),
     Metric("room_probes_start_s", "s", noisy=True,
            label="Room: starting every machine's probe took (before the instant)"),
+    Metric("room_planned", "count", label="Room: requests the open loop's schedule planned"),
+    Metric("room_sent", "count", label="Room: requests the open loop sent"),
+    Metric("room_sent_percent", "%", Better.HIGHER,
+           label="Room: requests sent, % of those planned (open loop)"),
+    Metric("room_behind_p99_ms", "ms", Better.LOWER, noisy=True,
+           label="Room: the generator's own lag behind its schedule, p99 (open loop)"),
+    Metric("room_behind_max_ms", "ms", Better.LOWER, noisy=True,
+           label="Room: the generator's own lag behind its schedule, max (open loop)"),
+    Metric("room_waited", "count", Better.LOWER,
+           label="Room: requests that waited for a connection (open loop)"),
+    Metric("room_generator_cpu_s_per_1000", "s", Better.LOWER, noisy=True,
+           label="Room: the generators' CPU seconds per 1000 requests (open loop)"),
+    Metric("room_generator_mib", "MiB", Better.LOWER,
+           label="Room: a generator's peak memory, the largest machine's (open loop)"),
     Metric(ROOM_LATENCY, "ms", label="Room: request latency, {quantile}th percentile",
            display="room_latency_q{quantile}_ms"),
 )
@@ -56,15 +70,27 @@ MAX_ROOM_REPLY_BYTES = 16 * 2**20
 
 class RoomSettings(ScenarioSettings):
     prefix = "room_"
+    loop: Measured[Literal["open", "closed"]] = Field(
+        "open", description="room: open, each machine sends on a schedule fixed before "
+        "the load, whatever the replies do (latency from the scheduled instant); closed, "
+        "wrk with one connection, the next request 1/rate after each reply.")
+    arrivals: Measured[Literal["even", "poisson"]] = Field(
+        "even", description="room (open loop): requests evenly spaced at 1/rate, or "
+        "Poisson arrivals at that mean (seeded per machine and pass: reproducible).")
     rate: Measured[float] = Field(
-        5.0, ge=0, le=10_000, description="room: requests per second of each machine, a "
-        "pause of 1/rate after each reply (0: none, as fast as the replies come).")
+        5.0, ge=0, le=10_000, description="room: requests per second of each machine: "
+        "the open loop's schedule, or the closed loop's pause of 1/rate after each reply "
+        "(0, closed only: no pause, as fast as the replies come).")
+    connections: Measured[int] = Field(
+        6, ge=1, le=256, description="room (open loop): at most this many connections "
+        "per machine at once (a browser's per-host limit is 6); a request waits for one, "
+        "and its wait counts in its latency.")
     sizes: Measured[tuple[int, ...]] = Field(
         (200, 2048, 65536), min_length=1, max_length=10, description="room: the replies' "
         "sizes in bytes, requested in turn, e.g. 200,2048,65536.")
     connection: Measured[Literal["keep", "new"]] = Field(
-        "keep", description="room: every request on the machine's one kept connection, or "
-        "on a new one.")
+        "keep", description="room: requests on kept connections (the closed loop's one, "
+        "the open loop's pool), or each on a new one.")
     timeout_s: Measured[int] = Field(
         2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
         "out (whole seconds: wrk reads no finer unit).")
@@ -77,6 +103,13 @@ class RoomSettings(ScenarioSettings):
             raise ValueError(f"room replies are 1 to {MAX_ROOM_REPLY_BYTES} bytes (files the "
                              f"server holds in memory); {wrong} are not")
         return sizes
+
+    @model_validator(mode="after")
+    def _open_loop_has_a_rate(self) -> RoomSettings:
+        if self.loop == "open" and self.rate == 0:
+            raise ValueError("room rate 0 (as fast as the replies come) is a closed loop: "
+                             "give room_rate above 0, or room_loop: closed")
+        return self
 
 
 DECLARATION = Declaration(

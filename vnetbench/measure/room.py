@@ -1,27 +1,65 @@
-"""A contest room's requests: each machine's wrk record (`vnetbench-room client` in
-the tools image), and the room's figures pooled from them.
+"""A contest room's requests: each machine's record (`vnetbench-room client`, wrk's
+closed loop, or `vnetbench-room open`, the open loop's per-request columns, in the
+tools image), and the room's figures pooled from them.
 
 Latency percentiles are over every request of every machine together (wrk keeps
-each latency to the microsecond, so pooling is exact), not an average of the
+each latency to the microsecond, and the open loop's is its reply's end less its
+scheduled instant, in microseconds: pooling is exact), not an average of the
 machines' own percentiles. Fairness is Jain's index over the machines' goodputs:
 1 when every machine got the same, 1/N when one got everything.
+
+An open-loop generator is behind when its own lag (taking a request up after its
+instant: its event loop or its CPU, not a connection's wait) has a p99 above a
+tenth of its mean gap between requests (and above 2 ms, the timers' resolution):
+latency counts from the schedule, so that lag is in every latency, and beyond it
+the arrivals no longer keep the spacing they were planned with.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 MARK = "vnetbench-room "
 ERROR_KINDS = ("connect", "read", "write", "status", "timeout")
 # the points of the latency CDF each pass records (metrics room_latency_q{point}_ms)
 CDF_POINTS = (1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9)
+BEHIND_SHARE_OF_GAP = 0.1  # a generator's lag p99 above this share of its gap: behind
+# ... and above this: epoll's and libuv's (uvloop's) timers wake at millisecond
+# resolution, so a lag of a tick or two is the clock's, not a generator short of CPU
+BEHIND_FLOOR_MS = 2.0
 
 
 class RoomRecordError(ValueError):
     """A machine's output held no record of its load."""
+
+
+@dataclass(frozen=True)
+class Generator:
+    """What one machine's open-loop generator did beyond wrk's counts."""
+
+    planned: int
+    sent: int
+    waited: int  # requests that waited for a connection (all the machine's were busy)
+    lag_us: tuple[tuple[int, int], ...]  # its own lateness per request: [us, count]
+    mean_gap_s: float | None  # of its schedule
+    cpu_s: float
+    max_rss_kib: int
+
+    @property
+    def behind(self) -> str | None:
+        """Why this generator fell behind its schedule, or None."""
+        lag_ms = (quantile_us(self.lag_us, 99) or 0) / 1000
+        if not self.mean_gap_s or lag_ms <= BEHIND_FLOOR_MS:
+            return None
+        if lag_ms > BEHIND_SHARE_OF_GAP * self.mean_gap_s * 1000:
+            return (f"its own lag p99 {lag_ms:.1f} ms, over "
+                    f"{BEHIND_SHARE_OF_GAP:.0%} of its {self.mean_gap_s * 1000:.0f} ms gap")
+        return None
 
 
 @dataclass(frozen=True)
@@ -38,6 +76,7 @@ class MachineLoad:
     ended: float
     error: str | None = None  # wrk itself failed (e.g. could not connect at all)
     stalled: str | None = None  # wrk never ended and was stopped: its counts are lost
+    generator: Generator | None = None  # the open loop's; None: wrk's closed loop
 
     @property
     def failed(self) -> int:
@@ -60,6 +99,8 @@ def parse_machine(text: str) -> MachineLoad:
     if not lines:
         raise RoomRecordError(f"no record in its output: {text.strip()[-200:] or 'nothing'}")
     data = json.loads(lines[-1])
+    if data.get("loop") == "open":
+        return parse_open(data)
     errors = {kind: int(data.get("errors", {}).get(kind, 0)) for kind in ERROR_KINDS}
     return MachineLoad(
         requests=int(data.get("requests", 0)), bytes=int(data.get("bytes", 0)),
@@ -67,6 +108,34 @@ def parse_machine(text: str) -> MachineLoad:
         latencies_us=tuple((int(v), int(c)) for v, c in data.get("latency_us", [])),
         planned=float(data["planned"]), began=float(data["began"]),
         ended=float(data["ended"]), error=data.get("error"), stalled=data.get("stalled"))
+
+
+def parse_open(data: Mapping[str, Any]) -> MachineLoad:
+    """An open loop's record: its per-request columns counted and pooled."""
+    planned, began, ended = (float(data[key]) for key in ("planned", "began", "ended"))
+    if "columns" not in data:  # the generator itself failed
+        return MachineLoad(0, 0, 0.0, dict.fromkeys(ERROR_KINDS, 0), (), planned, began,
+                           ended, error=str(data.get("error") or "the generator gave no columns"))
+    columns = data["columns"]
+    scheduled, done, sent = columns["scheduled_us"], columns["done_us"], columns["sent_us"]
+    kinds = Counter(kind for kind in columns["error"] if kind)
+    latencies = Counter(int(end) - int(due) for due, end in zip(scheduled, done, strict=True)
+                        if end is not None)
+    lags = Counter(int(lag) for lag in columns["lag_us"] if lag is not None)
+    gap = ((scheduled[-1] - scheduled[0]) / (len(scheduled) - 1) / 1e6
+           if len(scheduled) > 1 else None)
+    return MachineLoad(
+        requests=sum(1 for at in sent if at is not None), bytes=sum(columns["bytes"]),
+        duration_s=ended - began,
+        errors={kind: kinds[kind] for kind in ERROR_KINDS},
+        latencies_us=tuple(sorted(latencies.items())), planned=planned, began=began,
+        ended=ended,
+        error=data.get("error"),
+        generator=Generator(
+            planned=len(scheduled), sent=sum(1 for at in sent if at is not None),
+            waited=sum(1 for waited in columns["waited"] if waited),
+            lag_us=tuple(sorted(lags.items())), mean_gap_s=gap,
+            cpu_s=float(data["cpu_s"]), max_rss_kib=int(data["max_rss_kib"])))
 
 
 def quantile_us(latencies: Sequence[tuple[int, int]], q: float) -> float | None:
@@ -104,6 +173,7 @@ class RoomFigures:
     late_s: float  # the latest machine's delay after the room's instant
     without_record: dict[str, str] = field(default_factory=dict)  # machine -> why
     stalled: dict[str, str] = field(default_factory=dict)  # machine -> why (no counts)
+    generators: dict[str, Generator] = field(default_factory=dict)  # the open loop's
 
     @classmethod
     def of(cls, loads: dict[str, MachineLoad], without_record: dict[str, str]) -> RoomFigures:
@@ -120,7 +190,8 @@ class RoomFigures:
                    tuple(sorted(pooled.items())), tuple(load.goodput_mbit for load in ran),
                    span, max((load.late_s for load in ran), default=0.0),
                    dict(without_record),
-                   {name: load.stalled for name, load in loads.items() if load.stalled})
+                   {name: load.stalled for name, load in loads.items() if load.stalled},
+                   {name: load.generator for name, load in loads.items() if load.generator})
 
     def percentile_ms(self, q: float) -> float | None:
         value = quantile_us(self.latencies_us, q)
@@ -141,6 +212,53 @@ class RoomFigures:
     @property
     def fairness(self) -> float | None:
         return jain_index(list(self.goodputs_mbit))
+
+    @property
+    def open_loop(self) -> OpenLoopFigures | None:
+        return OpenLoopFigures.of(self.generators) if self.generators else None
+
+
+@dataclass(frozen=True)
+class OpenLoopFigures:
+    """The room's open-loop generators together: what they planned and sent, how far
+    they fell behind, what they cost."""
+
+    planned: int
+    sent: int
+    waited: int
+    lag_us: tuple[tuple[int, int], ...]
+    cpu_s: float
+    max_rss_kib: int
+    behind: dict[str, str]  # machine -> why it fell behind
+
+    @classmethod
+    def of(cls, generators: Mapping[str, Generator]) -> OpenLoopFigures:
+        lags: Counter[int] = Counter()
+        for generator in generators.values():
+            lags.update(dict(generator.lag_us))
+        behind = {name: why for name, generator in generators.items()
+                  if (why := generator.behind)}
+        return cls(sum(g.planned for g in generators.values()),
+                   sum(g.sent for g in generators.values()),
+                   sum(g.waited for g in generators.values()), tuple(sorted(lags.items())),
+                   sum(g.cpu_s for g in generators.values()),
+                   max((g.max_rss_kib for g in generators.values()), default=0), behind)
+
+    def lag_ms(self, q: float) -> float | None:
+        value = quantile_us(self.lag_us, q)
+        return value / 1000 if value is not None else None
+
+    @property
+    def sent_percent(self) -> float | None:
+        return 100 * self.sent / self.planned if self.planned else None
+
+    @property
+    def cpu_s_per_1000(self) -> float | None:
+        return 1000 * self.cpu_s / self.planned if self.planned else None
+
+    @property
+    def max_rss_mib(self) -> float:
+        return self.max_rss_kib / 1024
 
 
 def machines_named(names: Iterable[str]) -> list[str]:

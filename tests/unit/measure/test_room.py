@@ -3,6 +3,7 @@ from them (no engine)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,67 @@ def test_a_wrk_that_never_ended_is_stalled_with_no_counts() -> None:
     room = RoomFigures.of({"agent1": load}, {})
     assert room.machines == 1 and room.answered == 0 and room.stalled == {
         "agent1": load.stalled}
+
+
+def open_record(**changes: object) -> MachineLoad:
+    """The open loop's record (real generator output against a paused test server),
+    with `changes` made to its columns."""
+    line = (DATA / "open-paused.txt").read_text().splitlines()[-1]
+    data = json.loads(line.removeprefix("vnetbench-room "))
+    data["columns"] |= changes
+    return parse_machine("vnetbench-room " + json.dumps(data))
+
+
+def test_an_open_loop_record_times_each_request_from_its_schedule() -> None:
+    load = open_record()
+    assert load.generator is not None and load.generator.planned == 20
+    assert load.requests == 20 and load.failed == 0
+    assert sum(count for _, count in load.latencies_us) == 20
+    # due at 50 ms, answered after the pause at 354.4 ms: its wait is in its latency
+    assert (304_415, 1) in load.latencies_us
+    assert quantile_us(load.latencies_us, 100) == 304_415
+    assert load.generator.waited == 12 and load.generator.mean_gap_s == pytest.approx(0.025)
+    assert load.bytes == 10 * 200 + 10 * 2048
+    assert load.generator.cpu_s > 0 and load.generator.max_rss_kib == 33128
+
+
+def test_a_generator_lagging_over_a_tenth_of_its_gap_is_behind() -> None:
+    load = open_record()
+    assert load.generator is not None
+    # its worst lag was 3.2 ms against a 25 ms gap (a loaded 2-core host, nice 19)
+    assert load.generator.behind == "its own lag p99 3.2 ms, over 10% of its 25 ms gap"
+    spaced = open_record(scheduled_us=[k * 200_000 for k in range(20)],
+                         done_us=[k * 200_000 + 900 for k in range(20)])
+    assert spaced.generator is not None and spaced.generator.behind is None
+    tight = open_record(scheduled_us=[k * 10_000 for k in range(20)],
+                        lag_us=[1900] * 20)  # 19 % of a 10 ms gap, but timer ticks
+    assert tight.generator is not None and tight.generator.behind is None
+
+
+def test_unsent_requests_count_as_planned_not_sent() -> None:
+    load = open_record(sent_us=[None] * 5 + [1] * 15, done_us=[None] * 5 + [2] * 15,
+                       error=["timeout"] * 5 + [None] * 15)
+    assert load.generator is not None
+    assert (load.generator.planned, load.generator.sent) == (20, 15)
+    assert load.errors["timeout"] == 5 and load.failed == 5
+
+
+def test_a_generator_that_failed_leaves_its_error_and_no_counts() -> None:
+    load = parse_machine('vnetbench-room {"loop": "open", "planned": 1.0, "began": 1.5, '
+                         '"ended": 1.6, "error": "ValueError: bad schedule"}')
+    assert load.error == "ValueError: bad schedule" and load.requests == 0
+    assert load.generator is None
+
+
+def test_the_open_loops_room_adds_up_its_generators() -> None:
+    open_load, closed = open_record(), record("client-keep.txt")
+    room = RoomFigures.of({"agent1": open_load, "agent2": open_load, "agent3": closed}, {})
+    generators = room.open_loop
+    assert generators is not None and list(room.generators) == ["agent1", "agent2"]
+    assert (generators.planned, generators.sent, generators.waited) == (40, 40, 24)
+    assert generators.lag_ms(100) == pytest.approx(3.176)
+    assert generators.cpu_s_per_1000 == pytest.approx(1000 * 2 * 0.020518 / 40, rel=1e-3)
+    assert generators.max_rss_mib == pytest.approx(33128 / 1024)
+    assert set(generators.behind) == {"agent1", "agent2"}
+    assert room.answered == 40 + 39  # the closed loop's wrk latencies pooled too
+    assert RoomFigures.of({"agent3": closed}, {}).open_loop is None

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
-from vnetbench.measure.room import RoomFigures, parse_machine
+from vnetbench.measure.room import MachineLoad, RoomFigures, parse_machine
+from vnetbench.measure.schedule import decode, room_schedules
 from vnetbench.outcome import State
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.room import SERVER, Load, phases, result_of
+from vnetbench.scenarios.room import (
+    SERVER,
+    Load,
+    closed_argv,
+    open_argv,
+    phases,
+    result_of,
+)
 from vnetbench.scenarios.throughput import MemoryFigures
 from vnetbench.topology import parse_topology
 
@@ -109,3 +119,73 @@ def test_a_refused_machine_is_said_with_its_last_three_log_lines() -> None:
                   "files | wrapper: exit 1 | stopped",
         "agent5": "its probe could not start (gone); its log ends: no log"}
     assert Room.with_last_lines(SimpleNamespace(), {}) == {}  # type: ignore[arg-type]
+
+
+def open_load(**changes: object) -> MachineLoad:
+    """The open loop's real record (a paused test server), its columns changed."""
+    line = (DATA / "open-paused.txt").read_text().splitlines()[-1]
+    data = json.loads(line.removeprefix("vnetbench-room "))
+    data["columns"] |= changes
+    return parse_machine("vnetbench-room " + json.dumps(data))
+
+
+def test_an_open_loop_pass_reports_what_it_planned_sent_and_cost() -> None:
+    steady = open_load(scheduled_us=[k * 200_000 for k in range(20)],
+                       done_us=[k * 200_000 + 900 for k in range(20)])
+    room = RoomFigures.of({"agent1": steady, "agent2": steady}, {})
+    result = result_of(room, load(loads={"agent1": steady, "agent2": steady}), 4)
+    assert result.state is State.OK
+    metrics = result.metrics
+    assert metrics["room_planned"][0] == 40 and metrics["room_sent"][0] == 40
+    assert metrics["room_sent_percent"] == (100.0, "%")
+    assert metrics["room_behind_max_ms"][0] == pytest.approx(3.176)
+    assert metrics["room_generator_mib"][0] == pytest.approx(32.35, abs=0.01)
+    assert metrics["room_p50_ms"][0] == pytest.approx(0.9)  # from the schedule
+
+
+def test_a_generator_behind_or_a_room_sending_too_little_is_partial_and_says_why() -> None:
+    behind = open_load()  # a 3.2 ms lag against a 25 ms gap
+    unsent = open_load(scheduled_us=[k * 200_000 for k in range(20)],
+                       sent_us=[None] * 5 + [1] * 15, done_us=[None] * 5 + [2] * 15,
+                       error=["timeout"] * 5 + [None] * 15)
+    room = RoomFigures.of({"agent1": behind, "agent2": unsent}, {})
+    result = result_of(room, load(loads={"agent1": behind, "agent2": unsent}), 4)
+    assert result.state is State.PARTIAL
+    assert ("the generator fell behind its schedule on 1 of 2 machines (agent1: its own "
+            "lag p99 3.2 ms, over 10% of its 25 ms gap" in result.status)
+    assert "the room sent 35 of 40 planned requests (87.5 %, under 98%)" in result.status
+
+
+def test_the_closed_loop_keeps_wrks_command_line() -> None:
+    room = RoomSettings(loop="closed", rate=5, sizes=(200, 2048))
+    argv, last_s = closed_argv(["agent1", "agent2"], room, 3, "http://s:8080", 100.0)
+    assert argv["agent2"] == ["vnetbench-room", "client", "100.100", "3", "5", "keep", "2",
+                              "http://s:8080", "200", "2048"]
+    assert last_s == pytest.approx(3.1)
+
+
+def test_the_open_loop_hands_each_machine_its_schedule() -> None:
+    room = RoomSettings(rate=5, sizes=(200, 2048), arrivals="poisson", connections=4)
+    argv, last_s = open_argv(["agent1", "agent2"], room, 3, "http://s:8080", 100.0, 2)
+    head = ["vnetbench-room", "open", "100.000", "2", "keep", "4", "http://s:8080",
+            "200,2048"]
+    assert argv["agent1"][:8] == head
+    schedules = room_schedules(["agent1", "agent2"], 5, 3, 2, "poisson", 2)
+    assert decode(argv["agent2"][8]) == schedules["agent2"]
+    assert last_s == max(s.last_s for s in schedules.values()) and last_s < 3
+
+
+def test_an_open_loop_that_cannot_be_planned_is_refused_before_anything_starts() -> None:
+    with pytest.raises(UserError, match="MAX_ARG_STRLEN"):
+        ROOM.check(topology(seconds=3600, room={"rate": 10}))
+    ROOM.check(topology(seconds=3600, room={"rate": 10, "loop": "closed"}))
+    with pytest.raises(UserError, match=r"rate 0.*is a closed loop"):
+        topology(room={"rate": 0})
+    topology(room={"rate": 0, "loop": "closed"})
+
+
+def test_the_settings_name_the_loop_and_the_open_loops_own() -> None:
+    assert ROOM.settings(topology())["room_loop"] == "open"
+    assert ROOM.settings(topology())["room_connections"] == 6
+    closed = ROOM.settings(topology(room={"loop": "closed"}))
+    assert "room_arrivals" not in closed and closed["room_connection"] == "keep"

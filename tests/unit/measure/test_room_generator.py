@@ -1,0 +1,237 @@
+"""The tools image's open-loop generator (`vnetbench-room open`), imported and driven
+against a small HTTP server on a Unix socket in tmp_path (no TCP, no engine): the
+schedule the host encodes is what it decodes, requests go at their instants whatever
+the replies do, a request's wait for a connection is counted from its scheduled
+instant apart from the generator's own lag, and every failure has its kind."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.machinery
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from vnetbench.measure.schedule import MachineSchedule, encode, room_schedules
+
+SCRIPT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-room"
+
+
+def load_script() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("vnetbench_room_script", str(SCRIPT))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+ROOM = load_script()
+
+
+@dataclass
+class Server:
+    """HTTP/1.1 on a Unix socket: /SIZE answers SIZE bytes, /404 a 404; it holds a
+    reply while `paused` is set, never answers `silent` paths, and counts connections."""
+
+    path: Path
+    paused: asyncio.Event = field(default_factory=asyncio.Event)
+    silent: set[str] = field(default_factory=set)
+    opened: int = 0
+    open_now: int = 0
+    most_open: int = 0
+    seen: list[tuple[str, float]] = field(default_factory=list)  # (path, loop time)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.opened += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            while True:
+                try:
+                    head = (await reader.readuntil(b"\r\n\r\n")).decode()
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                target = head.split(" ")[1]
+                self.seen.append((target, asyncio.get_running_loop().time()))
+                if target in self.silent:
+                    await reader.read()  # until the client gives up and closes
+                    return
+                while self.paused.is_set():
+                    await asyncio.sleep(0.01)
+                close = "connection: close" in head.lower()
+                status, body = (("404 Not Found", b"no") if target == "/404"
+                                else ("200 OK", b"v" * int(target[1:])))
+                writer.write(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n"
+                             f"{'Connection: close' + chr(13) + chr(10) if close else ''}"
+                             "\r\n".encode() + body)
+                await writer.drain()
+                if close:
+                    return
+        finally:
+            self.open_now -= 1
+            writer.close()
+
+
+def run(server: Server | None, path: Path, schedule: list[tuple[int, int]], *,
+        sizes: tuple[int, ...] = (200, 4096), keep: bool = True, connections: int = 6,
+        timeout_s: float = 2.0, during: Any = None) -> dict[str, Any]:
+    """The generator's record for (offset_us, size_index) requests, starting 0.1 s on."""
+    async def main() -> dict[str, Any]:
+        unix = await asyncio.start_unix_server(server.handle, str(path)) if server else None
+        start = time.time() + 0.1
+        load = ROOM.run_open(
+            start, timeout_s, keep, connections, f"unix://{path}", list(sizes),
+            [offset for offset, _ in schedule], [size for _, size in schedule])
+        record: dict[str, Any]
+        record, _ = await asyncio.gather(load, during() if during else asyncio.sleep(0))
+        if unix:
+            unix.close()
+        return record
+
+    return asyncio.run(main())
+
+
+def latencies_ms(record: dict[str, Any]) -> list[float | None]:
+    columns = record["columns"]
+    return [None if done is None else (done - due) / 1000
+            for due, done in zip(columns["scheduled_us"], columns["done_us"], strict=True)]
+
+
+def test_the_generator_decodes_the_schedule_the_host_encodes() -> None:
+    schedules = room_schedules(["agent1", "agent2"], 7.5, 4, 3, "poisson", pass_no=2)
+    for schedule in schedules.values():
+        offsets, sizes = ROOM.decode_schedule(encode(schedule))
+        assert MachineSchedule(tuple(offsets), tuple(sizes)) == schedule
+
+
+def test_every_request_is_answered_at_its_instant_with_its_size(tmp_path: Path) -> None:
+    server = Server(tmp_path / "s")
+    schedule = [(k * 20_000, k % 2) for k in range(10)]  # every 20 ms, sizes in turn
+    record = run(server, tmp_path / "s", schedule)
+    columns = record["columns"]
+    assert columns["error"] == [None] * 10
+    assert columns["bytes"] == [200, 4096] * 5
+    assert [path for path, _ in server.seen] == ["/200", "/4096"] * 5
+    assert min(columns["lag_us"]) >= 0  # never taken up before its instant
+    assert all(0 <= sent - due < 50_000 for due, sent in
+               zip(columns["scheduled_us"], columns["sent_us"], strict=True))
+    assert server.opened == 1  # kept: one connection carried them all (never two busy)
+    assert record["opened"] == 1 and record["requests"] == 10
+    assert record["cpu_s"] >= 0 and record["max_rss_kib"] > 1000
+    assert record["began"] >= record["planned"] - 0.01
+
+
+def test_a_stalled_server_does_not_hold_back_the_schedule_and_the_wait_is_counted(
+        tmp_path: Path) -> None:
+    """One connection, the server paused 0.3 s from 0.05 s: the requests scheduled
+    during the pause still leave the generator on time (lag small), wait for the
+    connection, and their latency from the schedule holds that wait."""
+    server = Server(tmp_path / "s")
+    schedule = [(k * 25_000, 0) for k in range(20)]  # every 25 ms for 0.5 s
+
+    async def pause() -> None:
+        await asyncio.sleep(0.1 + 0.05)
+        server.paused.set()
+        await asyncio.sleep(0.3)
+        server.paused.clear()
+
+    record = run(server, tmp_path / "s", schedule, connections=1, during=pause)
+    columns = record["columns"]
+    assert columns["error"] == [None] * 20
+    assert max(columns["lag_us"]) < 25_000  # the generator kept its schedule
+    latency = latencies_ms(record)
+    # a request due at 0.1 s waits about 0.25 s for the pause to end
+    assert latency[4] is not None and latency[4] > 150
+    assert sum(1 for ms in latency if ms is not None and ms > 100) >= 6
+    assert any(columns["waited"])  # they waited for the one connection
+    assert server.opened == 1
+
+
+def test_without_a_free_connection_requests_wait_and_each_has_a_bound(
+        tmp_path: Path) -> None:
+    """A server that never answers /9: two connections, both held; the rest wait for
+    one, each bounded by its scheduled instant + the timeout (a connection given up
+    frees a slot, so a waiter may still send before its own end)."""
+    server = Server(tmp_path / "s", silent={"/9"})
+    schedule = [(k * 10_000, 0) for k in range(5)]
+    began = time.monotonic()
+    record = run(server, tmp_path / "s", schedule, sizes=(9,), connections=2,
+                 timeout_s=0.3)
+    assert time.monotonic() - began < 0.1 + 0.04 + 0.3 + 1.0  # the last due + timeout
+    columns = record["columns"]
+    assert columns["error"] == ["timeout"] * 5
+    assert columns["waited"] == [False, False, True, True, True]
+    assert columns["sent_us"][:2] != [None, None]
+    assert server.most_open == 2  # the cap held
+
+
+def test_new_connections_close_after_each_reply_and_stay_under_the_cap(
+        tmp_path: Path) -> None:
+    server = Server(tmp_path / "s")
+    schedule = [(k * 2_000, 0) for k in range(12)]  # 2 ms apart: some overlap
+    record = run(server, tmp_path / "s", schedule, keep=False, connections=3)
+    assert record["columns"]["error"] == [None] * 12
+    assert server.opened == 12 and record["opened"] == 12
+    assert server.most_open <= 3
+
+
+def test_failures_are_named_by_kind(tmp_path: Path) -> None:
+    refused = run(None, tmp_path / "absent", [(0, 0), (1000, 0)])
+    assert refused["columns"]["error"] == ["connect", "connect"]
+    assert refused["columns"]["sent_us"] == [None, None]
+    assert "connect" in refused["errors_said"]
+    server = Server(tmp_path / "s")
+    missing = run(server, tmp_path / "s", [(0, 0)], sizes=(404,))
+    assert missing["columns"]["error"] == ["status"]
+
+
+def test_the_script_prints_one_record_line(tmp_path: Path) -> None:
+    """As a program: argv as the host writes it, one `vnetbench-room {json}` line,
+    even when nothing answers."""
+    schedule = encode(MachineSchedule((0, 5000), (0, 1)))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "open", f"{time.time() + 0.05:.6f}", "1", "keep", "6",
+         f"unix://{tmp_path / 'absent'}", "200,2048", schedule],
+        capture_output=True, text=True, check=False, timeout=20)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("vnetbench-room {")]
+    assert len(lines) == 1 and done.returncode == 0
+    record = json.loads(lines[0].removeprefix("vnetbench-room "))
+    assert record["columns"]["scheduled_us"] == [0, 5000]
+    assert record["columns"]["error"] == ["connect", "connect"]
+    assert record["event_loop"] in ("asyncio", "uvloop")
+
+
+@pytest.mark.parametrize("argv", [["open"], ["open", "1", "2"]])
+def test_a_wrong_command_line_prints_the_usage(argv: list[str]) -> None:
+    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 1 and "vnetbench-room open START" in done.stderr
+
+
+def test_a_load_that_began_late_is_late_not_behind(tmp_path: Path) -> None:
+    """Its start instant already past: the requests due before it go at once, their
+    latency from the schedule, the generator's lag from when it began."""
+    server = Server(tmp_path / "s")
+
+    async def main() -> dict[str, Any]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        record: dict[str, Any] = await ROOM.run_open(
+            time.time() - 0.5, 2.0, True, 6, f"unix://{tmp_path / 's'}", [200],
+            [0, 100_000, 600_000], [0, 0, 0])
+        unix.close()
+        return record
+
+    record = asyncio.run(main())
+    assert record["began"] - record["planned"] >= 0.5
+    assert max(record["columns"]["lag_us"]) < 100_000
+    latency = latencies_ms(record)
+    assert latency[0] is not None and latency[0] >= 500  # due 0.5 s before the start
