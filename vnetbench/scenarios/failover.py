@@ -27,16 +27,29 @@ the fault's (PassResult.fault_killed).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 
 from vnetbench import labels
 from vnetbench.capabilities import Capability
 from vnetbench.declared.declaration import Values
-from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT, FailoverSettings
+from vnetbench.declared.failover import (
+    ANSWERED,
+    DECLARATION,
+    FAULT_AT,
+    FAULT_END,
+    FailoverSettings,
+)
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
+from vnetbench.measure.fault_window import (
+    EdgeStamps,
+    FaultWindow,
+    Stamp,
+    answered_after,
+    recovery_ms,
+)
 from vnetbench.measure.outage import (
     Outage,
     ProbeTrace,
@@ -57,7 +70,20 @@ from vnetbench.scenarios.base import (
     SeriesPoint,
     build_room,
 )
-from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
+from vnetbench.shaping.apply import (
+    available_mechanisms,
+    is_shaped,
+    shape_run,
+    unshape_segment,
+)
+from vnetbench.shaping.fault import (
+    backbone_edges,
+    lifted_everywhere,
+    read_and_clear,
+    stage,
+    stageable,
+    staging_lead_s,
+)
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting
 
@@ -74,6 +100,7 @@ STEADY_S = 1.0  # answered again without a gap for this long: recovered
 LATECOMER_AFTER_S = 0.5  # into a kill, the latecomer is restarted
 LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back up
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
+LIFT_WAIT_S = 5.0  # past the lift instant, for every helper to say it lifted
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
                    {"at": "2s", "loss": "50%", "for": "2s"})
@@ -135,8 +162,8 @@ def labelled(faults: list[Fault]) -> list[tuple[str, Fault]]:
 class FaultOutcome:
     label: str
     fault: Fault
-    injected_at: float | None = None  # epoch seconds (host clock)
-    ended_at: float | None = None  # the fault undone (restart asked, shaping back)
+    # the instants stamped where the fault acted (measure/fault_window.py)
+    window: FaultWindow | None = None
     remote: ProbeTrace | None = None
     local: ProbeTrace | None = None
     stream: StreamTrace | None = None
@@ -145,7 +172,9 @@ class FaultOutcome:
     rejoin_s: float | None = None
     rejoined: int | None = None
     expected_rejoins: int = 0
-    not_recovered: dict[str, list[str]] = field(default_factory=dict)
+    # agents that logged no join event since the fault (their last log lines): a
+    # figure of the overlay's logs, not of whether their paths answer
+    no_rejoin_event: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     window_s: float = 0.0  # how long after the fault recovery is waited for
     # the machine restarted during a kill (a new join while the role is down)
@@ -155,15 +184,33 @@ class FaultOutcome:
     late_joined_during: bool | None = None  # before the killed role was started again
     latecomer_service: str | None = None
 
+    @property
+    def effective_start(self) -> float | None:
+        """The fault in effect on every edge (epoch seconds, the probes' clock)."""
+        return self.window.start if self.window else None
+
+    @property
+    def effective_end(self) -> float | None:
+        """Lifted on every edge (None: not lifted, or a kill for good)."""
+        return self.window.end if self.window else None
+
+    @property
+    def recovered_since(self) -> float | None:
+        """The instant after which an answer means the path recovered: the lift, or
+        for a kill for good the fault's start (nothing lifts it)."""
+        if self.fault.lasts_ms is None:
+            return self.effective_start
+        return self.effective_end
+
     def cut_short(self, outage: Outage | None) -> bool:
         """Never answered again, and the probe's trace ends well before the window
         does (the probe itself ended): its silence is a lower bound, not the outage."""
         return bool(outage and not outage.recovered and outage.ms < (self.window_s - 1) * 1000)
 
     def outage(self, trace: ProbeTrace | None) -> Outage | None:
-        if trace is None or self.injected_at is None:
+        if trace is None or self.effective_start is None:
             return None
-        return outage_of(trace, self.injected_at, PROBE_INTERVAL_S)
+        return outage_of(trace, self.effective_start, PROBE_INTERVAL_S)
 
 
 class Failover(Scenario):
@@ -243,7 +290,7 @@ class Failover(Scenario):
                         remove=False)
             with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
                          f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
-                self.inject(context, outcome, names["remote"], roles)
+                self.inject(context, outcome, names["remote"], roles, prefix)
                 self.wait_recovered(context, outcome, names["remote"], names["stream"],
                                     window)
         finally:
@@ -263,10 +310,10 @@ class Failover(Scenario):
 
 
     def inject(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
-               roles: Roles) -> None:
-        """Once the remote probe answers: wait `at`, inject, hold, undo (a restart or
-        the planned shaping); a kill for good is left for its window."""
-        stack, fault = context.stack, outcome.fault
+               roles: Roles, prefix: str) -> None:
+        """Once the remote probe answers: the fault `at` later, held, lifted, each edge's
+        instants stamped (outcome.window); a kill for good is left for its window."""
+        fault = outcome.fault
         deadline = time.time() + FIRST_ANSWER_S
         while not parse_ping_trace(probe_log(context, remote)).replies:
             if time.time() > deadline:
@@ -275,25 +322,65 @@ class Failover(Scenario):
                                         "nothing to measure the fault against")
                 return
             time.sleep(0.2)
-        time.sleep(fault.at / 1000)
+        instant = time.time() + fault.at / 1000
         if fault.kill is not None:
-            targets = self.kill_targets(context, fault)
-            outcome.killed = [stack.service_of(c) for c in targets]
-            outcome.injected_at = time.time()
-            stack.engine.signal(targets, "KILL")
-            held = self.restart_latecomer(context, outcome, roles)
-            if fault.restart_after is None:
-                return
-            time.sleep(max(0.0, fault.restart_after / 1000 - held))
-            outcome.ended_at = time.time()
-            outcome.ready_s = self.start_again(context, targets)
+            self.kill(context, outcome, roles, instant)
+        elif stageable(fault, set(available_mechanisms())):
+            self.link_fault_staged(context, outcome, instant, prefix)
         else:
-            faulted = backbone_faulted(context.topology, fault)
-            outcome.injected_at = time.time()
-            shape_run(stack, faulted)
-            time.sleep((fault.duration or 0) / 1000)
-            self.shape_back(context)
-            outcome.ended_at = time.time()
+            self.link_fault_reshaped(context, outcome, instant)
+
+    def kill(self, context: ScenarioContext, outcome: FaultOutcome, roles: Roles,
+             instant: float) -> None:
+        """Kill at the instant through the engine (a call cannot wait inside a container):
+        its stamp is the call's span, began to returned; the restart likewise at the
+        instant plus restart_after."""
+        stack, fault = context.stack, outcome.fault
+        targets = self.kill_targets(context, fault)
+        outcome.killed = [stack.service_of(c) for c in targets]
+        edge = ", ".join(outcome.killed)
+        apply = engine_step(lambda: stack.engine.signal(targets, "KILL"), instant)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply),), fault.lasts_ms)
+        self.restart_latecomer(context, outcome, roles)
+        if fault.restart_after is None:
+            return
+        lift = engine_step(lambda: restart_each(context, targets),
+                           instant + fault.restart_after / 1000)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
+        outcome.ready_s = self.wait_ready(context, targets, lift.began)
+
+    def link_fault_staged(self, context: ScenarioContext, outcome: FaultOutcome,
+                          instant: float, prefix: str) -> None:
+        """A helper per backbone edge, staged before the instant, applies and lifts the
+        fault there (shaping/fault.py)."""
+        stack, fault = context.stack, outcome.fault
+        edges = backbone_edges(stack, prefix)
+        if not edges:
+            outcome.problems.append("no container is on the backbone: no edge to fault")
+            return
+        apply_at = max(instant, time.time() + staging_lead_s(len(edges)))
+        lift_at = apply_at + (fault.duration or 0) / 1000
+        refused = stage(stack, edges, fault, apply_at, lift_at)
+        wait_until(lift_at)
+        deadline = lift_at + LIFT_WAIT_S
+        while time.time() < deadline and not lifted_everywhere(stack, edges):
+            time.sleep(0.1)
+        outcome.window = FaultWindow(tuple(read_and_clear(stack, edges, fault, refused)),
+                                     fault.lasts_ms)
+
+    def link_fault_reshaped(self, context: ScenarioContext, outcome: FaultOutcome,
+                            instant: float) -> None:
+        """A delay spike (or loss where iptables has no `statistic`): the backbone
+        re-shaped with the fault's profile and shaped back, a shaper per container one
+        after the other; its one stamp spans the whole swap, first shaper asked to last
+        applied."""
+        stack, fault = context.stack, outcome.fault
+        faulted = backbone_faulted(context.topology, fault)
+        edge = "backbone shapers (re-shaped one after the other)"
+        apply = engine_step(lambda: shape_run(stack, faulted), instant)
+        lift = engine_step(lambda: self.shape_back(context),
+                           (apply.done or apply.began) + (fault.duration or 0) / 1000)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
 
     def restart_latecomer(self, context: ScenarioContext, outcome: FaultOutcome,
                           roles: Roles) -> float:
@@ -318,7 +405,7 @@ class Failover(Scenario):
         join, started = context.overlay.join_event, outcome.latecomer_started_at
         if join is None or started is None or outcome.latecomer is None:
             return
-        deadline = (outcome.ended_at or outcome.injected_at or started) + outcome.window_s
+        deadline = (outcome.effective_end or outcome.effective_start or started) + outcome.window_s
         since = datetime.fromtimestamp(started, UTC)
         self.reshaped_after_restart(context, [context.container(outcome.latecomer)])
         while True:
@@ -329,8 +416,8 @@ class Failover(Scenario):
                 and at.timestamp() > started]
             if moments:
                 outcome.late_join_s = min(moments) - started
-                outcome.late_joined_during = (outcome.ended_at is None
-                                              or min(moments) < outcome.ended_at)
+                outcome.late_joined_during = (outcome.effective_end is None
+                                              or min(moments) < outcome.effective_end)
                 return
             if time.time() >= deadline:
                 lines = context.last_log_lines().get(outcome.latecomer, [])
@@ -357,8 +444,13 @@ class Failover(Scenario):
     def start_again(self, context: ScenarioContext, names: list[str]) -> float | None:
         """Start the killed containers; seconds until all are ready (None: not in time)."""
         started = time.time()
-        for name in names:
-            context.stack.engine.restart(name)
+        restart_each(context, names)
+        return self.wait_ready(context, names, started)
+
+    def wait_ready(self, context: ScenarioContext, names: list[str],
+                   started: float) -> float | None:
+        """Seconds from `started` (their start asked) until all are ready (None: not
+        within READY_WAIT_S)."""
         deadline = started + READY_WAIT_S
         while time.time() < deadline:
             listed = [c for c in context.stack.containers() if c.name in names]
@@ -398,13 +490,14 @@ class Failover(Scenario):
         """Until the remote probe answers steadily after the fault and the TCP stream
         moves bytes again (or iperf3 gave up), at most `window` after the fault ended
         (a kill for good: after it was injected)."""
-        if outcome.injected_at is None:
+        start = outcome.effective_start
+        if start is None:
             return
-        since = outcome.ended_at or outcome.injected_at
+        since = outcome.effective_end or start
         deadline = since + window
         while time.time() < deadline:
             trace = parse_ping_trace(probe_log(context, remote))
-            found = outage_of(trace, outcome.injected_at, PROBE_INTERVAL_S)
+            found = outage_of(trace, start, PROBE_INTERVAL_S)
             if (found is not None and found.after is not None and trace.replies
                     and found.after.at > since - 1
                     and trace.replies[-1].at - found.after.at >= STEADY_S
@@ -428,28 +521,46 @@ class Failover(Scenario):
         """The agents' join events since the fault: the killed switch's agents (all, for
         the control plane); none expected of a link fault."""
         fault, join = outcome.fault, context.overlay.join_event
-        if fault.kill is None or join is None or outcome.injected_at is None:
+        start = outcome.effective_start
+        if fault.kill is None or join is None or start is None:
             return
         placement = context.placement()
         expected = sorted(a for a, s in placement.items()
                           if fault.kill == CONTROL_PLANE or s == fault.kill)
-        since = datetime.fromtimestamp(outcome.injected_at, UTC)
+        since = datetime.fromtimestamp(start, UTC)
         frame = context.events(*join, since=since)
         times: dict[str, float] = {}
         for fields, process, at in zip(frame["fields"], frame["process"], frame["time"],
                                        strict=True):
             agent = str(fields.get("agent") or process)
             moment = at.timestamp()
-            if agent in expected and moment > outcome.injected_at:
+            if agent in expected and moment > start:
                 times.setdefault(agent, moment)
         outcome.expected_rejoins = len(expected)
         outcome.rejoined = len(times)
         if times and len(times) == len(expected):
-            outcome.rejoin_s = max(times.values()) - outcome.injected_at
+            outcome.rejoin_s = max(times.values()) - start
         missing = [a for a in expected if a not in times]
         if missing:
             lines = context.last_log_lines()
-            outcome.not_recovered = {a: lines.get(a, []) for a in missing}
+            outcome.no_rejoin_event = {a: lines.get(a, []) for a in missing}
+
+
+def wait_until(instant: float) -> None:
+    time.sleep(max(0.0, instant - time.time()))
+
+
+def engine_step(call: Callable[[], object], instant: float) -> Stamp:
+    """`call` at the instant, from this process: its span, began to returned."""
+    wait_until(instant)
+    began = time.time()
+    call()
+    return Stamp(began, began - instant, time.time())
+
+
+def restart_each(context: ScenarioContext, names: list[str]) -> None:
+    for name in names:
+        context.stack.engine.restart(name)
 
 
 def flowing(stream: StreamTrace) -> bool:
@@ -473,6 +584,102 @@ def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
     return topology.model_copy(update={"links": links})
 
 
+def never_recovered(o: FaultOutcome) -> bool | None:
+    """The cross-switch path answered no probe after the lift (a kill for good: after
+    the fault's start); None: no trace, or the fault never took effect."""
+    if o.remote is None or o.recovered_since is None:
+        return None
+    return not answered_after(o.remote, o.recovered_since)
+
+
+def window_values(o: FaultOutcome) -> dict[str, float | None]:
+    """When the fault was in effect, measured beside the declared span, and the
+    overlay's own part after the lift (recovery_ms)."""
+    window = o.window
+    measured = window.measured_ms if window else None
+    spread = window.spread_ms() if window else None
+    return {"fault_ms": round(measured, 1) if measured is not None else None,
+            "fault_declared_ms": o.fault.lasts_ms,
+            "fault_spread_ms": round(spread, 1) if spread is not None else None,
+            "recovery_ms": (round(found, 1) if o.remote is not None and o.fault.lasts_ms
+                            is not None and (found := recovery_ms(o.remote, o.effective_end))
+                            is not None else None)}
+
+
+def fault_values(o: FaultOutcome, remote: Outage | None, local: Outage | None) -> Values:
+    stream, short = o.stream, o.cut_short(remote)
+    never = never_recovered(o)
+    figures: dict[str, float | int | None] = {
+        "outage_ms": round(remote.ms, 1) if remote and not short else None,
+        "lost": remote.lost if remote and not short else None,
+        "local_outage_ms": round(local.ms, 1) if local else None,
+        "local_lost": local.lost if local else None,
+        "tcp_stall_ms": (round(stream.stall_s * 1000) if stream and stream.intervals
+                         else None),
+        "tcp_survived": int(stream.survived) if stream and stream.intervals else None,
+        "rejoin_seconds": o.rejoin_s,
+        "not_recovered": None if never is None else int(never),
+        "no_rejoin_event": len(o.no_rejoin_event) if o.rejoined is not None else None,
+        "ready_seconds": o.ready_s,
+        **window_values(o),
+    }
+    if o.latecomer_started_at is not None:
+        figures |= {"late_join_s": o.late_join_s,
+                    "late_joined_during": (None if o.late_joined_during is None
+                                           else int(o.late_joined_during))}
+    return {DECLARATION.series(name, fault=o.label): value for name, value in figures.items()}
+
+
+def timeline_of(o: FaultOutcome) -> tuple[list[SeriesPoint], Values]:
+    """The answered-share rows, and the effective instants on their axis (seconds
+    after the probe's first answer)."""
+    if o.remote is None or not o.remote.replies or o.effective_start is None:
+        return [], {}
+    first = o.remote.replies[0].at
+    answered = DECLARATION.series(ANSWERED, fault=o.label)
+    series = [SeriesPoint(answered, share, DECLARATION.unit(answered), at)
+              for at, share in answered_bins(o.remote, first)]
+    marks: Values = {DECLARATION.series(FAULT_AT, fault=o.label):
+                     round(o.effective_start - first, 3)}
+    if o.effective_end is not None:
+        marks[DECLARATION.series(FAULT_END, fault=o.label)] = round(o.effective_end - first, 3)
+    return series, marks
+
+
+def summary_of(o: FaultOutcome, remote: Outage | None) -> str:
+    stream, short = o.stream, o.cut_short(remote)
+    window = o.window
+    recovery = window_values(o)["recovery_ms"]
+    return (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short else "-") + (
+        f", in effect {window.measured_ms:.0f}ms of {o.fault.lasts_ms:.0f}"
+        if window and window.measured_ms is not None and o.fault.lasts_ms else "") + (
+        f", recovery {recovery:.0f}ms" if recovery is not None else "") + (
+        f", tcp {'kept' if stream.survived else 'lost'}"
+        if stream and stream.intervals else "") + (
+        f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "") + (
+        f", late join {o.late_join_s:.1f}s" if o.late_join_s is not None else "")
+
+
+def said_of(o: FaultOutcome, remote: Outage | None) -> list[str]:
+    """What the pass says of a fault: its mechanism's problems (late or failed edges),
+    a path that never answered after the lift, agents with no rejoin event."""
+    said = list(o.problems) + (o.window.problems() if o.window else [])
+    if remote is None and not said:
+        said.append("no answer before the fault")
+    if never_recovered(o):
+        said.append(f"{o.fault.describe()}: never recovered, the path answered no probe "
+                    "after the fault was lifted, within the window" if o.fault.lasts_ms
+                    is not None else f"{o.fault.describe()}: the path answered no probe "
+                    "after the fault, within the window")
+        if o.cut_short(remote) and remote:
+            said[-1] += (f" (its probe ended {remote.ms:.0f} ms after the last answer, "
+                         "before the window did: no outage figure)")
+    for agent, lines in o.no_rejoin_event.items():
+        said.append(f"{agent} logged no rejoin event since the fault (its log ends: "
+                    f"{' | '.join(lines) or 'nothing'})")
+    return said
+
+
 def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     values: Values = {}
     series: list[SeriesPoint] = []
@@ -481,51 +688,12 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     state = State.OK
     for o in outcomes:
         remote, local = o.outage(o.remote), o.outage(o.local)
-        stream = o.stream
-        short = o.cut_short(remote)
-        of_fault = partial(DECLARATION.series, fault=o.label)
-        values |= {
-            of_fault("outage_ms"): round(remote.ms, 1) if remote and not short else None,
-            of_fault("lost"): remote.lost if remote and not short else None,
-            of_fault("local_outage_ms"): round(local.ms, 1) if local else None,
-            of_fault("local_lost"): local.lost if local else None,
-            of_fault("tcp_stall_ms"): (round(stream.stall_s * 1000) if stream
-                                       and stream.intervals else None),
-            of_fault("tcp_survived"): (int(stream.survived) if stream and stream.intervals
-                                       else None),
-            of_fault("rejoin_seconds"): o.rejoin_s,
-            of_fault("not_recovered"): (len(o.not_recovered) + int(bool(remote and not
-                                                                       remote.recovered))),
-            of_fault("ready_seconds"): o.ready_s,
-        }
-        if o.latecomer_started_at is not None:
-            values[of_fault("late_join_s")] = o.late_join_s
-            values[of_fault("late_joined_during")] = (
-                None if o.late_joined_during is None else int(o.late_joined_during))
-        if o.remote is not None and o.injected_at is not None:
-            start = o.injected_at - o.fault.at / 1000
-            first = o.remote.replies[0].at if o.remote.replies else start
-            answered = of_fault(ANSWERED)
-            series += [SeriesPoint(answered, share, DECLARATION.unit(answered), at)
-                       for at, share in answered_bins(o.remote, first)]
-            values[of_fault(FAULT_AT)] = round(o.injected_at - first, 3)
-        summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short
-                            else "-") + (
-            f", tcp {'kept' if stream.survived else 'lost'}"
-            if stream and stream.intervals else "") + (
-            f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "") + (
-            f", late join {o.late_join_s:.1f}s" if o.late_join_s is not None else "")
-        said = list(o.problems)
-        if remote is None and not o.problems:
-            said.append("no answer before the fault")
-        if remote and not remote.recovered:
-            said.append(f"{o.fault.describe()}: the path did not answer again within the "
-                        "window" + (f" (its probe ended {remote.ms:.0f} ms after the last "
-                                    "answer, before the window did: no outage figure)"
-                                    if short else ""))
-        for agent, lines in o.not_recovered.items():
-            said.append(f"{agent} did not register again (its log ends: "
-                        f"{' | '.join(lines) or 'nothing'})")
+        values |= fault_values(o, remote, local)
+        points, marks = timeline_of(o)
+        series += points
+        values |= marks
+        summary[o.label] = summary_of(o, remote)
+        said = said_of(o, remote)
         kind = Kind.FAILED if remote is None else Kind.PARTIAL
         problems += [Problem(kind, f"{o.label}: {s}") for s in said]
         if remote is None:
