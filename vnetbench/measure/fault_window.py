@@ -73,11 +73,11 @@ class FaultWindow:
         """From the first edge's `step` ("apply" or "lift") beginning to the last edge's
         command returning: the span within which the path went from clear to faulted
         (an engine call's own span, for a single edge)."""
-        stamps = [s for e in self.edges if (s := getattr(e, step)) is not None]
+        stamps: list[Stamp] = [s for e in self.edges if (s := getattr(e, step)) is not None]
         done = [s.done for s in stamps if s.done is not None]
         if not done:
             return None
-        return (max(done) - min(s.began for s in stamps)) * 1000
+        return (max(done) - min(s.began for s in stamps)) * 1000.0
 
     def problems(self, bound_s: float = LATE_BOUND_S) -> list[str]:
         """Edges that failed, began late or never gave a stamp, one sentence each."""
