@@ -6,19 +6,22 @@ switch killed and started again after 3 s, the backbone down for 3 s, a 50 % los
 burst for 2 s) runs on its own, in turn, on one stack. For each: ping at 10 ms
 with arrival stamps (`ping -D -O`) from an agent on another switch and from one on
 the same switch to the measured agent, and one TCP stream (iperf3 at 10 Mbit/s,
-reported every 0.1 s) to it; once the cross-switch ping answers, the fault is
-injected after `at`, on the host's clock (stamped beside the probes' stamps, same
-clock on one host). Kills go through the run's engine (signal KILL, then start
-again); link faults re-shape the backbone (shaping.apply.shape_run on the topology
-with the fault's profile) and shape it back as planned. The probes stop once the
-cross-switch ping answers again steadily, or at the window's end
-(`failover_window_s` after the fault ended).
+reported every 0.1 s) to it; once the cross-switch ping answers, the fault's
+instant is `at` later. A link fault is applied and lifted by helpers staged before
+it, one per backbone edge, each waiting in vnetbench-at (shaping/fault.py); a kill
+and its restart are engine calls issued at their instants; a delay spike re-shapes
+the backbone and shapes it back. Every edge stamps its steps where it acts, and the
+fault is in effect from the latest edge's applied instant to the latest lifted
+(measure/fault_window.py). The probes stop once the cross-switch ping answers
+again steadily, or at the window's end (`failover_window_s` after the lift).
 
 Per fault: the outage (last answer before to first after, and the probes lost),
 the same-switch probe's, the TCP stream's longest stall and whether the connection
-carried bytes again, the time until the agents re-registered (the overlay's join
-events since the fault; none where it has none), agents that never came back with
-their last log lines, and a killed container's own time from its start to ready.
+carried bytes again, the fault's measured span beside the declared one, the
+recovery after the lift, whether the path never answered again after it, the time
+until the agents re-registered (the overlay's join events since the fault; none
+where it has none) and the agents that logged no rejoin event, with their last log
+lines, and a killed container's own time from its start to ready.
 A container killed for good is started again once its window is over, so the
 next fault and pass find the stack whole; the session is told the deaths were
 the fault's (PassResult.fault_killed).
@@ -101,6 +104,7 @@ LATECOMER_AFTER_S = 0.5  # into a kill, the latecomer is restarted
 LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back up
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
 LIFT_WAIT_S = 5.0  # past the lift instant, for every helper to say it lifted
+LIFT_SETTLE_S = 0.1  # a helper's lift (an iptables call, a stamp) before it is read
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
                    {"at": "2s", "loss": "50%", "for": "2s"})
@@ -360,13 +364,16 @@ class Failover(Scenario):
             return
         apply_at = max(instant, time.time() + staging_lead_s(len(edges)))
         lift_at = apply_at + (fault.duration or 0) / 1000
-        refused = stage(stack, edges, fault, apply_at, lift_at)
-        wait_until(lift_at)
-        deadline = lift_at + LIFT_WAIT_S
-        while time.time() < deadline and not lifted_everywhere(stack, edges):
-            time.sleep(0.1)
-        outcome.window = FaultWindow(tuple(read_and_clear(stack, edges, fault, refused)),
-                                     fault.lasts_ms)
+        refused: dict[str, str] = {}
+        try:
+            refused = stage(stack, edges, fault, apply_at, lift_at)
+            wait_until(lift_at + LIFT_SETTLE_S)
+            deadline = lift_at + LIFT_WAIT_S
+            while time.time() < deadline and not lifted_everywhere(stack, edges):
+                time.sleep(0.1)
+        finally:  # read, and no rule left standing, whatever happened meanwhile
+            outcome.window = FaultWindow(
+                tuple(read_and_clear(stack, edges, fault, refused)), fault.lasts_ms)
 
     def link_fault_reshaped(self, context: ScenarioContext, outcome: FaultOutcome,
                             instant: float) -> None:

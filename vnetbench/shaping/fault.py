@@ -72,9 +72,12 @@ STAMP = re.compile(r"^vnetbench-fault: (?P<step>applied|lifted) at=(?P<at>\d+(\.
 
 
 def stageable(fault: Fault, available: set[str]) -> bool:
-    """A link down always; a loss burst where iptables has `statistic`; a delay spike
-    never (it needs a delay line: re-shaped instead)."""
-    return fault.link is not None or (fault.loss is not None and "statistic" in available)
+    """A link down, and a 100 % loss burst, always (a plain drop); a lesser burst where
+    iptables has `statistic`; a delay spike never (it needs a delay line: re-shaped
+    instead)."""
+    if fault.loss is not None:
+        return not drop_match(fault) or "statistic" in available
+    return fault.link is not None
 
 
 def drop_match(fault: Fault) -> list[str]:
@@ -129,8 +132,7 @@ def stage(run: RunOnEngine, edges: list[Edge], fault: Fault, apply_at: float,
     match = drop_match(fault)
 
     def start(edge: Edge) -> str | None:
-        try:
-            run.engine.remove(edge.helper)
+        try:  # names are the run's project's, pass's and fault's: none left to replace
             run.engine.start_tool(edge.container, ToolSpec(
                 tuple(fault_argv(edge.address, apply_at, lift_at, match)),
                 helper_labels(run, edge), name=edge.helper, keep=True,

@@ -46,6 +46,8 @@ def test_what_is_staged_and_what_is_re_shaped() -> None:
     spike = Fault.model_validate({"delay": "200ms", "for": "1s"})
     assert stageable(down, set()) and stageable(burst, {"statistic"})
     assert not stageable(burst, {"netem"}) and not stageable(spike, {"statistic", "netem"})
+    # all of it lost is a plain drop: no statistic needed
+    assert stageable(Fault.model_validate({"loss": "100%", "for": "1s"}), set())
 
 
 def test_staging_starts_helpers_four_at_once_a_second_each_with_a_margin() -> None:
