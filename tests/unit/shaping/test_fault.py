@@ -8,16 +8,24 @@ import os
 import stat
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from vnetbench.engines.base import EngineError, Listed, ToolOutput, ToolSpec
+from vnetbench.measure.fault_window import FaultWindow
 from vnetbench.measure.probe import AT_MARK
 from vnetbench.shaping.fault import (
     FAULT_SCRIPT,
+    Edge,
     drop_match,
     fault_argv,
+    lifted_everywhere,
     parse_fault_helper,
+    read_and_clear,
+    stage,
     stageable,
     staging_lead_s,
 )
@@ -124,3 +132,97 @@ def test_a_helper_finds_no_interface_and_says_so(tmp_path: Path) -> None:
                           timeout=20)
     assert done.returncode == 1 and not log.exists()
     assert parse_fault_helper("h", done.stdout).failure == "no interface holds 10.9.9.9"
+
+
+class LocalHelpers:
+    """An engine that runs each helper here as a process (its target's address and
+    behaviour in its environment): what stage, lifted_everywhere and read_and_clear
+    ask of an engine, nothing more."""
+
+    def __init__(self, directory: Path, env: dict[str, str],
+                 targets: dict[str, dict[str, str]]) -> None:
+        self.directory, self.env, self.targets = directory, env, targets
+        self.running: dict[str, subprocess.Popen[str]] = {}
+        self.cleared: list[str] = []
+
+    def start_tool(self, target: str, tool: ToolSpec) -> str:
+        if self.targets[target].get("REFUSE"):
+            raise EngineError("no such container: " + target)
+        assert tool.name and "NET_ADMIN" in tool.capabilities and tool.keep
+        out = (self.directory / f"{tool.name}.log").open("w")
+        self.running[tool.name] = subprocess.Popen(
+            list(tool.argv), stdout=out, stderr=subprocess.STDOUT, text=True,
+            env={**self.env, **self.targets[target], "TARGET": target})
+        return tool.name
+
+    def logs(self, name: str) -> str:
+        path = self.directory / f"{name}.log"
+        if not path.exists():
+            raise EngineError(f"no such container: {name}")
+        return path.read_text()
+
+    def containers(self, filters: list[tuple[str, str]]) -> list[Listed]:
+        name = filters[0][1].strip("^$")
+        process = self.running.get(name)
+        state = "running" if process and process.poll() is None else "exited"
+        return [Listed(name, name, state, None, {})] if process else []
+
+    def remove(self, name: str) -> None:
+        if process := self.running.pop(name, None):
+            process.kill()
+            process.wait()
+
+    def run_tool(self, target: str, tool: ToolSpec) -> ToolOutput:
+        self.cleared.append(target)
+        done = subprocess.run(list(tool.argv), capture_output=True, text=True, timeout=20,
+                              env={**self.env, **self.targets[target], "TARGET": target})
+        return ToolOutput(done.returncode, done.stdout, done.stderr)
+
+
+@dataclass
+class LocalRun:
+    engine: Any
+    run_id: str = "t"
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
+def test_staged_helpers_on_every_edge_give_one_window_and_name_what_failed(
+        tmp_path: Path) -> None:
+    """Three edges staged at once: two apply and lift at their instants, a third the
+    engine refuses; one whose lift fails has its rule cleared by a one-shot helper."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
+    bin_dir.mkdir()
+    env = stand_ins(bin_dir, log)
+    (bin_dir / "ip").write_text("#!/bin/sh\necho \"2: eth1    inet $ADDRESS/24 scope global\"\n")
+    (bin_dir / "iptables").write_text(
+        f'#!/bin/sh\necho "$(date +%s.%N) $TARGET $*" >> {log}\n'
+        'case "$*" in *" -D "*) [ -z "$FAIL_LIFT" ] || exit 1;; esac\n')
+    targets = {"router-switch1": {"ADDRESS": "10.9.0.1"},
+               "router-switch2": {"ADDRESS": "10.9.0.2", "FAIL_LIFT": "1"},
+               "router-switch3": {"ADDRESS": "10.9.0.3", "REFUSE": "1"}}
+    engine = LocalHelpers(tmp_path, env, targets)
+    run = LocalRun(engine)
+    edges = [Edge(c, c.removeprefix("router-"), v["ADDRESS"], f"p-fault-{c}")
+             for c, v in targets.items()]
+    fault = Fault.model_validate({"link": "backbone", "for": "500ms"})
+    apply_at = time.time() + 1.0
+    lift_at = apply_at + 0.5
+    refused = stage(run, edges, fault, apply_at, lift_at)
+    assert list(refused) == ["p-fault-router-switch3"]
+    time.sleep(max(0.0, lift_at - time.time()))
+    deadline = time.time() + 10
+    while not lifted_everywhere(run, edges) and time.time() < deadline:
+        time.sleep(0.05)
+    window = FaultWindow(tuple(read_and_clear(run, edges, fault, refused)), 500.0)
+    first, failed_lift, not_started = window.edges
+    assert first.apply and first.lift and first.apply.done and first.lift.done
+    assert apply_at <= first.apply.began and lift_at <= first.lift.began
+    assert failed_lift.failure == "lift (iptables exit 1)"
+    assert not_started.failure and "no such container" in not_started.failure
+    assert window.start is not None and window.start >= apply_at
+    assert window.end is None  # not lifted everywhere
+    assert [p.split(" failed")[0] for p in window.problems()] == [
+        "p-fault-router-switch2", "p-fault-router-switch3"]
+    # the rule a failed lift left: a one-shot helper deletes it, on that edge alone
+    assert engine.cleared == ["router-switch2"]
+    assert engine.running == {}  # every helper removed
