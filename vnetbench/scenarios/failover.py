@@ -105,6 +105,7 @@ LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
 LIFT_WAIT_S = 5.0  # past the lift instant, for every helper to say it lifted
 LIFT_SETTLE_S = 0.1  # a helper's lift (an iptables call, a stamp) before it is read
+KILL_LEAD_S = 0.05  # from the kill's listing to its instant, when `at` has passed
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
                    {"at": "2s", "loss": "50%", "for": "2s"})
@@ -343,6 +344,8 @@ class Failover(Scenario):
         targets = self.kill_targets(context, fault)
         outcome.killed = [stack.service_of(c) for c in targets]
         edge = ", ".join(outcome.killed)
+        # the listing above may outlast a short `at`: the instant is never in the past
+        instant = max(instant, time.time() + KILL_LEAD_S)
         apply = engine_step(lambda: stack.engine.signal(targets, "KILL"), instant)
         outcome.window = FaultWindow((EdgeStamps(edge, apply),), fault.lasts_ms)
         self.restart_latecomer(context, outcome, roles)
