@@ -14,14 +14,8 @@ from vnetbench.outcome import Applicable, NotApplicable, State
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.failover import (
-    FaultOutcome,
-    backbone_faulted,
-    faults_of,
-    labelled,
-    pick_roles,
-    result_of,
-)
+from vnetbench.scenarios.failover import backbone_faulted, faults_of, labelled, pick_roles
+from vnetbench.scenarios.failover_result import FaultOutcome, result_of
 from vnetbench.topology import Fault, parse_topology
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "failover"
@@ -119,7 +113,7 @@ def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
     worth reporting; silence cut short because the probe itself ended (its namespace's
     container went with the fault: tinc, measured) is no figure at all."""
     from vnetbench.measure.outage import Outage
-    from vnetbench.scenarios.failover import FaultOutcome
+    from vnetbench.scenarios.failover_result import FaultOutcome
     from vnetbench.topology import Fault
 
     outcome = FaultOutcome("switch-kill", Fault(kill="switch2"), window_s=15.0)
