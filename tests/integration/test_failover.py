@@ -69,19 +69,20 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     assert values["not_recovered_switch-kill"] == 1
     assert values["outage_ms_switch-kill"] >= 10_000 - 1_000
     assert pd.isna(values["recovery_ms_switch-kill"])  # nothing lifted it
-    # a link fault: a helper per backbone edge staged before the instant, each
-    # woken in vnetbench-at within the 20 ms bound (else the pass is partial, naming
-    # it), one iptables call each way. In effect: the declared span, give or take the
-    # two iptables calls' and wake-ups' difference (milliseconds). The outage: that span plus the
-    # edges' spread plus up to two probe intervals (the last answer before the first
-    # edge dropped, the first after the last lifted) and a busy host's late probes:
-    # the issue's done-when, 50 ms over the declared span. Kernel routing has nothing
-    # to reconverge, so the first answer after the lift is the next probe's.
+    # a link fault: a helper per backbone edge staged before the instant, each woken
+    # in vnetbench-at within the 20 ms bound (else the pass is partial, naming it),
+    # one iptables call each way. In effect: the declared span, give or take the two
+    # iptables calls' and wake-ups' difference (milliseconds). The outage: from the
+    # last answer before the first edge's rule (its wake-up and iptables call after
+    # the instant: under 30 ms) to the first answer after the last edge's lift, the
+    # edges' spread and up to two probe intervals and a busy host's late probes on
+    # top: the issue's done-when, 50 ms over the declared span. Kernel routing has
+    # nothing to reconverge: the first answer after the lift is the next probe's.
     assert "began its" not in str(values["status"]), values["status"]
     for fault, declared in (("backbone-down", 2000), ("loss-burst", 1000)):
         assert values[f"fault_declared_ms_{fault}"] == declared
         assert abs(values[f"fault_ms_{fault}"] - declared) <= 50, values
-        assert declared - 20 <= values[f"outage_ms_{fault}"] <= declared + 50, values
+        assert declared - 30 <= values[f"outage_ms_{fault}"] <= declared + 50, values
         assert 0 < values[f"recovery_ms_{fault}"] <= 50, values
         assert values[f"fault_spread_ms_{fault}"] <= 50, values
         assert values[f"not_recovered_{fault}"] == 0
@@ -115,6 +116,7 @@ def test_a_machine_restarted_while_its_switch_is_down_joins_only_once_it_is_back
     # Nebula's probes answered again after the restart (3.4 s, issue 38) though agents
     # may log no new handshake: recovered is the path, rejoin events their own figure
     assert values["not_recovered_switch-restart"] == 0
+    # counted (Nebula has join events), whatever the count: not NaN
     assert values["no_rejoin_event_switch-restart"] >= 0
     # restarted 0.5 s into a 3 s kill: its join waits for the hub, 2.5 s on at least
     # (less the restart call's own time, which is inside those 3 s)
