@@ -457,7 +457,8 @@ FaultKind = Literal["switch-restart", "switch-kill", "control-plane-restart",
 class Fault(Model):
     """One fault a failover pass injects at a known instant: a switch (or the control
     plane) killed, started again after `restart_after` or never; the backbone down, a
-    loss burst or a delay spike on it for `for` (done by re-shaping the backbone)."""
+    loss burst or a delay spike on it for `for` (the first two by helpers staged on
+    every backbone edge, shaping/fault.py; a delay spike by re-shaping the backbone)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
                               allow_inf_nan=False)

@@ -51,18 +51,45 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     # TCP retransmits through 2 s: the same connection carries on
     assert values["tcp_survived_switch-restart"] == 1
     assert values["tcp_stall_ms_switch-restart"] >= 2000
+    # the kill and the restart are engine calls at their instants, each stamped when
+    # it returned (the latest it took effect): in effect 2 s plus the restart call's
+    # span less the kill call's, each well under a second on this host. No tighter:
+    # a call's return lags its effect by the engine's own time, unmeasured
+    in_effect = values["fault_ms_switch-restart"]
+    assert values["fault_declared_ms_switch-restart"] == 2000
+    assert 2000 - 1000 < in_effect < 2000 + 2000
+    # the router's own start and routes after the restart call returned: within the
+    # outage (it ends with the first answer after the lift)
+    assert 0 < values["recovery_ms_switch-restart"] <= outage
+    assert values["not_recovered_switch-restart"] == 0
     # killed for good: never answered again within the window. The outage runs from the
     # last answer to the window's end, and probes are still answered between the fault's
     # mark and the kill taking effect (the engine's kill: 12 ms short of the 10 s window
     # in one fresh-clone run), so it is the window less that, which is well under 1 s
-    assert values["not_recovered_switch-kill"] >= 1
+    assert values["not_recovered_switch-kill"] == 1
     assert values["outage_ms_switch-kill"] >= 10_000 - 1_000
-    # backbone at 100 % loss for 2 s after the shapers applied it: at least 2 s silent;
-    # shaping in and out takes a shaper start per switch (~1 s each here) on top
-    assert 2000 <= values["outage_ms_backbone-down"] <= 2000 + 8000
-    assert 1000 <= values["outage_ms_loss-burst"] <= 1000 + 8000
-    # a delay spike loses nothing to the path: what it costs is the shapers' swap
+    assert pd.isna(values["recovery_ms_switch-kill"])  # nothing lifted it
+    # a link fault: a helper per backbone edge staged before the instant, each woken
+    # in vnetbench-at within the 20 ms bound (else the pass is partial, naming it),
+    # one iptables call each way. In effect: the declared span, give or take the two
+    # iptables calls' and wake-ups' difference (milliseconds). The outage: from the
+    # last answer before the first edge's rule (its wake-up and iptables call after
+    # the instant: under 30 ms) to the first answer after the last edge's lift, the
+    # edges' spread and up to two probe intervals and a busy host's late probes on
+    # top: the issue's done-when, 50 ms over the declared span. Kernel routing has
+    # nothing to reconverge: the first answer after the lift is the next probe's.
+    assert "began its" not in str(values["status"]), values["status"]
+    for fault, declared in (("backbone-down", 2000), ("loss-burst", 1000)):
+        assert values[f"fault_declared_ms_{fault}"] == declared
+        assert abs(values[f"fault_ms_{fault}"] - declared) <= 50, values
+        assert declared - 30 <= values[f"outage_ms_{fault}"] <= declared + 50, values
+        assert 0 < values[f"recovery_ms_{fault}"] <= 50, values
+        assert values[f"fault_spread_ms_{fault}"] <= 50, values
+        assert values[f"not_recovered_{fault}"] == 0
+    # a delay spike (still re-shaped, a shaper per backbone container) loses nothing
+    # to the path: what it costs is the shapers' swap, its one stamp spanning it
     assert values["lost_delay-spike"] < values["lost_loss-burst"]
+    assert values["fault_ms_delay-spike"] >= 1000
     # the baseline has no join events: no rejoin time, rather than a made-up one
     assert pd.isna(values["rejoin_seconds_switch-restart"])
 
@@ -86,6 +113,11 @@ def test_a_machine_restarted_while_its_switch_is_down_joins_only_once_it_is_back
     assert frame["state"].iloc[0] in ("ok", "partial"), frame["status"].iloc[0]
     assert "did not join within the window" not in frame["status"].iloc[0]
     assert values["late_joined_during_switch-restart"] == 0
+    # Nebula's probes answered again after the restart (3.4 s, issue 38) though agents
+    # may log no new handshake: recovered is the path, rejoin events their own figure
+    assert values["not_recovered_switch-restart"] == 0
+    # counted (Nebula has join events), whatever the count: not NaN
+    assert values["no_rejoin_event_switch-restart"] >= 0
     # restarted 0.5 s into a 3 s kill: its join waits for the hub, 2.5 s on at least
     # (less the restart call's own time, which is inside those 3 s)
     assert values["late_join_s_switch-restart"] > 1.0

@@ -10,7 +10,8 @@ from vnetbench.metrics import BOOL, Better, Metric
 from vnetbench.model import Measured, ScenarioSettings
 
 ANSWERED = "answered"  # failover's timeline: probes answered per 0.1 s
-FAULT_AT = "fault_at_s"  # where on that timeline the fault was injected
+FAULT_AT = "fault_at_s"  # where on that timeline the fault took effect on every edge
+FAULT_END = "fault_end_s"  # and where it was lifted on every edge
 # failover: one of each per fault, its `fault` the fault's kind (switch-restart,
 # backbone-down..., numbered when it repeats)
 FAILOVER = (
@@ -24,8 +25,21 @@ FAILOVER = (
            lead=True, display="tcp_survived_{fault}"),
     Metric("rejoin_seconds", "s", Better.LOWER, "Agents registered again, {fault}",
            display="rejoin_seconds_{fault}"),
-    Metric("not_recovered", "count", Better.LOWER, "Never recovered, {fault}",
+    Metric("not_recovered", BOOL, Better.LOWER,
+           "Never recovered: no answer across switches after the lift, {fault}",
            display="not_recovered_{fault}"),
+    Metric("no_rejoin_event", "count", Better.LOWER,
+           "Agents that logged no rejoin event, {fault}", display="no_rejoin_event_{fault}"),
+    Metric("recovery_ms", "ms", Better.LOWER,
+           "Recovery: first answer after the lift, less the lift instant, {fault}",
+           display="recovery_ms_{fault}"),
+    Metric("fault_ms", "ms", label="Fault in effect, measured: latest edge applied to "
+           "latest edge lifted, {fault}", display="fault_ms_{fault}"),
+    Metric("fault_declared_ms", "ms", label="Fault in effect, declared, {fault}",
+           display="fault_declared_ms_{fault}"),
+    Metric("fault_spread_ms", "ms", Better.LOWER, noisy=True,
+           label="Fault applied: first edge's step began to last edge's command returned, "
+           "{fault}", display="fault_spread_ms_{fault}"),
     Metric("late_join_s", "s", Better.LOWER,
            "A machine restarted during the kill: its join, {fault}",
            display="late_join_s_{fault}"),
@@ -40,8 +54,10 @@ FAILOVER = (
            display="ready_seconds_{fault}"),
     # rows with interval_s: the timeline
     Metric(ANSWERED, "share", display="answered_{fault}"),
-    Metric(FAULT_AT, "s", label="Fault injected, seconds after the probe began, {fault}",
-           display="fault_at_s_{fault}"),
+    Metric(FAULT_AT, "s", label="Fault in effect on every edge, seconds after the probe "
+           "began, {fault}", display="fault_at_s_{fault}"),
+    Metric(FAULT_END, "s", label="Fault lifted on every edge, seconds after the probe "
+           "began, {fault}", display="fault_end_s_{fault}"),
 )
 
 class FailoverSettings(ScenarioSettings):

@@ -264,17 +264,20 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
 
 def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
     """failover: per overlay and fault, the share of 10 ms probes answered per 0.1 s
-    (a line per pass), the fault's instant a dashed line."""
+    (a line per pass), the instants the fault took effect and was lifted dashed."""
     found: list[tuple[str, go.Figure | None]] = []
     for (overlay, fault), passes in timelines(frame).items():
         figure = go.Figure()
-        for number, (line, at) in enumerate(passes, start=1):
-            figure.add_trace(go.Scatter(x=line[INTERVAL_S], y=line[VALUE], mode="lines",
+        for number, one in enumerate(passes, start=1):
+            figure.add_trace(go.Scatter(x=one.line[INTERVAL_S], y=one.line[VALUE],
+                                        mode="lines",
                                         line={"shape": "hv", "color": colour(overlay)},
                                         name=f"pass {number}"))
-            if at == at:  # not NaN
-                figure.add_vline(x=at, line_dash="dash", line_color="red")
+            for at, mark in ((one.start, "red"), (one.end, "green")):
+                if at == at:  # not NaN
+                    figure.add_vline(x=at, line_dash="dash", line_color=mark)
         found.append((f"failover-{overlay}-{fault}", layout(
-            figure, f"failover on {overlay}, {fault}: probes answered (red: the fault)",
+            figure, f"failover on {overlay}, {fault}: probes answered (red: the fault in "
+            "effect, green: lifted)",
             "seconds since the probe began", "share of probes answered")))
     return found

@@ -5,6 +5,7 @@ draws), sweeps, failover's timelines, a method's bytes over time."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from matplotlib.figure import Figure
 
 from vnetbench.declared import DECLARATIONS, catalogue
 from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.declared.failover import ANSWERED, FAULT_AT
+from vnetbench.declared.failover import ANSWERED, FAULT_AT, FAULT_END
 from vnetbench.declared.room import ROOM_LATENCY
 from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.files import write_atomic
@@ -194,43 +195,59 @@ def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> lis
     return written
 
 
-def timelines(frame: pd.DataFrame) -> dict[tuple[str, str], list[tuple[pd.DataFrame, float]]]:
-    """failover's timelines: (overlay, fault) -> per pass, its answered-share rows in
-    time order and the instant the fault was injected (seconds on the same axis)."""
+@dataclass(frozen=True)
+class Timeline:
+    """One pass of one fault: its answered-share rows in time order, and the instants
+    the fault took effect and was lifted on every edge (seconds on the same axis; NaN
+    where not recorded)."""
+
+    line: pd.DataFrame
+    start: float
+    end: float
+
+
+def timelines(frame: pd.DataFrame) -> dict[tuple[str, str], list[Timeline]]:
+    """failover's timelines: (overlay, fault) -> one per pass."""
     if INTERVAL_S not in frame.columns:
         return {}
     points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == ANSWERED)]
-    marks = frame[frame[INTERVAL_S].isna() & (frame[METRIC] == FAULT_AT)]
-    found: dict[tuple[str, str], list[tuple[pd.DataFrame, float]]] = {}
+    marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([FAULT_AT, FAULT_END])]
+    found: dict[tuple[str, str], list[Timeline]] = {}
     for (overlay, fault, pass_no), line in points.groupby([OVERLAY, FAULT, PASS], sort=False):
-        mark = marks[(marks[OVERLAY] == overlay) & (marks[PASS] == pass_no)
-                     & (marks[FAULT] == fault)][VALUE]
+        mine = marks[(marks[OVERLAY] == overlay) & (marks[PASS] == pass_no)
+                     & (marks[FAULT] == fault)]
+        at = {metric: float(mine[mine[METRIC] == metric][VALUE].iloc[0])
+              if (mine[METRIC] == metric).any() else float("nan")
+              for metric in (FAULT_AT, FAULT_END)}
         found.setdefault((str(overlay), str(fault)), []).append(
-            (line.sort_values(INTERVAL_S), float(mark.iloc[0]) if len(mark) else float("nan")))
+            Timeline(line.sort_values(INTERVAL_S), at[FAULT_AT], at[FAULT_END]))
     return found
 
 
 def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
     """Per overlay, failover's probes answered over time (a line per fault and pass,
-    each 0.1 s the share of the 10 ms probes answered), each fault's instant marked."""
-    by_overlay: dict[str, list[tuple[str, pd.DataFrame, float]]] = {}
+    each 0.1 s the share of the 10 ms probes answered), the instants each fault took
+    effect and was lifted marked."""
+    by_overlay: dict[str, list[tuple[str, Timeline]]] = {}
     for (overlay, fault), passes in timelines(frame).items():
-        by_overlay.setdefault(overlay, []).extend((fault, line, at) for line, at in passes)
+        by_overlay.setdefault(overlay, []).extend((fault, one) for one in passes)
     written = []
     for overlay, lines in by_overlay.items():
-        figure, axes = plt.subplots(len({f for f, _, _ in lines}), 1, squeeze=False,
-                                    figsize=(6, 1.6 + 1.2 * len({f for f, _, _ in lines})),
+        figure, axes = plt.subplots(len({f for f, _ in lines}), 1, squeeze=False,
+                                    figsize=(6, 1.6 + 1.2 * len({f for f, _ in lines})),
                                     sharex=True)
         rows = {fault: axes[i][0] for i, fault in enumerate(dict.fromkeys(
-            f for f, _, _ in lines))}
-        for fault, line, at in lines:
+            f for f, _ in lines))}
+        for fault, one in lines:
             row = rows[fault]
-            row.step(line[INTERVAL_S], line[VALUE], where="post", linewidth=0.9)
-            if at == at:  # not NaN: the fault's instant was recorded
-                row.axvline(at, color="red", linestyle="--", linewidth=0.8)
+            row.step(one.line[INTERVAL_S], one.line[VALUE], where="post", linewidth=0.9)
+            for at, colour in ((one.start, "red"), (one.end, "green")):
+                if at == at:  # not NaN: the instant was recorded
+                    row.axvline(at, color=colour, linestyle="--", linewidth=0.8)
             row.set_ylim(-0.05, 1.05)
             row.set_ylabel(fault, fontsize=7)
-        axes[-1][0].set_xlabel("seconds since the probe began (red: the fault injected)")
+        axes[-1][0].set_xlabel("seconds since the probe began (red: the fault in effect, "
+                               "green: lifted)")
         figure.suptitle(f"failover on {overlay}: share of 10 ms probes answered", fontsize=9)
         figure.tight_layout()
         path = directory / f"failover-{slug(overlay)}-timeline.png"

@@ -6,19 +6,22 @@ switch killed and started again after 3 s, the backbone down for 3 s, a 50 % los
 burst for 2 s) runs on its own, in turn, on one stack. For each: ping at 10 ms
 with arrival stamps (`ping -D -O`) from an agent on another switch and from one on
 the same switch to the measured agent, and one TCP stream (iperf3 at 10 Mbit/s,
-reported every 0.1 s) to it; once the cross-switch ping answers, the fault is
-injected after `at`, on the host's clock (stamped beside the probes' stamps, same
-clock on one host). Kills go through the run's engine (signal KILL, then start
-again); link faults re-shape the backbone (shaping.apply.shape_run on the topology
-with the fault's profile) and shape it back as planned. The probes stop once the
-cross-switch ping answers again steadily, or at the window's end
-(`failover_window_s` after the fault ended).
+reported every 0.1 s) to it; once the cross-switch ping answers, the fault's
+instant is `at` later. A link fault is applied and lifted by helpers staged before
+it, one per backbone edge, each waiting in vnetbench-at (shaping/fault.py); a kill
+and its restart are engine calls issued at their instants; a delay spike re-shapes
+the backbone and shapes it back. Every edge stamps its steps where it acts, and the
+fault is in effect from the latest edge's applied instant to the latest lifted
+(measure/fault_window.py). The probes stop once the cross-switch ping answers
+again steadily, or at the window's end (`failover_window_s` after the lift).
 
 Per fault: the outage (last answer before to first after, and the probes lost),
 the same-switch probe's, the TCP stream's longest stall and whether the connection
-carried bytes again, the time until the agents re-registered (the overlay's join
-events since the fault; none where it has none), agents that never came back with
-their last log lines, and a killed container's own time from its start to ready.
+carried bytes again, the fault's measured span beside the declared one, the
+recovery after the lift, whether the path never answered again after it, the time
+until the agents re-registered (the overlay's join events since the fault; none
+where it has none) and the agents that logged no rejoin event, with their last log
+lines, and a killed container's own time from its start to ready.
 A container killed for good is started again once its window is over, so the
 next fault and pass find the stack whole; the session is told the deaths were
 the fault's (PassResult.fault_killed).
@@ -27,41 +30,57 @@ the fault's (PassResult.fault_killed).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 
 from vnetbench import labels
 from vnetbench.capabilities import Capability
-from vnetbench.declared.declaration import Values
-from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT, FailoverSettings
+from vnetbench.declared.failover import (
+    DECLARATION,
+    FailoverSettings,
+)
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
+from vnetbench.measure.fault_window import (
+    EdgeStamps,
+    FaultWindow,
+    Stamp,
+)
 from vnetbench.measure.outage import (
-    Outage,
-    ProbeTrace,
     StreamTrace,
-    answered_bins,
     outage_of,
     parse_ping_trace,
     parse_stream_trace,
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
 from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.outcome import Kind, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import (
     PassResult,
     Scenario,
     ScenarioContext,
-    SeriesPoint,
     build_room,
 )
-from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
+from vnetbench.scenarios.failover_result import PROBE_INTERVAL_S, FaultOutcome, result_of
+from vnetbench.shaping.apply import (
+    available_mechanisms,
+    is_shaped,
+    shape_run,
+    unshape_segment,
+)
+from vnetbench.shaping.fault import (
+    backbone_edges,
+    lifted_everywhere,
+    read_and_clear,
+    stage,
+    stageable,
+    staging_lead_s,
+)
 from vnetbench.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.ui import waiting
 
-PROBE_INTERVAL_S = 0.01
 TCP_MBIT = 10  # a paced stream: its continuity is measured, not the machine's speed
 # iperf3's writes: its 128 KiB default is a whole 0.1 s interval at 10 Mbit/s, so a
 # write late by a little leaves an interval empty (a stall that is not one); 8 KiB
@@ -74,6 +93,9 @@ STEADY_S = 1.0  # answered again without a gap for this long: recovered
 LATECOMER_AFTER_S = 0.5  # into a kill, the latecomer is restarted
 LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back up
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
+LIFT_WAIT_S = 5.0  # past the lift instant, for every helper to say it lifted
+LIFT_SETTLE_S = 0.1  # a helper's lift (an iptables call, a stamp) before it is read
+KILL_LEAD_S = 0.05  # from the kill's listing to its instant, when `at` has passed
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
                    {"at": "2s", "loss": "50%", "for": "2s"})
@@ -129,41 +151,6 @@ def labelled(faults: list[Fault]) -> list[tuple[str, Fault]]:
         named.append((fault.kind if seen[fault.kind] == 1 else
                       f"{fault.kind}-{seen[fault.kind]}", fault))
     return named
-
-
-@dataclass
-class FaultOutcome:
-    label: str
-    fault: Fault
-    injected_at: float | None = None  # epoch seconds (host clock)
-    ended_at: float | None = None  # the fault undone (restart asked, shaping back)
-    remote: ProbeTrace | None = None
-    local: ProbeTrace | None = None
-    stream: StreamTrace | None = None
-    killed: list[str] = field(default_factory=list)  # services
-    ready_s: float | None = None  # killed container: start asked to ready
-    rejoin_s: float | None = None
-    rejoined: int | None = None
-    expected_rejoins: int = 0
-    not_recovered: dict[str, list[str]] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    window_s: float = 0.0  # how long after the fault recovery is waited for
-    # the machine restarted during a kill (a new join while the role is down)
-    latecomer: str | None = None
-    latecomer_started_at: float | None = None  # epoch seconds, its restart asked
-    late_join_s: float | None = None  # its first join event after that
-    late_joined_during: bool | None = None  # before the killed role was started again
-    latecomer_service: str | None = None
-
-    def cut_short(self, outage: Outage | None) -> bool:
-        """Never answered again, and the probe's trace ends well before the window
-        does (the probe itself ended): its silence is a lower bound, not the outage."""
-        return bool(outage and not outage.recovered and outage.ms < (self.window_s - 1) * 1000)
-
-    def outage(self, trace: ProbeTrace | None) -> Outage | None:
-        if trace is None or self.injected_at is None:
-            return None
-        return outage_of(trace, self.injected_at, PROBE_INTERVAL_S)
 
 
 class Failover(Scenario):
@@ -243,7 +230,7 @@ class Failover(Scenario):
                         remove=False)
             with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
                          f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
-                self.inject(context, outcome, names["remote"], roles)
+                self.inject(context, outcome, names["remote"], roles, prefix)
                 self.wait_recovered(context, outcome, names["remote"], names["stream"],
                                     window)
         finally:
@@ -263,10 +250,10 @@ class Failover(Scenario):
 
 
     def inject(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
-               roles: Roles) -> None:
-        """Once the remote probe answers: wait `at`, inject, hold, undo (a restart or
-        the planned shaping); a kill for good is left for its window."""
-        stack, fault = context.stack, outcome.fault
+               roles: Roles, prefix: str) -> None:
+        """Once the remote probe answers: the fault `at` later, held, lifted, each edge's
+        instants stamped (outcome.window); a kill for good is left for its window."""
+        fault = outcome.fault
         deadline = time.time() + FIRST_ANSWER_S
         while not parse_ping_trace(probe_log(context, remote)).replies:
             if time.time() > deadline:
@@ -275,25 +262,70 @@ class Failover(Scenario):
                                         "nothing to measure the fault against")
                 return
             time.sleep(0.2)
-        time.sleep(fault.at / 1000)
+        instant = time.time() + fault.at / 1000
         if fault.kill is not None:
-            targets = self.kill_targets(context, fault)
-            outcome.killed = [stack.service_of(c) for c in targets]
-            outcome.injected_at = time.time()
-            stack.engine.signal(targets, "KILL")
-            held = self.restart_latecomer(context, outcome, roles)
-            if fault.restart_after is None:
-                return
-            time.sleep(max(0.0, fault.restart_after / 1000 - held))
-            outcome.ended_at = time.time()
-            outcome.ready_s = self.start_again(context, targets)
+            self.kill(context, outcome, roles, instant)
+        elif stageable(fault, set(available_mechanisms())):
+            self.link_fault_staged(context, outcome, instant, prefix)
         else:
-            faulted = backbone_faulted(context.topology, fault)
-            outcome.injected_at = time.time()
-            shape_run(stack, faulted)
-            time.sleep((fault.duration or 0) / 1000)
-            self.shape_back(context)
-            outcome.ended_at = time.time()
+            self.link_fault_reshaped(context, outcome, instant)
+
+    def kill(self, context: ScenarioContext, outcome: FaultOutcome, roles: Roles,
+             instant: float) -> None:
+        """Kill at the instant through the engine (a call cannot wait inside a container):
+        its stamp is the call's span, began to returned; the restart likewise at the
+        instant plus restart_after."""
+        stack, fault = context.stack, outcome.fault
+        targets = self.kill_targets(context, fault)
+        outcome.killed = [stack.service_of(c) for c in targets]
+        edge = ", ".join(outcome.killed)
+        # the listing above may outlast a short `at`: the instant is never in the past
+        instant = max(instant, time.time() + KILL_LEAD_S)
+        apply = engine_step(lambda: stack.engine.signal(targets, "KILL"), instant)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply),), fault.lasts_ms)
+        self.restart_latecomer(context, outcome, roles)
+        if fault.restart_after is None:
+            return
+        lift = engine_step(lambda: restart_each(context, targets),
+                           instant + fault.restart_after / 1000)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
+        outcome.ready_s = self.wait_ready(context, targets, lift.began)
+
+    def link_fault_staged(self, context: ScenarioContext, outcome: FaultOutcome,
+                          instant: float, prefix: str) -> None:
+        """A helper per backbone edge, staged before the instant, applies and lifts the
+        fault there (shaping/fault.py)."""
+        stack, fault = context.stack, outcome.fault
+        edges = backbone_edges(stack, prefix)
+        if not edges:
+            outcome.problems.append("no container is on the backbone: no edge to fault")
+            return
+        apply_at = max(instant, time.time() + staging_lead_s(len(edges)))
+        lift_at = apply_at + (fault.duration or 0) / 1000
+        refused: dict[str, str] = {}
+        try:
+            refused = stage(stack, edges, fault, apply_at, lift_at)
+            wait_until(lift_at + LIFT_SETTLE_S)
+            deadline = lift_at + LIFT_WAIT_S
+            while time.time() < deadline and not lifted_everywhere(stack, edges):
+                time.sleep(0.1)
+        finally:  # read, and no rule left standing, whatever happened meanwhile
+            outcome.window = FaultWindow(
+                tuple(read_and_clear(stack, edges, fault, refused)), fault.lasts_ms)
+
+    def link_fault_reshaped(self, context: ScenarioContext, outcome: FaultOutcome,
+                            instant: float) -> None:
+        """A delay spike (or loss where iptables has no `statistic`): the backbone
+        re-shaped with the fault's profile and shaped back, a shaper per container one
+        after the other; its one stamp spans the whole swap, first shaper asked to last
+        applied."""
+        stack, fault = context.stack, outcome.fault
+        faulted = backbone_faulted(context.topology, fault)
+        edge = "backbone shapers (re-shaped one after the other)"
+        apply = engine_step(lambda: shape_run(stack, faulted), instant)
+        lift = engine_step(lambda: self.shape_back(context),
+                           (apply.done or apply.began) + (fault.duration or 0) / 1000)
+        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
 
     def restart_latecomer(self, context: ScenarioContext, outcome: FaultOutcome,
                           roles: Roles) -> float:
@@ -318,7 +350,7 @@ class Failover(Scenario):
         join, started = context.overlay.join_event, outcome.latecomer_started_at
         if join is None or started is None or outcome.latecomer is None:
             return
-        deadline = (outcome.ended_at or outcome.injected_at or started) + outcome.window_s
+        deadline = (outcome.effective_end or outcome.effective_start or started) + outcome.window_s
         since = datetime.fromtimestamp(started, UTC)
         self.reshaped_after_restart(context, [context.container(outcome.latecomer)])
         while True:
@@ -329,8 +361,8 @@ class Failover(Scenario):
                 and at.timestamp() > started]
             if moments:
                 outcome.late_join_s = min(moments) - started
-                outcome.late_joined_during = (outcome.ended_at is None
-                                              or min(moments) < outcome.ended_at)
+                outcome.late_joined_during = (outcome.effective_end is None
+                                              or min(moments) < outcome.effective_end)
                 return
             if time.time() >= deadline:
                 lines = context.last_log_lines().get(outcome.latecomer, [])
@@ -357,8 +389,13 @@ class Failover(Scenario):
     def start_again(self, context: ScenarioContext, names: list[str]) -> float | None:
         """Start the killed containers; seconds until all are ready (None: not in time)."""
         started = time.time()
-        for name in names:
-            context.stack.engine.restart(name)
+        restart_each(context, names)
+        return self.wait_ready(context, names, started)
+
+    def wait_ready(self, context: ScenarioContext, names: list[str],
+                   started: float) -> float | None:
+        """Seconds from `started` (their start asked) until all are ready (None: not
+        within READY_WAIT_S)."""
         deadline = started + READY_WAIT_S
         while time.time() < deadline:
             listed = [c for c in context.stack.containers() if c.name in names]
@@ -398,13 +435,14 @@ class Failover(Scenario):
         """Until the remote probe answers steadily after the fault and the TCP stream
         moves bytes again (or iperf3 gave up), at most `window` after the fault ended
         (a kill for good: after it was injected)."""
-        if outcome.injected_at is None:
+        start = outcome.effective_start
+        if start is None:
             return
-        since = outcome.ended_at or outcome.injected_at
+        since = outcome.effective_end or start
         deadline = since + window
         while time.time() < deadline:
             trace = parse_ping_trace(probe_log(context, remote))
-            found = outage_of(trace, outcome.injected_at, PROBE_INTERVAL_S)
+            found = outage_of(trace, start, PROBE_INTERVAL_S)
             if (found is not None and found.after is not None and trace.replies
                     and found.after.at > since - 1
                     and trace.replies[-1].at - found.after.at >= STEADY_S
@@ -428,28 +466,46 @@ class Failover(Scenario):
         """The agents' join events since the fault: the killed switch's agents (all, for
         the control plane); none expected of a link fault."""
         fault, join = outcome.fault, context.overlay.join_event
-        if fault.kill is None or join is None or outcome.injected_at is None:
+        start = outcome.effective_start
+        if fault.kill is None or join is None or start is None:
             return
         placement = context.placement()
         expected = sorted(a for a, s in placement.items()
                           if fault.kill == CONTROL_PLANE or s == fault.kill)
-        since = datetime.fromtimestamp(outcome.injected_at, UTC)
+        since = datetime.fromtimestamp(start, UTC)
         frame = context.events(*join, since=since)
         times: dict[str, float] = {}
         for fields, process, at in zip(frame["fields"], frame["process"], frame["time"],
                                        strict=True):
             agent = str(fields.get("agent") or process)
             moment = at.timestamp()
-            if agent in expected and moment > outcome.injected_at:
+            if agent in expected and moment > start:
                 times.setdefault(agent, moment)
         outcome.expected_rejoins = len(expected)
         outcome.rejoined = len(times)
         if times and len(times) == len(expected):
-            outcome.rejoin_s = max(times.values()) - outcome.injected_at
+            outcome.rejoin_s = max(times.values()) - start
         missing = [a for a in expected if a not in times]
         if missing:
             lines = context.last_log_lines()
-            outcome.not_recovered = {a: lines.get(a, []) for a in missing}
+            outcome.no_rejoin_event = {a: lines.get(a, []) for a in missing}
+
+
+def wait_until(instant: float) -> None:
+    time.sleep(max(0.0, instant - time.time()))
+
+
+def engine_step(call: Callable[[], object], instant: float) -> Stamp:
+    """`call` at the instant, from this process: its span, began to returned."""
+    wait_until(instant)
+    began = time.time()
+    call()
+    return Stamp(began, began - instant, time.time())
+
+
+def restart_each(context: ScenarioContext, names: list[str]) -> None:
+    for name in names:
+        context.stack.engine.restart(name)
 
 
 def flowing(stream: StreamTrace) -> bool:
@@ -471,71 +527,6 @@ def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
         changed = backbone.model_copy(update={"delay": backbone.delay + (fault.delay or 0)})
     links = topology.links.model_copy(update={"backbone": changed})
     return topology.model_copy(update={"links": links})
-
-
-def result_of(outcomes: list[FaultOutcome]) -> PassResult:
-    values: Values = {}
-    series: list[SeriesPoint] = []
-    summary: dict[str, float | int | str | None] = {}
-    problems: list[Problem] = []
-    state = State.OK
-    for o in outcomes:
-        remote, local = o.outage(o.remote), o.outage(o.local)
-        stream = o.stream
-        short = o.cut_short(remote)
-        of_fault = partial(DECLARATION.series, fault=o.label)
-        values |= {
-            of_fault("outage_ms"): round(remote.ms, 1) if remote and not short else None,
-            of_fault("lost"): remote.lost if remote and not short else None,
-            of_fault("local_outage_ms"): round(local.ms, 1) if local else None,
-            of_fault("local_lost"): local.lost if local else None,
-            of_fault("tcp_stall_ms"): (round(stream.stall_s * 1000) if stream
-                                       and stream.intervals else None),
-            of_fault("tcp_survived"): (int(stream.survived) if stream and stream.intervals
-                                       else None),
-            of_fault("rejoin_seconds"): o.rejoin_s,
-            of_fault("not_recovered"): (len(o.not_recovered) + int(bool(remote and not
-                                                                       remote.recovered))),
-            of_fault("ready_seconds"): o.ready_s,
-        }
-        if o.latecomer_started_at is not None:
-            values[of_fault("late_join_s")] = o.late_join_s
-            values[of_fault("late_joined_during")] = (
-                None if o.late_joined_during is None else int(o.late_joined_during))
-        if o.remote is not None and o.injected_at is not None:
-            start = o.injected_at - o.fault.at / 1000
-            first = o.remote.replies[0].at if o.remote.replies else start
-            answered = of_fault(ANSWERED)
-            series += [SeriesPoint(answered, share, DECLARATION.unit(answered), at)
-                       for at, share in answered_bins(o.remote, first)]
-            values[of_fault(FAULT_AT)] = round(o.injected_at - first, 3)
-        summary[o.label] = (f"{remote.ms:.0f}ms/{remote.lost} lost" if remote and not short
-                            else "-") + (
-            f", tcp {'kept' if stream.survived else 'lost'}"
-            if stream and stream.intervals else "") + (
-            f", rejoin {o.rejoin_s:.1f}s" if o.rejoin_s is not None else "") + (
-            f", late join {o.late_join_s:.1f}s" if o.late_join_s is not None else "")
-        said = list(o.problems)
-        if remote is None and not o.problems:
-            said.append("no answer before the fault")
-        if remote and not remote.recovered:
-            said.append(f"{o.fault.describe()}: the path did not answer again within the "
-                        "window" + (f" (its probe ended {remote.ms:.0f} ms after the last "
-                                    "answer, before the window did: no outage figure)"
-                                    if short else ""))
-        for agent, lines in o.not_recovered.items():
-            said.append(f"{agent} did not register again (its log ends: "
-                        f"{' | '.join(lines) or 'nothing'})")
-        kind = Kind.FAILED if remote is None else Kind.PARTIAL
-        problems += [Problem(kind, f"{o.label}: {s}") for s in said]
-        if remote is None:
-            state = State.FAILED
-        elif said and state is State.OK:
-            state = State.PARTIAL
-    return PassResult(DECLARATION.emitted(values), summary, Outcome(state, problems),
-                      series=series,
-                      fault_killed={s for o in outcomes for s in o.killed}
-                      | {o.latecomer_service for o in outcomes if o.latecomer_service})
 
 
 def probe_log(context: ScenarioContext, name: str) -> str:

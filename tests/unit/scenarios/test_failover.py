@@ -8,23 +8,27 @@ from pathlib import Path
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.outage import parse_ping_trace, parse_stream_trace
 from vnetbench.outcome import Applicable, NotApplicable, State
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.failover import (
-    FaultOutcome,
-    backbone_faulted,
-    faults_of,
-    labelled,
-    pick_roles,
-    result_of,
-)
+from vnetbench.scenarios.failover import backbone_faulted, faults_of, labelled, pick_roles
+from vnetbench.scenarios.failover_result import FaultOutcome, result_of
 from vnetbench.topology import Fault, parse_topology
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "failover"
 BASE = {"name": "t", "switches": 2, "agents": 4}
+
+
+def engine_window(fault: Fault, start: float, end: float | None = None) -> FaultWindow:
+    """A kill's stamps as the engine calls give them: each call 10 ms long, on time."""
+    def step(done: float) -> Stamp:
+        return Stamp(done - 0.01, 0.0, done)
+    return FaultWindow((EdgeStamps("router-switch2", step(start),
+                                   step(end) if end is not None else None),),
+                       fault.lasts_ms)
 
 
 def test_without_faults_the_standard_set_kills_the_measured_agents_switch() -> None:
@@ -72,7 +76,8 @@ def test_a_link_fault_changes_the_backbone_alone() -> None:
 
 def test_the_pass_names_the_faults_kills_and_its_figures() -> None:
     fault = Fault.model_validate({"kill": "switch2", "restart_after": "3s"})
-    outcome = FaultOutcome("switch-restart", fault, injected_at=1796127228.37,
+    outcome = FaultOutcome("switch-restart", fault,
+                           window=engine_window(fault, 1796127228.37, 1796127231.37),
                            remote=parse_ping_trace((DATA / "ping-switch-restart.txt")
                                                    .read_text()),
                            stream=parse_stream_trace((DATA / "iperf3-switch-restart.txt")
@@ -91,12 +96,16 @@ def test_a_path_that_never_came_back_is_partial_with_why() -> None:
     text = "\n".join(line for line in (DATA / "ping-switch-restart.txt").read_text()
                      .splitlines() if "bytes from" not in line or "icmp_seq=1 " in line
                      or int(line.split("icmp_seq=")[1].split()[0]) < 177)
-    outcome = FaultOutcome("switch-kill", fault, injected_at=1796127228.37,
-                           remote=parse_ping_trace(text),
-                           not_recovered={"agent2": ["wg: handshake did not complete"]})
+    outcome = FaultOutcome("switch-kill", fault, window=engine_window(fault, 1796127228.37),
+                           remote=parse_ping_trace(text), rejoined=0,
+                           no_rejoin_event={"agent2": ["wg: handshake did not complete"]})
     result = result_of([outcome])
     assert result.state is State.PARTIAL
-    assert "did not answer again" in result.status and "handshake did not" in result.status
+    assert "answered no probe after the fault" in result.status
+    assert "agent2 logged no rejoin event" in result.status
+    assert "handshake did not" in result.status
+    assert result.metrics["not_recovered_switch-kill"] == (1, "bool")
+    assert result.metrics["no_rejoin_event_switch-kill"] == (1, "count")
 
 
 def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
@@ -104,7 +113,7 @@ def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
     worth reporting; silence cut short because the probe itself ended (its namespace's
     container went with the fault: tinc, measured) is no figure at all."""
     from vnetbench.measure.outage import Outage
-    from vnetbench.scenarios.failover import FaultOutcome
+    from vnetbench.scenarios.failover_result import FaultOutcome
     from vnetbench.topology import Fault
 
     outcome = FaultOutcome("switch-kill", Fault(kill="switch2"), window_s=15.0)
@@ -115,8 +124,8 @@ def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
 
 def test_a_latecomer_gives_its_join_and_its_death_is_the_faults() -> None:
     fault = Fault.model_validate({"kill": "switch2", "restart_after": "3s"})
-    outcome = FaultOutcome("switch-restart", fault, injected_at=1796127228.37,
-                           ended_at=1796127231.4,
+    outcome = FaultOutcome("switch-restart", fault,
+                           window=engine_window(fault, 1796127228.37, 1796127231.4),
                            remote=parse_ping_trace((DATA / "ping-switch-restart.txt")
                                                    .read_text()),
                            killed=["hub-switch2"], latecomer="agent6",
@@ -131,7 +140,8 @@ def test_a_latecomer_gives_its_join_and_its_death_is_the_faults() -> None:
 
 def test_without_a_latecomer_there_is_no_late_join_row() -> None:
     fault = Fault.model_validate({"loss": "50%", "for": "2s"})
-    outcome = FaultOutcome("loss-burst", fault, injected_at=1796127228.37,
+    outcome = FaultOutcome("loss-burst", fault,
+                           window=engine_window(fault, 1796127228.37, 1796127230.37),
                            remote=parse_ping_trace((DATA / "ping-switch-restart.txt")
                                                    .read_text()))
     assert not any(name.startswith("late_") for name in result_of([outcome]).metrics)
@@ -142,3 +152,80 @@ def test_the_stack_has_a_spare_machine_per_switch_where_joins_are_timed() -> Non
     failover = get_scenario("failover")
     assert len(failover.stack_topology(topology, Nebula()).agents) == 6
     assert len(failover.stack_topology(topology, Baseline()).agents) == 4
+
+
+def staged_window(fault: Fault, applied: list[float], lifted: list[float],
+                  late_s: float = 0.001) -> FaultWindow:
+    """Helpers' stamps: each began `late_s` after its instant (the first applied less
+    10 ms; the lift the declared span later)."""
+    instant = min(applied) - 0.01
+    lift_instant = instant + (fault.lasts_ms or 0) / 1000
+    return FaultWindow(tuple(
+        EdgeStamps(f"router-switch{n}-fault", Stamp(instant + late_s, late_s, a),
+                   Stamp(lift_instant + late_s, late_s, b))
+        for n, (a, b) in enumerate(zip(applied, lifted, strict=True), start=1)),
+        fault.lasts_ms)
+
+
+def test_a_staged_fault_reports_its_effective_window_recovery_and_marks() -> None:
+    fault = Fault.model_validate({"link": "backbone", "for": "3s"})
+    trace = parse_ping_trace((DATA / "ping-switch-restart.txt").read_text())
+    # the trace's silence: last answer 228.3566, first again 231.6607
+    window = staged_window(fault, [1796127228.360, 1796127228.365],
+                           [1796127231.600, 1796127231.610])
+    result = result_of([FaultOutcome("backbone-down", fault, window=window, remote=trace)])
+    metric = result.metrics
+    assert result.state is State.OK, result.status
+    assert metric["fault_ms_backbone-down"] == (3245.0, "ms")  # 231.610 - 228.365
+    assert metric["fault_declared_ms_backbone-down"] == (3000.0, "ms")
+    assert metric["recovery_ms_backbone-down"] == (50.7, "ms")  # 231.6607 - 231.610
+    assert metric["not_recovered_backbone-down"] == (0, "bool")
+    first = trace.replies[0].at
+    assert metric["fault_at_s_backbone-down"][0] == round(1796127228.365 - first, 3)
+    assert metric["fault_end_s_backbone-down"][0] == round(1796127231.610 - first, 3)
+    assert "in effect 3245ms of 3000, recovery 51ms" in str(result.summary["backbone-down"])
+
+
+def test_a_late_helper_makes_the_pass_partial_naming_it() -> None:
+    fault = Fault.model_validate({"link": "backbone", "for": "3s"})
+    trace = parse_ping_trace((DATA / "ping-switch-restart.txt").read_text())
+    on_time = staged_window(fault, [1796127228.360], [1796127231.600])
+    late = staged_window(fault, [1796127229.200], [1796127231.610], late_s=0.84)
+    window = FaultWindow((on_time.edges[0], EdgeStamps("router-switch2-fault",
+                                                       *(late.edges[0].apply,
+                                                         late.edges[0].lift))), 3000.0)
+    result = result_of([FaultOutcome("backbone-down", fault, window=window, remote=trace)])
+    assert result.state is State.PARTIAL
+    assert "router-switch2-fault began its apply 840 ms after the instant" in result.status
+    assert "router-switch1-fault" not in result.status
+
+
+def test_never_recovered_means_no_answer_after_the_lift_not_a_missing_rejoin() -> None:
+    """Words that mean what they say: an agent that logged no new join event while its
+    path answers is a rejoin figure; 'never recovered' is a path silent after the
+    lift."""
+    fault = Fault.model_validate({"kill": "switch2", "restart_after": "3s"})
+    trace = parse_ping_trace((DATA / "ping-switch-restart.txt").read_text())
+    answered = FaultOutcome("switch-restart", fault,
+                            window=engine_window(fault, 1796127228.37, 1796127231.4),
+                            remote=trace, rejoined=1, expected_rejoins=2,
+                            no_rejoin_event={"agent4": ["handshake kept"]})
+    result = result_of([answered])
+    assert result.metrics["not_recovered_switch-restart"] == (0, "bool")
+    assert result.metrics["no_rejoin_event_switch-restart"] == (1, "count")
+    assert "agent4 logged no rejoin event" in result.status
+    assert "never recovered" not in result.status
+    # the same trace, the lift stamped after its last answer: never recovered
+    silent = FaultOutcome("switch-restart", fault,
+                          window=engine_window(fault, 1796127228.37, 1796127235.3),
+                          remote=trace)
+    said = result_of([silent])
+    assert said.metrics["not_recovered_switch-restart"] == (1, "bool")
+    assert said.metrics["recovery_ms_switch-restart"] == (None, "ms")
+    assert "never recovered, the path answered no probe after the fault was lifted" \
+        in said.status
+    # no join events to count (the baseline): no figure, rather than 0
+    assert result_of([FaultOutcome("switch-restart", fault, remote=trace,
+                                   window=engine_window(fault, 1796127228.37,
+                                                        1796127231.4))]
+                     ).metrics["no_rejoin_event_switch-restart"] == (None, "count")
