@@ -118,8 +118,8 @@ def pause_the_server(stop: threading.Event, paused: list[float]) -> None:
     and all: the cgroup freezer) PAUSE_AT_S after it, for PAUSE_S."""
     server = client = None
     while not stop.is_set() and (server is None or client is None):
-        server = next(iter(docker.container.list(filters={"name": "-room-1-server"})), None)
-        client = next(iter(docker.container.list(filters={"name": "-room-1-agent"})), None)
+        server = next(iter(docker.container.list(filters=[("name", "-room-1-server")])), None)
+        client = next(iter(docker.container.list(filters=[("name", "-room-1-agent")])), None)
         time.sleep(0.05)
     if server is None or client is None:
         return

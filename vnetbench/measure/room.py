@@ -77,6 +77,10 @@ class MachineLoad:
     error: str | None = None  # wrk itself failed (e.g. could not connect at all)
     stalled: str | None = None  # wrk never ended and was stopped: its counts are lost
     generator: Generator | None = None  # the open loop's; None: wrk's closed loop
+    # replies received, counted, not read off the latencies: wrk's histogram holds
+    # entries its coordinated-omission correction added (a stall over twice the
+    # achieved interval: requests the machine would have sent), no reply each
+    answered: int = 0
 
     @property
     def failed(self) -> int:
@@ -107,7 +111,10 @@ def parse_machine(text: str) -> MachineLoad:
         duration_s=int(data.get("duration_us", 0)) / 1e6, errors=errors,
         latencies_us=tuple((int(v), int(c)) for v, c in data.get("latency_us", [])),
         planned=float(data["planned"]), began=float(data["began"]),
-        ended=float(data["ended"]), error=data.get("error"), stalled=data.get("stalled"))
+        ended=float(data["ended"]), error=data.get("error"), stalled=data.get("stalled"),
+        # wrk's `complete` counts a reply later than the timeout too (and records no
+        # latency for it): answered are the others
+        answered=int(data.get("requests", 0)) - errors["timeout"])
 
 
 def parse_open(data: Mapping[str, Any]) -> MachineLoad:
@@ -130,7 +137,7 @@ def parse_open(data: Mapping[str, Any]) -> MachineLoad:
         errors={kind: kinds[kind] for kind in ERROR_KINDS},
         latencies_us=tuple(sorted(latencies.items())), planned=planned, began=began,
         ended=ended,
-        error=data.get("error"),
+        error=data.get("error"), answered=sum(latencies.values()),
         generator=Generator(
             planned=len(scheduled), sent=sum(1 for at in sent if at is not None),
             waited=sum(1 for waited in columns["waited"] if waited),
@@ -174,6 +181,7 @@ class RoomFigures:
     without_record: dict[str, str] = field(default_factory=dict)  # machine -> why
     stalled: dict[str, str] = field(default_factory=dict)  # machine -> why (no counts)
     generators: dict[str, Generator] = field(default_factory=dict)  # the open loop's
+    answered: int = 0  # replies received (MachineLoad.answered), any status
 
     @classmethod
     def of(cls, loads: dict[str, MachineLoad], without_record: dict[str, str]) -> RoomFigures:
@@ -191,15 +199,12 @@ class RoomFigures:
                    span, max((load.late_s for load in ran), default=0.0),
                    dict(without_record),
                    {name: load.stalled for name, load in loads.items() if load.stalled},
-                   {name: load.generator for name, load in loads.items() if load.generator})
+                   {name: load.generator for name, load in loads.items() if load.generator},
+                   sum(load.answered for load in ran))
 
     def percentile_ms(self, q: float) -> float | None:
         value = quantile_us(self.latencies_us, q)
         return value / 1000 if value is not None else None
-
-    @property
-    def answered(self) -> int:
-        return sum(count for _, count in self.latencies_us)
 
     @property
     def goodput_mbit(self) -> float:
