@@ -60,6 +60,14 @@ class FaultOutcome:
         return self.window.end if self.window else None
 
     @property
+    def lift_asked(self) -> float | None:
+        """The first edge's lift step began (a restart asked of the engine): nothing the
+        fault held back can come before it; a restarted role's namespace routes again
+        before the engine stamps it started."""
+        began = [e.lift.began for e in self.window.edges if e.lift] if self.window else []
+        return min(began, default=None)
+
+    @property
     def recovered_since(self) -> float | None:
         """The instant after which an answer means the path recovered: the lift, or
         for a kill for good the fault's start (nothing lifts it)."""

@@ -3,6 +3,7 @@ roles, labels and the pass result (no engine)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,13 @@ from vnetbench.outcome import Applicable, NotApplicable, State
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.failover import backbone_faulted, faults_of, labelled, pick_roles
+from vnetbench.scenarios.failover import (
+    backbone_faulted,
+    engine_step,
+    faults_of,
+    labelled,
+    pick_roles,
+)
 from vnetbench.scenarios.failover_result import FaultOutcome, result_of
 from vnetbench.topology import Fault, parse_topology
 
@@ -229,3 +236,24 @@ def test_never_recovered_means_no_answer_after_the_lift_not_a_missing_rejoin() -
                                    window=engine_window(fault, 1796127228.37,
                                                         1796127231.4))]
                      ).metrics["no_rejoin_event_switch-restart"] == (None, "count")
+
+
+def test_an_engine_step_ends_where_the_call_says_it_took_effect() -> None:
+    """A restart's program runs from the container's StartedAt, before the call returns:
+    the step ends there when the call gives it, at the call's return otherwise."""
+    now = time.time()
+    said = engine_step(lambda: now + 0.001, now)
+    assert said.done == now + 0.001 and said.began >= now
+    silent = engine_step(lambda: None, now)
+    assert silent.done is not None and silent.done >= silent.began
+
+
+def test_the_restart_asked_bounds_a_join_made_during_the_fault() -> None:
+    """A latecomer's join is during the fault only before the restart was asked: the
+    role's namespace routes from its start, some ms before the engine's StartedAt."""
+    fault = Fault(kill="switch2", restart_after="3s")
+    window = FaultWindow((EdgeStamps("switch2", Stamp(100.0, 0.0, 100.05),
+                                     Stamp(103.0, 0.0, 103.4)),), fault.lasts_ms)
+    outcome = FaultOutcome("switch-restart", fault, window=window)
+    assert outcome.lift_asked == 103.0 and outcome.effective_end == 103.4
+    assert FaultOutcome("switch-restart", fault).lift_asked is None
