@@ -28,7 +28,12 @@ MARK = "vnetbench-room "
 ERROR_KINDS = ("connect", "read", "write", "status", "timeout")
 # the points of the latency CDF each pass records (metrics room_latency_q{point}_ms)
 CDF_POINTS = (1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9)
-BEHIND_SHARE_OF_GAP = 0.1  # a generator's lag p99 above this share of its gap: behind
+BEHIND_SHARE_OF_GAP = 0.1  # a generator's lag p90 above this share of its gap: behind
+# p90, not p99 or the max: a generator that cannot keep up is late on most requests; one
+# late wake-up (measured: the last request of 1 machine in 20, 18 ms late, as the testbed
+# read every container's CPU at the load's end) keeps the rate, and its lateness is in
+# that request's latency anyway (counted from the schedule). Lag p99 and max are reported.
+BEHIND_QUANTILE = 90
 # ... and above this: epoll's and libuv's (uvloop's) timers wake at millisecond
 # resolution, so a lag of a tick or two is the clock's, not a generator short of CPU
 BEHIND_FLOOR_MS = 2.0
@@ -53,11 +58,11 @@ class Generator:
     @property
     def behind(self) -> str | None:
         """Why this generator fell behind its schedule, or None."""
-        lag_ms = (quantile_us(self.lag_us, 99) or 0) / 1000
+        lag_ms = (quantile_us(self.lag_us, BEHIND_QUANTILE) or 0) / 1000
         if not self.mean_gap_s or lag_ms <= BEHIND_FLOOR_MS:
             return None
         if lag_ms > BEHIND_SHARE_OF_GAP * self.mean_gap_s * 1000:
-            return (f"its own lag p99 {lag_ms:.1f} ms, over "
+            return (f"its own lag p{BEHIND_QUANTILE} {lag_ms:.1f} ms, over "
                     f"{BEHIND_SHARE_OF_GAP:.0%} of its {self.mean_gap_s * 1000:.0f} ms gap")
         return None
 
