@@ -95,6 +95,14 @@ class RoomSettings(ScenarioSettings):
         2, ge=1, le=60, description="room: a request unanswered this long counts as timed "
         "out (whole seconds: wrk reads no finer unit).")
 
+    @field_validator("sizes", mode="before")
+    @classmethod
+    def _sizes_from_commas(cls, sizes: object) -> object:
+        """`200,2048` as run's --room-sizes takes it, in a file or an ab arm too."""
+        if isinstance(sizes, str):
+            return tuple(part.strip() for part in sizes.split(",") if part.strip())
+        return sizes
+
     @field_validator("sizes")
     @classmethod
     def _sizes_in_range(cls, sizes: tuple[int, ...]) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ from scipy.stats import wilcoxon
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
+from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.metrics import Better
 from vnetbench.paths import TOPOLOGIES
@@ -218,3 +219,16 @@ def test_outside_load_is_counted_per_arm(recorded_aa: Path) -> None:
     loads = outside_load_by_arm(pd.concat([frame, extra]))
     assert loads == {"A": {"passes": 6, "marked": 0, "median_cores": 0.1},
                      "B": {"passes": 6, "marked": 2, "median_cores": 0.1}}
+
+
+def test_an_arm_gives_the_rooms_sizes_as_run_does() -> None:
+    """`room_sizes=200,2048` as `run --room-sizes 200,2048` takes them (the error-rate
+    campaign's room arm was refused: "Input should be a valid tuple"); a YAML list
+    too; a size out of range is still refused, naming the arm."""
+    base = load_topology(TWO_SITES)
+    for given in ("200,2048", "[200, 2048]"):
+        arm = arm_topology(base, [f"room_sizes={given}"], "--a")
+        assert arm.settings.of(RoomSettings).sizes == (200, 2048)
+    with pytest.raises(UserError, match="room replies are 1 to") as raised:
+        arm_topology(base, ["room_sizes=200,0"], "--a")
+    assert "--a room_sizes=200,0" in str(raised.value)
