@@ -116,15 +116,17 @@ def test_the_generator_decodes_the_schedule_the_host_encodes() -> None:
 def test_every_request_is_answered_at_its_instant_with_its_size(tmp_path: Path) -> None:
     server = Server(tmp_path / "s")
     schedule = [(k * 20_000, k % 2) for k in range(10)]  # every 20 ms, sizes in turn
-    record = run(server, tmp_path / "s", schedule)
+    # one connection: reused when idle, never a second (a speed-free check of keep)
+    record = run(server, tmp_path / "s", schedule, connections=1)
     columns = record["columns"]
     assert columns["error"] == [None] * 10
     assert columns["bytes"] == [200, 4096] * 5
     assert [path for path, _ in server.seen] == ["/200", "/4096"] * 5
     assert min(columns["lag_us"]) >= 0  # never taken up before its instant
-    assert all(0 <= sent - due < 50_000 for due, sent in
+    # no bound on lateness here: a unit test sets no speed (a loaded host is late)
+    assert all(sent - due >= 0 for due, sent in
                zip(columns["scheduled_us"], columns["sent_us"], strict=True))
-    assert server.opened == 1  # kept: one connection carried them all (never two busy)
+    assert server.opened == 1  # kept: one connection carried them all
     assert record["opened"] == 1 and record["requests"] == 10
     assert record["cpu_s"] >= 0 and record["max_rss_kib"] > 1000
     assert record["began"] >= record["planned"] - 0.01
@@ -147,8 +149,10 @@ def test_a_stalled_server_does_not_hold_back_the_schedule_and_the_wait_is_counte
     record = run(server, tmp_path / "s", schedule, connections=1, during=pause)
     columns = record["columns"]
     assert columns["error"] == [None] * 20
-    assert max(columns["lag_us"]) < 25_000  # the generator kept its schedule
     latency = latencies_ms(record)
+    # taken up at its instant, not after the reply before it: its latency holds a wait
+    # beyond its own lag (both shift alike on a loaded host: the pause is on its loop)
+    assert latency[4] is not None and columns["lag_us"][4] / 1000 + 100 < latency[4]
     # a request due at 0.1 s waits about 0.25 s for the pause to end
     assert latency[4] is not None and latency[4] > 150
     assert sum(1 for ms in latency if ms is not None and ms > 100) >= 6
@@ -166,7 +170,8 @@ def test_without_a_free_connection_requests_wait_and_each_has_a_bound(
     began = time.monotonic()
     record = run(server, tmp_path / "s", schedule, sizes=(9,), connections=2,
                  timeout_s=0.3)
-    assert time.monotonic() - began < 0.1 + 0.04 + 0.3 + 1.0  # the last due + timeout
+    # bounded by the timeouts (about 0.44 s), not hung; generous for a loaded host
+    assert time.monotonic() - began < 10
     columns = record["columns"]
     assert columns["error"] == ["timeout"] * 5
     assert columns["waited"] == [False, False, True, True, True]
@@ -232,6 +237,7 @@ def test_a_load_that_began_late_is_late_not_behind(tmp_path: Path) -> None:
 
     record = asyncio.run(main())
     assert record["began"] - record["planned"] >= 0.5
-    assert max(record["columns"]["lag_us"]) < 100_000
+    # lag counts from when it began: from the schedule it would be 500 ms and more
+    assert max(record["columns"]["lag_us"]) < 500_000
     latency = latencies_ms(record)
     assert latency[0] is not None and latency[0] >= 500  # due 0.5 s before the start
