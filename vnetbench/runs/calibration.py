@@ -50,6 +50,12 @@ from vnetbench.labels import current_owner, project_name, run_filter, run_labels
 from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
 from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
+from vnetbench.measure.engine_floor import (
+    EngineFloorError,
+    FloorTiming,
+    compose_services,
+    engine_floor,
+)
 from vnetbench.measure.veth import bare_rates
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results
@@ -61,7 +67,10 @@ from vnetbench.runs.targets import (
     TARGET_N,
     UP_TARGET,
     Figure,
+    StackTiming,
     figure_rows,
+    floor_figures,
+    stack_timing,
     timing_figures,
 )
 from vnetbench.runs.targets import (
@@ -113,21 +122,32 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     keep(*delay)
     ups: dict[int, float] = {}
     downs: dict[int, float] = {}
+    stacks: dict[int, StackTiming] = {}
+    floors: dict[int, FloorTiming | None] = {}
+
+    def floor_beside(n: int, timings: dict[str, Any]) -> None:
+        """vnetbench's stack of n agents, then the engine's floor of as many containers."""
+        ups[n], downs[n] = timings["up"], timings["down"]
+        stacks[n] = timings["stack"]
+        floors[n] = measured_floor(runtime, directory, images, stacks[n].containers)
+        keep(*floor_figures(n, stacks[n], floors[n], n == TARGET_N))
+
     with brought_up(many_agents("calibrate-shape20", SHAPE_SIZES[0]), directory,
                     images) as timings:
         pass
-    ups[SHAPE_SIZES[0]], downs[SHAPE_SIZES[0]] = timings["up"], timings["down"]
+    floor_beside(SHAPE_SIZES[0], timings)
     idle, timings = idle_figures(directory, images)
-    ups[IDLE_AGENTS], downs[IDLE_AGENTS] = timings["up"], timings["down"]
     keep(*idle)
+    floor_beside(IDLE_AGENTS, timings)
     why_up = why_down = ""
     if scale:
         found, timings = scale_figures(runtime, directory, images)
-        ups[TARGET_N], downs[TARGET_N] = timings["up"], timings["down"]
+        floor_beside(TARGET_N, timings)
         if timings.get("breakdown"):
             extra["breakdown"] = timings["breakdown"]
             why_up, why_down = reasons(timings["breakdown"])
         keep(*found)
+    extra["engine_floor"] = [asdict(f) for f in floors.values() if f is not None]
     keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
          *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down),
          *against_bare_path(plain_rtt, path[0].value,
@@ -327,6 +347,20 @@ def vnet_join_figures(directory: Path) -> list[Figure]:
     return figures
 
 
+def measured_floor(runtime: HostRuntime, directory: Path, images: ImageSet,
+                   containers: int) -> FloorTiming | None:
+    """The engine's floor for as many containers as vnetbench's stack had (None, said,
+    when the sleeping containers themselves could not come up)."""
+    with waiting(f"the engine's floor: {containers} sleeping containers up and removed",
+                 containers * 0.15):
+        try:
+            return engine_floor(runtime, directory / "engine-floor", containers,
+                                images.tools, many_agents("calibrate-floor", 2))
+        except EngineFloorError as error:
+            note(f"{error}; the ratios to the engine's floor are not measured", style="yellow")
+            return None
+
+
 def gate_figure(runtime: HostRuntime, directory: Path, containers: int) -> Figure:
     """The start gate's own spread: `containers` waiting at one gate (the tools image
     with no network, behind the entry wrapper), released at once; the spread is
@@ -388,11 +422,13 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
                          current_owner())
         with watched(prepared.engine if watch else None) as lines:
             started = time.monotonic()
-            with running(spec, claim):
+            with running(spec, claim) as stack:
                 timings["up"] = time.monotonic() - started
+                containers = compose_services(stack.rendered.compose_file)
                 yield timings
                 stopping = time.monotonic()
             timings["down"] = time.monotonic() - stopping
+            timings["stack"] = stack_timing(spec.steps, containers, timings)
             time.sleep(1.0)  # the last events reach the stream
         if watch:
             events = parse_events(lines, project_name(spec.run_id))

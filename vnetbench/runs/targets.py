@@ -12,13 +12,18 @@ that accounts for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from vnetbench.measure.engine_floor import FloorTiming
 
 UP_TARGET = 4.0  # vnetbench's bring-up / bare namespaces', at most
 DOWN_TARGET = 4.0
 RTT_TARGET = 1.3
 TCP_TARGET = 0.9  # vnetbench's TCP / bare path's, at least
 TARGET_N = 200  # the N the up and down targets are for
+FLOOR_TARGET = 1.25  # vnetbench's bring-up and teardown / the engine's floor, at most
 
 
 @dataclass(frozen=True)
@@ -102,3 +107,56 @@ def figure_rows(figures: list[Figure]) -> list[dict[str, str]]:
         rows.append({"figure": figure.name, "value": f"{value} {figure.unit}",
                      "target": figure.target, "": said, "note": figure.note})
     return rows
+
+
+@dataclass(frozen=True)
+class StackTiming:
+    """One stack's bring-up and teardown, whole and by vnetbench's steps (seconds)."""
+
+    containers: int
+    up_s: float
+    down_s: float
+    steps: tuple[tuple[str, float], ...]  # (step, seconds) in order; a step may repeat
+
+    def seconds(self, step: str) -> float:
+        return sum(took for name, took in self.steps if name == step)
+
+
+def stack_timing(steps: Sequence[tuple[str, float, float]], containers: int,
+                 timings: dict[str, Any]) -> StackTiming:
+    """A StackSpec's steps ((step, began, ended), epoch seconds) as a StackTiming."""
+    return StackTiming(containers, float(timings["up"]), float(timings["down"]),
+                       tuple((name, ended - began) for name, began, ended in steps))
+
+
+def floor_figures(n: int, stack: StackTiming, floor: FloorTiming | None,
+                  targeted: bool) -> list[Figure]:
+    """vnetbench's bring-up and teardown of n agents against the engine's floor for as
+    many containers, the difference broken down by vnetbench's steps; the target
+    only at TARGET_N."""
+    if floor is None:
+        return [Figure(f"{what} of {n} agents / engine floor", None, "x",
+                       f"<= {FLOOR_TARGET:g}" if targeted else "", None,
+                       "not measured: the engine's sleeping containers did not come up")
+                for what in ("bring-up", "teardown")]
+    up, down = stack.up_s / floor.up_s, stack.down_s / floor.down_s
+    compose_up = stack.seconds("up")
+    up_note = (f"vnetbench {stack.up_s:.2f} s = render {stack.seconds('render'):.2f} + "
+               f"compose up {compose_up:.2f} (the floor's {floor.up_s:.2f}, so "
+               f"{compose_up - floor.up_s:+.2f} for networks, entry wrapper and health "
+               f"checks) + shape {stack.seconds('shape'):.2f}")
+    removal = stack.seconds("remove")
+    down_note = (f"vnetbench {stack.down_s:.2f} s = save logs "
+                 f"{stack.seconds('save logs'):.2f} + remove {removal:.2f} (the floor's "
+                 f"{floor.down_s:.2f}, so {removal - floor.down_s:+.2f})")
+    target = f"<= {FLOOR_TARGET:g}" if targeted else ""
+    return [
+        Figure(f"engine floor: {floor.containers} sleeping containers up", floor.up_s, "s",
+               note="the tools image, one network, compose up --wait: the engine's own"),
+        Figure(f"engine floor: {floor.containers} sleeping containers removed",
+               floor.down_s, "s", note="removed by label, as vnetbench removes a run"),
+        Figure(f"bring-up of {n} agents / engine floor", up, "x", target,
+               verdict(up, FLOOR_TARGET, True) if targeted else None, up_note),
+        Figure(f"teardown of {n} agents / engine floor", down, "x", target,
+               verdict(down, FLOOR_TARGET, True) if targeted else None, down_note),
+    ]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from vnetbench.measure.engine_floor import FloorTiming
 from vnetbench.runs.targets import (
     TARGET_N,
     Figure,
+    StackTiming,
     figure_rows,
+    floor_figures,
     path_figures,
     ratio,
+    stack_timing,
     timing_figures,
 )
 
@@ -57,3 +61,35 @@ def test_rows_say_met_and_not_met() -> None:
                         Figure("c", 5.0, "x", "<= 4", False)])
     assert [row[""] for row in rows] == ["met", "", "NOT met"]
     assert rows[1]["value"] == "n/a x"
+
+
+def _stack(up: float, down: float) -> StackTiming:
+    return StackTiming(203, up, down, (("render", 0.5), ("up", up - 1.5), ("shape", 1.0),
+                                       ("save logs", 1.0), ("remove", down - 1.0)))
+
+
+def test_the_floor_ratio_is_judged_at_the_target_size_only() -> None:
+    floor = FloorTiming(203, up_s=16.0, down_s=4.0)
+    judged = floor_figures(TARGET_N, _stack(up=24.0, down=5.0), floor, targeted=True)
+    ratios = {f.name: f for f in judged if f.unit == "x"}
+    up, down = ratios["bring-up of 200 agents / engine floor"], \
+        ratios["teardown of 200 agents / engine floor"]
+    assert up.value == 1.5 and up.met is False  # 24 / 16 > 1.25
+    assert down.value == 1.25 and down.met is True  # 5 / 4: at the bound, met
+    # the difference by step: compose up 22.5 s against the floor's 16 s
+    assert "compose up 22.50 (the floor's 16.00, so +6.50" in up.note
+    assert "remove 4.00 (the floor's 4.00, so +0.00)" in down.note
+    small = floor_figures(20, _stack(up=24.0, down=5.0), floor, targeted=False)
+    assert all(f.met is None and f.target == "" for f in small)
+
+
+def test_no_floor_is_no_ratio_and_says_why() -> None:
+    figures = floor_figures(TARGET_N, _stack(up=24.0, down=5.0), None, targeted=True)
+    assert [f.value for f in figures] == [None, None]
+    assert all(f.met is None and "not measured" in f.note for f in figures)
+
+
+def test_a_repeated_step_is_summed() -> None:
+    timing = stack_timing([("render", 0.0, 1.0), ("up", 1.0, 3.0), ("render", 3.0, 3.5)],
+                          5, {"up": 3.5, "down": 1.0})
+    assert timing.seconds("render") == 1.5 and timing.seconds("shape") == 0
