@@ -59,6 +59,7 @@ from vnetbench.ui import waiting
 
 class Throughput(PairScenario):
     declaration = DECLARATION
+    shares_stack = True  # its streams and pings stopped when the pass ends; counters read as deltas
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
