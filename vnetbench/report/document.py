@@ -263,8 +263,7 @@ def timing_table(record: RunRecord) -> pd.DataFrame:
     """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
     testbed's share of the total; a matrix whose cells shared stacks adds a row per
     shared stack and a `stack` column."""
-    cells = record.cell_timings or {
-        f"{t.get('scenario')} passes {t.get('passes')}": t for t in record.timings}
+    cells = record.cell_timings or {stack_label(t): t for t in record.timings}
     if not cells:
         return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
     stack_of = {cell: f"stack {number}"
@@ -277,6 +276,14 @@ def timing_table(record: RunRecord) -> pd.DataFrame:
         frame.insert(1, "stack", [stack_of.get(name, name if name.startswith("stack ")
                                                else "own") for name in frame["cell"]])
     return frame
+
+
+def stack_label(stack: dict[str, Any]) -> str:
+    """A single run's stack: its first scenario and passes, and the cells measured on it
+    when several shared it (a method's steps, a matrix's cells of one shape)."""
+    label = f"{stack.get('scenario')} passes {stack.get('passes')}"
+    cells = list(stack.get("cells", {}))
+    return f"{label}, one stack for: {', '.join(cells)}" if len(cells) > 1 else label
 
 
 def timing_row(name: str, spans: dict[str, Any], stack: str | None) -> dict[str, Any]:

@@ -50,6 +50,15 @@ def test_a_matrix_without_shared_stacks_has_no_stack_column() -> None:
     assert "stack" not in timing_table(record).columns
 
 
+def test_a_single_runs_stack_names_the_cells_that_shared_it() -> None:
+    stacks = [{"scenario": "throughput", "passes": [1, 2, 3], "measure_s": 50.0,
+               "cells": {cell: 10.0 for cell in PAIR}},
+              {"scenario": "flood", "passes": [1], "measure_s": 5.0,
+               "cells": {"flood/baseline/default": 5.0}}]
+    assert list(timing_table(RunRecord(timings=stacks))["cell"]) == [
+        f"throughput passes [1, 2, 3], one stack for: {', '.join(PAIR)}", "flood passes [1]"]
+
+
 def test_both_reports_name_the_cells_that_shared_each_stack(
         data_copy: Callable[[str], Path]) -> None:
     directory = data_copy("results-quick")
