@@ -73,8 +73,8 @@ def group_cells(cells: list[Cell], topology_of: Callable[[Cell], Topology]) -> l
     themselves; every other cell alone. A group comes where its first cell came.
 
     One stack for throughput, transactions and loaded_latency on an overlay saves
-    every bring-up and teardown but one; a scenario that does not leave the stack as
-    it found it (failover, join, config, flood) never joins one."""
+    every bring-up and teardown but one; a scenario that does not say it may
+    (`Scenario.shares_stack`: failover, join, config, flood) never joins one."""
     groups: list[list[tuple[Cell, Topology]]] = []
     open_groups: dict[tuple[str, str], list[tuple[Cell, Topology]]] = {}
     for cell in cells:
