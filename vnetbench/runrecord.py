@@ -7,7 +7,8 @@ A/B, a capacity search, a method) has one run.json with the same keys:
 `format_version`, `kind`, `started`, `ended`, `status`, the machine/engine/image
 facts, `overlays` (name -> version and data path) and what the kind adds (a single
 run: run_id, scenarios, address block, networks, topology, links, timings; a
-matrix: its cells; an A/B: its arms, schedule and verdicts).
+matrix: its cells, their timings and the stacks cells shared; an A/B: its arms,
+schedule and verdicts).
 
 A record writes the keys it was given or has changed since, and no others, so a
 file written, read and written again keeps its keys; keys of other versions are
@@ -77,6 +78,19 @@ class Links(Kept):
     checks: dict[str, list[Any]] = Field(default_factory=dict)
 
 
+class SharedStack(Kept):
+    """A stack a matrix's cells of one shape measured on one after another: its
+    bring-up, restarts and teardown counted once for all of them (each cell's own
+    measurement is its `cell_timings`'), in the run directory `run` under runs/."""
+
+    run: str
+    cells: list[str]
+    bring_up_s: float = 0.0
+    restart_s: float = 0.0
+    measure_s: float = 0.0  # its cells' together
+    teardown_s: float = 0.0
+
+
 class RunRecord(Kept):
     """run.json: what ran, where, with what, and how it ended."""
 
@@ -106,6 +120,7 @@ class RunRecord(Kept):
     cells: dict[str, str] = Field(default_factory=dict)
     calibration: dict[str, Any] = Field(default_factory=dict)
     cell_timings: dict[str, Any] = Field(default_factory=dict)
+    shared_stacks: list[SharedStack] = Field(default_factory=list)
     # one scenario's kinds (ab, sweep, capacity)
     scenario: str | None = None
     # an A/B

@@ -115,6 +115,11 @@ class CellKey:
     overlay: str
     variant: Variant = field(default_factory=Variant)
 
+    @property
+    def name(self) -> str:
+        """scenario/overlay/variant: the cell's key in a matrix's record."""
+        return f"{self.scenario}/{self.overlay}/{self.variant.name}"
+
 
 @dataclass(frozen=True)
 class ResultRow:

@@ -1,5 +1,7 @@
 """`vnetbench matrix --quick` on baseline, with a reference method: a results
-directory that report and compare (against itself: no change) accept."""
+directory that report and compare (against itself: no change) accept; the cells of
+one shape (throughput, transactions, loaded_latency) on one stack, each with its own
+rows, raw folder, state and seconds."""
 
 import json
 import re
@@ -35,8 +37,33 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert header["ended"]
     raw = header["calibration"]["raw_veth_mbit"]  # the first cell: the machine's limit
     assert raw > 500 and len(header["calibration"]["raw_veth_passes"]) == 3
-    timing = header["cell_timings"]["throughput/baseline/default"]
+    shared = [f"{s}/baseline/default" for s in ("throughput", "transactions",
+                                                 "loaded_latency")]
+    [stack] = header["shared_stacks"]  # one bring-up for the three, in the matrix's order
+    assert stack["cells"] == shared
+    assert stack["bring_up_s"] > 0 and stack["teardown_s"] > 0 and stack["measure_s"] > 0
+    assert header["cells"][shared[0]] == (f"completed ({stack['run']}; shared stack with: "
+                                          f"{shared[1]}, {shared[2]})")
+    for key in shared:
+        timing = header["cell_timings"][key]
+        assert timing["measure_s"] > 0 and timing["shared_stack"] == stack["run"]
+        assert timing["bring_up_s"] == 0 and timing["teardown_s"] == 0
+    timing = header["cell_timings"]["flood/baseline/default"]  # a stack of its own
     assert timing["bring_up_s"] > 0 and timing["measure_s"] > 0 and timing["teardown_s"] > 0
+    # each shared cell's rows as a cell alone has them: its own variant and passes
+    cells = frame[frame["method"].fillna("") == ""]
+    passes = {key: sorted(rows["pass"].unique()) for key, rows in cells.groupby(
+        cells["scenario"] + "/" + cells["overlay"] + "/" + cells["variant"])}
+    assert passes == {shared[0]: [1, 2, 3], shared[1]: [1], shared[2]: [1],
+                      "flood/baseline/default": [1, 2, 3], "failover/baseline/default": [1],
+                      "room/baseline/n20": [1, 2]}
+    run_ids = cells.groupby("scenario")["run_id"].unique()
+    assert {len(ids) for ids in run_ids} == {1}
+    assert len({run_ids[s][0] for s in ("throughput", "transactions", "loaded_latency")}) == 1
+    assert cells["run_id"].nunique() == 4  # stacks brought up for 6 cells
+    raw_dir = directory / "runs" / stack["run"] / "throughput" / "raw"
+    for folder in ("throughput-default", "transactions-default", "loaded-latency-default"):
+        assert any((raw_dir / folder).glob("ping-*pass1*.txt")), folder
     for run_id in frame["run_id"].unique():
         assert leftovers(run_id) == []
 
@@ -51,7 +78,8 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     assert report.exit_code == 0, report.output
     text = (directory / "report.md").read_text()
     assert "## Against this machine's limit" in text and "## Where the time went" in text
-    assert re.search(r"\| throughput/baseline/default +\|", text)  # timing kept on --resume
+    assert re.search(r"\| throughput/baseline/default +\| stack 1 +\|", text)  # kept on --resume
+    assert f"stack 1 (run {stack['run']}): {', '.join(shared)}" in text
     assert "## Method: instageni" in text
     assert re.search(r"\| method/instageni/baseline +\|", text)  # its timing too
     assert f"{raw:.0f} Mbit/s" in text

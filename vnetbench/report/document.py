@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -143,12 +144,7 @@ def read_report(directory: Path) -> Report:
         Text("Each profile applies to each direction across a segment; offloads=on means "
              "loss removes whole TSO/GSO segments, offloads=off per-packet fidelity."),
         Table(links_table(frame_all)),
-        Heading("Where the time went"),
-        Text("Seconds per cell: the testbed's bring-up (with shaping), what join spends "
-             "around each release (programs stopped and started again between passes, the "
-             "wait for a quiet host) and teardown (with saving logs) beside the "
-             "measurement itself."),
-        Table(timing_table(record)),
+        *time_section(record),
         Heading("Raw files"),
         Text("Each cell's run directory and the tools' raw output in it (iperf3 JSON, "
              "ping text, pv counts), relative to this directory."),
@@ -237,23 +233,69 @@ def raw_limit_text(record: RunRecord) -> str:
     return text + " `vnetbench calibrate` says where the rest of a path's time goes."
 
 
+def time_section(record: RunRecord) -> list[Block]:
+    """Where the time went: seconds per cell, and which cells shared a stack."""
+    blocks: list[Block] = [
+        Heading("Where the time went"),
+        Text("Seconds per cell: the testbed's bring-up (with shaping), what join spends "
+             "around each release (programs stopped and started again between passes, the "
+             "wait for a quiet host) and teardown (with saving logs) beside the "
+             "measurement itself.")]
+    if record.shared_stacks:
+        blocks += [Text(SHARED_STACKS_TEXT), Bullets(shared_stack_lines(record))]
+    return [*blocks, Table(timing_table(record))]
+
+
+SHARED_STACKS_TEXT = (
+    "Cells of one shape on one overlay shared a stack: brought up once, measured one "
+    "cell after another, torn down once. Such a cell's row holds its own measurement "
+    "(its stack named in the `stack` column); its stack's row holds the bring-up, "
+    "restarts and teardown, counted once, beside its cells' measurement together (so "
+    "its testbed share is theirs). The stacks and the cells that shared each:")
+
+
+def shared_stack_lines(record: RunRecord) -> list[str]:
+    return [f"stack {number} (run {stack.run}): {', '.join(stack.cells)}"
+            for number, stack in enumerate(record.shared_stacks, 1)]
+
+
 def timing_table(record: RunRecord) -> pd.DataFrame:
     """Per cell (matrix) or per stack (run): bring-up, measurement, teardown, and the
-    testbed's share of the total."""
-    cells = record.cell_timings or {
-        f"{t.get('scenario')} passes {t.get('passes')}": t for t in record.timings}
+    testbed's share of the total; a matrix whose cells shared stacks adds a row per
+    shared stack and a `stack` column."""
+    cells = record.cell_timings or {stack_label(t): t for t in record.timings}
     if not cells:
         return pd.DataFrame({"timings": ["not recorded (a run before this was kept)"]})
-    rows = []
-    for cell, spans in cells.items():
-        up, restart, measure, down = (float(spans.get(k, 0.0)) for k in TIMING_PARTS)
-        total = up + restart + measure + down
-        rows.append({"cell": cell, "bring-up s": round(up, 1),
-                     "restarts s": round(restart, 1), "measurement s": round(measure, 1),
-                     "teardown s": round(down, 1), "total s": round(total, 1),
-                     "testbed share": (f"{100 * (up + restart + down) / total:.0f} %"
-                                       if total else "-")})
-    return pd.DataFrame(rows)
+    stack_of = {cell: f"stack {number}"
+                for number, stack in enumerate(record.shared_stacks, 1) for cell in stack.cells}
+    rows = [timing_row(cell, spans, stack_of.get(cell)) for cell, spans in cells.items()]
+    rows += [timing_row(f"stack {number}", stack.model_dump(), None)
+             for number, stack in enumerate(record.shared_stacks, 1)]
+    frame = pd.DataFrame(rows)
+    if stack_of:
+        frame.insert(1, "stack", [stack_of.get(name, name if name.startswith("stack ")
+                                               else "own") for name in frame["cell"]])
+    return frame
+
+
+def stack_label(stack: dict[str, Any]) -> str:
+    """A single run's stack: its first scenario and passes, and the cells measured on it
+    when several shared it (a method's steps, a matrix's cells of one shape)."""
+    label = f"{stack.get('scenario')} passes {stack.get('passes')}"
+    cells = list(stack.get("cells", {}))
+    return f"{label}, one stack for: {', '.join(cells)}" if len(cells) > 1 else label
+
+
+def timing_row(name: str, spans: dict[str, Any], stack: str | None) -> dict[str, Any]:
+    """One row of the time table; a cell measured on a shared stack has its testbed
+    share in its stack's row."""
+    up, restart, measure, down = (float(spans.get(k, 0.0)) for k in TIMING_PARTS)
+    total = up + restart + measure + down
+    share = (f"in {stack}" if stack else
+             f"{100 * (up + restart + down) / total:.0f} %" if total else "-")
+    return {"cell": name, "bring-up s": round(up, 1), "restarts s": round(restart, 1),
+            "measurement s": round(measure, 1), "teardown s": round(down, 1),
+            "total s": round(total, 1), "testbed share": share}
 
 
 def links_table(frame: pd.DataFrame) -> pd.DataFrame:

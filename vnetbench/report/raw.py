@@ -1,8 +1,9 @@
 """Each cell's run directory and raw tool output, found from the rows' run ids: a
 matrix, sweep or A/B keeps DIR/runs/RUN_ID/, a single run is DIR itself. In a run
 directory a scenario's raw output is in SCENARIO/raw/, a method's step in
-STEP/raw/ or, when steps share a stack, FIRST-STEP/raw/STEP/ (vnetbench/runs/
-session.py writes them so)."""
+STEP/raw/ or, when steps share a stack, FIRST-STEP/raw/STEP/, and matrix cells that
+shared a stack in FIRST-SCENARIO/raw/SCENARIO-VARIANT/ (vnetbench/runs/passes.py
+writes them so)."""
 
 from __future__ import annotations
 
@@ -71,10 +72,11 @@ def run_directory(directory: Path, run_id: str, record: RunRecord) -> Path | Non
 
 
 def raw_directory(run_dir: Path, scenario: str, variant: str) -> Path | None:
-    """A cell's raw folder in its run directory: a shared stack's step first, then a
-    step's own folder, then the scenario's."""
+    """A cell's raw folder in its run directory: a matrix cell's on a stack it shared
+    first, then a shared stack's step, then a step's own folder, then the scenario's."""
     step = slug(variant)
-    candidates = [*sorted(run_dir.glob(f"*/raw/{step}")), run_dir / step / "raw",
+    candidates = [*sorted(run_dir.glob(f"*/raw/{slug(f'{scenario}/{variant}')}")),
+                  *sorted(run_dir.glob(f"*/raw/{step}")), run_dir / step / "raw",
                   run_dir / scenario / "raw"]
     return next((c for c in candidates if c.is_dir()), None)
 

@@ -4,8 +4,9 @@ directory.
 
 results/<date>-<cores>cpu/ holds results.parquet/.csv (all cells), run.json
 (the machine header and every cell's state), results.txt (RESULT lines) and
-runs/<run id>/ (each cell's compose file, raw output and logs). Results are
-written pass by pass; --resume skips the cells already complete.
+runs/<run id>/ (each stack's compose file, raw output and logs: cells of one
+shape on one overlay share a stack, runs/cells.py). Results are written pass by
+pass; --resume skips the cells already complete.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import statistics
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,11 @@ from vnetbench.outcome import NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
 from vnetbench.results import PARQUET, ResultSet, load_results
 from vnetbench.rundir import new_directory
-from vnetbench.runrecord import TIMING_PARTS, RunRecord, new_record, read_record, recorded
+from vnetbench.runrecord import RunRecord, new_record, read_record, recorded
+from vnetbench.runs.cells import Cell, group_cells, run_group, summed_timings
 from vnetbench.runs.method import run_method_into
-from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, METHOD, OVERLAY, PASS, Variant
+from vnetbench.schema import CELL, METHOD, OVERLAY, PASS
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 
@@ -49,18 +50,6 @@ LOCK_FILE = ".matrix.lock"
 # seed's).
 CELLS: Mapping[str, Mapping[str, Variants]] = {
     d.name: d.variants for d in DECLARATIONS if d.variants}
-
-
-@dataclass(frozen=True)
-class Cell:
-    scenario: Scenario
-    overlay: Overlay
-    variant: str
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        return f"{self.scenario.name}/{self.overlay.name}/{self.variant}"
 
 
 def plan_cells(overlays: list[Overlay], scenarios: list[Scenario]) -> list[Cell]:
@@ -195,7 +184,8 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
 
 def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list[Overlay],
               quick: bool, resume: bool, methods: list[Method] | None) -> Path:
-    """The matrix's cells into its directory (its lock held)."""
+    """The matrix's cells into its directory (its lock held), cells of one shape on
+    one stack (runs/cells.py)."""
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
     previous = read_record(directory) if resume else RunRecord()
     done = finished_cells(directory, passes, previous) if resume else set()
@@ -204,10 +194,12 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
     results = (without_unfinished(ResultSet.resume(directory), done) if resume
                else ResultSet(directory))
     todo = [c for c in cells if c.key not in done]
+    groups = group_cells(todo, lambda cell: cell_topology(base, cell, quick))
     note(f"matrix: {len(todo)} cell(s) to run, {len(cells) - len(todo)} already done; "
-         f"results in {directory}")
+         f"{len(groups)} group(s), cells of one shape on one stack; results in {directory}")
     header.calibration = previous.calibration
     header.cell_timings = previous.cell_timings
+    header.shared_stacks = previous.shared_stacks
     steps = len(todo) * passes + sum(
         method.passes(base, quick) for method in methods or [] for overlay in overlays
         if not method_cell_done(header, method, overlay))
@@ -216,19 +208,8 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
             header.calibration = machine_limit(local(), cell_topology(base, cells[0], quick),
                                                directory)
             header.save(directory)
-        for cell in todo:
-            header.cells[cell.key] = "running"
-            header.save(directory)
-            try:
-                run_dir = run_scenarios(cell_topology(base, cell, quick), [cell.scenario],
-                                        directory / "runs", results=results,
-                                        overlay=cell.overlay,
-                                        variant=Variant(cell.variant, parameters=cell.overrides))
-            except BaseException as error:
-                header.cells[cell.key] = f"stopped: {error or type(error).__name__}"
-                raise
-            header.cells[cell.key] = f"completed ({run_dir.name})"
-            header.cell_timings[cell.key] = summed_timings(read_record(run_dir).timings)
+        for group in groups:
+            run_group(group, directory / "runs", results, header, directory)
         for method in methods or []:
             run_method_cells(base, method, overlays, directory, header, results, quick)
         if todo and "raw_veth_mbit" in header.calibration:
@@ -291,11 +272,3 @@ def bracketed(first: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
     moved = 100 * (max(medians) - min(medians)) / max(medians)
     return {"raw_veth_mbit": best["raw_veth_mbit"], "raw_veth_passes": best["raw_veth_passes"],
             "seconds": first.get("seconds"), "brackets": brackets, "moved_percent": moved}
-
-
-def summed_timings(stacks: list[dict[str, Any]]) -> dict[str, float]:
-    """One cell's seconds of bring-up, measurement and teardown over its stacks."""
-    return {part: round(sum(stack.get(part, 0.0) for stack in stacks), 1)
-            for part in TIMING_PARTS}
-
-

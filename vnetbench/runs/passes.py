@@ -3,6 +3,7 @@ judged (runs/outcomes.py) and written as rows of its cell and a RESULT line."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -29,22 +30,28 @@ from vnetbench.ui import note, out_console, step_done
 
 def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,
                passes: list[int], run_id: str, verify: Callable[[str], list[str]],
-               keeper: ShapingKeeper | None = None) -> None:
-    """Each task's passes on the stack (the first task's `passes`, the others' all)."""
+               keeper: ShapingKeeper | None = None,
+               seconds: dict[str, float] | None = None) -> None:
+    """Each task's passes on the stack (the first task's `passes`, the others' all);
+    `seconds` gets each task's measuring time by its cell (scenario/overlay/variant).
+    Tasks sharing the stack keep their raw output apart, in raw/STEP/."""
     started: dict[str, datetime] = {}  # "pass 2" (of a step: "STEP, pass 2")
     first = tasks[0]
     for task in tasks:
+        began = time.monotonic()
         raw = stack.rendered.directory / "raw"
+        step_name = task.step_name if len(tasks) > 1 else None
         measured = task.scenario.stack_topology(task.topology, overlay)
         context = ScenarioContext(stack, measured, overlay, stack.rendered.plan,
-                                  raw / slug(task.variant) if len(tasks) > 1
-                                  and task.variant else raw, keeper)
+                                  raw / slug(step_name) if step_name else raw, keeper)
         own = passes if task is first else list(range(1, task.topology.settings.passes + 1))
         for pass_no in own:
-            step = f"{task.variant}, " if len(tasks) > 1 and task.variant else ""
-            started[f"{step}pass {pass_no}"] = datetime.now(UTC)
+            started[f"{step_name}, pass {pass_no}" if step_name
+                    else f"pass {pass_no}"] = datetime.now(UTC)
             run_pass(task.scenario, context, pass_no, results, task.cell(run_id),
                      task.remark, started, verify)
+        if seconds is not None:
+            seconds[task.cell(run_id).name] = round(time.monotonic() - began, 2)
 
 
 def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,

@@ -85,12 +85,14 @@ def record_stack(record: RunRecord, directory: Path, name: str, stack: Stack,
 
 class StackClock:
     """Seconds of one stack: bring-up (with shaping), restarts between passes, measurement,
-    teardown (with logs)."""
+    teardown (with logs); and the cells measured on it, each with its own measuring
+    seconds (`cells`: a matrix's cells of one shape share a stack, runs/cells.py)."""
 
     def __init__(self, scenario: str, passes: list[int], between_passes: str) -> None:
         self.scenario, self.passes, self.between_passes = scenario, passes, between_passes
         self.marks = [time.monotonic()]
         self.restart_s = 0.0  # of the measurement's span: the testbed's, between passes
+        self.cells: dict[str, float] = {}  # scenario/overlay/variant -> its seconds measuring
 
     def mark(self) -> None:
         """The end of the current part (up, then measured, then torn down)."""
@@ -107,4 +109,6 @@ class StackClock:
         spans = {part: spans[part] for part in TIMING_PARTS if part in spans}
         fresh = {f"pass {p}": "containers and programs" if i == 0 else self.between_passes
                  for i, p in enumerate(self.passes)}
-        return {"scenario": self.scenario, "passes": self.passes, **spans, "fresh": fresh}
+        cells = {"cells": dict(self.cells)} if self.cells else {}
+        return {"scenario": self.scenario, "passes": self.passes, **spans, "fresh": fresh,
+                **cells}

@@ -124,7 +124,7 @@ def run_each(tasks: list[Task], run: Prepared, run_id: str, claim: BlockClaim,
              results: ResultSet, record: RunRecord, directory: Path) -> None:
     """Each group of tasks on its own stack (join: one per pass), into one run directory."""
     layout = RunLayout(directory)
-    for group in stack_groups(tasks):
+    for group in stack_groups(tasks, run.overlay):
         group = [task for task in group if runnable(task, run.overlay, results, run_id)]
         if not group:
             continue
@@ -148,7 +148,8 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
                  directory: Path) -> None:
     """Bring one stack up, run each task's passes, tear down; keep its logs and
     events, and the time each part took (run.json `timings`: the testbed's cost
-    beside the measurement's). `passes` are the first task's (join: one per stack)."""
+    beside the measurement's, and each task's own measurement by its cell). `passes` are
+    the first task's (join: one per stack)."""
     stack: Stack | None = None
     first = tasks[0]
     overlay = spec.prepared.overlay
@@ -160,7 +161,7 @@ def run_on_stack(tasks: list[Task], spec: StackSpec, claim: BlockClaim,
             clock.mark()  # up and shaped
             with ShapingKeeper(stack, spec.topology, checks) as keeper:
                 run_passes(tasks, stack, overlay, results, passes, spec.run_id, keeper.verify,
-                           keeper)
+                           keeper, clock.cells)
             clock.mark()  # measured
             clock.restart_s = stack.release_overhead_s
         clock.mark()  # torn down

@@ -134,6 +134,13 @@ class Scenario(ABC):
     needs: ClassVar[frozenset[Capability]] = frozenset()
     # Whether it injects the topology's `faults` (run --fault is refused for the others).
     injects_faults: ClassVar[bool] = False
+    # Whether a matrix cell of it may run on a stack another cell of the same shape used
+    # before it (runs/cells.py): only a scenario that leaves the stack as it found it (its
+    # programs stopped, no container restarted or reconfigured) and reads nothing the
+    # stack kept from before its own passes. Set where that holds; failover restarts
+    # containers, join wants programs (or stacks) fresh, config reconfigures the
+    # overlay, flood counts the limiter's drops over the switches' whole log.
+    shares_stack: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -74,6 +74,7 @@ class Phase:
 
 class LoadedLatency(PairScenario):
     declaration = DECLARATION
+    shares_stack = True  # its pings and streams stopped when the pass ends
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

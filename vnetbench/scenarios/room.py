@@ -84,6 +84,7 @@ class Load:
 
 class Room(Scenario):
     declaration = DECLARATION
+    shares_stack = True  # its server and machines are probes, removed when the pass ends
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:

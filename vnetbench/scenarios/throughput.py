@@ -59,6 +59,10 @@ from vnetbench.ui import waiting
 
 class Throughput(PairScenario):
     declaration = DECLARATION
+    # its streams and pings stopped when the pass ends, counters read as deltas; its
+    # idle memory is read before each stream, so after any cell before it on a shared
+    # stack as pass 2 reads it after pass 1 (in the matrix it comes first: declared first)
+    shares_stack = True
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -58,6 +58,7 @@ class Rates:
 
 class Transactions(PairScenario):
     declaration = DECLARATION
+    shares_stack = True  # its netperf servers and clients stopped when the pass ends
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings

@@ -124,7 +124,7 @@ def test_comparison_table_of_a_dead_path_explains_it() -> None:
 
 def test_where_the_time_went_per_cell_and_per_run() -> None:
     from vnetbench.report.document import timing_table
-    from vnetbench.runs.matrix import summed_timings
+    from vnetbench.runs.cells import summed_timings
 
     stacks = [{"scenario": "join", "passes": [1], "bring_up_s": 9.0, "measure_s": 4.0,
                "teardown_s": 7.0},

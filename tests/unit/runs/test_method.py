@@ -50,11 +50,12 @@ def test_unknown_method_is_named_with_the_known_ones() -> None:
 
 
 def test_steps_that_differ_only_in_what_they_measure_share_a_stack() -> None:
+    wireguard = overlay_for(topology("wireguard"))
     instageni = stack_groups(method_tasks(topology(), get_method("instageni"), "wireguard",
-                                          short=False))
+                                          short=False), wireguard)
     assert [len(g) for g in instageni] == [4], "clients and UDP need no new containers"
     vpncloud = stack_groups(method_tasks(topology(), get_method("vpncloud"), "wireguard",
-                                         short=False))
+                                         short=False), wireguard)
     assert [len(g) for g in vpncloud] == [1, 1, 1, 1], "MTU and encryption are the stack's"
 
 
