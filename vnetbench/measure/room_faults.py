@@ -58,27 +58,23 @@ TIMEOUT = "timeout"
 
 @dataclass(frozen=True)
 class Request:
-    """One request of one machine's open loop, on the host's clock (epoch seconds)."""
+    """One request of one machine's open loop: its scheduled instant on the host's
+    clock (epoch seconds) and its latency, exact from the generator's microseconds
+    (an epoch float holds a microsecond only to a fraction of it)."""
 
     machine: str
     scheduled: float
-    done: float | None  # its reply's end (None: no good reply)
+    latency_ms: float | None  # from its scheduled instant to its reply's end (None: none)
     error: str | None = None  # connect, read, write, status, timeout (None: answered)
 
     @property
     def answered(self) -> bool:
-        return self.done is not None and self.error is None
-
-    @property
-    def latency_ms(self) -> float | None:
-        """From its scheduled instant to its reply's end."""
-        return (self.done - self.scheduled) * 1000 if self.done is not None else None
+        return self.latency_ms is not None and self.error is None
 
     @property
     def late_ms(self) -> float:
         """Its latency, or infinitely late (failed or timed out): the rolling p99's."""
-        latency = self.latency_ms
-        return latency if self.answered and latency is not None else math.inf
+        return self.latency_ms if self.answered and self.latency_ms is not None else math.inf
 
 
 @dataclass(frozen=True)
@@ -140,8 +136,8 @@ def requests_of(machine: str, text: str) -> tuple[Request, ...]:
                               f"failed: {data.get('error') or 'no error said'})")
     planned, columns = float(data["planned"]), data["columns"]
     return tuple(
-        Request(machine, planned + due / 1e6,
-                None if done is None else planned + done / 1e6, error)
+        Request(machine, planned + due / 1e6, None if done is None else (done - due) / 1000,
+                error)
         for due, done, error in zip(columns["scheduled_us"], columns["done_us"],
                                     columns["error"], strict=True))
 
