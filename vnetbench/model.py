@@ -9,7 +9,13 @@ from typing import Annotated, ClassVar, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from vnetbench.units import parse_bytes
+from vnetbench.units import (
+    format_milliseconds,
+    parse_bytes,
+    parse_milliseconds,
+    parse_percent,
+    parse_rate,
+)
 
 
 class Model(BaseModel):
@@ -27,6 +33,16 @@ MEASURED = SettingUse("a measurement, not the stack")  # -> MEASUREMENT_SETTINGS
 T = TypeVar("T")
 Measured = Annotated[T, MEASURED]
 Bytes = Annotated[int, BeforeValidator(parse_bytes), Field(ge=1)]
+Rate = Annotated[int, BeforeValidator(parse_rate)]
+Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
+Percent = Annotated[float, BeforeValidator(parse_percent)]
+
+
+def duration_text(milliseconds: float) -> str:
+    """10.0 -> '10ms'; 100000000.0 -> '100000s' (as a person would write it)."""
+    if milliseconds >= 1000:
+        return f"{milliseconds / 1000:g}s"
+    return format_milliseconds(milliseconds)
 
 
 class ScenarioSettings(Model):

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
 import yaml
 from pydantic import (
@@ -31,15 +31,26 @@ from pydantic.fields import FieldInfo
 
 from vnetbench.declared import DECLARATIONS
 from vnetbench.errors import UserError
-from vnetbench.model import MEASURED, Measured, Model, ScenarioSettings
+from vnetbench.faults.checks import Ground, schedule_problems
+from vnetbench.faults.model import CONTROL_PLANE as CONTROL_PLANE
+from vnetbench.faults.model import MAX_FAULT_MS as MAX_FAULT_MS
+from vnetbench.faults.model import MIN_FAULT_MS as MIN_FAULT_MS
+from vnetbench.faults.model import Fault as Fault
+from vnetbench.model import (
+    MEASURED,
+    Measured,
+    Milliseconds,
+    Model,
+    Percent,
+    Rate,
+    ScenarioSettings,
+    duration_text,
+)
 from vnetbench.units import (
     BURST_SECONDS,
     burst_bytes,
     format_milliseconds,
     format_rate,
-    parse_milliseconds,
-    parse_percent,
-    parse_rate,
 )
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
@@ -74,9 +85,6 @@ MANAGER_PATTERN = (r"test|(?:unix|npipe)://[A-Za-z0-9._/+-]+"
 _NODE_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 NODE_PATTERN = rf"{_NODE_LABEL}(?:\.{_NODE_LABEL})*"
 
-Rate = Annotated[int, BeforeValidator(parse_rate)]
-Milliseconds = Annotated[float, BeforeValidator(parse_milliseconds), Field(ge=0)]
-Percent = Annotated[float, BeforeValidator(parse_percent)]
 
 
 # Bounds of a link profile, each from what would otherwise not be what was asked.
@@ -112,13 +120,6 @@ def check_mtu(mtu: int) -> int:
 
 Mtu = Annotated[int, AfterValidator(check_mtu)]
 Own = TypeVar("Own", bound=ScenarioSettings)  # a scenario's own settings
-
-
-def duration_text(milliseconds: float) -> str:
-    """10.0 -> '10ms'; 100000000.0 -> '100000s' (as a person would write it)."""
-    if milliseconds >= 1000:
-        return f"{milliseconds / 1000:g}s"
-    return format_milliseconds(milliseconds)
 
 
 def whole_seconds(seconds: float) -> float:
@@ -444,97 +445,6 @@ MEASUREMENT_SETTINGS = frozenset(name for name, field in setting_fields().items(
                                  if MEASURED in field.metadata)
 
 
-# Bounds of a fault (failover): each span long enough to be seen by probes 10 ms apart,
-# short enough that a pass stays minutes (a pass waits `at` + the fault + its window).
-MAX_FAULT_MS = 60_000.0
-MIN_FAULT_MS = 100.0  # ten probes at 10 ms: shorter would be a blip, not a measured outage
-CONTROL_PLANE = "control-plane"  # `kill:` of the overlay's control-plane role
-LINK_FAULT_SEGMENTS = ("backbone",)
-FaultKind = Literal["switch-restart", "switch-kill", "control-plane-restart",
-                    "control-plane-kill", "backbone-down", "loss-burst", "delay-spike"]
-
-
-class Fault(Model):
-    """One fault a failover pass injects at a known instant: a switch (or the control
-    plane) killed, started again after `restart_after` or never; the backbone down, a
-    loss burst or a delay spike on it for `for` (the first two by helpers staged on
-    every backbone edge, shaping/fault.py; a delay spike by re-shaping the backbone)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
-                              allow_inf_nan=False)
-    at: Milliseconds = Field(2000.0, description="when, after the probes answer")
-    kill: str | None = Field(None, description="a switch's name, or 'control-plane'")
-    restart_after: Milliseconds | None = None
-    link: Literal["backbone"] | None = Field(None, description="down (100 % loss) for `for`")
-    loss: Percent | None = Field(None, description="a loss burst on the backbone for `for`")
-    delay: Milliseconds | None = Field(None, description="added to the backbone for `for`")
-    duration: Milliseconds | None = Field(None, alias="for")
-
-    @model_validator(mode="after")
-    def _one_fault(self) -> Fault:
-        given = [k for k in ("kill", "link", "loss", "delay") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(
-                f"a fault is one of kill, link, loss or delay, and this one gives "
-                f"{' and '.join(given) if given else 'none'}: write e.g. {{at: 5s, kill: "
-                "switch2, restart_after: 3s}, {at: 5s, link: backbone, for: 3s}, {at: 5s, "
-                "loss: 100%, for: 2s} or {at: 5s, delay: 200ms, for: 2s}, one per entry")
-        if self.kill is not None and self.duration is not None:
-            raise ValueError("a kill lasts until restart_after (or for good without it); "
-                             "'for' belongs to link, loss and delay faults: drop 'for'")
-        if self.kill is None and self.restart_after is not None:
-            raise ValueError("restart_after belongs to a kill; a link, loss or delay fault "
-                             "lasts 'for': write for: 3s instead")
-        if self.kill is None and self.duration is None:
-            raise ValueError("a link, loss or delay fault needs 'for' (how long it lasts), "
-                             "e.g. for: 2s")
-        if self.loss is not None and self.loss <= 0:
-            raise ValueError("a loss burst of 0% is no fault: give e.g. loss: 100%")
-        if self.delay is not None and self.delay <= 0:
-            raise ValueError("a delay spike of 0ms is no fault: give e.g. delay: 200ms")
-        for key, value in (("at", self.at), ("restart_after", self.restart_after),
-                           ("for", self.duration)):
-            if value is not None and not (MIN_FAULT_MS if key != "at" else 0) < value \
-                    <= MAX_FAULT_MS:
-                raise ValueError(
-                    f"{key}: {duration_text(value)} is outside "
-                    f"{'0s' if key == 'at' else duration_text(MIN_FAULT_MS)} to "
-                    f"{duration_text(MAX_FAULT_MS)}: shorter than {MIN_FAULT_MS:g}ms is under "
-                    "ten probes 10 ms apart (no outage to measure), longer than a minute "
-                    "makes one pass minutes long; give a value in that range")
-        return self
-
-    @field_serializer("at", "restart_after", "delay", "duration")
-    def _time_text(self, milliseconds: float | None) -> str | None:
-        return duration_text(milliseconds) if milliseconds is not None else None
-
-    @property
-    def kind(self) -> str:
-        if self.kill is not None:
-            what = "control-plane" if self.kill == CONTROL_PLANE else "switch"
-            return f"{what}-{'restart' if self.restart_after is not None else 'kill'}"
-        if self.link is not None:
-            return "backbone-down"
-        return "loss-burst" if self.loss is not None else "delay-spike"
-
-    @property
-    def lasts_ms(self) -> float | None:
-        """How long the fault holds (None: a kill for good)."""
-        return self.restart_after if self.kill is not None else self.duration
-
-    def describe(self) -> str:
-        """'switch2 killed, started again after 3s', 'backbone down for 3s', ..."""
-        lasts = duration_text(self.lasts_ms) if self.lasts_ms is not None else ""
-        if self.kill is not None:
-            return (f"{self.kill} killed" + (f", started again after {lasts}" if lasts
-                                             else " for good"))
-        if self.link is not None:
-            return f"{self.link} down for {lasts}"
-        if self.loss is not None:
-            return f"{self.loss:g}% loss on the backbone for {lasts}"
-        return f"backbone delay +{duration_text(self.delay or 0)} for {lasts}"
-
-
 class AgentContainer(Model):
     """One container holding one agent, or a pool of agents sharing a namespace."""
 
@@ -714,7 +624,7 @@ class Topology(Model):
                 )
         if self.measure is not None:
             problems += self._measure_problems(set(names))
-        problems += self._fault_problems()
+        problems += self.fault_problems()
         problems += [f"agents.{i}.link.mtu: an MTU belongs to a segment; set it on "
                      "links.site or links.backbone" for i, a in enumerate(self.agents)
                      if a.link is not None and a.link.mtu]
@@ -722,21 +632,23 @@ class Topology(Model):
             raise ValueError("; ".join(problems))
         return self
 
-    def _fault_problems(self) -> list[str]:
-        problems = []
-        for i, fault in enumerate(self.faults):
-            if fault.kill is not None and fault.kill not in (*self.switches, CONTROL_PLANE):
-                problems.append(f"faults.{i}.kill: no switch named '{fault.kill}': name one "
-                                f"of {', '.join(self.switches)}, or '{CONTROL_PLANE}' for the "
-                                "overlay's control plane")
-            if fault.delay is not None:
-                held = self.links.backbone.delay + self.links.backbone.jitter + fault.delay
-                if held > MAX_HOLD_MS:
-                    problems.append(
-                        f"faults.{i}.delay: the backbone's delay + jitter + the spike is "
-                        f"{duration_text(held)} each way, more than {MAX_HOLD_MS:g}ms (the "
-                        "bound of a link profile: links.backbone); give a smaller spike")
-        return problems
+    def fault_problems(self) -> list[str]:
+        """The faults against this topology (vnetbench/faults/checks.py)."""
+        backbone = self.links.backbone
+        return schedule_problems(self.faults, Ground(
+            tuple(self.switches), self.settings.machines, backbone.delay + backbone.jitter,
+            MAX_HOLD_MS, self._backbone_problem))
+
+    def _backbone_problem(self, quantity: str, value: float) -> str | None:
+        """Why the backbone with `quantity` (loss, delay, rate) at `value` is no link
+        profile, or None."""
+        written = {"delay": f"{value!r}ms", "rate": f"{int(value)}bit"}.get(quantity, value)
+        try:
+            LinkProfile.model_validate({**self.links.backbone.model_dump(), quantity: written})
+        except ValidationError as error:
+            return "; ".join(str(e["msg"]).removeprefix("Value error, ")
+                             for e in error.errors())
+        return None
 
     def _measure_problems(self, names: set[str]) -> list[str]:
         assert self.measure is not None

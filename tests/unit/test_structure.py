@@ -94,7 +94,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                      "paths", "pki", "scratch", "ui", "units", "changepoints", "stats",
                      "sequential"}),
     ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
-                   "methods", "gate", "interrupts", "results"}),
+                   "methods", "gate", "interrupts", "results", "faults"}),
     ("engines", {"engines"}),
     ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
     ("overlays and run records", {"overlays", "rundir", "runrecord"}),
@@ -107,7 +107,7 @@ LAYERS: list[tuple[str, set[str]]] = [
 # part of the model: the topology's settings and the results' catalogue are built
 # from it; no code that measures is in it (test_schema holds that).
 SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
-               "report", "commands", "methods"}
+               "report", "commands", "methods", "faults"}
 
 
 def unit_of(module: str) -> str:

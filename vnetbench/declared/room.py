@@ -64,6 +64,53 @@ ROOM = (
     Metric(ROOM_LATENCY, "ms", label="Room: request latency, {quantile}th percentile",
            display="room_latency_q{quantile}_ms"),
 )
+# a schedule of faults during the room (vnetbench/faults/): one of each per event, its
+# `fault` the event's label (backbone-flap, churn, switch-restart-2...); figures from
+# the requests scheduled while it was in effect (measure/room_faults.py)
+ROOM_FAULT_TIMELINE = ("room_timeline_answered", "room_timeline_failed",
+                       "room_timeline_p50_ms", "room_timeline_p99_ms")
+ROOM_FAULT_AT, ROOM_FAULT_END = "room_fault_at_s", "room_fault_end_s"
+ROOM_FAULTS = (
+    Metric("room_fault_requests", "count",
+           label="Room: requests scheduled while the fault was in effect, {fault}",
+           display="room_fault_requests_{fault}"),
+    Metric("room_fault_failed", "count", Better.LOWER,
+           "Room: requests failed during the fault (connect, read, write, status), {fault}",
+           lead=True, display="room_fault_failed_{fault}"),
+    Metric("room_fault_timeouts", "count", Better.LOWER,
+           label="Room: requests timed out during the fault, {fault}",
+           display="room_fault_timeouts_{fault}"),
+    Metric("room_fault_p50_ms", "ms", Better.LOWER,
+           label="Room: latency p50 of requests scheduled during the fault, {fault}",
+           display="room_fault_p50_ms_{fault}"),
+    Metric("room_fault_p99_ms", "ms", Better.LOWER,
+           "Room: latency p99 of requests scheduled during the fault, {fault}",
+           display="room_fault_p99_ms_{fault}"),
+    Metric("room_fault_after_p50_ms", "ms", Better.LOWER,
+           label="Room: latency p50 in the 10 s after the fault, {fault}",
+           display="room_fault_after_p50_ms_{fault}"),
+    Metric("room_fault_after_p99_ms", "ms", Better.LOWER,
+           "Room: latency p99 in the 10 s after the fault, {fault}",
+           display="room_fault_after_p99_ms_{fault}"),
+    Metric("room_fault_band_ms", "ms", noisy=True,
+           label="Room: the rolling p99's band before the fault (its upper edge), {fault}",
+           display="room_fault_band_ms_{fault}"),
+    Metric("room_fault_recovery_ms", "ms", Better.LOWER,
+           "Room: from the lift until the rolling p99 is back within its band, {fault}",
+           lead=True, display="room_fault_recovery_ms_{fault}"),
+    Metric("room_fault_never_answered", "count", Better.LOWER,
+           "Room: machines that never got an answer again after the fault, {fault}",
+           display="room_fault_never_answered_{fault}"),
+    Metric(ROOM_FAULT_AT, "s", label="Room: the fault in effect, seconds after the room's "
+           "instant, {fault}", display="room_fault_at_s_{fault}"),
+    Metric(ROOM_FAULT_END, "s", label="Room: the fault lifted, seconds after the room's "
+           "instant, {fault}", display="room_fault_end_s_{fault}"),
+    # rows with interval_s: the timeline per 100 ms, by scheduled instant
+    Metric(ROOM_FAULT_TIMELINE[0], "count", label="Room: requests answered per 100 ms"),
+    Metric(ROOM_FAULT_TIMELINE[1], "count", label="Room: requests failed per 100 ms"),
+    Metric(ROOM_FAULT_TIMELINE[2], "ms", label="Room: latency p50 per 100 ms"),
+    Metric(ROOM_FAULT_TIMELINE[3], "ms", label="Room: latency p99 per 100 ms"),
+)
 
 MAX_ROOM_REPLY_BYTES = 16 * 2**20
 
@@ -124,7 +171,7 @@ DECLARATION = Declaration(
     name="room",
     description=("a contest room: N machines request replies from one server at once "
                  "(latency percentiles, failures, fairness, CPU per role)"),
-    metrics=ROOM,
+    metrics=ROOM + ROOM_FAULTS,
     runtime="vnetbench.scenarios.room:Room",
     settings=RoomSettings,
     # issue #26's room, short for the matrix's time (make bench's 10 minutes are already

@@ -179,6 +179,16 @@ class Failover(Scenario):
         if len(topology.switches) < 2:
             raise UserError(f"The failover scenario needs two switches; topology "
                             f"'{topology.name}' has {len(topology.switches)}.")
+        scheduled = [f"faults.{i} ({f.kind})" for i, f in enumerate(topology.faults)
+                     if f.scheduled_only]
+        if scheduled:
+            raise UserError(
+                f"The failover scenario injects one fault at a time under its probes: a "
+                f"switch or the control plane killed, the backbone down, a loss burst or a "
+                f"delay spike. Topology '{topology.name}' gives {', '.join(scheduled)}, an "
+                "event of a schedule of faults (a flap, a partition, a ramp, churn, a kill "
+                "of the room's server or machines), which failover does not run. Drop "
+                "those entries for failover.")
         super().check(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:

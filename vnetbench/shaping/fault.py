@@ -31,7 +31,9 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from vnetbench.addressing import AddressPlan
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
+from vnetbench.faults.expand import Cut
 from vnetbench.labels import TOOL, run_labels
 from vnetbench.measure.fault_window import EdgeStamps, Stamp
 from vnetbench.measure.probe import AT_MARK, split_began
@@ -85,6 +87,15 @@ def drop_match(fault: Fault) -> list[str]:
     if fault.loss is None or fault.loss >= 100:
         return []
     return ["-m", "statistic", "--mode", "random", "--probability", f"{fault.loss / 100:.6f}"]
+
+
+def cut_match(plan: AddressPlan, cut: Cut) -> list[str]:
+    """A schedule's drop rule's match beyond the interface (faults/expand.py Cut): for a
+    partition, what arrives from the peer switch, its own backbone address and its
+    site's subnet (what it routes or relays from its agents); none for the link's."""
+    if cut.source is None:
+        return []
+    return ["-s", f"{plan.switch_backbone[cut.source]},{plan.sites[cut.source].subnet}"]
 
 
 def fault_argv(address: str, apply_at: float, lift_at: float, match: list[str]) -> list[str]:

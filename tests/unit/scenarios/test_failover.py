@@ -257,3 +257,13 @@ def test_the_restart_asked_bounds_a_join_made_during_the_fault() -> None:
     outcome = FaultOutcome("switch-restart", fault, window=window)
     assert outcome.lift_asked == 103.0 and outcome.effective_end == 103.4
     assert FaultOutcome("switch-restart", fault).lift_asked is None
+
+
+def test_failover_refuses_a_schedule_s_events_naming_them() -> None:
+    topology = parse_topology({**BASE, "faults": [
+        {"at": "1s", "kill": "switch2", "restart_after": "1s"},
+        {"at": "5s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"},
+        {"at": "1s", "kill": {"machines": 1}, "restart_after": "1s"}]}, "t")
+    with pytest.raises(UserError, match=r"gives faults.1 \(backbone-flap\), faults.2 "
+                       r"\(machines-restart\), an event of a schedule"):
+        get_scenario("failover").check(topology)

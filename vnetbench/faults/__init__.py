@@ -1,0 +1,2 @@
+"""Faults: what a topology's `faults:` declares (model), checked against the topology
+(checks) and, as a schedule, expanded into timed steps (expand)."""

@@ -1,0 +1,97 @@
+"""The room under a schedule of faults: per-event figures (measure/room_faults.py) as
+the pass's metric rows, a `fault` column each (as failover reports its faults), the
+timeline per 100 ms as rows with `interval_s`, each event's effective start and end
+on that axis, and the pass's words (pure: the engine side stages and fires the
+steps, vnetbench/faults/expand.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vnetbench.declared.declaration import Values
+from vnetbench.declared.room import (
+    DECLARATION,
+    ROOM_FAULT_AT,
+    ROOM_FAULT_END,
+    ROOM_FAULT_TIMELINE,
+)
+from vnetbench.measure.room_faults import (
+    AFTER_S,
+    Bin,
+    EventFigures,
+    EventWindow,
+    Mark,
+    Request,
+    marks,
+    schedule_figures,
+    timeline,
+)
+from vnetbench.scenarios.base import Metrics, SeriesPoint
+
+NAMED_AT_MOST = 5  # machines named in a sentence; the count says the rest
+
+
+def fault_values(figures: Sequence[EventFigures]) -> Values:
+    """Each event's figures, by metric series (its label in the `fault` column)."""
+    values: Values = {}
+    for f in figures:
+        own: dict[str, float | None] = {
+            "room_fault_requests": f.requests, "room_fault_failed": f.failed,
+            "room_fault_timeouts": f.timed_out, "room_fault_p50_ms": f.p50_ms,
+            "room_fault_p99_ms": f.p99_ms, "room_fault_after_p50_ms": f.after_p50_ms,
+            "room_fault_after_p99_ms": f.after_p99_ms, "room_fault_band_ms": f.band_ms,
+            "room_fault_recovery_ms": f.recovery_ms,
+            "room_fault_never_answered": len(f.never_answered)}
+        values |= {DECLARATION.series(name, fault=f.label): value
+                   for name, value in own.items()}
+    return values
+
+
+def mark_values(found: Sequence[Mark]) -> Values:
+    values: Values = {}
+    for mark in found:
+        if mark.start_s is not None:
+            values[DECLARATION.series(ROOM_FAULT_AT, fault=mark.label)] = mark.start_s
+        if mark.end_s is not None:
+            values[DECLARATION.series(ROOM_FAULT_END, fault=mark.label)] = mark.end_s
+    return values
+
+
+def timeline_series(bins: Sequence[Bin]) -> list[SeriesPoint]:
+    """Answered, failed, p50 and p99 per bin, each at its bin's end (a bin with no
+    answer has no latency row)."""
+    points = []
+    for b in bins:
+        for name, value in zip(ROOM_FAULT_TIMELINE, (b.answered, b.failed, b.p50_ms,
+                                                     b.p99_ms), strict=True):
+            if value is not None:
+                points.append(SeriesPoint(name, float(value), DECLARATION.unit(name),
+                                          b.end_s))
+    return points
+
+
+def fault_words(figures: Sequence[EventFigures]) -> list[str]:
+    """What the pass says of each event: machines that never got an answer again
+    (named), a p99 not back within its band in the window after the lift."""
+    said = []
+    for f in figures:
+        if f.never_answered:
+            named = ", ".join(f.never_answered[:NAMED_AT_MOST])
+            more = len(f.never_answered) - NAMED_AT_MOST
+            said.append(f"{f.label}: {len(f.never_answered)} machine(s) never got an answer "
+                        f"again after it ({named}{f' and {more} more' if more > 0 else ''})")
+        if f.band_ms is not None and f.recovery_ms is None and f.requests:
+            said.append(f"{f.label}: the room's p99 was not back within its band (up to "
+                        f"{f.band_ms:.1f} ms before the fault) within {AFTER_S:g} s after "
+                        "the lift, or before the next event or the load's end")
+    return said
+
+
+def room_fault_result(requests: Sequence[Request], events: Sequence[EventWindow],
+                      origin: float) -> tuple[Metrics, list[SeriesPoint], list[str]]:
+    """A room pass's rows for its schedule of faults: the metrics, the timeline, the
+    words; `origin` is the room's instant (the timeline's zero)."""
+    figures = schedule_figures(requests, events)
+    values = fault_values(figures) | mark_values(marks(events, origin))
+    return (DECLARATION.emitted(values), timeline_series(timeline(requests, origin)),
+            fault_words(figures))
