@@ -22,7 +22,6 @@ from vnetbench.engines.base import Engine, RenderedRun
 from vnetbench.files import write_text_atomic
 from vnetbench.interrupts import shielded, teardown_guard
 from vnetbench.labels import project_name, run_labels
-from vnetbench.rundir import new_run_id
 from vnetbench.topology import Topology
 
 FLOOR_ROLE = "engine-floor"
@@ -54,11 +53,10 @@ def floor_compose(run_id: str, containers: int, image: str, subnet: str) -> str:
                           sort_keys=False)
 
 
-def engine_floor(engine: Engine, directory: Path, containers: int, image: str,
+def engine_floor(engine: Engine, directory: Path, run_id: str, containers: int, image: str,
                  topology: Topology) -> FloorTiming:
-    """Bring `containers` sleeping containers up and remove them, timed; whatever
-    happens, everything labelled for this floor run is removed."""
-    run_id = new_run_id(f"floor{containers}")
+    """Bring `containers` sleeping containers up (as run `run_id`) and remove them,
+    timed; whatever happens, everything labelled for that run is removed."""
     floor_dir = directory / run_id
     floor_dir.mkdir(parents=True)
     with claimed_block() as claim, teardown_guard():

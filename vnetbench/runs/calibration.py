@@ -354,8 +354,9 @@ def measured_floor(runtime: HostRuntime, directory: Path, images: ImageSet,
     with waiting(f"the engine's floor: {containers} sleeping containers up and removed",
                  containers * 0.15):
         try:
-            return engine_floor(runtime, directory / "engine-floor", containers,
-                                images.tools, many_agents("calibrate-floor", 2))
+            return engine_floor(runtime, directory / "engine-floor",
+                                new_run_id(f"floor{containers}"), containers, images.tools,
+                                many_agents("calibrate-floor", 2))
         except EngineFloorError as error:
             note(f"{error}; the ratios to the engine's floor are not measured", style="yellow")
             return None

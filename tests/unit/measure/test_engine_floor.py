@@ -15,7 +15,7 @@ def test_sleeping_containers_on_one_labelled_network(tmp_path: Path) -> None:
     spec = yaml.safe_load(text)
     services = spec["services"]
     assert list(services) == ["c1", "c2", "c3"]
-    for name, service in services.items():
+    for service in services.values():
         # init: a kill is answered at once, as vnetbench's own containers answer it
         assert service["command"] == ["sleep", "infinity"] and service["init"] is True
         assert service["networks"] == ["floor"]
