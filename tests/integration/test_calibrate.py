@@ -36,3 +36,13 @@ def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
     idle = figures["idle cost of a 50-agent topology"]
     assert idle["value"] is not None and idle["value"] < 100  # under one core: nothing polls
     assert "idle cost of a 50-agent topology" in done.stdout
+    # the engine's floor beside each N: as many sleeping containers as the stack had
+    # (agents, two routers, the fabric helper), and the ratios read against it
+    for n in (20, 50):
+        assert figures[f"engine floor: {n + 3} sleeping containers up"]["value"] > 0
+        for what in ("bring-up", "teardown"):
+            assert figures[f"{what} of {n} agents / engine floor"]["value"] > 0
+    # and nothing of the floor is left behind: removed by its label like a run
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", "label=vnetbench.role=engine-floor"],
+                          capture_output=True, text=True, check=True).stdout
+    assert left.strip() == ""

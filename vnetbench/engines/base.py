@@ -204,10 +204,11 @@ class Deployment(ABC):
 
     @abstractmethod
     def up(self, timeout_seconds: int, unready: Callable[[str], list[str]]) -> list[str]:
-        """Start every service and wait for its health checks; when not everything
-        became ready, `unready` (given what the engine said) names the agents the run
-        goes on without, or raises. BlockTaken when the engine refuses the run's
-        address block."""
+        """Start every service and wait for its health checks, itself or through
+        `unready`: given what the engine said of services that did not start or
+        become ready (empty: nothing), it waits until each container is ready or
+        failed and names the agents the run goes on without, or raises. BlockTaken
+        when the engine refuses the run's address block."""
 
     @abstractmethod
     def down(self) -> Removed:

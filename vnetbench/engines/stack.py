@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from vnetbench import labels
 from vnetbench.engines.base import (
     Engine,
@@ -101,14 +103,17 @@ class Stack:
             return self.deployment.up(
                 timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds))
 
-    def accept_unready(self, refused: str, timeout_seconds: int) -> list[str]:
-        """After the engine's wait failed (`refused`: what it said): the agents that
-        never became ready, named, or a UserError naming what else failed or is still
-        starting."""
-        with waiting("some containers are not ready: waiting for the rest to settle"):
-            states = self.settle(deadline=time.monotonic() + timeout_seconds)
-        failed = judged(states, timeout_seconds, refused, self.rendered.directory / "logs")
-        reason = refused.splitlines()[-1:]
+    def accept_unready(self, said: str, timeout_seconds: int) -> list[str]:
+        """Once every service is started (`said`: what the engine said of any that was
+        not; empty when it said nothing): wait until each container is ready or
+        failed, and name the agents that failed, or raise a UserError naming what
+        else failed or is still starting."""
+        states = self.settle(deadline=time.monotonic() + timeout_seconds)
+        if all(state == "ready" for _, state in states.values()) and states:
+            return []
+        said = said or "not every container became ready"
+        failed = judged(states, timeout_seconds, said, self.rendered.directory / "logs")
+        reason = said.splitlines()[-1:]
         if failed:
             note(f"{len(failed)} agent container(s) did not become ready "
                  f"({', '.join(failed)}; the engine said: {' '.join(reason)}); the run goes "
@@ -117,26 +122,31 @@ class Stack:
 
     def settle(self, deadline: float) -> dict[str, tuple[str | None, str]]:
         """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting
-        or at the deadline (monotonic seconds)."""
+        or at the deadline (monotonic seconds). No container can be past its health
+        check's start period before the shortest one has passed since the wait
+        began (every container started after that), so none is inspected before."""
+        inspect_from = time.monotonic() + shortest_start_period(self.rendered.compose_file)
         while True:
-            states = {c.name: (c.labels.get(labels.ROLE), self.state_of(c))
+            may_be_over = time.monotonic() >= inspect_from
+            states = {c.name: (c.labels.get(labels.ROLE), self.state_of(c, may_be_over))
                       for c in self.containers()}
             if all(state != "starting" for _, state in states.values()) or (
                     time.monotonic() >= deadline):
                 return states
             time.sleep(SETTLE_POLL_SECONDS)
 
-    def state_of(self, container: Listed) -> str:
+    def state_of(self, container: Listed, may_be_over: bool = True) -> str:
         """'ready' (running, healthy or without a check), 'failed' (exited, unhealthy,
         or still unchecked after its start period: with start_interval it is next
-        checked an hour later), or 'starting'."""
+        checked an hour later), or 'starting'. `may_be_over` False: its start
+        period cannot have passed yet (no inspection)."""
         running = container.state == "running"
         if running and container.health in (None, "healthy"):
             return "ready"
         # the engine has tried to start them all: "created" means it failed
         if container.state == "restarting" or (
                 running and container.health == "starting"
-                and not self.start_period_over(container)):
+                and not (may_be_over and self.start_period_over(container))):
             return "starting"
         return "failed"
 
@@ -296,7 +306,24 @@ class Stack:
         return self.deployment.down()
 
 
-SETTLE_POLL_SECONDS = 1.0
+SETTLE_POLL_SECONDS = 0.5  # one container listing (one CLI call) per look
+
+
+def shortest_start_period(compose_file: Path) -> float:
+    """The shortest health-check start period (seconds) a compose file gives ("60s";
+    0 when a check has none, or when the file cannot be read)."""
+    try:
+        spec = yaml.safe_load(compose_file.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return 0.0
+    periods = []
+    for service in (spec.get("services") or {}).values():
+        check = (service or {}).get("healthcheck")
+        if check:
+            period = str(check.get("start_period") or "0s")
+            periods.append(float(period[:-1]) if period.endswith("s") and
+                           period[:-1].replace(".", "", 1).isdigit() else 0.0)
+    return min(periods, default=0.0)
 
 
 def judged(states: dict[str, tuple[str | None, str]], timeout_s: float, said: str,

@@ -68,7 +68,7 @@ def engine_floor(engine: Engine, directory: Path, run_id: str, containers: int, 
         deployment = engine.deployment(rendered, topology)
         try:
             began = time.monotonic()
-            unready = deployment.up(UP_TIMEOUT_S, lambda said: [said])
+            unready = deployment.up(UP_TIMEOUT_S, lambda said: [said] if said else [])
             up_s = time.monotonic() - began
             if unready:
                 raise EngineFloorError(f"the engine's floor of {containers} containers did "
