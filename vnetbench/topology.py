@@ -632,12 +632,13 @@ class Topology(Model):
             raise ValueError("; ".join(problems))
         return self
 
-    def fault_problems(self) -> list[str]:
-        """The faults against this topology (vnetbench/faults/checks.py)."""
+    def fault_problems(self, concurrent: bool = False) -> list[str]:
+        """The faults against this topology (vnetbench/faults/checks.py); `concurrent`:
+        as one schedule over one load, where events on one target may not overlap."""
         backbone = self.links.backbone
         return schedule_problems(self.faults, Ground(
             tuple(self.switches), self.settings.machines, backbone.delay + backbone.jitter,
-            MAX_HOLD_MS, self._backbone_problem))
+            MAX_HOLD_MS, self._backbone_problem), concurrent)
 
     def _backbone_problem(self, quantity: str, value: float) -> str | None:
         """Why the backbone with `quantity` (loss, delay, rate) at `value` is no link

@@ -73,7 +73,13 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     assert value["join", "gate_spread_ms"] < 1000
     assert status["join"] == "ok" or status["join"].startswith(f"partial: {joined:.0f} of 20")
     assert status["config"] == "ok" or status["config"].startswith("not supported by this vNet")
-    assert status["flood"] == "ok" or status["flood"].startswith("path dead")
+    # the snapshot's switch refuses an agent whose token from the conductor arrived
+    # after it (the race why_not_joined names; its agent does not try again): with 4
+    # agents a pass now and then has too few joined to flood, and says so
+    assert status["flood"] == "ok" or status["flood"].startswith(
+        ("path dead", "nothing to flood: "))
+    if status["flood"].startswith("nothing to flood: "):
+        assert "agents joined" in status["flood"]
 
     events = pd.read_parquet(run_dir / "join" / "logs" / "events.parquet")
     assert (events["event"] == "agent_joined").sum() == joined

@@ -1,8 +1,8 @@
 """This machine's Docker engine with Docker Compose: the default engine.
 
-A rendered run is its compose file, brought up with `docker compose up --wait`
-(the same file a user runs by hand) and removed by its label (faster than
-`compose down`, which stops each container with a grace period).
+A rendered run is its compose file, brought up with `docker compose up -d` (the
+same file a user runs by hand), waited for by the stack itself, and removed by its
+label (faster than `compose down`, which stops each container with a grace period).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from vnetbench.labels import require_owned
 if TYPE_CHECKING:
     from vnetbench.topology import Topology
 
-COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: its --wait-timeout and this more,
+COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: depends_on's health waits and this more,
 # and a second per service for creating and starting them (the engine starts about 8
 # containers a second on 2 cores: 203 in 23 s, measured), so a large room is not cut
 START_SECONDS_PER_SERVICE = 1.0

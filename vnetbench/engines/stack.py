@@ -99,16 +99,18 @@ class Stack:
         ready (an overlay that loses joins) do not stop the run when everything else
         is up: they are named (and returned), and the scenarios report what they
         cannot measure."""
+        began = time.monotonic()  # every container starts after this
         with waiting(f"bringing up {self.rendered.project} (health checks)"):
             return self.deployment.up(
-                timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds))
+                timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds, began))
 
-    def accept_unready(self, said: str, timeout_seconds: int) -> list[str]:
+    def accept_unready(self, said: str, timeout_seconds: int,
+                       began: float | None = None) -> list[str]:
         """Once every service is started (`said`: what the engine said of any that was
         not; empty when it said nothing): wait until each container is ready or
         failed, and name the agents that failed, or raise a UserError naming what
         else failed or is still starting."""
-        states = self.settle(deadline=time.monotonic() + timeout_seconds)
+        states = self.settle(deadline=time.monotonic() + timeout_seconds, began=began)
         if all(state == "ready" for _, state in states.values()) and states:
             return []
         said = said or "not every container became ready"
@@ -120,14 +122,18 @@ class Stack:
                  "on and the scenarios report what they cannot measure", style="yellow")
         return failed
 
-    def settle(self, deadline: float) -> dict[str, tuple[str | None, str]]:
+    def settle(self, deadline: float, began: float | None = None
+               ) -> dict[str, tuple[str | None, str]]:
         """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting
         or at the deadline (monotonic seconds). No container can be past its health
-        check's start period before the shortest one has passed since the wait
-        began (every container started after that), so none is inspected before."""
-        inspect_from = time.monotonic() + shortest_start_period(self.rendered.compose_file)
+        check's start period before the shortest one has passed since the bring-up
+        `began` (every container started after it), so none is inspected before; nor
+        ever without a start period (an engine without start_interval: its checks
+        end in healthy or unhealthy on their own)."""
+        period = shortest_start_period(self.rendered.compose_file)
+        inspect_from = (began if began is not None else time.monotonic()) + period
         while True:
-            may_be_over = time.monotonic() >= inspect_from
+            may_be_over = period > 0 and time.monotonic() >= inspect_from
             states = {c.name: (c.labels.get(labels.ROLE), self.state_of(c, may_be_over))
                       for c in self.containers()}
             if all(state != "starting" for _, state in states.values()) or (

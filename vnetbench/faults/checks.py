@@ -66,12 +66,16 @@ def span_of(entry: int, fault: Fault) -> Span:
                 FOR_GOOD if lasts is None else fault.at + lasts)
 
 
-def schedule_problems(faults: Sequence[Fault], ground: Ground) -> list[str]:
-    """Every problem of the faults against the topology, one sentence each."""
+def schedule_problems(faults: Sequence[Fault], ground: Ground,
+                      concurrent: bool = False) -> list[str]:
+    """Every problem of the faults against the topology, one sentence each.
+    `concurrent`: the faults are one schedule over one load (a room's), so two events
+    on one target may not overlap; failover injects its entries one after another,
+    each in its own window (`at` after its own probes answer), so they may."""
     problems = []
     for entry, fault in enumerate(faults):
         problems += name_problems(entry, fault, ground) + value_problems(entry, fault, ground)
-    return problems + overlap_problems(faults)
+    return problems + (overlap_problems(faults) if concurrent else [])
 
 
 def name_problems(entry: int, fault: Fault, ground: Ground) -> list[str]:

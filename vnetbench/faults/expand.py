@@ -132,7 +132,7 @@ def expand(topology: Topology, machines: Sequence[str] | None = None) -> Schedul
     """The topology's faults as one schedule's sorted steps; `machines` (default: the
     room's) are those `kill: {machines: N}` and churn choose from. UserError when the
     faults do not fit this topology or these machines."""
-    problems = topology.fault_problems()
+    problems = topology.fault_problems(concurrent=True)
     pool = list(room_machines(topology) if machines is None else machines)
     events, steps = [], []
     for entry, (label, fault) in enumerate(zip(event_labels(topology.faults),

@@ -1,6 +1,6 @@
 """The engine's own floor: N containers that only sleep, on one network, brought up
-and removed by the same engine and the same calls vnetbench uses (`compose up
---wait`, removal by label), so vnetbench's bring-up and teardown can be read as
+and removed by the same engine and the same calls vnetbench uses (`compose up -d`
+until every container runs, removal by label), so vnetbench's bring-up and teardown can be read as
 ratios to what the engine cannot do faster here.
 
 The containers run the tools image with `init: true` (as vnetbench's do), so a
@@ -21,7 +21,7 @@ from vnetbench.allocation import claimed_block
 from vnetbench.engines.base import Engine, RenderedRun
 from vnetbench.files import write_text_atomic
 from vnetbench.interrupts import shielded, teardown_guard
-from vnetbench.labels import project_name, run_labels
+from vnetbench.labels import project_name, run_filter, run_labels
 from vnetbench.topology import Topology
 
 FLOOR_ROLE = "engine-floor"
@@ -68,7 +68,8 @@ def engine_floor(engine: Engine, directory: Path, run_id: str, containers: int, 
         deployment = engine.deployment(rendered, topology)
         try:
             began = time.monotonic()
-            unready = deployment.up(UP_TIMEOUT_S, lambda said: [said] if said else [])
+            unready = deployment.up(UP_TIMEOUT_S,
+                                    lambda said: not_running(engine, run_id, containers, said))
             up_s = time.monotonic() - began
             if unready:
                 raise EngineFloorError(f"the engine's floor of {containers} containers did "
@@ -79,6 +80,19 @@ def engine_floor(engine: Engine, directory: Path, run_id: str, containers: int, 
                 deployment.down()
                 down_s = time.monotonic() - began
     return FloorTiming(containers, up_s, down_s)
+
+
+def not_running(engine: Engine, run_id: str, containers: int, said: str) -> list[str]:
+    """What keeps the floor from being measured: what the engine said, or the
+    containers of the run not running (none: all `containers` run)."""
+    if said:
+        return [said]
+    listed = engine.containers(run_filter(run_id))
+    stopped = [c.name for c in listed if c.state != "running"]
+    if stopped or len(listed) != containers:
+        return [f"{len(listed) - len(stopped)} of {containers} running"
+                + (f"; not running: {', '.join(stopped[:5])}" if stopped else "")]
+    return []
 
 
 def compose_services(compose_file: Path) -> int:

@@ -152,7 +152,7 @@ def floor_figures(n: int, stack: StackTiming, floor: FloorTiming | None,
     target = f"<= {FLOOR_TARGET:g}" if targeted else ""
     return [
         Figure(f"engine floor: {floor.containers} sleeping containers up", floor.up_s, "s",
-               note="the tools image, one network, compose up --wait: the engine's own"),
+               note="the tools image, one network, compose up -d until all run: the engine's own"),
         Figure(f"engine floor: {floor.containers} sleeping containers removed",
                floor.down_s, "s", note="removed by label, as vnetbench removes a run"),
         Figure(f"bring-up of {n} agents / engine floor", up, "x", target,

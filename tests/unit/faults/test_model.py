@@ -11,6 +11,7 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.faults.checks import churn_count, overlap_problems
+from vnetbench.faults.expand import expand
 from vnetbench.faults.model import MachineCount
 from vnetbench.topology import Fault, Topology, parse_topology
 
@@ -131,16 +132,26 @@ def test_every_entry_s_problem_is_said_at_once() -> None:
     assert "a flap needs up" in message and "times: 1 is outside" in message
 
 
+def scheduled_refused(*faults: dict[str, Any]) -> str:
+    """A schedule over one load (expand, as a room runs it) that is refused; the same
+    entries parse, since failover injects them one after another."""
+    parsed = topology(*faults)
+    with pytest.raises(UserError) as raised:
+        expand(parsed)
+    return str(raised.value)
+
+
 def test_events_on_one_target_may_not_overlap() -> None:
-    message = refused({"at": "5s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"},
-                      {"at": "6s", "partition": [["switch1"], ["switch2"]], "for": "1s"})
+    message = scheduled_refused(
+        {"at": "5s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"},
+        {"at": "6s", "partition": [["switch1"], ["switch2"]], "for": "1s"})
     assert ("faults.1 (partition, 6s to 7s) overlaps faults.0 (backbone-flap, 5s to 8s) "
             "on the backbone's drop rules: one event at a time on one target") in message
     assert "start it at 8s or later" in message
-    forever = refused({"at": "1s", "kill": "switch2"},
+    forever = scheduled_refused({"at": "1s", "kill": "switch2"},
                       {"at": "3s", "kill": "switch2", "restart_after": "1s"})
     assert "faults.0 holds it for good" in forever
-    machines = refused({"at": "1s", "churn": "20%", "over": "5s"},
+    machines = scheduled_refused({"at": "1s", "churn": "20%", "over": "5s"},
                        {"at": "2s", "kill": {"machines": 2}, "restart_after": "1s"})
     assert "on the room's machines" in machines
 
