@@ -80,7 +80,12 @@ class ListingEngine:
 
 
 def listed_stack(tmp_path: Path, listed: list[Listed], period_over: bool) -> Stack:
-    rendered = SimpleNamespace(run_id="r", project="p", directory=tmp_path)
+    # the stack inspects a starting container only once the shortest start period a
+    # check gives could be over (here at once: the engine's answer says it is)
+    compose = tmp_path / "compose.yml"
+    compose.write_text("services: {a: {healthcheck: {start_period: 0.01s}}}\n")
+    rendered = SimpleNamespace(run_id="r", project="p", directory=tmp_path,
+                               compose_file=compose)
     return Stack(rendered, ListingEngine(listed, period_over), None)  # type: ignore[arg-type]
 
 
