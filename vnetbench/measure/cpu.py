@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vnetbench.engines.usage import CGROUP, proc_stat_cpu
@@ -67,6 +68,20 @@ class HostSample:
     tasks_s: float  # host task time, all cores
     containers_s: float | None  # every container of the engine (None: no counter found)
     testbed_s: float  # the engine's daemons, this process and its reaped children
+    # the engine's daemons by pid: a process that ends between two samples (a removed
+    # container's shim) takes its whole count out of a plain sum, which went negative
+    daemons: Mapping[int, float] = field(default_factory=dict)
+
+    def testbed_since(self, before: HostSample) -> float:
+        """The testbed's own CPU seconds since `before`: this process's, and each
+        engine daemon's own increase (one that ended meanwhile counts nothing, one
+        that began counts all it used)."""
+        if not self.daemons and not before.daemons:
+            return self.testbed_s - before.testbed_s
+        own = (self.testbed_s - sum(self.daemons.values())) - (
+            before.testbed_s - sum(before.daemons.values()))
+        return own + sum(seconds - before.daemons.get(pid, 0.0)
+                         for pid, seconds in self.daemons.items())
 
 
 def host_task_seconds(stat: str | None = None) -> float:
@@ -93,8 +108,14 @@ def containers_seconds() -> float | None:
 def testbed_process_seconds() -> float:
     """CPU seconds of the engine's daemons (by name) and of this process with its
     waited-for children (the docker clients vnetbench runs)."""
+    return sum(os.times()[:4]) + sum(daemon_seconds().values())
+
+
+def daemon_seconds() -> dict[int, float]:
+    """CPU seconds of each of the engine's daemons (by name), with the children each
+    reaped (runc), by pid."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = sum(os.times()[:4])
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or entry.name == str(os.getpid()):
             continue
@@ -105,13 +126,14 @@ def testbed_process_seconds() -> float:
         name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
         if name in ENGINE_DAEMONS:  # utime, stime, and the children it reaped (runc)
             fields = rest.split()
-            total += sum(int(v) for v in fields[11:15]) / tick
-    return total
+            found[int(entry.name)] = sum(int(v) for v in fields[11:15]) / tick
+    return found
 
 
 def host_sample() -> HostSample:
+    daemons = daemon_seconds()
     return HostSample(time.monotonic(), host_task_seconds(), containers_seconds(),
-                      testbed_process_seconds())
+                      sum(os.times()[:4]) + sum(daemons.values()), daemons)
 
 
 def outside_cores(before: HostSample, after: HostSample) -> float | None:
@@ -121,5 +143,5 @@ def outside_cores(before: HostSample, after: HostSample) -> float | None:
     if before.containers_s is None or after.containers_s is None or elapsed <= 0:
         return None
     outside = ((after.tasks_s - before.tasks_s) - (after.containers_s - before.containers_s)
-               - (after.testbed_s - before.testbed_s))
+               - after.testbed_since(before))
     return max(0.0, outside / elapsed)

@@ -296,7 +296,7 @@ def idle_sample(seconds: float, what: str) -> IdleSample:
         time.sleep(seconds)
         after = host_sample()
     elapsed = after.at - before.at
-    testbed = ((after.testbed_s - before.testbed_s)
+    testbed = (after.testbed_since(before)
                + ((after.containers_s or 0.0) - (before.containers_s or 0.0)))
     return IdleSample(100 * (after.tasks_s - before.tasks_s) / elapsed,
                       100 * testbed / elapsed)

@@ -42,3 +42,14 @@ def test_a_pass_beside_a_tenth_of_the_machine_is_marked_not_failed() -> None:
     unknown = PassResult({}, {})
     mark_outside_load(unknown, None)
     assert unknown.metrics == {} and unknown.status == "ok"
+
+
+def test_an_engine_daemon_that_ended_takes_nothing_away() -> None:
+    """A removed container's shim ends between two samples: a plain sum of the live
+    daemons dropped by all it had used (calibrate read -0.5 % of a core idle); by pid,
+    only what each daemon alive at both used meanwhile counts, and a new one's all."""
+    before = HostSample(0.0, 100.0, 40.0, testbed_s=1.0 + 30.0 + 2.0,
+                        daemons={1: 30.0, 7: 2.0})
+    after = HostSample(10.0, 101.0, 40.0, testbed_s=1.5 + 30.4 + 0.1,
+                       daemons={1: 30.4, 9: 0.1})
+    assert after.testbed_since(before) == pytest.approx(0.5 + 0.4 + 0.1)
