@@ -4,7 +4,7 @@ schedule of faults (a flap, a partition, a ramp, churn).
 Each entry is checked on its own here (its keys, its spans); what needs the
 topology (switch names, the room's size, the backbone's profile, events that
 overlap on one target) is checked in vnetbench/faults/checks.py, and a schedule
-becomes timed steps in vnetbench/faults/expand.py.
+becomes timed steps in vnetbench/shaping/schedule.py.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class Fault(Model):
     switches for `for`, a ramp of the backbone's loss, delay or rate from one value to
     another `over` a span, churn (a share of the machines restarted over a span).
     Failover injects the first kinds one at a time (scenarios/failover.py); a
-    schedule's steps come from vnetbench/faults/expand.py."""
+    schedule's steps come from vnetbench/shaping/schedule.py."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
                               allow_inf_nan=False)

@@ -2,7 +2,7 @@
 the pass's metric rows, a `fault` column each (as failover reports its faults), the
 timeline per 100 ms as rows with `interval_s`, each event's effective start and end
 on that axis, and the pass's words (pure: the engine side stages and fires the
-steps, vnetbench/faults/expand.py)."""
+steps, vnetbench/shaping/schedule.py)."""
 
 from __future__ import annotations
 

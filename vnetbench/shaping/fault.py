@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
-from vnetbench.faults.expand import Cut
 from vnetbench.labels import TOOL, run_labels
 from vnetbench.measure.fault_window import EdgeStamps, Stamp
 from vnetbench.measure.probe import AT_MARK, split_began
 from vnetbench.shaping.apply import Member, members
+from vnetbench.shaping.schedule import Cut
 from vnetbench.topology import Fault
 
 MARK = "vnetbench-fault: "
@@ -90,7 +90,7 @@ def drop_match(fault: Fault) -> list[str]:
 
 
 def cut_match(plan: AddressPlan, cut: Cut) -> list[str]:
-    """A schedule's drop rule's match beyond the interface (faults/expand.py Cut): for a
+    """A schedule's drop rule's match beyond the interface (shaping/schedule.py Cut): for a
     partition, what arrives from the peer switch, its own backbone address and its
     site's subnet (what it routes or relays from its agents); none for the link's."""
     if cut.source is None:

@@ -11,8 +11,8 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.faults.checks import churn_count, overlap_problems
-from vnetbench.faults.expand import expand
 from vnetbench.faults.model import MachineCount
+from vnetbench.shaping.schedule import expand
 from vnetbench.topology import Fault, Topology, parse_topology
 
 BASE: dict[str, Any] = {"name": "t", "switches": 3, "agents": 6,

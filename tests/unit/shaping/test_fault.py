@@ -17,7 +17,6 @@ import pytest
 
 from vnetbench.addressing import plan_addresses
 from vnetbench.engines.base import EngineError, Listed, ToolOutput, ToolSpec
-from vnetbench.faults.expand import EVERY_EDGE, Cut
 from vnetbench.measure.fault_window import FaultWindow
 from vnetbench.measure.probe import AT_MARK
 from vnetbench.shaping.fault import (
@@ -33,6 +32,7 @@ from vnetbench.shaping.fault import (
     stageable,
     staging_lead_s,
 )
+from vnetbench.shaping.schedule import EVERY_EDGE, Cut
 from vnetbench.topology import Fault, parse_topology
 
 TOOLS = Path(__file__).resolve().parents[3] / "images" / "tools"

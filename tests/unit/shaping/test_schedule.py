@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.faults.expand import (
+from vnetbench.shaping.schedule import (
     EVERY_EDGE,
     Action,
     BackboneShape,
