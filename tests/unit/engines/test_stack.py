@@ -253,15 +253,18 @@ def test_a_restart_waits_for_every_process_of_the_program(tmp_path: Path) -> Non
     shell died held its UDP port: the next start failed with 'Address already in use'.
     The wrapper starts again only once the whole process group is gone."""
     directory = gate.prepare_gate(tmp_path)
-    gone = tmp_path / "daemon-gone"
+    gone, armed = tmp_path / "daemon-gone", tmp_path / "daemon-armed"
     environment = {**own_state(tmp_path), "VNETBENCH_MARKS": str(directory / "marks" / "hub")}
-    daemon = (f"trap 'sleep 0.4; : > {gone}; exit 0' TERM; "
+    # `armed` once its trap is set: a loaded host ran the test's SIGUSR1 before the
+    # daemon had set it, and TERM then ended the daemon at once, leaving no `gone`
+    daemon = (f"trap 'sleep 0.4; : > {gone}; exit 0' TERM; : > {armed}; "
               "while :; do sleep 0.05; done")
     program = f"sh -c \"{daemon}\" & wait"
     process = subprocess.Popen([str(directory / "vnetbench-entry"), "bash", "-c", program],
                                env=environment, stdout=subprocess.DEVNULL)
     try:
         wait_for(directory / "marks" / "hub.ready.1")
+        wait_for(armed)
         gate.write_start(directory, 2)
         process.send_signal(signal.SIGUSR1)
         wait_for(directory / "marks" / "hub.ready.2")
