@@ -169,7 +169,7 @@ CLASSES = [
      "--fault kill=switch2,kill=switch1: kill is given twice in one fault"),
     (["run", "throughput", "-t", "{failover}", "--fault", "kill=switch2"],
      "--fault kill=switch2: throughput injects no faults, so it would be ignored. Run "
-     "failover with --fault"),
+     "failover or room with --fault, or leave --fault out."),
     # a negative noise in a noise floor
     (["compare", "{quick}", "{quick}", "--noise", "{negative-noise}"],
      "{negative-noise}/noise.json cannot be read as a noise floor"),

@@ -101,6 +101,10 @@ ROOM_FAULTS = (
     Metric("room_fault_never_answered", "count", Better.LOWER,
            "Room: machines that never got an answer again after the fault, {fault}",
            display="room_fault_never_answered_{fault}"),
+    Metric("room_fault_held_ms", "ms", label="Room: the fault in effect as stamped, from "
+           "its effective start to its lift, {fault}", display="room_fault_held_ms_{fault}"),
+    Metric("room_fault_declared_ms", "ms", label="Room: the fault's declared span, {fault}",
+           display="room_fault_declared_ms_{fault}"),
     Metric(ROOM_FAULT_AT, "s", label="Room: the fault in effect, seconds after the room's "
            "instant, {fault}", display="room_fault_at_s_{fault}"),
     Metric(ROOM_FAULT_END, "s", label="Room: the fault lifted, seconds after the room's "

@@ -122,6 +122,33 @@ def parse_machine(text: str) -> MachineLoad:
         answered=int(data.get("requests", 0)) - errors["timeout"])
 
 
+def joined(texts: Sequence[str]) -> str:
+    """One machine's open-loop generators as one record line (a schedule of faults
+    killed the machine and started it again: a generator ran for each span it was up,
+    on disjoint parts of its schedule, all against the room's instant). Columns are
+    concatenated in order; the span is the first's start to the last's end; CPU is
+    summed, peak memory the highest. A generator without a record: RoomRecordError."""
+    records = []
+    for text in texts:
+        lines = [line[len(MARK):] for line in text.splitlines() if line.startswith(MARK + "{")]
+        if not lines:
+            raise RoomRecordError(f"no record in its output: {text.strip()[-200:] or 'nothing'}")
+        records.append(json.loads(lines[-1]))
+    if len(records) == 1 or any("columns" not in r for r in records):
+        failed = [r for r in records if "columns" not in r]
+        return MARK + json.dumps(failed[0] if failed else records[0])
+    first = records[0]
+    merged = {**first, "began": min(float(r["began"]) for r in records),
+              "ended": max(float(r["ended"]) for r in records),
+              "requests": sum(int(r["requests"]) for r in records),
+              "cpu_s": sum(float(r["cpu_s"]) for r in records),
+              "max_rss_kib": max(int(r["max_rss_kib"]) for r in records),
+              "generators": len(records),
+              "columns": {key: [v for r in records for v in r["columns"][key]]
+                          for key in first["columns"]}}
+    return MARK + json.dumps(merged)
+
+
 def parse_open(data: Mapping[str, Any]) -> MachineLoad:
     """An open loop's record: its per-request columns counted and pooled."""
     planned, began, ended = (float(data[key]) for key in ("planned", "began", "ended"))

@@ -9,8 +9,9 @@ fault's, whenever its reply came. Per event, over the requests scheduled while i
 was in effect (from its effective start to its effective end; a kill for good: to
 the load's end): those failed (connect, read, write, status) and timed out, the
 p50 and p99 of those answered; the same percentiles over the AFTER_S after the
-lift; the time until the room's p99 is back within its band from before the fault;
-the machines that never got an answer again. And a timeline per 100 ms (BIN_S) of
+lift (cut short where the next event begins: its requests are its own); the time
+until the room's p99 is back within its band from before the fault; the machines
+that never got an answer again. And a timeline per 100 ms (BIN_S) of
 requests answered and failed and the answered ones' p50 and p99, by scheduled
 instant, with each event's effective start and end on its axis.
 
@@ -66,6 +67,7 @@ class Request:
     scheduled: float
     latency_ms: float | None  # from its scheduled instant to its reply's end (None: none)
     error: str | None = None  # connect, read, write, status, timeout (None: answered)
+    sent: bool = True  # False: it timed out waiting for a connection, never written
 
     @property
     def answered(self) -> bool:
@@ -137,9 +139,20 @@ def requests_of(machine: str, text: str) -> tuple[Request, ...]:
     planned, columns = float(data["planned"]), data["columns"]
     return tuple(
         Request(machine, planned + due / 1e6, None if done is None else (done - due) / 1000,
-                error)
-        for due, done, error in zip(columns["scheduled_us"], columns["done_us"],
-                                    columns["error"], strict=True))
+                error, sent is not None)
+        for due, done, error, sent in zip(columns["scheduled_us"], columns["done_us"],
+                                          columns["error"], columns["sent_us"], strict=True))
+
+
+def unsent_during(requests: Iterable[Request], events: Sequence[EventWindow],
+                  grace_s: float) -> int:
+    """Requests never sent that were due while an event was in effect or within
+    `grace_s` (the room's timeout) after it was lifted: held waiting for a connection
+    the fault held, not a generator that fell behind."""
+    spans = [(e.start, (e.end if e.end is not None else math.inf) + grace_s)
+             for e in events if e.start is not None]
+    return sum(1 for r in requests if not r.sent
+               and any(start <= r.scheduled <= end for start, end in spans))
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:
@@ -229,9 +242,10 @@ def event_figures(requests: Sequence[Request], event: EventWindow,
     after: Sequence[Request] = ()
     recovery = None
     if event.end is not None:
-        after = scheduled_in(requests, event.end, event.end + AFTER_S)
         horizon = min(event.end + AFTER_S, next_start or math.inf,
                       requests[-1].scheduled + 1e-6)
+        after = scheduled_in(requests, event.end, min(event.end + AFTER_S,
+                                                      next_start or math.inf))
         recovery = None if band is None else recovery_ms(requests, event.end, horizon, band)
     return EventFigures(
         event.label, len(during), sum(1 for e in errors if e != TIMEOUT),

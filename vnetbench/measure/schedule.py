@@ -89,6 +89,16 @@ def base36(value: int) -> str:
             return digits
 
 
+def within(schedule: MachineSchedule, from_s: float, until_s: float) -> MachineSchedule:
+    """The requests of a schedule due in [from_s, until_s) after the room's instant: a
+    machine's share while it is up, when a schedule of faults kills it or starts it
+    again (a machine switched off asks nothing)."""
+    kept = [(offset, size) for offset, size in zip(schedule.offsets_us, schedule.size_indexes,
+                                                   strict=True)
+            if from_s * 1e6 <= offset < until_s * 1e6]
+    return MachineSchedule(tuple(o for o, _ in kept), tuple(s for _, s in kept))
+
+
 def encode(schedule: MachineSchedule) -> str:
     """The schedule as one argument (see the module's docstring); UserError if too long."""
     tokens, previous = [], 0

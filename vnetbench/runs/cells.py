@@ -95,6 +95,8 @@ def sharing_key(cell: Cell, topology: Topology) -> tuple[str, str] | None:
     scenario = cell.scenario
     if not scenario.shares_stack or scenario.fresh_stack_per_pass(topology):
         return None
+    if scenario.injects_faults and topology.faults:  # it kills, restarts and re-shapes
+        return None
     return cell.overlay.name, scenario.stack_topology(topology, cell.overlay).stack_key()
 
 

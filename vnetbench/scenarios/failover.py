@@ -422,15 +422,8 @@ class Failover(Scenario):
     def reshaped_after_restart(context: ScenarioContext, names: list[str]) -> None:
         """A shaped stack: the keeper shapes a restarted container again; once it has,
         it is told the new shapers are the planned ones (not a change to report)."""
-        keeper = context.shaping
-        if keeper is None or not is_shaped(context.topology):
-            return
-        deadline = time.time() + 30
-        nodes = {context.stack.service_of(n) for n in names}
-        while time.time() < deadline and not nodes <= set(keeper.reapplied) | {
-                n.removeprefix("router-").removeprefix("hub-") for n in keeper.reapplied}:
-            time.sleep(0.3)
-        keeper.watch_again()
+        if context.shaping is not None:
+            context.shaping.settle({context.stack.service_of(n) for n in names})
 
     @staticmethod
     def shape_back(context: ScenarioContext) -> None:

@@ -15,10 +15,12 @@ clock, so the whole room starts at once; when a probe began after that instant
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from vnetbench.capabilities import Capability
@@ -26,6 +28,7 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
+from vnetbench.errors import UserError
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
@@ -36,15 +39,20 @@ from vnetbench.measure.room import (
     OpenLoopFigures,
     RoomFigures,
     RoomRecordError,
+    joined,
     machines_named,
     parse_machine,
 )
-from vnetbench.measure.schedule import encode, plan_fits, room_schedules
+from vnetbench.measure.room_faults import Request, requests_of, unsent_during
+from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.room_faults import room_fault_result
+from vnetbench.scenarios.room_schedule import FaultedRoom, Resume, ScheduleOutcome
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
+from vnetbench.shaping.schedule import Schedule, expand
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -80,11 +88,14 @@ class Load:
     planned: float
     lead_s: float
     starting_s: float  # creating and starting every machine's probe took this long
+    schedule: ScheduleOutcome | None = None  # the schedule of faults as stamped
+    requests: list[Request] = field(default_factory=list)  # the open loop's, each
 
 
 class Room(Scenario):
     declaration = DECLARATION
     shares_stack = True  # its server and machines are probes, removed when the pass ends
+    injects_faults = True  # the topology's `faults`, as one schedule during the load
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
@@ -92,8 +103,8 @@ class Room(Scenario):
         one switch, the server shares it)."""
         machines = topology.settings.machines
         room_switches = topology.switches[:-1] or topology.switches
-        agents = [{"name": f"agent{n + 1}", "switch": room_switches[n % len(room_switches)]}
-                  for n in range(machines)]
+        agents = [{"name": name, "switch": room_switches[n % len(room_switches)]}
+                  for n, name in enumerate(room_machine_names(machines))]
         agents.append({"name": SERVER, "switch": topology.switches[-1]})
         why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) on "
                f"{len(room_switches)} switch(es) and a server on {topology.switches[-1]}, "
@@ -119,6 +130,15 @@ class Room(Scenario):
         room = topology.settings.of(RoomSettings)
         if room.loop == "open":
             plan_fits(room.rate, topology.settings.seconds)
+        if topology.faults:
+            schedule_fits(topology, room)
+
+    @staticmethod
+    def schedule(topology: Topology) -> Schedule | None:
+        """The topology's faults as the room's schedule (None: no faults)."""
+        if not topology.faults:
+            return None
+        return expand(topology, room_machine_names(topology.settings.machines))
 
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         stack, topology = context.stack, context.topology
@@ -128,18 +148,34 @@ class Room(Scenario):
         server = f"{prefix}-server"
         sizes = [str(size) for size in topology.settings.of(RoomSettings).sizes]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
-        try:
+        url = f"http://{target}:{PORT}"
+
+        def serve(name: str) -> None:
             start_probe(stack, context.container(SERVER),
-                        ["vnetbench-room", "server", str(PORT), *sizes], server, remove=False)
+                        ["vnetbench-room", "server", str(PORT), *sizes], name, remove=False)
+
+        schedule = self.schedule(topology)
+        faulted = None if schedule is None else FaultedRoom(
+            context, schedule, prefix,
+            lambda resume: self.resume(context, resume, url, pass_no), serve)
+        try:
+            serve(server)
             problem = self.wait_serving(context, server)
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
-            load = self.run_load(context, names, f"http://{target}:{PORT}", pass_no)
+            load = self.run_load(context, names, url, pass_no, faulted)
         finally:
-            for name in [*names.values(), server]:
+            for name in [*names.values(), server, *(faulted.probes() if faulted else [])]:
                 stop_probe(stack, name)
-        return result_of(RoomFigures.of(load.loads, load.without_record), load,
-                         topology.settings.seconds)
+        excused = 0
+        if load.schedule is not None:
+            excused = unsent_during(load.requests, load.schedule.events,
+                                    topology.settings.of(RoomSettings).timeout_s)
+        result = result_of(RoomFigures.of(load.loads, load.without_record), load,
+                           topology.settings.seconds, excused)
+        if faulted is not None and load.schedule is not None:
+            with_faults(result, load, faulted)
+        return result
 
     def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
         """Wait (bounded) for the server's mark; the reason when it never came."""
@@ -155,17 +191,20 @@ class Room(Scenario):
                 f"{text.strip()[-300:] or 'no output'}")
 
     def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
-                 pass_no: int) -> Load:
-        """Create every machine's probe, let them start at one instant, read CPU at its
-        start and end, then their records."""
+                 pass_no: int, faulted: FaultedRoom | None = None) -> Load:
+        """Create every machine's probe, let them start at one instant (the schedule of
+        faults staged before it, fired from it), read CPU at its start and end, then
+        their records."""
         stack, settings = context.stack, context.topology.settings
-        lead = LEAD_S + LEAD_PER_MACHINE_S * len(names)
+        lead = LEAD_S + LEAD_PER_MACHINE_S * len(names) + (faulted.lead_s if faulted else 0)
         planned = time.time() + lead
         room = settings.of(RoomSettings)
         timeout_s = room.timeout_s
         if room.loop == "open":
+            spans = {m: (0.0, faulted.first_span(m) if faulted else math.inf)
+                     for m in names}
             argv, last_s = open_argv(machines_named(names), room, settings.seconds, url,
-                                     planned, pass_no)
+                                     planned, pass_no, spans)
         else:
             argv, last_s = closed_argv(machines_named(names), room, settings.seconds, url,
                                        planned)
@@ -176,12 +215,16 @@ class Room(Scenario):
                 for machine, tool in argv.items()}
         with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
                      f"{room.rate:g}/s each", lead + settings.seconds):
+            if faulted:
+                faulted.stage(planned, planned + last_s, time.time() + bound)
             began = time.monotonic()
             with ThreadPoolExecutor(max_workers=STARTERS) as pool:
                 refused = dict(filter(None, pool.map(
                     lambda item: self.start_machine(context, item[0], argv[item[0]], item[1]),
-                    names.items())))
+                    [(m, n) for m, n in names.items() if m in argv])))
             starting_s = time.monotonic() - began
+            if faulted:
+                faulted.fire()
             time.sleep(max(0.0, planned - time.time()))
             server = {context.container(SERVER)}
             idle = by_role(stack.memory_by_role())
@@ -195,14 +238,35 @@ class Room(Scenario):
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)
         ends = planned + last_s + timeout_s
-        started = {m: n for m, n in names.items() if m not in refused}
-        loads, missing = self.records(context, started, ends, pass_no)
+        outcome = faulted.finish() if faulted else None
+        started = {m: [*([n] if m in argv else []),
+                       *(faulted.resumed.get(m, []) if faulted else [])]
+                   for m, n in names.items() if m not in refused}
+        started = {m: probes for m, probes in started.items() if probes}
+        loads, missing, requests = self.records(context, started, ends, pass_no)
         missing |= self.with_last_lines(context, refused)
         return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
                     MemoryFigures(idle, loaded),
                     next(iter(server_cpu.values()), None),
                     host_busy_percent(before[2], after[2], seconds), planned, lead,
-                    starting_s)
+                    starting_s, outcome, requests)
+
+    def resume(self, context: ScenarioContext, resume: Resume, url: str,
+               pass_no: int) -> bool:
+        """A machine the schedule started again: a generator for its requests due from
+        then on (False: none due, or it would not start)."""
+        topology = context.topology
+        room = topology.settings.of(RoomSettings)
+        machine = resume.machine
+        argv, _ = open_argv([machine], room, topology.settings.seconds, url, resume.zero,
+                            pass_no, {machine: (resume.from_s, resume.until_s)},
+                            [a.name for a in topology.agents if a.name != SERVER])
+        if not argv:
+            return False
+        bound = max(1, int(resume.bound_at - time.time()))
+        return self.start_machine(context, machine,
+                                  ["timeout", "-k", "2", str(bound), *argv[machine]],
+                                  resume.name) is None
 
     @staticmethod
     def start_machine(context: ScenarioContext, machine: str, argv: list[str],
@@ -227,22 +291,31 @@ class Room(Scenario):
                 f"{' | '.join(last.get(machine) or ['no log'])}"
                 for machine, said in refused.items()}
 
-    def records(self, context: ScenarioContext, names: dict[str, str], ends: float,
-                pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str]]:
+    def records(self, context: ScenarioContext, names: dict[str, list[str]], ends: float,
+                pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str], list[Request]]:
         """Every machine's record, waiting (bounded) for the last; the raw output kept.
-        A machine whose wrk failed (it could not connect at all) has none."""
+        A machine whose wrk failed (it could not connect at all) has none. A machine the
+        schedule of faults started again ran a generator per span it was up: their
+        records are joined. The open loop's requests, each on the host's clock."""
         time.sleep(max(0.0, ends - time.time()))
         deadline = time.time() + RECORD_GRACE_S
         loads: dict[str, MachineLoad] = {}
         missing: dict[str, str] = {}
+        requests: dict[str, tuple[Request, ...]] = {}
         pending = machines_named(names)
         while pending:
             for machine in pending:
-                text = probe_log(context, names[machine])
-                save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}.txt", text)
+                texts = [probe_log(context, name) for name in names[machine]]
+                for number, text in enumerate(texts, start=1):
+                    suffix = "" if number == 1 else f"-{number}"
+                    save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}{suffix}.txt",
+                             text)
                 try:
-                    loads[machine] = parse_machine(text)
+                    record = joined(texts)
+                    loads[machine] = parse_machine(record)
                     missing.pop(machine, None)
+                    if loads[machine].generator is not None:
+                        requests[machine] = requests_of(machine, record)
                 except RoomRecordError as error:
                     missing[machine] = str(error)
             pending = [machine for machine in pending if machine in missing]
@@ -251,7 +324,8 @@ class Room(Scenario):
             time.sleep(1.0)
         for machine in [m for m, load in loads.items() if load.error]:
             missing[machine] = loads.pop(machine).error or "wrk failed"
-        return loads, missing
+            requests.pop(machine, None)
+        return loads, missing, [r for found in requests.values() for r in found]
 
 
 def closed_argv(machines: list[str], room: RoomSettings, seconds: float, url: str,
@@ -267,16 +341,28 @@ def closed_argv(machines: list[str], room: RoomSettings, seconds: float, url: st
 
 
 def open_argv(machines: list[str], room: RoomSettings, seconds: float, url: str,
-              planned: float, pass_no: int) -> tuple[dict[str, list[str]], float]:
+              planned: float, pass_no: int,
+              spans: Mapping[str, tuple[float, float]] | None = None,
+              room_machines: list[str] | None = None) -> tuple[dict[str, list[str]], float]:
     """Each machine's open loop (`vnetbench-room open`) with its schedule, and the last
-    request's instant in seconds after the room's."""
-    schedules = room_schedules(machines, room.rate, seconds, len(room.sizes), room.arrivals,
-                               pass_no)
+    request's instant in seconds after the room's. `spans`: a machine's requests only
+    those due in [from, until) (a schedule of faults kills it; none due: no argv);
+    `room_machines`: the whole room, when `machines` is a part of it (each machine's
+    schedule depends on its place in the room)."""
+    room_machines = room_machines or machines
+    schedules = room_schedules(room_machines, room.rate, seconds, len(room.sizes),
+                               room.arrivals, pass_no)
     sizes = ",".join(str(size) for size in room.sizes)
-    argv = {machine: ["vnetbench-room", "open", f"{planned:.3f}", str(room.timeout_s),
-                      room.connection, str(room.connections), url, sizes, encode(schedule)]
-            for machine, schedule in schedules.items()}
-    return argv, max((schedule.last_s for schedule in schedules.values()), default=0.0)
+    argv = {}
+    for machine in machines:
+        schedule = schedules[machine]
+        if spans and machine in spans:
+            schedule = within(schedule, *spans[machine])
+        if len(schedule):
+            argv[machine] = ["vnetbench-room", "open", f"{planned:.3f}", str(room.timeout_s),
+                             room.connection, str(room.connections), url, sizes,
+                             encode(schedule)]
+    return argv, max((schedules[m].last_s for m in machines), default=0.0)
 
 
 def phases(machines: list[str], rate: float) -> dict[str, float]:
@@ -301,7 +387,9 @@ def host_busy_percent(before: int, after: int, seconds: float) -> float | None:
     return 100 * (after - before) / tick / seconds / cores if seconds > 0 else None
 
 
-def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
+def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -> PassResult:
+    """The pass's rows, summary and state; `excused`: requests never sent because a
+    fault of the schedule held their connection (not the generator's shortfall)."""
     metrics = room_metrics(room, load)
     summary: dict[str, float | int | str | None] = {
         "machines": room.machines, "p50_ms": room.percentile_ms(50),
@@ -330,15 +418,39 @@ def result_of(room: RoomFigures, load: Load, seconds: float) -> PassResult:
                         f"after the room's instant (the engine started the probes slower "
                         f"than {load.lead_s:.0f} s allowed): they overlapped for less than "
                         f"{seconds:g} s")
+    notes = []
     if room.open_loop:
-        problems += open_loop_problems(room.open_loop, room.machines)
+        problems += open_loop_problems(room.open_loop, room.machines, excused)
+        if excused:
+            notes.append(f"{excused} request(s) were never sent: all due while a fault was "
+                         "in effect or within the room's timeout after it, waiting for a "
+                         "connection the fault held (room_sent counts them out)")
     return PassResult(metrics, summary, Outcome(State.PARTIAL, [
-        Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome())
+        Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome(), notes)
 
 
-def open_loop_problems(generators: OpenLoopFigures, machines: int) -> list[str]:
+def with_faults(result: PassResult, load: Load, faulted: FaultedRoom) -> None:
+    """The schedule of faults' rows, timeline and words added to the pass; a fault not
+    stamped as planned makes it partial; the services it killed are not its failure."""
+    outcome = load.schedule
+    assert outcome is not None
+    metrics, series, words = room_fault_result(load.requests, outcome.events, load.planned,
+                                               outcome.declared)
+    result.metrics |= metrics
+    result.series += series
+    result.notes += words + outcome.notes
+    result.fault_killed |= faulted.killed
+    if outcome.problems:
+        problems = [Problem(Kind.PARTIAL, p) for p in outcome.problems]
+        state = State.PARTIAL if result.state is State.OK else result.state
+        result.outcome = Outcome(state, [*result.outcome.problems, *problems])
+
+
+def open_loop_problems(generators: OpenLoopFigures, machines: int,
+                       excused: int = 0) -> list[str]:
     """Why the open loop's pass is partial: a generator fell behind its schedule (its
-    lag is in every latency), or the room sent too little of what it planned."""
+    lag is in every latency), or the room sent too little of what it planned (less
+    `excused`: those a fault's held connection kept from being sent)."""
     problems = []
     if generators.behind:
         first = next(iter(generators.behind.items()))
@@ -346,7 +458,7 @@ def open_loop_problems(generators: OpenLoopFigures, machines: int) -> list[str]:
                         f"of {machines} machines ({first[0]}: {first[1]}; over "
                         f"{BEHIND_SHARE_OF_GAP:.0%} of the gap, the planned arrivals are "
                         "not kept: the host's CPU is short)")
-    if generators.planned and generators.sent < SENT_TOLERANCE * generators.planned:
+    if generators.planned and generators.sent + excused < SENT_TOLERANCE * generators.planned:
         problems.append(f"the room sent {generators.sent} of {generators.planned} planned "
                         f"requests ({generators.sent_percent:.1f} %, under "
                         f"{SENT_TOLERANCE:.0%}): the rest timed out waiting for a "
@@ -394,3 +506,26 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
     values |= {DECLARATION.series(ROOM_LATENCY, quantile=f"{point:g}"): room.percentile_ms(point)
                for point in CDF_POINTS}
     return metrics | DECLARATION.emitted(values)
+
+
+def room_machine_names(machines: int) -> list[str]:
+    """The room's machines as stack_topology names them."""
+    return [f"agent{n + 1}" for n in range(machines)]
+
+
+def schedule_fits(topology: Topology, room: RoomSettings) -> None:
+    """A schedule of faults runs on the open loop only (the closed loop keeps no
+    per-request record), fits the room (machines to kill, switches), and ends within
+    the load."""
+    if room.loop != "open":
+        raise UserError(f"Topology '{topology.name}': a room under faults needs the open "
+                        "loop (settings.room.loop: open): the closed loop keeps no record "
+                        "per request, so no fault's figures can be read. Set the loop to "
+                        "open, or leave the faults out.")
+    schedule = expand(topology, room_machine_names(topology.settings.machines))
+    seconds = topology.settings.seconds
+    if schedule.end_ms > seconds * 1000:
+        raise UserError(f"Topology '{topology.name}': its faults' last step comes "
+                        f"{schedule.end_ms / 1000:g} s after the room's load begins, and the "
+                        f"load lasts {seconds:g} s. Give a longer load (--seconds), or "
+                        "faults that end sooner.")

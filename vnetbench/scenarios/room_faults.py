@@ -1,12 +1,21 @@
-"""The room under a schedule of faults: per-event figures (measure/room_faults.py) as
-the pass's metric rows, a `fault` column each (as failover reports its faults), the
-timeline per 100 ms as rows with `interval_s`, each event's effective start and end
-on that axis, and the pass's words (pure: the engine side stages and fires the
-steps, vnetbench/shaping/schedule.py)."""
+"""The room under a schedule of faults: the schedule run during the load
+(shaping/run_schedule.py stages and fires it; here what a room needs of it: the
+containers each target is, the probes started anew in a machine or the server the
+schedule started again), and its results: per-event figures (measure/room_faults.py)
+as the pass's metric rows, a `fault` column each (as failover reports its faults),
+the timeline per 100 ms as rows with `interval_s`, each event's effective start and
+end on that axis, and the pass's words.
+
+A machine's generator runs in its container's network namespace, which goes with the
+container when it is killed: a killed machine's generator is given its schedule up
+to the kill, and when the machine is started again a new generator takes the
+requests due from RESUME_S after that start on (a machine switched off asks
+nothing; one just started asks again, and fails until its overlay has it back).
+The server's nginx is started anew likewise when the server is."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import (
@@ -87,11 +96,26 @@ def fault_words(figures: Sequence[EventFigures]) -> list[str]:
     return said
 
 
+def held_values(events: Sequence[EventWindow], declared: Mapping[str, float | None]) -> Values:
+    """Each event's span as stamped beside its declared one."""
+    values: Values = {}
+    for event in events:
+        if event.start is not None and event.end is not None:
+            values[DECLARATION.series("room_fault_held_ms", fault=event.label)] = \
+                (event.end - event.start) * 1000
+        values[DECLARATION.series("room_fault_declared_ms", fault=event.label)] = \
+            declared.get(event.label)
+    return values
+
+
 def room_fault_result(requests: Sequence[Request], events: Sequence[EventWindow],
-                      origin: float) -> tuple[Metrics, list[SeriesPoint], list[str]]:
+                      origin: float, declared: Mapping[str, float | None] | None = None
+                      ) -> tuple[Metrics, list[SeriesPoint], list[str]]:
     """A room pass's rows for its schedule of faults: the metrics, the timeline, the
-    words; `origin` is the room's instant (the timeline's zero)."""
+    words; `origin` is the room's instant (the timeline's zero); `declared` each
+    event's declared span."""
     figures = schedule_figures(requests, events)
-    values = fault_values(figures) | mark_values(marks(events, origin))
+    values = (fault_values(figures) | mark_values(marks(events, origin))
+              | held_values(events, declared or {}))
     return (DECLARATION.emitted(values), timeline_series(timeline(requests, origin)),
             fault_words(figures))

@@ -188,15 +188,18 @@ def read_back(run: RunOnEngine, container: str) -> dict[str, Any]:
             **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
 
 
-def shape_run(run: RunOnEngine, topology: Topology) -> dict[str, Any]:
+def shape_run(run: RunOnEngine, topology: Topology,
+              segment: str | None = None) -> dict[str, Any]:
     """Impose the profiles on every container of a running topology (again, if it
-    was shaped before: each helper is replaced); return what was applied."""
+    was shaped before: each helper is replaced); return what was applied. `segment`:
+    only the containers attached to it (all their links shaped anew)."""
     if not is_shaped(topology):
         return {}
     available = set(available_mechanisms())
     applied: dict[str, Any] = {"mechanism": "netem" if "netem" in available
                                else "tbf + iptables statistic + NFQUEUE delay line"}
     shaped = [(m, spec) for m in members(run)
+              if segment is None or any(a.segment == segment for a in m.attachments)
               if (spec := shaping_spec(topology, m, available))["interfaces"]]
     with waiting(f"shaping the links of {len(shaped)} container(s)", 0.7 * len(shaped)):
         for member, spec in shaped:
@@ -327,6 +330,17 @@ class ShapingKeeper:
         with self.lock:
             self.watched = {}
             self._watch_shapers()
+
+    def settle(self, nodes: set[str], timeout_s: float = 30.0) -> None:
+        """Containers of `nodes` were started again on purpose (a fault's restart): once
+        this keeper has shaped each anew (bounded), its shapers are the planned ones."""
+        if not is_shaped(self.topology):
+            return
+        deadline = time.time() + timeout_s
+        while time.time() < deadline and not nodes <= set(self.reapplied) | {
+                n.removeprefix("router-").removeprefix("hub-") for n in self.reapplied}:
+            time.sleep(0.3)
+        self.watch_again()
 
     def verify(self, label: str) -> list[str]:
         """After a pass (`label`, e.g. "pass 2"): what changed in the shaping since the

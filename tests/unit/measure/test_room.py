@@ -13,10 +13,12 @@ from vnetbench.measure.room import (
     RoomFigures,
     RoomRecordError,
     jain_index,
+    joined,
     machines_named,
     parse_machine,
     quantile_us,
 )
+from vnetbench.measure.room_faults import requests_of
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "room"
 
@@ -172,3 +174,24 @@ def test_a_closed_loop_counts_replies_not_the_entries_wrk_added_for_a_stall() ->
     assert load.answered == load.requests == 50 and entries == 56
     room = RoomFigures.of({"agent1": load}, {})
     assert room.answered == 50 and room.percentile_ms(100) == pytest.approx(940.446)
+
+
+def test_a_machine_started_again_has_its_generators_joined_in_one_record() -> None:
+    def record(began: float, ended: float, scheduled: list[int]) -> str:
+        n = len(scheduled)
+        return "vnetbench-room " + json.dumps({
+            "loop": "open", "planned": 100.0, "began": began, "ended": ended,
+            "requests": n, "cpu_s": 0.5, "max_rss_kib": 1000 + n, "columns": {
+                "scheduled_us": scheduled, "lag_us": [10] * n, "waited": [False] * n,
+                "sent_us": [s + 5 for s in scheduled], "done_us": [s + 900 for s in scheduled],
+                "error": [None] * n, "bytes": [200] * n, "size_index": [0] * n}})
+    text = joined([record(100.0, 102.0, [0, 1_000_000]),
+                   record(105.0, 110.0, [5_500_000, 6_500_000, 7_500_000])])
+    load = parse_machine(text)
+    assert (load.requests, load.answered, load.began, load.ended) == (5, 5, 100.0, 110.0)
+    assert load.generator is not None and load.generator.cpu_s == 1.0
+    assert load.generator.max_rss_kib == 1003
+    assert [r.scheduled for r in requests_of("m", text)] == [100.0, 101.0, 105.5, 106.5,
+                                                            107.5]
+    with pytest.raises(RoomRecordError):
+        joined([record(100.0, 102.0, [0]), "no record here"])

@@ -20,6 +20,7 @@ from vnetbench.measure.room_faults import (
     requests_of,
     schedule_figures,
     timeline,
+    unsent_during,
 )
 
 T0 = 1000.0  # the room's instant (epoch seconds)
@@ -169,3 +170,23 @@ def test_a_generator_s_columns_are_read_on_the_host_s_clock() -> None:
     with pytest.raises(RoomRecordError, match="no per-request columns"):
         requests_of("agent3", 'vnetbench-room {"requests": 3, "planned": 1, "began": 1, '
                     '"ended": 2}')
+
+
+def test_a_request_never_sent_is_the_fault_s_when_due_during_it_or_its_timeout() -> None:
+    made = room(20, error=lambda k, i: "timeout" if k in (5, 102, 135) else None)
+    made = [r if r.error is None else Request(r.machine, r.scheduled, None, r.error, False)
+            for r in made]
+    # due at 0.5 s (before), 10.2 s (during), 13.5 s (within the 3 s timeout after the lift
+    # at 11 s): the first is the generator's own shortfall, the others the fault's
+    assert unsent_during(made, [STALL], grace_s=3) == 20
+    assert unsent_during(made, [STALL], grace_s=2) == 10
+    assert unsent_during(made, [EventWindow("x", None, None)], grace_s=3) == 0
+
+
+def test_the_window_after_a_fault_ends_where_the_next_one_begins() -> None:
+    # 300 ms from 12 s on, when the next event has begun: not the first one's aftermath
+    made = room(20, latency_ms=lambda k, i: 300.0 if k >= 120 else 5.0)
+    alone = event_figures(made, STALL)
+    assert alone.after_p99_ms == 300.0
+    followed = event_figures(made, STALL, next_start=T0 + 12)
+    assert followed.after_p99_ms == 5.0

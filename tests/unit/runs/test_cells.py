@@ -18,7 +18,14 @@ from vnetbench.results import ResultSet
 from vnetbench.runrecord import RunRecord, read_record
 from vnetbench.runs import cells as cells_module
 from vnetbench.runs import passes
-from vnetbench.runs.cells import Cell, CellGroup, group_cells, record_group, run_group
+from vnetbench.runs.cells import (
+    Cell,
+    CellGroup,
+    group_cells,
+    record_group,
+    run_group,
+    sharing_key,
+)
 from vnetbench.runs.matrix import cell_topology, finished_cells, plan_cells
 from vnetbench.runs.passes import run_passes
 from vnetbench.runs.plan import Task, prepared_task
@@ -26,7 +33,7 @@ from vnetbench.runs.recording import StackClock
 from vnetbench.scenarios import SCENARIOS, ScenarioContext, get_scenario
 from vnetbench.scenarios.base import PassResult
 from vnetbench.schema import PASS, SCENARIO, VARIANT, Variant
-from vnetbench.topology import Topology, load_topology
+from vnetbench.topology import Fault, Topology, load_topology
 
 BASE = load_topology(TOPOLOGIES / "two-sites.yml")
 PAIR = ("throughput", "transactions", "loaded_latency")
@@ -246,3 +253,14 @@ def test_cells_on_one_stack_keep_their_rows_pass_numbers_raw_folders_and_seconds
     assert rows == {("throughput", "default", 1, None), ("throughput", "default", 2, None),
                     ("throughput", "default", 3, None), ("transactions", "short", 1, 1)}
     assert list(seconds) == ["throughput/baseline/default", "transactions/baseline/short"]
+
+
+def test_a_room_under_faults_runs_on_a_stack_of_its_own() -> None:
+    """Its schedule kills, restarts and re-shapes: no later cell may find that stack."""
+    baseline = OVERLAY_TYPES["baseline"]()
+    faulted = BASE.model_copy(update={"faults": [Fault.model_validate(
+        {"at": "2s", "link": "backbone", "for": "1s"})]})
+    room, throughput = cell("room", baseline), cell("throughput", baseline)
+    assert sharing_key(room, BASE) is not None
+    assert sharing_key(room, faulted) is None
+    assert sharing_key(throughput, faulted) is not None  # it injects no faults

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,9 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "room"
 ROOM = get_scenario("room")
 
 
-def topology(**settings: object) -> object:
-    return parse_topology({"name": "t", "switches": 3, "agents": 2, "settings": settings}, "t")
+def topology(faults: list[object] | None = None, **settings: object) -> object:
+    return parse_topology({"name": "t", "switches": 3, "agents": 2, "settings": settings,
+                           "faults": faults or []}, "t")
 
 
 def load(**changes: object) -> Load:
@@ -189,3 +191,44 @@ def test_the_settings_name_the_loop_and_the_open_loops_own() -> None:
     assert ROOM.settings(topology())["room_connections"] == 6
     closed = ROOM.settings(topology(room={"loop": "closed"}))
     assert "room_arrivals" not in closed and closed["room_connection"] == "keep"
+
+
+def test_requests_a_fault_held_unsent_do_not_make_the_pass_partial() -> None:
+    unsent = open_load(scheduled_us=[k * 200_000 for k in range(20)],
+                       sent_us=[None] * 5 + [1] * 15, done_us=[None] * 5 + [2] * 15,
+                       error=["timeout"] * 5 + [None] * 15)
+    room = RoomFigures.of({"agent1": unsent}, {})
+    result = result_of(room, load(loads={"agent1": unsent}), 4, excused=5)
+    assert result.state is State.OK
+    assert result.notes[0].startswith("5 request(s) were never sent: all due while a fault")
+    # the generator's own shortfall beyond them still is
+    assert result_of(room, load(loads={"agent1": unsent}), 4, excused=4).state is \
+        State.PARTIAL
+
+
+def test_a_machine_s_generator_asks_only_while_it_is_up() -> None:
+    room = RoomSettings(rate=5, sizes=(200,))
+    argv, last_s = open_argv(["agent1", "agent2"], room, 4, "http://s:8080", 100.0, 1,
+                             {"agent1": (0.0, 1.5)})
+    schedules = room_schedules(["agent1", "agent2"], 5, 4, 1, "even", 1)
+    assert decode(argv["agent1"][8]).offsets_us == tuple(
+        o for o in schedules["agent1"].offsets_us if o < 1_500_000)
+    assert decode(argv["agent2"][8]) == schedules["agent2"]
+    assert last_s == max(s.last_s for s in schedules.values())
+    # started again: its requests from then on, at their places in the whole room's
+    later, _ = open_argv(["agent2"], room, 4, "http://s:8080", 100.0, 1,
+                         {"agent2": (2.0, math.inf)}, ["agent1", "agent2"])
+    assert decode(later["agent2"][8]).offsets_us == tuple(
+        o for o in schedules["agent2"].offsets_us if o >= 2_000_000)
+    assert open_argv(["agent1"], room, 4, "u", 100.0, 1, {"agent1": (5.0, 6.0)})[0] == {}
+
+
+def test_a_room_under_faults_is_checked_before_anything_starts() -> None:
+    flap = {"at": "2s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"}
+    ROOM.check(topology(seconds=10, machines=4, faults=[flap]))
+    with pytest.raises(UserError, match="needs the open loop"):
+        ROOM.check(topology(seconds=10, machines=4, room={"loop": "closed"}, faults=[flap]))
+    with pytest.raises(UserError, match=r"last step comes 5 s after .* lasts 4 s"):
+        ROOM.check(topology(seconds=4, machines=4, faults=[flap]))
+    with pytest.raises(UserError, match="5 machines, and the room has 4"):
+        topology(seconds=10, machines=4, faults=[{"at": "1s", "kill": {"machines": 5}}])

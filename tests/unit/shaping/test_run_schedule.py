@@ -1,0 +1,199 @@
+"""A schedule of faults run: each edge's rule steps (the link's on every edge, a
+partition's on its own switches' edges only), its helper running them in order at
+their instants and stamping each, the engine's steps fired from a thread in order,
+each event's window from its own stamps, and no rule left standing."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.shaping.test_fault import LocalHelpers, LocalRun, stand_ins
+from tests.unit.shaping.test_schedule import room
+from vnetbench.addressing import plan_addresses
+from vnetbench.measure.fault_window import Stamp
+from vnetbench.shaping import run_schedule
+from vnetbench.shaping.fault import Edge
+from vnetbench.shaping.run_schedule import (
+    EDGE_SCRIPT,
+    NONE,
+    RuleStep,
+    ScheduleRun,
+    ScheduleRunner,
+    left_standing,
+    parse_edge_helper,
+    rule_steps,
+)
+from vnetbench.shaping.schedule import Action, Target, expand
+
+EDGES = [Edge(f"router-switch{n}", f"router-switch{n}", f"10.9.0.{n}", f"p-f-switch{n}")
+         for n in (1, 2, 3)]
+
+
+def plan_of(schedule_room: Any) -> Any:
+    return plan_addresses(schedule_room, "r", IPv4Network("10.190.0.0/16"))
+
+
+def test_a_flap_puts_its_rule_in_and_out_on_every_edge_in_order() -> None:
+    topology = room({"at": "1s", "flap": "backbone", "times": 2, "down": "200ms",
+                     "up": "300ms"})
+    own = rule_steps(expand(topology), EDGES, plan_of(topology), zero=100.0)
+    assert sorted(own) == [e.helper for e in EDGES]
+    steps = own["p-f-switch1"]
+    assert [(s.at, s.on) for s in steps] == [(101.0, True), (101.2, False), (101.5, True),
+                                              (101.7, False)]
+    assert {(s.probability, s.sources) for s in steps} == {(NONE, NONE)}
+
+
+def test_a_partition_acts_on_its_switches_edges_against_the_other_side() -> None:
+    topology = room({"at": "1s", "partition": [["switch1"], ["switch2"]], "for": "1s"})
+    plan = plan_of(topology)
+    own = rule_steps(expand(topology), EDGES, plan, zero=0.0)
+    assert sorted(own) == ["p-f-switch1", "p-f-switch2"]  # switch3 reaches both sides
+    on, off = own["p-f-switch1"]
+    assert on.on and not off.on and off.at - on.at == pytest.approx(1.0)
+    assert on.sources == off.sources == (f"{plan.switch_backbone['switch2']},"
+                                         f"{plan.sites['switch2'].subnet}")
+
+
+def test_a_loss_burst_drops_a_share_and_takes_the_same_rule_out() -> None:
+    topology = room({"at": "1s", "loss": "30%", "for": "1s"})
+    on, off = rule_steps(expand(topology), EDGES[:1], plan_of(topology), 0.0)["p-f-switch1"]
+    assert on.probability == off.probability == "0.300000"
+    assert on.rule == off.rule
+
+
+def test_rules_left_standing_are_those_in_less_those_a_stamped_step_took_out() -> None:
+    steps = [RuleStep(0, 1.0, True, NONE, NONE), RuleStep(1, 2.0, False, NONE, NONE),
+             RuleStep(2, 3.0, True, NONE, NONE), RuleStep(3, 4.0, False, NONE, NONE)]
+    stamp = Stamp(0.0, 0.0, 0.0)
+    assert left_standing(steps, dict.fromkeys(range(4), stamp)) == []
+    assert left_standing(steps, {0: stamp, 1: stamp, 2: stamp}) == [(NONE, NONE)]
+    # a helper that died between iptables and its stamp: its rule may stand
+    assert left_standing(steps, {}) == [(NONE, NONE), (NONE, NONE)]
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
+def test_the_edge_helper_runs_each_step_at_its_instant_and_stamps_it(tmp_path: Path) -> None:
+    bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
+    bin_dir.mkdir()
+    zero = time.time() + 0.6
+    steps = [RuleStep(4, zero, True, "0.300000", "10.1.0.2,10.2.0.0/24"),
+             RuleStep(7, zero + 0.3, False, "0.300000", "10.1.0.2,10.2.0.0/24")]
+    done = subprocess.run(["sh", "-c", EDGE_SCRIPT, "h", "10.9.0.2",
+                           "\n".join(s.line for s in steps)],
+                          env=stand_ins(bin_dir, log), capture_output=True, text=True,
+                          timeout=20)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stamps, failure = parse_edge_helper(done.stdout)
+    assert failure is None and sorted(stamps) == [4, 7]
+    # each began at its instant, not before, and its stamp follows iptables' return
+    assert stamps[4].began >= zero and stamps[7].began >= zero + 0.3
+    calls = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert [words.split()[2:5] for _, words in calls] == [
+        ["raw", "-I", "PREROUTING"], ["raw", "-D", "PREROUTING"]]
+    match = ("-i eth1 -m statistic --mode random --probability 0.300000 "
+             "-s 10.1.0.2,10.2.0.0/24 -j DROP")
+    assert all(match in words for _, words in calls)
+    assert zero <= float(calls[0][0]) <= (stamps[4].done or 0)
+
+
+def test_a_helper_s_failed_step_is_named() -> None:
+    text = ("vnetbench-fault: staged dev=eth1\nvnetbench-at began=10.0 late_s=0.001\n"
+            "vnetbench-fault: step=2 at=10.01\nvnetbench-at began=11.0 late_s=0.001\n"
+            "vnetbench-fault: failed step=5 (iptables exit 1)\n")
+    stamps, failure = parse_edge_helper(text)
+    assert list(stamps) == [2] and stamps[2].done == pytest.approx(10.01)
+    assert failure == "step 5: (iptables exit 1)"
+    assert parse_edge_helper("")[1] is not None  # never started
+
+
+class Engine(LocalHelpers):
+    """Local helpers, and kills and starts recorded with their instants."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.calls: list[tuple[str, str, float]] = []
+
+    def signal(self, names: list[str], signal: str) -> None:
+        self.calls += [(signal, n, time.time()) for n in names]
+
+    def restart(self, name: str) -> None:
+        self.calls.append(("start", name, time.time()))
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
+def test_a_schedule_runs_its_rules_and_engine_steps_at_their_instants(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flap on two edges (staged helpers) beside a switch restart and a churn (the
+    engine's steps): every step at or after its instant, in order, each event's window
+    from its own stamps; a machine started again is announced; no rule left."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
+    bin_dir.mkdir()
+    env = stand_ins(bin_dir, log)
+    (bin_dir / "ip").write_text("#!/bin/sh\necho \"2: eth1    inet $ADDRESS/24 scope global\"\n")
+    targets = {e.container: {"ADDRESS": e.address} for e in EDGES[:2]}
+    engine = Engine(tmp_path, env, targets)
+    monkeypatch.setattr(run_schedule, "backbone_edges", lambda run, prefix: EDGES[:2])
+    topology = room({"at": "300ms", "flap": "backbone", "times": 2, "down": "200ms",
+                     "up": "200ms"},
+                    {"at": "400ms", "kill": "switch3", "restart_after": "300ms"},
+                    {"at": "500ms", "churn": "10%", "over": "400ms"})
+    schedule = expand(topology)
+    started: list[tuple[Target, float]] = []
+    runner = ScheduleRunner(LocalRun(engine), schedule, plan_of(topology), "p",
+                            lambda target: [f"c-{target.name}"], lambda shape: None,
+                            lambda target, at: started.append((target, at)))
+    zero = time.time() + 1.0
+    runner.stage(zero)
+    runner.fire()
+    ran = runner.finish()
+    assert ran.failures == {}
+    for index, step in enumerate(schedule.steps):  # every step, none before its instant
+        stamp = (ran.engine.get(index) if step.action in (Action.KILL, Action.START)
+                 else ran.rules["p-f-switch1"].get(index))
+        assert stamp is not None and stamp.began >= zero + step.at_ms / 1000 - 1e-3
+    kills = [(what, name) for what, name, _ in engine.calls]
+    churned = [t.name for e in schedule.events if e.label == "churn" for t in e.targets]
+    assert kills[:2] == [("KILL", "c-switch3"), ("KILL", f"c-{churned[0]}")]
+    assert ("start", "c-switch3") in kills
+    assert sorted(t.name for t, _ in started) == sorted(["switch3", *churned])
+    windows = {e.label: ran.window(schedule, e) for e in schedule.events}
+    flap = windows["backbone-flap"]
+    assert len(flap.edges) == 2 and flap.start is not None and flap.end is not None
+    # the flap's window: from its first rule in (300 ms) to its last rule out (900 ms):
+    # no stamp before its step's instant (how late after it depends on this host's load)
+    assert zero + 0.3 <= flap.start < flap.end and flap.end >= zero + 0.9
+    restart = windows["switch-restart"]
+    assert [e.edge.startswith("engine") for e in restart.edges] == [True]
+    assert restart.start is not None and restart.end is not None
+    assert zero + 0.4 <= restart.start < restart.end and restart.end >= zero + 0.7
+    assert engine.cleared == []  # every rule taken out by its own step
+    assert engine.running == {}  # every helper removed
+
+
+def test_an_engine_step_not_stamped_is_the_event_s_failure() -> None:
+    topology = room({"at": "1s", "kill": "switch3", "restart_after": "1s"})
+    schedule = expand(topology)
+    ran = ScheduleRun(engine={0: Stamp(10.0, 0.001, 10.1)},
+                      failures={"step 1": "start at 2000 ms failed: no such container"})
+    window = ran.window(schedule, schedule.events[0])
+    assert window.start == pytest.approx(10.1) and window.end is None
+    assert window.edges[0].failure == "start at 2000 ms failed: no such container"
+
+
+def test_an_event_s_window_is_its_latest_edge_s_first_and_last_stamps() -> None:
+    schedule = expand(room({"at": "1s", "link": "backbone", "for": "1s"}))
+    ran = ScheduleRun(planned={"a": [0, 1], "b": [0, 1]},
+                      rules={"a": {0: Stamp(1.0, 0.0, 1.01), 1: Stamp(2.0, 0.0, 2.01)},
+                             "b": {0: Stamp(1.0, 0.0, 1.02), 1: Stamp(2.0, 0.0, 2.03)}})
+    window = ran.window(schedule, schedule.events[0])
+    assert window.start == pytest.approx(1.02) and window.end == pytest.approx(2.03)
+    half = ScheduleRun(planned={"a": [0, 1]}, rules={"a": {0: Stamp(1.0, 0.0, 1.01)}})
+    edge = half.window(schedule, schedule.events[0]).edges[0]
+    assert edge.lift is None and edge.failure == "1 of its 2 steps were not stamped"

@@ -1,0 +1,363 @@
+"""A schedule of faults (shaping/schedule.py) run on a stack during a load: staged
+before the load, each step fired at its instant, stamped where it acted.
+
+Drop rules (a link down, a loss burst, a flap, a partition) wait where they act: one
+helper per backbone attachment (the tools image, in that container's namespace,
+NET_ADMIN, as shaping/fault.py's) is started before the load with every rule step of
+its edge; each step waits in vnetbench-at for its instant, then one iptables call
+puts its rule in (raw PREROUTING, first) or takes it out, and the helper stamps the
+instant iptables returned. Steps on one edge run one after the other, so a step
+whose predecessor overran its instant begins late, and its stamp says by how much.
+
+Engine steps (a kill, a start, the backbone shaped anew) cannot wait inside a
+container: this process fires them from one thread, in the schedule's order, each
+at its instant, stamped with the call's span (began to returned). Shaping anew
+replaces the shaper of every container on the backbone, about a second each on a
+2-core host (docs/scenarios.md): a ramp's levels are as late as their stamps say.
+
+Each event's window (measure/fault_window.py): per edge, its first step's stamp
+(apply) and its last (lift); in effect from the latest edge's first stamp to the
+latest edge's last one.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from vnetbench.addressing import AddressPlan
+from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
+from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
+from vnetbench.measure.probe import AT_MARK, split_began
+from vnetbench.shaping.fault import (
+    CAPABILITIES,
+    MARK,
+    STAGERS,
+    Edge,
+    backbone_edges,
+    helper_labels,
+    helper_log,
+    staging_lead_s,
+)
+from vnetbench.shaping.schedule import (
+    Action,
+    BackboneShape,
+    Cut,
+    Event,
+    Schedule,
+    Step,
+    Target,
+)
+
+NONE = "-"  # an empty field of a rule step's line
+ENGINE_ACTIONS = (Action.KILL, Action.START, Action.SHAPE, Action.RESTORE)
+LIFT_WAIT_S = 10.0  # after the last step's instant: every helper has stamped it
+
+# $1 the address, $2 the steps: one line each, "STEP AT on|off PROBABILITY SOURCES"
+EDGE_SCRIPT = r"""address=$1 steps=$2
+dev=$(ip -o -4 addr show | awk -v a="$address" \
+  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')
+if [ -z "$dev" ]; then echo "vnetbench-fault: failed no interface holds $address"; exit 1; fi
+echo "vnetbench-fault: staged dev=$dev"
+while read -r step at op share source; do
+  set --
+  [ "$share" = - ] || set -- -m statistic --mode random --probability "$share"
+  [ "$source" = - ] || set -- "$@" -s "$source"
+  if [ "$op" = on ]; then how="-I PREROUTING 1"; else how="-D PREROUTING"; fi
+  vnetbench-at "$at" iptables -w -t raw $how -i "$dev" "$@" -j DROP </dev/null \
+    || { echo "vnetbench-fault: failed step=$step (iptables exit $?)"; exit 1; }
+  echo "vnetbench-fault: step=$step at=$(date +%s.%N)"
+done <<EOF
+$steps
+EOF
+"""
+
+# rules a helper put in and did not take out: "PROBABILITY SOURCES" a line, each deleted
+CLEAR_SCRIPT = r"""address=$1 rules=$2
+dev=$(ip -o -4 addr show | awk -v a="$address" \
+  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')
+[ -n "$dev" ] || exit 0
+while read -r share source; do
+  set --
+  [ "$share" = - ] || set -- -m statistic --mode random --probability "$share"
+  [ "$source" = - ] || set -- "$@" -s "$source"
+  while iptables -w -t raw -D PREROUTING -i "$dev" "$@" -j DROP 2>/dev/null; do :; done
+done <<EOF
+$rules
+EOF
+"""
+
+STEP_STAMP = re.compile(r"^vnetbench-fault: step=(?P<step>\d+) at=(?P<at>\d+(\.\d+)?)")
+FAILED_STEP = re.compile(r"^vnetbench-fault: failed( step=(?P<step>\d+))? ?(?P<why>.*)")
+
+
+@dataclass(frozen=True)
+class RuleStep:
+    """One drop rule step of one edge: the schedule's step index, its instant (epoch),
+    in or out, and the rule's match."""
+
+    index: int
+    at: float
+    on: bool
+    probability: str  # NONE: every packet
+    sources: str  # NONE: whatever arrives
+
+    @property
+    def line(self) -> str:
+        return (f"{self.index} {self.at:.6f} {'on' if self.on else 'off'} "
+                f"{self.probability} {self.sources}")
+
+    @property
+    def rule(self) -> tuple[str, str]:
+        return self.probability, self.sources
+
+
+def probability_of(share: float | None) -> str:
+    """iptables statistic's probability for a share dropped (NONE: all of it)."""
+    if share is None or share >= 100:
+        return NONE
+    return f"{share / 100:.6f}"
+
+
+def sources_of(plan: AddressPlan, cut: Cut) -> str:
+    """A partition's cut: what arrives from the peer switch (its backbone address and
+    its site's subnet); NONE: the link's, everything."""
+    if cut.source is None:
+        return NONE
+    return f"{plan.switch_backbone[cut.source]},{plan.sites[cut.source].subnet}"
+
+
+def switch_of(node: str) -> str:
+    """The switch a backbone container belongs to (a router or hub of it: its node
+    prefixed so)."""
+    return node.removeprefix("router-").removeprefix("hub-")
+
+
+def rule_steps(schedule: Schedule, edges: Sequence[Edge], plan: AddressPlan,
+               zero: float) -> dict[str, list[RuleStep]]:
+    """Each edge's rule steps (by helper name), in the schedule's order; an edge with
+    none is left out. A cut at one switch acts on its own edges only."""
+    own: dict[str, list[RuleStep]] = {}
+    on_of: dict[tuple[str, str], tuple[float | None, str]] = {}
+    for index, step in enumerate(schedule.steps):
+        if step.action not in (Action.DROP_ON, Action.DROP_OFF):
+            continue
+        on = step.action is Action.DROP_ON
+        for cut in step.cuts:
+            for edge in edges:
+                if cut.at is not None and switch_of(edge.node) != cut.at:
+                    continue
+                key = (edge.helper, f"{step.event}/{cut}")
+                if on:
+                    on_of[key] = (step.drop_percent, sources_of(plan, cut))
+                share, sources = on_of.get(key, (None, sources_of(plan, cut)))
+                own.setdefault(edge.helper, []).append(RuleStep(
+                    index, zero + step.at_ms / 1000, on, probability_of(share), sources))
+    return own
+
+
+def parse_edge_helper(text: str) -> tuple[dict[int, Stamp], str | None]:
+    """A schedule helper's stamps by step index, and its failure (its own words)."""
+    stamps: dict[int, Stamp] = {}
+    began: tuple[float, float] | None = None
+    failure = None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(AT_MARK):
+            at, _ = split_began(line + "\n")
+            began = None if at is None else (at.at, at.late_s)
+        elif found := STEP_STAMP.match(line):
+            if began is not None:
+                stamps[int(found["step"])] = Stamp(began[0], began[1], float(found["at"]))
+            began = None
+        elif failed := FAILED_STEP.match(line):
+            failure = failed["why"].strip() or "it failed"
+            if failed["step"]:
+                failure = f"step {failed['step']}: {failure}"
+    if failure is None and not stamps:
+        failure = "it printed no stamp (never started, or its output is lost)"
+    return stamps, failure
+
+
+@dataclass
+class ScheduleRun:
+    """The schedule's stamps as it ran: each helper's rule steps (indexes into the
+    schedule's steps) and stamps, the engine steps' stamps, and why a step or a helper
+    did not run."""
+
+    planned: dict[str, list[int]] = field(default_factory=dict)  # helper -> its steps
+    rules: dict[str, dict[int, Stamp]] = field(default_factory=dict)
+    engine: dict[int, Stamp] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # helper or "step N" -> why
+
+    def window(self, schedule: Schedule, event: Event) -> FaultWindow:
+        """The event's edges: each helper with a step of it, and the engine."""
+        own = [i for i, s in enumerate(schedule.steps) if s.event == event.label]
+        lifts = event.end_ms is not None
+        edges = []
+        for helper, indexes in sorted(self.planned.items()):
+            mine = [i for i in indexes if i in own]
+            if mine:
+                stamps = self.rules.get(helper, {})
+                edges.append(edge_stamps(helper, [stamps[i] for i in mine if i in stamps],
+                                         lifts, self.failures.get(helper), len(mine)))
+        engine = [i for i in own if schedule.steps[i].action in ENGINE_ACTIONS]
+        if engine:
+            missed = [self.failures[f"step {i}"] for i in engine if f"step {i}" in self.failures]
+            edges.append(edge_stamps(f"engine ({event.fault.describe()})",
+                                     [self.engine[i] for i in engine if i in self.engine],
+                                     lifts, missed[0] if missed else None, len(engine)))
+        return FaultWindow(tuple(edges), event.fault.lasts_ms)
+
+
+def edge_stamps(edge: str, stamps: list[Stamp], lifts: bool, failure: str | None,
+                expected: int) -> EdgeStamps:
+    """One edge's apply (its first stamp) and lift (its last, when the event is lifted
+    and every step of it on this edge was stamped)."""
+    complete = len(stamps) == expected
+    lift = stamps[-1] if lifts and len(stamps) > 1 and complete else None
+    if not complete and failure is None:
+        failure = f"{expected - len(stamps)} of its {expected} steps were not stamped"
+    return EdgeStamps(edge, stamps[0] if stamps else None, lift, failure)
+
+
+class ScheduleRunner:
+    """Stages a schedule's rule steps, fires its engine steps, reads every stamp.
+
+    `containers` names the containers a target is; `reshape` shapes the backbone with a
+    profile (None: as planned); `started` is told of each target started again with
+    the instant its start returned (a room starts the probes it held there anew)."""
+
+    def __init__(self, run: RunOnEngine, schedule: Schedule, plan: AddressPlan,
+                 prefix: str, containers: Callable[[Target], list[str]],
+                 reshape: Callable[[BackboneShape | None], None],
+                 started: Callable[[Target, float], None]) -> None:
+        self.run, self.schedule, self.plan = run, schedule, plan
+        self.containers, self.reshape, self.started = containers, reshape, started
+        needs_edges = any(s.action in (Action.DROP_ON, Action.DROP_OFF)
+                          for s in schedule.steps)
+        self.edges = backbone_edges(run, f"{prefix}-schedule") if needs_edges else []
+        self.stamps = ScheduleRun()
+        self.own: dict[str, list[RuleStep]] = {}
+        self.thread: threading.Thread | None = None
+        self.killed: dict[Target, list[str]] = {}  # killed and not started again
+        self.zero = 0.0
+
+    @property
+    def lead_s(self) -> float:
+        """How long before its zero staging must begin."""
+        return staging_lead_s(len(self.edges)) if self.edges else 0.0
+
+    def stage(self, zero: float) -> None:
+        """Every edge's helper started, waiting for its first step (STAGERS at once)."""
+        self.zero = zero
+        self.own = rule_steps(self.schedule, self.edges, self.plan, zero)
+        self.stamps.planned = {helper: [s.index for s in steps]
+                               for helper, steps in self.own.items()}
+        edges = [e for e in self.edges if e.helper in self.own]
+
+        def start(edge: Edge) -> tuple[str, str | None]:
+            lines = "\n".join(s.line for s in self.own[edge.helper])
+            try:
+                self.run.engine.start_tool(edge.container, ToolSpec(
+                    ("sh", "-c", EDGE_SCRIPT, "vnetbench-fault", edge.address, lines),
+                    helper_labels(self.run, edge), name=edge.helper, keep=True,
+                    capabilities=CAPABILITIES))
+            except EngineError as error:
+                return edge.helper, f"the engine did not start it: {str(error).strip()[-300:]}"
+            return edge.helper, None
+
+        with ThreadPoolExecutor(STAGERS) as stagers:
+            for helper, why in stagers.map(start, edges):
+                if why:
+                    self.stamps.failures[helper] = why
+
+    def fire(self) -> None:
+        """The engine steps, from a thread of their own, from now on."""
+        self.thread = threading.Thread(target=self._engine_steps, daemon=True)
+        self.thread.start()
+
+    def _engine_steps(self) -> None:
+        for index, step in enumerate(self.schedule.steps):
+            if step.action not in ENGINE_ACTIONS:
+                continue
+            instant = self.zero + step.at_ms / 1000
+            time.sleep(max(0.0, instant - time.time()))
+            began = time.time()
+            try:
+                self._do(step)
+            except (EngineError, OSError) as error:
+                self.stamps.failures[f"step {index}"] = (
+                    f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
+                continue
+            self.stamps.engine[index] = Stamp(began, began - instant, time.time())
+
+    def _do(self, step: Step) -> None:
+        if step.action is Action.KILL:
+            for target in step.targets:
+                names = self.containers(target)
+                self.run.engine.signal(names, "KILL")
+                self.killed[target] = names
+        elif step.action is Action.START:
+            for target in step.targets:
+                for name in self.killed.pop(target, None) or self.containers(target):
+                    self.run.engine.restart(name)
+                self.started(target, time.time())
+        else:
+            self.reshape(step.shape if step.action is Action.SHAPE else None)
+
+    def finish(self) -> ScheduleRun:
+        """Wait for the last step (bounded), read every helper's stamps, delete any rule
+        left standing, remove the helpers; targets killed for good are started again
+        (the stack as the schedule found it, for the next pass)."""
+        deadline = self.zero + self.schedule.end_ms / 1000 + LIFT_WAIT_S
+        if self.thread is not None:
+            self.thread.join(max(0.0, deadline - time.time()))
+        for edge in self.edges:
+            if edge.helper not in self.own or edge.helper in self.stamps.failures:
+                continue
+            self._read(edge, deadline)
+        for target, names in list(self.killed.items()):
+            for name in names:
+                self.run.engine.restart(name)
+            self.started(target, time.time())
+        return self.stamps
+
+    def _read(self, edge: Edge, deadline: float) -> None:
+        steps = self.own[edge.helper]
+        text = helper_log(self.run, edge.helper)
+        while time.time() < deadline and not self._ended(edge.helper, text, len(steps)):
+            time.sleep(0.2)
+            text = helper_log(self.run, edge.helper)
+        stamps, failure = parse_edge_helper(text)
+        self.stamps.rules[edge.helper] = stamps
+        if failure and len(stamps) < len(steps):
+            self.stamps.failures[edge.helper] = failure
+        self.run.engine.remove(edge.helper)
+        standing = left_standing(steps, stamps)
+        if standing:
+            self.run.engine.run_tool(edge.container, ToolSpec(
+                ("sh", "-c", CLEAR_SCRIPT, "vnetbench-fault-clear", edge.address,
+                 "\n".join(f"{share} {sources}" for share, sources in standing)),
+                helper_labels(self.run, edge), capabilities=CAPABILITIES))
+
+    def _ended(self, helper: str, text: str, steps: int) -> bool:
+        """Every step stamped, or the helper failed or is no longer running."""
+        if len(parse_edge_helper(text)[0]) >= steps or MARK + "failed" in text:
+            return True
+        listed = self.run.engine.containers([("name", f"^{helper}$")])
+        return not listed or listed[0].state != "running"
+
+
+def left_standing(steps: Sequence[RuleStep], stamps: dict[int, Stamp]) -> list[tuple[str, str]]:
+    """Rules that may stand: every rule step put in (stamped or not: a helper may die
+    between iptables and its stamp) less those a stamped step took out."""
+    standing = [step.rule for step in steps if step.on]
+    for step in steps:
+        if not step.on and step.index in stamps and step.rule in standing:
+            standing.remove(step.rule)
+    return standing
