@@ -178,3 +178,51 @@ def test_a_paused_server_counts_in_the_open_loop_and_thins_the_closed_one(
     print(f"paused server, {MACHINES} machines at {RATE}/s for {PAUSED_SECONDS} s: open p95 "
           f"{opened['room_p95_ms']:.0f} ms, answered {opened['room_answered']:.0f}; closed "
           f"p95 {closed['room_p95_ms']:.0f} ms, answered {closed['room_answered']:.0f}")
+
+
+# A schedule of faults during the room (vnetbench/shaping/run_schedule.py), on the
+# baseline: 3 switches, the machines on switch1 and switch2, the server on switch3.
+SCHEDULE = [
+    {"at": "2s", "flap": "backbone", "times": 2, "down": "400ms", "up": "400ms"},
+    {"at": "5s", "partition": [["switch1"], ["switch2", "switch3"]], "for": "1s"},
+    {"at": "8s", "churn": "25%", "over": "1s"},
+    {"at": "11s", "kill": "server", "restart_after": "1s"},
+]
+# declared spans of the staged events: the flap 2 x 400 ms + 400 ms, the partition 1 s
+STAGED_MS = {"backbone-flap": 1200.0, "partition": 1000.0}
+# a staged step waits where it acts and fires within a scheduler period of its instant
+# (measure/fault_window.py LATE_BOUND_S): the issue's bound on an outage's excess
+STAGED_EXCESS_MS = 50.0
+
+
+def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
+        tmp_path: Path) -> None:
+    topology = parse_topology({"name": "it-room", "switches": 3, "agents": 2, "settings": {
+        **SETTINGS, "machines": 8, "seconds": 15}, "faults": SCHEDULE}, "test", overrides={})
+    directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
+    assert leftovers(directory.name) == []
+    frame = named(load_results(directory))
+    rows = frame[frame["interval_s"].isna()]
+    assert as_measured(rows["status"].iloc[0]) == "ok", rows["status"].iloc[0]
+    value = rows.set_index("metric")["value"]
+    labels = ("backbone-flap", "partition", "churn", "server-restart")
+    for label in labels:  # each took effect and was lifted, in the load's order
+        assert value[f"room_fault_at_s_{label}"] < value[f"room_fault_end_s_{label}"]
+    starts = [value[f"room_fault_at_s_{label}"] for label in labels]
+    assert starts == sorted(starts) and starts[0] >= 2.0
+    for label, declared in STAGED_MS.items():
+        held = value[f"room_fault_held_ms_{label}"]
+        assert declared <= held <= declared + STAGED_EXCESS_MS, (label, held)
+        assert value[f"room_fault_declared_ms_{label}"] == declared
+    # the partition cut switch1's machines from the server for 1 s: a request of theirs
+    # due as it began waited for the lift (or failed): the room's p99 during it shows it
+    assert (value["room_fault_p99_ms_partition"] >= 500
+            or value["room_fault_failed_partition"] + value["room_fault_timeouts_partition"])
+    # the churned machines (2 of 8) ran a second generator after their start, joined
+    raw = directory / "room" / "raw"
+    assert len(list(raw.glob("room-pass1-agent*-2.txt"))) == 2
+    assert value["room_machines"] == 8 and value["room_no_record"] == 0
+    # the staged helpers' output is kept, one per backbone edge
+    assert len(list(raw.glob("room-pass1-schedule-fault-*.txt"))) == 3
+    timeline = frame[frame["metric"] == "room_timeline_answered"]
+    assert len(timeline) >= 100 and timeline["interval_s"].is_monotonic_increasing

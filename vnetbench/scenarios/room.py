@@ -156,7 +156,7 @@ class Room(Scenario):
 
         schedule = self.schedule(topology)
         faulted = None if schedule is None else FaultedRoom(
-            context, schedule, prefix,
+            context, schedule, prefix, pass_no,
             lambda resume: self.resume(context, resume, url, pass_no), serve)
         try:
             serve(server)

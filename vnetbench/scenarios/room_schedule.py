@@ -24,7 +24,7 @@ from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
 from vnetbench.measure.room_faults import EventWindow
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
-from vnetbench.shaping.run_schedule import ScheduleRun, ScheduleRunner
+from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
 from vnetbench.shaping.schedule import Action, BackboneShape, Schedule, Target
 from vnetbench.topology import Topology
 
@@ -68,11 +68,12 @@ class FaultedRoom:
     due); `serve` starts the room's server probe under a name."""
 
     def __init__(self, context: ScenarioContext, schedule: Schedule, prefix: str,
-                 launch: Launch, serve: Callable[[str], None]) -> None:
+                 pass_no: int, launch: Launch, serve: Callable[[str], None]) -> None:
         self.context, self.schedule, self.prefix = context, schedule, prefix
         self.launch, self.serve = launch, serve
         self.runner = ScheduleRunner(context.stack, schedule, context.plan, prefix,
-                                     self.containers, self.reshape, self.started)
+                                     self.containers, self.reshape, self.started,
+                                     context.raw_dir / f"room-pass{pass_no}-")
         self.resumed: dict[str, list[str]] = {}  # machine -> its later generators
         self.servers: list[str] = []  # the server's later probes
         self.killed: set[str] = set()  # services the schedule killed
@@ -173,8 +174,16 @@ def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
     result = ScheduleOutcome(
         windows, [EventWindow(label, w.start, w.end) for label, w in windows.items()],
         {e.label: e.fault.lasts_ms for e in schedule.events})
-    for label, window in windows.items():
+    for event in schedule.events:
+        label, window = event.label, windows[event.label]
         result.problems += window_problems(label, window)
+        late = stamps.late_engine_steps(schedule, event)
+        if late:
+            result.problems.append(
+                f"{label}: {len(late)} of its engine steps began over "
+                f"{ENGINE_LATE_S:g} s after their instants (up to {max(late):.1f} s): the "
+                "engine's calls before them (a kill, a start, shaping anew) ran behind the "
+                "schedule, so it did not take effect when declared")
         spread = window.spread_ms()
         if spread is not None and any(e.edge.startswith("engine") for e in window.edges):
             result.notes.append(f"{label}: the engine's calls took {spread:.0f} ms from the "

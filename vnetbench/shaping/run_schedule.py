@@ -10,10 +10,15 @@ instant iptables returned. Steps on one edge run one after the other, so a step
 whose predecessor overran its instant begins late, and its stamp says by how much.
 
 Engine steps (a kill, a start, the backbone shaped anew) cannot wait inside a
-container: this process fires them from one thread, in the schedule's order, each
-at its instant, stamped with the call's span (began to returned). Shaping anew
-replaces the shaper of every container on the backbone, about a second each on a
-2-core host (docs/scenarios.md): a ramp's levels are as late as their stamps say.
+container: this process fires them, each at its instant, stamped with the call's
+span (began to returned), from two threads: kills and starts in the schedule's
+order on one, shaping on the other, so a slow re-shaping delays no kill. Shaping
+anew replaces the shaper of every container on the backbone, over a second each on
+a 2-core host: a ramp's levels are as late as their stamps say, and a step that
+began over ENGINE_LATE_S late is the pass's problem. A step whose instant is more
+than LIFT_WAIT_S past when the schedule should have ended is not run at all: the
+load is over. `finish` waits for both threads, so nothing the schedule starts
+outlives it (teardown finds it all).
 
 Each event's window (measure/fault_window.py): per edge, its first step's stamp
 (apply) and its last (lift); in effect from the latest edge's first stamp to the
@@ -28,11 +33,12 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
-from vnetbench.measure.probe import AT_MARK, split_began
+from vnetbench.measure.probe import AT_MARK, save_raw, split_began
 from vnetbench.shaping.fault import (
     CAPABILITIES,
     MARK,
@@ -54,8 +60,12 @@ from vnetbench.shaping.schedule import (
 )
 
 NONE = "-"  # an empty field of a rule step's line
-ENGINE_ACTIONS = (Action.KILL, Action.START, Action.SHAPE, Action.RESTORE)
+LIFECYCLE = (Action.KILL, Action.START)
+SHAPING = (Action.SHAPE, Action.RESTORE)
+ENGINE_ACTIONS = LIFECYCLE + SHAPING
 LIFT_WAIT_S = 10.0  # after the last step's instant: every helper has stamped it
+# an engine step this late ran behind the schedule (a kill's call takes about 0.1 s here)
+ENGINE_LATE_S = 0.5
 
 # $1 the address, $2 the steps: one line each, "STEP AT on|off PROBABILITY SOURCES"
 EDGE_SCRIPT = r"""address=$1 steps=$2
@@ -140,23 +150,25 @@ def switch_of(node: str) -> str:
 def rule_steps(schedule: Schedule, edges: Sequence[Edge], plan: AddressPlan,
                zero: float) -> dict[str, list[RuleStep]]:
     """Each edge's rule steps (by helper name), in the schedule's order; an edge with
-    none is left out. A cut at one switch acts on its own edges only."""
+    none is left out. A cut at one switch acts on its own edges only; a step's cuts on
+    one edge (a partition's peers) are one rule, their sources in one list: one
+    iptables call puts them all in at once."""
     own: dict[str, list[RuleStep]] = {}
-    on_of: dict[tuple[str, str], tuple[float | None, str]] = {}
+    share_of: dict[str, float | None] = {}  # an event's share, from its drop-edges-on
     for index, step in enumerate(schedule.steps):
         if step.action not in (Action.DROP_ON, Action.DROP_OFF):
             continue
         on = step.action is Action.DROP_ON
-        for cut in step.cuts:
-            for edge in edges:
-                if cut.at is not None and switch_of(edge.node) != cut.at:
-                    continue
-                key = (edge.helper, f"{step.event}/{cut}")
-                if on:
-                    on_of[key] = (step.drop_percent, sources_of(plan, cut))
-                share, sources = on_of.get(key, (None, sources_of(plan, cut)))
-                own.setdefault(edge.helper, []).append(RuleStep(
-                    index, zero + step.at_ms / 1000, on, probability_of(share), sources))
+        if on:
+            share_of[step.event] = step.drop_percent
+        for edge in edges:
+            cuts = [c for c in step.cuts if c.at is None or switch_of(edge.node) == c.at]
+            if not cuts:
+                continue
+            sources = [sources_of(plan, c) for c in cuts]
+            own.setdefault(edge.helper, []).append(RuleStep(
+                index, zero + step.at_ms / 1000, on, probability_of(share_of.get(step.event)),
+                NONE if NONE in sources else ",".join(sources)))
     return own
 
 
@@ -213,6 +225,12 @@ class ScheduleRun:
                                      lifts, missed[0] if missed else None, len(engine)))
         return FaultWindow(tuple(edges), event.fault.lasts_ms)
 
+    def late_engine_steps(self, schedule: Schedule, event: Event) -> list[float]:
+        """How late each of the event's engine steps began, of those over ENGINE_LATE_S."""
+        return [stamp.late_s for i, s in enumerate(schedule.steps)
+                if s.event == event.label and (stamp := self.engine.get(i)) is not None
+                and stamp.late_s > ENGINE_LATE_S]
+
 
 def edge_stamps(edge: str, stamps: list[Stamp], lifts: bool, failure: str | None,
                 expected: int) -> EdgeStamps:
@@ -230,20 +248,24 @@ class ScheduleRunner:
 
     `containers` names the containers a target is; `reshape` shapes the backbone with a
     profile (None: as planned); `started` is told of each target started again with
-    the instant its start returned (a room starts the probes it held there anew)."""
+    the instant its start returned (a room starts the probes it held there anew);
+    `raw`: where each helper's output is kept, its name's prefix (raw/room-pass1-)."""
 
     def __init__(self, run: RunOnEngine, schedule: Schedule, plan: AddressPlan,
                  prefix: str, containers: Callable[[Target], list[str]],
                  reshape: Callable[[BackboneShape | None], None],
-                 started: Callable[[Target, float], None]) -> None:
-        self.run, self.schedule, self.plan = run, schedule, plan
+                 started: Callable[[Target, float], None],
+                 raw: Path | None = None) -> None:
+        self.run, self.schedule, self.plan, self.raw = run, schedule, plan, raw
         self.containers, self.reshape, self.started = containers, reshape, started
         needs_edges = any(s.action in (Action.DROP_ON, Action.DROP_OFF)
                           for s in schedule.steps)
+        self.prefix = f"{prefix}-"
         self.edges = backbone_edges(run, f"{prefix}-schedule") if needs_edges else []
         self.stamps = ScheduleRun()
         self.own: dict[str, list[RuleStep]] = {}
-        self.thread: threading.Thread | None = None
+        self.threads: list[threading.Thread] = []
+        self.stopping = threading.Event()
         self.killed: dict[Target, list[str]] = {}  # killed and not started again
         self.zero = 0.0
 
@@ -277,20 +299,27 @@ class ScheduleRunner:
                     self.stamps.failures[helper] = why
 
     def fire(self) -> None:
-        """The engine steps, from a thread of their own, from now on."""
-        self.thread = threading.Thread(target=self._engine_steps, daemon=True)
-        self.thread.start()
+        """The engine steps, from two threads of their own, from now on."""
+        self.threads = [threading.Thread(target=self._engine_steps, args=(kinds,), daemon=True)
+                        for kinds in (LIFECYCLE, SHAPING)]
+        for thread in self.threads:
+            thread.start()
 
-    def _engine_steps(self) -> None:
+    def _engine_steps(self, kinds: tuple[Action, ...]) -> None:
         for index, step in enumerate(self.schedule.steps):
-            if step.action not in ENGINE_ACTIONS:
+            if step.action not in kinds:
                 continue
             instant = self.zero + step.at_ms / 1000
             time.sleep(max(0.0, instant - time.time()))
+            if self.stopping.is_set():
+                self.stamps.failures[f"step {index}"] = (
+                    f"{step.action} at {step.at_ms:g} ms was not run: the steps before it "
+                    "ran past the schedule's end")
+                continue
             began = time.time()
             try:
                 self._do(step)
-            except (EngineError, OSError) as error:
+            except Exception as error:  # any: the pass says what failed, the rest still run
                 self.stamps.failures[f"step {index}"] = (
                     f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
                 continue
@@ -315,8 +344,11 @@ class ScheduleRunner:
         left standing, remove the helpers; targets killed for good are started again
         (the stack as the schedule found it, for the next pass)."""
         deadline = self.zero + self.schedule.end_ms / 1000 + LIFT_WAIT_S
-        if self.thread is not None:
-            self.thread.join(max(0.0, deadline - time.time()))
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.time()))
+        self.stopping.set()
+        for thread in self.threads:  # the step under way finishes; none after it
+            thread.join()
         for edge in self.edges:
             if edge.helper not in self.own or edge.helper in self.stamps.failures:
                 continue
@@ -333,6 +365,9 @@ class ScheduleRunner:
         while time.time() < deadline and not self._ended(edge.helper, text, len(steps)):
             time.sleep(0.2)
             text = helper_log(self.run, edge.helper)
+        if self.raw is not None:  # raw/PREFIX- + the helper's own part of its name
+            save_raw(self.raw.parent / f"{self.raw.name}{edge.helper.removeprefix(self.prefix)}"
+                     ".txt", text)
         stamps, failure = parse_edge_helper(text)
         self.stamps.rules[edge.helper] = stamps
         if failure and len(stamps) < len(steps):

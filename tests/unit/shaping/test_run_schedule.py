@@ -61,6 +61,17 @@ def test_a_partition_acts_on_its_switches_edges_against_the_other_side() -> None
                                          f"{plan.sites['switch2'].subnet}")
 
 
+def test_a_switch_cut_from_two_peers_drops_both_in_one_rule() -> None:
+    """One iptables call: both peers cut at one instant, not one after the other."""
+    topology = room({"at": "1s", "partition": [["switch1"], ["switch2", "switch3"]],
+                     "for": "1s"})
+    plan = plan_of(topology)
+    own = rule_steps(expand(topology), EDGES, plan, zero=0.0)
+    assert [len(own[e.helper]) for e in EDGES] == [2, 2, 2]
+    assert own["p-f-switch1"][0].sources == ",".join(
+        f"{plan.switch_backbone[p]},{plan.sites[p].subnet}" for p in ("switch2", "switch3"))
+
+
 def test_a_loss_burst_drops_a_share_and_takes_the_same_rule_out() -> None:
     topology = room({"at": "1s", "loss": "30%", "for": "1s"})
     on, off = rule_steps(expand(topology), EDGES[:1], plan_of(topology), 0.0)["p-f-switch1"]
