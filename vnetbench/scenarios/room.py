@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -174,7 +174,8 @@ class Room(Scenario):
         result = result_of(RoomFigures.of(load.loads, load.without_record), load,
                            topology.settings.seconds, excused)
         if faulted is not None and load.schedule is not None:
-            with_faults(result, load, faulted)
+            with_faults(result, load, faulted, lambda: context.last_log_lines(
+                REFUSED_LOG_LINES, roles=("agent",)))
         return result
 
     def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
@@ -429,13 +430,14 @@ def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -
         Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome(), notes)
 
 
-def with_faults(result: PassResult, load: Load, faulted: FaultedRoom) -> None:
+def with_faults(result: PassResult, load: Load, faulted: FaultedRoom,
+                last_lines: Callable[[], Mapping[str, list[str]]]) -> None:
     """The schedule of faults' rows, timeline and words added to the pass; a fault not
     stamped as planned makes it partial; the services it killed are not its failure."""
     outcome = load.schedule
     assert outcome is not None
     metrics, series, words = room_fault_result(load.requests, outcome.events, load.planned,
-                                               outcome.declared)
+                                               outcome.declared, last_lines)
     result.metrics |= metrics
     result.series += series
     result.notes += words + outcome.notes

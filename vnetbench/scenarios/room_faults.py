@@ -15,7 +15,7 @@ The server's nginx is started anew likewise when the server is."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import (
@@ -79,13 +79,20 @@ def timeline_series(bins: Sequence[Bin]) -> list[SeriesPoint]:
     return points
 
 
-def fault_words(figures: Sequence[EventFigures]) -> list[str]:
+def fault_words(figures: Sequence[EventFigures],
+                last_lines: Callable[[], Mapping[str, list[str]]] | None = None) -> list[str]:
     """What the pass says of each event: machines that never got an answer again
-    (named), a p99 not back within its band in the window after the lift."""
+    (named, with their containers' last log lines when `last_lines` gives them), a
+    p99 not back within its band in the window after the lift."""
     said = []
+    lines: Mapping[str, list[str]] | None = None
     for f in figures:
         if f.never_answered:
-            named = ", ".join(f.never_answered[:NAMED_AT_MOST])
+            if lines is None and last_lines is not None:
+                lines = last_lines()  # read once, and only when a machine is named
+            named = ", ".join(machine + (f" (its log ends: {' | '.join(lines[machine])})"
+                                         if lines and lines.get(machine) else "")
+                              for machine in f.never_answered[:NAMED_AT_MOST])
             more = len(f.never_answered) - NAMED_AT_MOST
             said.append(f"{f.label}: {len(f.never_answered)} machine(s) never got an answer "
                         f"again after it ({named}{f' and {more} more' if more > 0 else ''})")
@@ -109,13 +116,14 @@ def held_values(events: Sequence[EventWindow], declared: Mapping[str, float | No
 
 
 def room_fault_result(requests: Sequence[Request], events: Sequence[EventWindow],
-                      origin: float, declared: Mapping[str, float | None] | None = None
+                      origin: float, declared: Mapping[str, float | None] | None = None,
+                      last_lines: Callable[[], Mapping[str, list[str]]] | None = None
                       ) -> tuple[Metrics, list[SeriesPoint], list[str]]:
     """A room pass's rows for its schedule of faults: the metrics, the timeline, the
     words; `origin` is the room's instant (the timeline's zero); `declared` each
-    event's declared span."""
+    event's declared span; `last_lines` the machines' last log lines, by machine."""
     figures = schedule_figures(requests, events)
     values = (fault_values(figures) | mark_values(marks(events, origin))
               | held_values(events, declared or {}))
     return (DECLARATION.emitted(values), timeline_series(timeline(requests, origin)),
-            fault_words(figures))
+            fault_words(figures, last_lines))
