@@ -25,7 +25,6 @@ from vnetbench.shaping.run_schedule import (
     RuleStep,
     ScheduleRun,
     ScheduleRunner,
-    left_standing,
     parse_edge_helper,
     rule_steps,
 )
@@ -76,17 +75,6 @@ def test_a_loss_burst_drops_a_share_and_takes_the_same_rule_out() -> None:
     topology = room({"at": "1s", "loss": "30%", "for": "1s"})
     on, off = rule_steps(expand(topology), EDGES[:1], plan_of(topology), 0.0)["p-f-switch1"]
     assert on.probability == off.probability == "0.300000"
-    assert on.rule == off.rule
-
-
-def test_rules_left_standing_are_those_in_less_those_a_stamped_step_took_out() -> None:
-    steps = [RuleStep(0, 1.0, True, NONE, NONE), RuleStep(1, 2.0, False, NONE, NONE),
-             RuleStep(2, 3.0, True, NONE, NONE), RuleStep(3, 4.0, False, NONE, NONE)]
-    stamp = Stamp(0.0, 0.0, 0.0)
-    assert left_standing(steps, dict.fromkeys(range(4), stamp)) == []
-    assert left_standing(steps, {0: stamp, 1: stamp, 2: stamp}) == [(NONE, NONE)]
-    # a helper that died between iptables and its stamp: its rule may stand
-    assert left_standing(steps, {}) == [(NONE, NONE), (NONE, NONE)]
 
 
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
@@ -106,12 +94,21 @@ def test_the_edge_helper_runs_each_step_at_its_instant_and_stamps_it(tmp_path: P
     # each began at its instant, not before, and its stamp follows iptables' return
     assert stamps[4].began >= zero and stamps[7].began >= zero + 0.3
     calls = [line.split(" ", 1) for line in log.read_text().splitlines()]
-    assert [words.split()[2:5] for _, words in calls] == [
-        ["raw", "-I", "PREROUTING"], ["raw", "-D", "PREROUTING"]]
-    match = ("-i eth1 -m statistic --mode random --probability 0.300000 "
+    commands = [" ".join(words.split()[1:]) for _, words in calls]
+    chain = "vnbf-eth1"
+    # an earlier helper's chain taken out (quietly), its own staged: an empty chain and
+    # the jump to it first in raw PREROUTING; the rule appended at the instant, the
+    # chain flushed at the lift; the chain and its jump taken out at the end
+    remove = [f"-t raw -F {chain}", f"-t raw -D PREROUTING -i eth1 -j {chain}",
+              f"-t raw -X {chain}"]
+    match = ("-m statistic --mode random --probability 0.300000 "
              "-s 10.1.0.2,10.2.0.0/24 -j DROP")
-    assert all(match in words for _, words in calls)
-    assert zero <= float(calls[0][0]) <= (stamps[4].done or 0)
+    assert commands == [*remove, f"-t raw -N {chain}",
+                        f"-t raw -I PREROUTING 1 -i eth1 -j {chain}",
+                        f"-t raw -A {chain} {match}", f"-t raw -F {chain}", *remove]
+    assert zero <= float(calls[5][0]) <= (stamps[4].done or 0)
+    assert zero + 0.3 <= float(calls[6][0]) <= (stamps[7].done or 0)
+    assert done.stdout.rstrip().endswith("vnetbench-fault: done")
 
 
 def test_a_helper_s_failed_step_is_named() -> None:
