@@ -190,3 +190,20 @@ def test_the_window_after_a_fault_ends_where_the_next_one_begins() -> None:
     assert alone.after_p99_ms == 300.0
     followed = event_figures(made, STALL, next_start=T0 + 12)
     assert followed.after_p99_ms == 5.0
+
+
+def test_a_request_still_in_flight_when_the_fault_struck_is_not_in_the_band() -> None:
+    # requests due in the 0.9 s before the stall at 10 s waited it out: 1.5 s each
+    made = room(20, lambda k, i: 1500.0 if 91 <= k < 100 else 5.0)
+    assert event_figures(made, STALL).band_ms == pytest.approx(7.0)
+    # one that came back before the fault is the room's steady state, however slow
+    slow = room(20, lambda k, i: 500.0 if k == 80 else 5.0)
+    assert event_figures(slow, STALL).band_ms == pytest.approx(500.0)
+
+
+def test_the_band_leaves_out_the_load_s_first_two_seconds_when_it_can() -> None:
+    warming = room(20, lambda k, i: 300.0 if k < 10 else 5.0)  # its first second slow
+    assert event_figures(warming, STALL).band_ms == pytest.approx(7.0)
+    early = EventWindow("switch-restart", T0 + 2.5, T0 + 3)  # no whole window after 2 s
+    # from the first request: its windows mostly slow (their median + the 2 ms floor)
+    assert event_figures(warming, early).band_ms == pytest.approx(302.0)
