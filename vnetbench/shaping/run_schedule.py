@@ -16,8 +16,9 @@ cleared after the load.
 
 Engine steps (a kill, a start, the backbone shaped anew) cannot wait inside a
 container: this process fires them, each at its instant, stamped with the call's
-span (began to returned), from two threads: kills and starts in the schedule's
-order on one, shaping on the other, so a slow re-shaping delays no kill. Shaping
+span (began to returned): kills and starts dispatched to a few workers at once (one
+target's steps in the schedule's order: a churned machine's start after its kill),
+shaping on a thread of its own, so a slow re-shaping delays no kill. Shaping
 anew replaces the shaper of every container on the backbone, over a second each on
 a 2-core host: a ramp's levels are as late as their stamps say, and a step that
 began over ENGINE_LATE_S late is the pass's problem. A step whose instant is more
@@ -35,9 +36,10 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from vnetbench.addressing import AddressPlan
@@ -69,6 +71,9 @@ LIFECYCLE = (Action.KILL, Action.START)
 SHAPING = (Action.SHAPE, Action.RESTORE)
 ENGINE_ACTIONS = LIFECYCLE + SHAPING
 LIFT_WAIT_S = 10.0  # after the last step's instant: every helper has stamped it
+# kills and starts under way at once: a churn of 10 machines over 5 s restarts one
+# every 0.5 s, and a kill, a start and the machine's new probe took about 1 s here
+LIFECYCLE_WORKERS = 4
 # an engine step this late ran behind the schedule (a kill's call takes about 0.1 s here)
 ENGINE_LATE_S = 0.5
 
@@ -279,6 +284,7 @@ class ScheduleRunner:
         self.stamps = ScheduleRun()
         self.own: dict[str, list[RuleStep]] = {}
         self.threads: list[threading.Thread] = []
+        self.workers = ThreadPoolExecutor(LIFECYCLE_WORKERS)
         self.stopping = threading.Event()
         self.killed: dict[Target, list[str]] = {}  # killed and not started again
         self.zero = 0.0
@@ -313,13 +319,17 @@ class ScheduleRunner:
                     self.stamps.failures[helper] = why
 
     def fire(self) -> None:
-        """The engine steps, from two threads of their own, from now on."""
-        self.threads = [threading.Thread(target=self._engine_steps, args=(kinds,), daemon=True)
-                        for kinds in (LIFECYCLE, SHAPING)]
+        """The engine steps from now on: kills and starts dispatched at their instants
+        to LIFECYCLE_WORKERS at once (one target's steps in order), shaping on a thread
+        of its own, one step after the other."""
+        self.threads = [threading.Thread(target=self._dispatch, daemon=True),
+                        threading.Thread(target=self._shape, daemon=True)]
         for thread in self.threads:
             thread.start()
 
-    def _engine_steps(self, kinds: tuple[Action, ...]) -> None:
+    def _due(self, kinds: tuple[Action, ...]) -> Iterator[tuple[int, Step, float]]:
+        """The steps of `kinds`, each at its instant; one past the schedule's end is
+        said and skipped."""
         for index, step in enumerate(self.schedule.steps):
             if step.action not in kinds:
                 continue
@@ -330,28 +340,57 @@ class ScheduleRunner:
                     f"{step.action} at {step.at_ms:g} ms was not run: the steps before it "
                     "ran past the schedule's end")
                 continue
-            began = time.time()
-            try:
-                self._do(step)
-            except Exception as error:  # any: the pass says what failed, the rest still run
-                self.stamps.failures[f"step {index}"] = (
-                    f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
-                continue
-            self.stamps.engine[index] = Stamp(began, began - instant, time.time())
+            yield index, step, instant
 
-    def _do(self, step: Step) -> None:
+    def _dispatch(self) -> None:
+        last: dict[Target, Future[None]] = {}
+        for index, step, instant in self._due(LIFECYCLE):
+            before = [last[t] for t in step.targets if t in last]
+            done = self.workers.submit(self._lifecycle, index, step, instant, before)
+            last |= dict.fromkeys(step.targets, done)
+
+    def _shape(self) -> None:
+        for index, step, instant in self._due(SHAPING):
+            shape = step.shape if step.action is Action.SHAPE else None
+            self._stamped(index, step, instant, partial(self.reshape, shape))
+
+    def _lifecycle(self, index: int, step: Step, instant: float,
+                   before: list[Future[None]]) -> None:
+        wait(before)  # this target's earlier steps first (a churned machine's kill)
         if step.action is Action.KILL:
-            for target in step.targets:
-                names = self.containers(target)
-                self.run.engine.signal(names, "KILL")
-                self.killed[target] = names
-        elif step.action is Action.START:
-            for target in step.targets:
-                for name in self.killed.pop(target, None) or self.containers(target):
-                    self.run.engine.restart(name)
-                self.started(target, time.time())
-        else:
-            self.reshape(step.shape if step.action is Action.SHAPE else None)
+            self._stamped(index, step, instant, lambda: self._kill(step.targets))
+            return
+        if self._stamped(index, step, instant, lambda: self._start(step.targets)):
+            for target in step.targets:  # its probes anew, after the stamp
+                try:
+                    self.started(target, time.time())
+                except Exception as error:  # any: said, and the rest still run
+                    self.stamps.failures[f"step {index}"] = (
+                        f"after starting {target.name}: {str(error).strip()[-300:]}")
+
+    def _stamped(self, index: int, step: Step, instant: float,
+                 call: Callable[[], None]) -> bool:
+        """`call` stamped with its span; a failure said (False)."""
+        began = time.time()
+        try:
+            call()
+        except Exception as error:  # any: the pass says what failed, the rest still run
+            self.stamps.failures[f"step {index}"] = (
+                f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
+            return False
+        self.stamps.engine[index] = Stamp(began, began - instant, time.time())
+        return True
+
+    def _kill(self, targets: tuple[Target, ...]) -> None:
+        for target in targets:
+            names = self.containers(target)
+            self.run.engine.signal(names, "KILL")
+            self.killed[target] = names
+
+    def _start(self, targets: tuple[Target, ...]) -> None:
+        for target in targets:
+            for name in self.killed.pop(target, None) or self.containers(target):
+                self.run.engine.restart(name)
 
     def finish(self) -> ScheduleRun:
         """Wait for the last step (bounded), read every helper's stamps, delete any rule
@@ -363,6 +402,7 @@ class ScheduleRunner:
         self.stopping.set()
         for thread in self.threads:  # the step under way finishes; none after it
             thread.join()
+        self.workers.shutdown(wait=True)
         for edge in self.edges:
             if edge.helper not in self.own or edge.helper in self.stamps.failures:
                 continue

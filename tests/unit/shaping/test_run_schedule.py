@@ -170,6 +170,8 @@ def test_a_schedule_runs_its_rules_and_engine_steps_at_their_instants(
     churned = [t.name for e in schedule.events if e.label == "churn" for t in e.targets]
     assert kills[:2] == [("KILL", "c-switch3"), ("KILL", f"c-{churned[0]}")]
     assert ("start", "c-switch3") in kills
+    for machine in churned:  # dispatched at once to several workers, one target in order
+        assert kills.index(("KILL", f"c-{machine}")) < kills.index(("start", f"c-{machine}"))
     assert sorted(t.name for t, _ in started) == sorted(["switch3", *churned])
     windows = {e.label: ran.window(schedule, e) for e in schedule.events}
     flap = windows["backbone-flap"]
