@@ -151,15 +151,15 @@ def requests_of(machine: str, text: str) -> tuple[Request, ...]:
                                           columns["error"], columns["sent_us"], strict=True))
 
 
-def unsent_during(requests: Iterable[Request], events: Sequence[EventWindow],
-                  grace_s: float) -> int:
-    """Requests never sent that were due while an event was in effect or within
-    `grace_s` (the room's timeout) after it was lifted: held waiting for a connection
-    the fault held, not a generator that fell behind."""
-    spans = [(e.start, (e.end if e.end is not None else math.inf) + grace_s)
-             for e in events if e.start is not None]
-    return sum(1 for r in requests if not r.sent
-               and any(start <= r.scheduled <= end for start, end in spans))
+def unsent_during(requests: Iterable[Request], events: Sequence[EventWindow]) -> int:
+    """Requests never sent that were due from the first event's effective start on:
+    they waited for a connection the faults held, or a path that did not come back,
+    until they timed out (the system under test, not a generator behind: that is its
+    lag, measured apart)."""
+    starts = [e.start for e in events if e.start is not None]
+    if not starts:
+        return 0
+    return sum(1 for r in requests if not r.sent and r.scheduled >= min(starts))
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:

@@ -169,8 +169,7 @@ class Room(Scenario):
                 stop_probe(stack, name)
         excused = 0
         if load.schedule is not None:
-            excused = unsent_during(load.requests, load.schedule.events,
-                                    topology.settings.of(RoomSettings).timeout_s)
+            excused = unsent_during(load.requests, load.schedule.events)
         result = result_of(RoomFigures.of(load.loads, load.without_record), load,
                            topology.settings.seconds, excused)
         if faulted is not None and load.schedule is not None:
@@ -389,8 +388,8 @@ def host_busy_percent(before: int, after: int, seconds: float) -> float | None:
 
 
 def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -> PassResult:
-    """The pass's rows, summary and state; `excused`: requests never sent because a
-    fault of the schedule held their connection (not the generator's shortfall)."""
+    """The pass's rows, summary and state; `excused`: requests never sent because the
+    faults of the schedule held their connections (not the generator's shortfall)."""
     metrics = room_metrics(room, load)
     summary: dict[str, float | int | str | None] = {
         "machines": room.machines, "p50_ms": room.percentile_ms(50),
@@ -423,9 +422,9 @@ def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -
     if room.open_loop:
         problems += open_loop_problems(room.open_loop, room.machines, excused)
         if excused:
-            notes.append(f"{excused} request(s) were never sent: all due while a fault was "
-                         "in effect or within the room's timeout after it, waiting for a "
-                         "connection the fault held (room_sent counts them out)")
+            notes.append(f"{excused} request(s) were never sent: due once the faults "
+                         "began, they waited for a connection the faults held until they "
+                         "timed out (not counted against the room's sent share)")
     return PassResult(metrics, summary, Outcome(State.PARTIAL, [
         Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome(), notes)
 

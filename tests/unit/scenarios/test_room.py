@@ -200,7 +200,7 @@ def test_requests_a_fault_held_unsent_do_not_make_the_pass_partial() -> None:
     room = RoomFigures.of({"agent1": unsent}, {})
     result = result_of(room, load(loads={"agent1": unsent}), 4, excused=5)
     assert result.state is State.OK
-    assert result.notes[0].startswith("5 request(s) were never sent: all due while a fault")
+    assert result.notes[0].startswith("5 request(s) were never sent: due once the faults")
     # the generator's own shortfall beyond them still is
     assert result_of(room, load(loads={"agent1": unsent}), 4, excused=4).state is \
         State.PARTIAL
