@@ -28,8 +28,10 @@ The band: the rolling p99 of every window in the BEFORE_S before the fault (not
 reaching back into the load's first WARMUP_S, while connections open and tunnels
 make their first handshakes, unless that leaves no whole window; nor into the
 previous event, up to its end and AFTER_S more), over the requests whose reply
-came before the fault began (one still in flight when it struck is the fault's,
-not the room's steady state); its upper edge is the highest of them, and at least
+came before the fault began and those that failed when due over the room's timeout
+before it (one still in flight when it struck is the fault's, not the room's steady
+state); none when one of those failed (no steady state to come back to); its upper
+edge is the highest of them, and at least
 their median plus BAND_FLOOR_MS (the generator's timers wake at millisecond
 resolution: measure/room.py BEHIND_FLOOR_MS), so a room as steady as its clock
 is not judged on the clock's ticks. Faster than the band is back too.
@@ -201,15 +203,25 @@ def window_starts(first: float, last: float) -> list[float]:
     return [first + k * GRID_S for k in range(max(0, count))]
 
 
-def band_ms(requests: Sequence[Request], since: float, until: float) -> float | None:
+def before_the_fault(request: Request, start: float, timeout_s: float) -> bool:
+    """Whether a request is the room's steady state before a fault starting at `start`:
+    answered before it, or failed when due over `timeout_s` before it."""
+    if request.answered:
+        return request.scheduled + request.late_ms / 1000 <= start
+    return request.scheduled < start - timeout_s
+
+
+def band_ms(requests: Sequence[Request], since: float, until: float,
+            timeout_s: float = 0.0) -> float | None:
     """The upper edge of the rolling p99's band over [since, until) of requests sorted
-    by_schedule (see the module's docstring), None: no window with requests fits.
-    An answered request whose reply came after `until` is left out."""
-    requests = [r for r in requests
-                if not r.answered or r.scheduled + r.late_ms / 1000 <= until]
+    by_schedule (see the module's docstring), None: no window with requests fits, or
+    one failed (no steady band to come back to). Left out as the fault's: an answered
+    request whose reply came after `until`, a failed one due within `timeout_s` (the
+    room's timeout) before it (when it failed is not recorded)."""
+    requests = [r for r in requests if before_the_fault(r, until, timeout_s)]
     p99s = [p for s in window_starts(since, until)
             if (p := rolling_p99(requests, s)) is not None]
-    if not p99s:
+    if not p99s or math.inf in p99s:
         return None
     return max(max(p99s), median(p99s) + BAND_FLOOR_MS)
 
@@ -239,7 +251,7 @@ def never_answered(requests: Sequence[Request], since: float) -> tuple[str, ...]
 
 def event_figures(requests: Sequence[Request], event: EventWindow,
                   previous_end: float | None = None,
-                  next_start: float | None = None) -> EventFigures:
+                  next_start: float | None = None, timeout_s: float = 0.0) -> EventFigures:
     """One event's figures; `previous_end` and `next_start` (the neighbouring events'
     effective end and start) bound its band and its horizon."""
     if event.start is None or not requests:
@@ -248,7 +260,8 @@ def event_figures(requests: Sequence[Request], event: EventWindow,
     during = scheduled_in(requests, event.start,
                           event.end if event.end is not None else math.inf)
     errors = [r.error for r in during if not r.answered]
-    band = band_ms(requests, band_since(requests, event.start, previous_end), event.start)
+    band = band_ms(requests, band_since(requests, event.start, previous_end), event.start,
+                   timeout_s)
     after: Sequence[Request] = ()
     recovery = None
     if event.end is not None:
@@ -277,10 +290,10 @@ def band_since(requests: Sequence[Request], start: float,
                previous_end + AFTER_S if previous_end is not None else -math.inf)
 
 
-def schedule_figures(requests: Sequence[Request],
-                     events: Sequence[EventWindow]) -> list[EventFigures]:
+def schedule_figures(requests: Sequence[Request], events: Sequence[EventWindow],
+                     timeout_s: float = 0.0) -> list[EventFigures]:
     """Every event's figures, in the order given; each bounded by its neighbours in
-    time (by effective start)."""
+    time (by effective start); `timeout_s` the room's request timeout."""
     requests = by_schedule(requests)
     timed = sorted((e for e in events if e.start is not None), key=lambda e: e.start or 0)
     figures = []
@@ -291,7 +304,7 @@ def schedule_figures(requests: Sequence[Request],
         previous_end = None if previous is None else (
             previous.end if previous.end is not None else math.inf)
         figures.append(event_figures(requests, event, previous_end,
-                                     following.start if following else None))
+                                     following.start if following else None, timeout_s))
     return figures
 
 

@@ -174,7 +174,8 @@ class Room(Scenario):
                            topology.settings.seconds, excused)
         if faulted is not None and load.schedule is not None:
             with_faults(result, load, faulted, lambda: context.last_log_lines(
-                REFUSED_LOG_LINES, roles=("agent",)))
+                REFUSED_LOG_LINES, roles=("agent",)),
+                topology.settings.of(RoomSettings).timeout_s)
         return result
 
     def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
@@ -430,13 +431,13 @@ def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -
 
 
 def with_faults(result: PassResult, load: Load, faulted: FaultedRoom,
-                last_lines: Callable[[], Mapping[str, list[str]]]) -> None:
+                last_lines: Callable[[], Mapping[str, list[str]]], timeout_s: float) -> None:
     """The schedule of faults' rows, timeline and words added to the pass; a fault not
     stamped as planned makes it partial; the services it killed are not its failure."""
     outcome = load.schedule
     assert outcome is not None
     metrics, series, words = room_fault_result(load.requests, outcome.events, load.planned,
-                                               outcome.declared, last_lines)
+                                               outcome.declared, last_lines, timeout_s)
     result.metrics |= metrics
     result.series += series
     result.notes += words + outcome.notes

@@ -117,12 +117,13 @@ def held_values(events: Sequence[EventWindow], declared: Mapping[str, float | No
 
 def room_fault_result(requests: Sequence[Request], events: Sequence[EventWindow],
                       origin: float, declared: Mapping[str, float | None] | None = None,
-                      last_lines: Callable[[], Mapping[str, list[str]]] | None = None
-                      ) -> tuple[Metrics, list[SeriesPoint], list[str]]:
+                      last_lines: Callable[[], Mapping[str, list[str]]] | None = None,
+                      timeout_s: float = 0.0) -> tuple[Metrics, list[SeriesPoint], list[str]]:
     """A room pass's rows for its schedule of faults: the metrics, the timeline, the
     words; `origin` is the room's instant (the timeline's zero); `declared` each
-    event's declared span; `last_lines` the machines' last log lines, by machine."""
-    figures = schedule_figures(requests, events)
+    event's declared span; `last_lines` the machines' last log lines, by machine;
+    `timeout_s` the room's request timeout."""
+    figures = schedule_figures(requests, events, timeout_s)
     values = (fault_values(figures) | mark_values(marks(events, origin))
               | held_values(events, declared or {}))
     return (DECLARATION.emitted(values), timeline_series(timeline(requests, origin)),

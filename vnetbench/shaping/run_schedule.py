@@ -285,6 +285,8 @@ class ScheduleRunner:
         self.own: dict[str, list[RuleStep]] = {}
         self.threads: list[threading.Thread] = []
         self.workers = ThreadPoolExecutor(LIFECYCLE_WORKERS)
+        self.after = ThreadPoolExecutor(LIFECYCLE_WORKERS)  # probes of started targets
+        self.returned: dict[Target, float] = {}  # a target's last step returned
         self.stopping = threading.Event()
         self.killed: dict[Target, list[str]] = {}  # killed and not started again
         self.zero = 0.0
@@ -357,20 +359,28 @@ class ScheduleRunner:
     def _lifecycle(self, index: int, step: Step, instant: float,
                    before: list[Future[None]]) -> None:
         wait(before)  # this target's earlier steps first (a churned machine's kill)
+        # a step due at once after another of its target (churn's start after its kill)
+        # is late from when that one returned, not from their shared instant
+        ready = max([instant, *(self.returned.get(t, instant) for t in step.targets)])
         if step.action is Action.KILL:
-            self._stamped(index, step, instant, lambda: self._kill(step.targets))
-            return
-        if self._stamped(index, step, instant, lambda: self._start(step.targets)):
-            for target in step.targets:  # its probes anew, after the stamp
-                try:
-                    self.started(target, time.time())
-                except Exception as error:  # any: said, and the rest still run
-                    self.stamps.failures[f"step {index}"] = (
-                        f"after starting {target.name}: {str(error).strip()[-300:]}")
+            self._stamped(index, step, ready, lambda: self._kill(step.targets))
+        elif self._stamped(index, step, ready, lambda: self._start(step.targets)):
+            for target in step.targets:  # its probes anew, off the engine's workers
+                self.after.submit(self._announce, index, target)
+        for target in step.targets:
+            self.returned[target] = time.time()
 
-    def _stamped(self, index: int, step: Step, instant: float,
+    def _announce(self, index: int, target: Target) -> None:
+        try:
+            self.started(target, time.time())
+        except Exception as error:  # any: said, and the rest still run
+            self.stamps.failures[f"step {index}"] = (
+                f"after starting {target.name}: {str(error).strip()[-300:]}")
+
+    def _stamped(self, index: int, step: Step, ready: float,
                  call: Callable[[], None]) -> bool:
-        """`call` stamped with its span; a failure said (False)."""
+        """`call` stamped with its span and how late it began after `ready` (its instant,
+        or its target's previous step's return); a failure said (False)."""
         began = time.time()
         try:
             call()
@@ -378,7 +388,7 @@ class ScheduleRunner:
             self.stamps.failures[f"step {index}"] = (
                 f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
             return False
-        self.stamps.engine[index] = Stamp(began, began - instant, time.time())
+        self.stamps.engine[index] = Stamp(began, began - ready, time.time())
         return True
 
     def _kill(self, targets: tuple[Target, ...]) -> None:
@@ -403,6 +413,7 @@ class ScheduleRunner:
         for thread in self.threads:  # the step under way finishes; none after it
             thread.join()
         self.workers.shutdown(wait=True)
+        self.after.shutdown(wait=True)
         for edge in self.edges:
             if edge.helper not in self.own or edge.helper in self.stamps.failures:
                 continue

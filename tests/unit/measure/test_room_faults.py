@@ -206,3 +206,15 @@ def test_the_band_leaves_out_the_load_s_first_two_seconds_when_it_can() -> None:
     early = EventWindow("switch-restart", T0 + 2.5, T0 + 3)  # no whole window after 2 s
     # from the first request: its windows mostly slow (their median + the 2 ms floor)
     assert event_figures(warming, early).band_ms == pytest.approx(302.0)
+
+
+def test_a_request_that_failed_before_the_fault_leaves_no_band() -> None:
+    # two failures due 0.5 s before the stall (2 of a window's 100: its p99 infinite):
+    # with a 2 s timeout they may be the stall's (when they failed is not recorded), so
+    # the band is read without them
+    made = room(20, error=lambda k, i: "read" if k == 95 and i < 2 else None)
+    assert event_figures(made, STALL, timeout_s=2).band_ms == pytest.approx(7.0)
+    # without a timeout to allow for, it failed in the room's steady state: no band to
+    # come back to, so no recovery either (not "back at once")
+    figures = event_figures(made, STALL)
+    assert (figures.band_ms, figures.recovery_ms) == (None, None)
