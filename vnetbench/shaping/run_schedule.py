@@ -287,6 +287,7 @@ class ScheduleRunner:
         self.workers = ThreadPoolExecutor(LIFECYCLE_WORKERS)
         self.after = ThreadPoolExecutor(LIFECYCLE_WORKERS)  # probes of started targets
         self.returned: dict[Target, float] = {}  # a target's last step returned
+        self.dispatched: list[Future[None]] = []
         self.stopping = threading.Event()
         self.killed: dict[Target, list[str]] = {}  # killed and not started again
         self.zero = 0.0
@@ -347,18 +348,41 @@ class ScheduleRunner:
     def _dispatch(self) -> None:
         last: dict[Target, Future[None]] = {}
         for index, step, instant in self._due(LIFECYCLE):
-            before = [last[t] for t in step.targets if t in last]
-            done = self.workers.submit(self._lifecycle, index, step, instant, before)
+            before = {last[t] for t in step.targets if t in last}
+            done = self._after(before, partial(self._lifecycle, index, step, instant))
             last |= dict.fromkeys(step.targets, done)
+            self.dispatched.append(done)
+
+    def _after(self, before: set[Future[None]], call: Callable[[], None]) -> Future[None]:
+        """`call` on a worker once every future of `before` is done (at once when none):
+        a step waiting for its target's previous one holds no worker meanwhile."""
+        result: Future[None] = Future()
+        pending = [len(before)]
+        lock = threading.Lock()
+
+        def run() -> None:
+            inner = self.workers.submit(call)
+            inner.add_done_callback(lambda _: result.set_result(None))
+
+        def one_done(_: Future[None]) -> None:
+            with lock:
+                pending[0] -= 1
+                ready = pending[0] == 0
+            if ready:
+                run()
+
+        if not before:
+            run()
+        for future in before:
+            future.add_done_callback(one_done)
+        return result
 
     def _shape(self) -> None:
         for index, step, instant in self._due(SHAPING):
             shape = step.shape if step.action is Action.SHAPE else None
             self._stamped(index, step, instant, partial(self.reshape, shape))
 
-    def _lifecycle(self, index: int, step: Step, instant: float,
-                   before: list[Future[None]]) -> None:
-        wait(before)  # this target's earlier steps first (a churned machine's kill)
+    def _lifecycle(self, index: int, step: Step, instant: float) -> None:
         # a step due at once after another of its target (churn's start after its kill)
         # is late from when that one returned, not from their shared instant
         ready = max([instant, *(self.returned.get(t, instant) for t in step.targets)])
@@ -412,6 +436,7 @@ class ScheduleRunner:
         self.stopping.set()
         for thread in self.threads:  # the step under way finishes; none after it
             thread.join()
+        wait(self.dispatched)  # every kill and start dispatched, chained ones too
         self.workers.shutdown(wait=True)
         self.after.shutdown(wait=True)
         for edge in self.edges:
