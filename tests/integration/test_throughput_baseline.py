@@ -68,3 +68,31 @@ def test_flood_on_baseline_measures_from_outside(tmp_path: Path) -> None:
     assert pd.isna(value["predicted_drops"])
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
+
+
+# the stream under a schedule of faults: the backbone down 2 s, 3 s into an 8 s stream
+OUTAGE_MS, STAGED_EXCESS_MS = 2000.0, 50.0  # a staged step fires within a scheduler period
+
+
+def test_the_stream_under_a_backbone_outage_is_stamped_and_stalls_for_it(
+        tmp_path: Path) -> None:
+    topology = parse_topology(
+        {"name": "it-baseline", "switches": 2, "agents": 2,
+         "settings": {"seconds": 8, "passes": 1, "pings": 20, "ping_interval_ms": 10},
+         "faults": [{"at": "3s", "link": "backbone", "for": "2s"}]}, "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    assert leftovers(run_dir.name) == []
+    frame = named(load_results(run_dir))
+    rows = frame[frame["interval_s"].isna()]
+    assert as_measured(rows["status"].iloc[0]) == "ok", rows["status"].iloc[0]
+    value = rows.set_index("metric")["value"]
+    held = value["stream_fault_held_ms_backbone-down"]
+    assert OUTAGE_MS <= held <= OUTAGE_MS + STAGED_EXCESS_MS
+    assert value["stream_fault_at_s_backbone-down"] >= 3.0
+    # nothing crosses the backbone while the drop rule stands: every 100 ms interval
+    # wholly inside the outage moves nothing (the two it straddles may move some)
+    assert value["stream_fault_stalled_ms_backbone-down"] >= OUTAGE_MS - 200
+    assert value["stream_fault_before_mbit_backbone-down"] > 100
+    assert value["stream_survived"] == 1  # TCP retransmits through 2 s; iperf3 goes on
+    timeline = frame[frame["metric"] == "stream_timeline_mbit"]
+    assert len(timeline) >= 70 and timeline["interval_s"].is_monotonic_increasing

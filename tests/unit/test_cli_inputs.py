@@ -167,9 +167,9 @@ CLASSES = [
     # --fault: a key twice, and a scenario that injects none
     (["run", "failover", "-t", "{failover}", "--fault", "kill=switch2,kill=switch1"],
      "--fault kill=switch2,kill=switch1: kill is given twice in one fault"),
-    (["run", "throughput", "-t", "{failover}", "--fault", "kill=switch2"],
-     "--fault kill=switch2: throughput injects no faults, so it would be ignored. Run "
-     "failover or room with --fault, or leave --fault out."),
+    (["run", "transactions", "-t", "{failover}", "--fault", "kill=switch2"],
+     "--fault kill=switch2: transactions injects no faults, so it would be ignored. Run "
+     "throughput or failover or room with --fault, or leave --fault out."),
     # a negative noise in a noise floor
     (["compare", "{quick}", "{quick}", "--noise", "{negative-noise}"],
      "{negative-noise}/noise.json cannot be read as a noise floor"),

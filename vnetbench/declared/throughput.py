@@ -61,11 +61,42 @@ THROUGHPUT = (
     Metric("tunnel_mtu", "bytes", label="Tunnel MTU (as the kernel reports it)"),
     Metric("link_mtu", "bytes", label="Link MTU (as the kernel reports it)"),
 )
+# a schedule of faults during the stream (vnetbench/faults/): one of each per event, its
+# `fault` the event's label; figures from iperf3's intervals (measure/stream_faults.py)
+STREAM_TIMELINE = "stream_timeline_mbit"
+STREAM_FAULTS = (
+    Metric("stream_fault_before_mbit", "Mbit/s", Better.HIGHER, noisy=True,
+           label="Stream: its rate in the 10 s before the fault, {fault}",
+           display="stream_fault_before_mbit_{fault}"),
+    Metric("stream_fault_during_mbit", "Mbit/s", Better.HIGHER,
+           "Stream: its rate while the fault was in effect, {fault}",
+           display="stream_fault_during_mbit_{fault}"),
+    Metric("stream_fault_after_mbit", "Mbit/s", Better.HIGHER,
+           label="Stream: its rate in the 10 s after the lift, {fault}",
+           display="stream_fault_after_mbit_{fault}"),
+    Metric("stream_fault_stalled_ms", "ms", Better.LOWER,
+           "Stream: time it moved under a tenth of its rate before, from the fault to 10 s "
+           "after the lift, {fault}", lead=True, display="stream_fault_stalled_ms_{fault}"),
+    Metric("stream_fault_recovery_ms", "ms", Better.LOWER,
+           "Stream: from the lift until its rate stays within a tenth of its rate before, "
+           "{fault}", lead=True, display="stream_fault_recovery_ms_{fault}"),
+    Metric("stream_fault_held_ms", "ms", label="Stream: the fault in effect as stamped, "
+           "{fault}", display="stream_fault_held_ms_{fault}"),
+    Metric("stream_fault_declared_ms", "ms", label="Stream: the fault's declared span, "
+           "{fault}", display="stream_fault_declared_ms_{fault}"),
+    Metric("stream_fault_at_s", "s", label="Stream: the fault in effect, seconds after the "
+           "stream began, {fault}", display="stream_fault_at_s_{fault}"),
+    Metric("stream_fault_end_s", "s", label="Stream: the fault lifted, seconds after the "
+           "stream began, {fault}", display="stream_fault_end_s_{fault}"),
+    Metric("stream_survived", "count", Better.HIGHER,
+           label="Stream: 1 when iperf3 ended its test under the faults without an error"),
+    Metric(STREAM_TIMELINE, "Mbit/s", label="Stream: its rate per 100 ms"),
+)
 
 DECLARATION = Declaration(
     name="throughput",
     description="TCP rate and ping RTT between two agents on different switches",
-    metrics=THROUGHPUT,
+    metrics=THROUGHPUT + STREAM_FAULTS,
     runtime="vnetbench.scenarios.throughput:Throughput",
     variants={EVERY: DEFAULT,
               "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows

@@ -48,8 +48,9 @@ from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
+from vnetbench.scenarios.fault_schedule import ScheduleOutcome
 from vnetbench.scenarios.room_faults import room_fault_result
-from vnetbench.scenarios.room_schedule import FaultedRoom, Resume, ScheduleOutcome
+from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.shaping.schedule import Schedule, expand

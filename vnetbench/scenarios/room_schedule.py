@@ -1,8 +1,5 @@
-"""The room's schedule of faults as it runs on the stack: what a room needs of
-shaping/run_schedule.py's runner (the containers each target is, the probes started
-anew in a machine or the server the schedule started again, the backbone shaped
-with a ramp's level), and the stamps read into each event's window and the pass's
-words (scenarios/room_faults.py turns them into rows).
+"""The room's schedule of faults: the generic schedule on its stack
+(scenarios/fault_schedule.py) and the room's probes started anew.
 
 A machine's generator runs in its container's network namespace, which goes with the
 container when it is killed: a killed machine's generator is given its schedule up
@@ -16,22 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from vnetbench import labels
-from vnetbench.engines.base import EngineError
-from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
-from vnetbench.measure.room_faults import EventWindow
 from vnetbench.scenarios.base import ScenarioContext
-from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
-from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
-from vnetbench.shaping.schedule import Action, BackboneShape, Schedule, Target
-from vnetbench.topology import Topology
+from vnetbench.scenarios.fault_schedule import FaultSchedule
+from vnetbench.shaping.schedule import Action, Schedule, Target
 
 # a machine started again: its new generator's first request is due this long after
 # the start returned (the engine starts the probe in its namespace within it)
 RESUME_S = 0.5
-
 
 
 @dataclass(frozen=True)
@@ -51,38 +41,18 @@ class Resume:
 Launch = Callable[[Resume], bool]  # False: no request due, or it would not start
 
 
-@dataclass
-class ScheduleOutcome:
-    """Each event's window as stamped, what went wrong, what the pass notes."""
-
-    windows: dict[str, FaultWindow]
-    events: list[EventWindow]
-    declared: dict[str, float | None]
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-class FaultedRoom:
+class FaultedRoom(FaultSchedule):
     """One pass's schedule on the room's stack. `launch` starts a machine's generator
     for the requests due in [from_s, until_s) after the room's instant (False: none
     due); `serve` starts the room's server probe under a name."""
 
     def __init__(self, context: ScenarioContext, schedule: Schedule, prefix: str,
                  pass_no: int, launch: Launch, serve: Callable[[str], None]) -> None:
-        self.context, self.schedule, self.prefix = context, schedule, prefix
+        super().__init__(context, schedule, prefix, context.raw_dir / f"room-pass{pass_no}-")
         self.launch, self.serve = launch, serve
-        self.runner = ScheduleRunner(context.stack, schedule, context.plan, prefix,
-                                     self.containers, self.reshape, self.started,
-                                     context.raw_dir / f"room-pass{pass_no}-")
         self.resumed: dict[str, list[str]] = {}  # machine -> its later generators
         self.servers: list[str] = []  # the server's later probes
-        self.killed: set[str] = set()  # services the schedule killed
-        self.zero = self.load_end = self.bound_at = 0.0
-        self.reshaped = False
-
-    @property
-    def lead_s(self) -> float:
-        return self.runner.lead_s
+        self.load_end = self.bound_at = 0.0
 
     def kills_of(self, machine: str) -> list[float]:
         """When the schedule kills a machine, seconds after the room's instant."""
@@ -100,28 +70,8 @@ class FaultedRoom:
     def stage(self, zero: float, load_end: float, bound_at: float) -> None:
         """Stage the schedule for a load from `zero` to `load_end` whose probes end by
         `bound_at` (epoch seconds)."""
-        self.zero, self.load_end, self.bound_at = zero, load_end, bound_at
-        self.runner.stage(zero)
-
-    def fire(self) -> None:
-        self.runner.fire()
-
-    # -- the runner's hooks ----------------------------------------------------------
-    def containers(self, target: Target) -> list[str]:
-        stack = self.context.stack
-        if target.role in ("machine", "server"):
-            names = [self.context.container(target.name)]
-        else:
-            role = (self.context.overlay.control_plane if target.role == "control-plane"
-                    else "switch")
-            listed = stack.containers(role) if role else []
-            if target.role == "switch":
-                listed = [c for c in listed if c.labels.get(labels.NODE) == target.name]
-            names = [c.name for c in listed]
-        if not names:
-            raise EngineError(f"no running container is {target.name}")
-        self.killed |= {stack.service_of(n) for n in names}
-        return names
+        self.load_end, self.bound_at = load_end, bound_at
+        self.stage_at(zero)
 
     def started(self, target: Target, at: float) -> None:
         if at >= self.load_end:
@@ -138,72 +88,3 @@ class FaultedRoom:
             if self.launch(Resume(target.name, from_s, until_s, name, self.zero,
                                   self.bound_at)):
                 later.append(name)
-
-    def reshape(self, shape: BackboneShape | None) -> None:
-        """The backbone's containers shaped with `shape` (None: as planned again)."""
-        stack, topology = self.context.stack, self.context.topology
-        self.reshaped = True
-        if shape is not None:
-            shape_run(stack, with_backbone(topology, shape), segment="backbone")
-        elif is_shaped(topology):
-            shape_run(stack, topology, segment="backbone")
-        else:
-            unshape_segment(stack, "backbone")
-
-    # -- after the load --------------------------------------------------------------
-    def finish(self) -> ScheduleOutcome:
-        stamps = self.runner.finish()
-        keeper = self.context.shaping
-        if keeper is not None and (self.killed or self.reshaped):
-            keeper.settle(self.killed)
-        return outcome_of(self.schedule, stamps)
-
-
-def with_backbone(topology: Topology, shape: BackboneShape) -> Topology:
-    """The topology with the backbone's whole profile replaced (not validated again: a
-    level of a ramp is a fault, not a link to measure)."""
-    backbone = topology.links.backbone.model_copy(update={
-        "loss": shape.loss, "delay": shape.delay_ms, "rate": shape.rate})
-    links = topology.links.model_copy(update={"backbone": backbone})
-    return topology.model_copy(update={"links": links})
-
-
-def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
-    """Each event's window and, where a step was not stamped in time, why."""
-    windows = {e.label: stamps.window(schedule, e) for e in schedule.events}
-    result = ScheduleOutcome(
-        windows, [EventWindow(label, w.start, w.end) for label, w in windows.items()],
-        {e.label: e.fault.lasts_ms for e in schedule.events})
-    for event in schedule.events:
-        label, window = event.label, windows[event.label]
-        result.problems += window_problems(label, window)
-        late = stamps.late_engine_steps(schedule, event)
-        if late:
-            result.problems.append(
-                f"{label}: {len(late)} of its engine steps began over "
-                f"{ENGINE_LATE_S:g} s after their instants (up to {max(late):.1f} s): the "
-                "engine's calls before them (a kill, a start, shaping anew) ran behind the "
-                "schedule, so it did not take effect when declared")
-        spread = window.spread_ms()
-        if spread is not None and any(e.edge.startswith("engine") for e in window.edges):
-            result.notes.append(f"{label}: the engine's calls took {spread:.0f} ms from the "
-                                "first asked to the last returned (stamped on the host)")
-    return result
-
-
-def window_problems(label: str, window: FaultWindow) -> list[str]:
-    """An edge that failed, a staged step that began late (its helper was not waiting
-    at the instant), an event that never took effect."""
-    problems = [f"{label}: {e.edge}: {e.failure}" for e in window.edges if e.failure]
-    staged = [e for e in window.edges if not e.edge.startswith("engine")]
-    late = [(e.edge, s.late_s) for e in staged for s in (e.apply, e.lift)
-            if s is not None and s.late_s > LATE_BOUND_S]
-    if late:
-        edge, worst = max(late, key=lambda pair: pair[1])
-        problems.append(f"{label}: a staged step began {worst * 1000:.0f} ms after its "
-                        f"instant on {edge} (over {LATE_BOUND_S * 1000:.0f} ms: it was not "
-                        "waiting when the instant came, so the fault did not take effect "
-                        "in one step)")
-    if window.start is None and not problems:
-        problems.append(f"{label}: it never took effect (no step stamped)")
-    return problems

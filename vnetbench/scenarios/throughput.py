@@ -16,7 +16,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vnetbench.declared.declaration import Values
@@ -46,6 +46,7 @@ from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.outcome import Kind, State, single
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
+from vnetbench.scenarios.fault_schedule import FaultSchedule, ScheduleOutcome
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
@@ -53,6 +54,12 @@ from vnetbench.scenarios.pair import (
     stall_floor_mbit,
     with_last_log_lines,
 )
+from vnetbench.scenarios.throughput_faults import (
+    INTERVAL_OPTIONS,
+    check_stream_faults,
+    stream_fault_result,
+)
+from vnetbench.shaping.schedule import expand
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -63,6 +70,12 @@ class Throughput(PairScenario):
     # idle memory is read before each stream, so after any cell before it on a shared
     # stack as pass 2 reads it after pass 1 (in the matrix it comes first: declared first)
     shares_stack = True
+    injects_faults = True  # the topology's `faults`, as one schedule during the stream
+
+    def check(self, topology: Topology) -> None:
+        super().check(topology)
+        if topology.faults:
+            check_stream_faults(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
@@ -108,7 +121,10 @@ class Throughput(PairScenario):
         if outcome.state is State.DEAD:
             with_last_log_lines(context, outcome, pass_no, client, server)
             notes.append(outcome.status)
-        return PassResult(metrics, summary, outcome, notes)
+        result = PassResult(metrics, summary, outcome, notes)
+        if stream.faults is not None:
+            with_stream_faults(result, stream.faults)
+        return result
 
     def _stream(
         self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
@@ -131,20 +147,46 @@ class Throughput(PairScenario):
                 f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
                 for n in range(settings.clients)]
             idle = by_role(stack.memory_by_role())
+            schedule = Throughput.schedule(context, pass_no)
+            start_at = None
+            if schedule is not None:  # staged before the stream's instant, fired from it
+                start_at = time.time() + CLIENTS_LEAD_S + schedule.lead_s
+                schedule.stage_at(start_at)
+                options = [*options, *INTERVAL_OPTIONS]
             roles_before, sides_before = stack.cpu_by_role(), side_cpu(stack, sides)
             started = time.monotonic()
             loaded = MemoryUnderLoad(stack, LOAD_READ_SHARE * settings.seconds)
             try:
+                if schedule is not None:
+                    schedule.fire()
                 runs = run_clients(iperfs, context.container(client), settings.seconds,
                                    options, context.raw_dir, pass_no,
-                                   udp=bool(settings.udp_mbit))
+                                   udp=bool(settings.udp_mbit), start_at=start_at)
+            except BaseException:
+                if schedule is not None:  # no helper, thread or rule outlives the pass
+                    schedule.finish()
+                raise
             finally:
                 load = loaded.result()
             elapsed = time.monotonic() - started
             cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
                                 side_cpu(stack, sides), elapsed)
             tunnel_bytes = tunnel.delta()
-        return Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load), settings.seconds)
+            faulted = schedule.finish() if schedule is not None else None
+        stream = Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load), settings.seconds)
+        if schedule is not None and faulted is not None:
+            return replace(stream, faults=StreamFaults(faulted, runs[0], schedule.killed))
+        return stream
+
+    @staticmethod
+    def schedule(context: ScenarioContext, pass_no: int) -> FaultSchedule | None:
+        """The topology's faults as this pass's schedule (None: no faults)."""
+        topology = context.topology
+        if not topology.faults:
+            return None
+        return FaultSchedule(context, expand(topology, []),
+                             f"{context.stack.rendered.project}-stream-{pass_no}",
+                             context.raw_dir / f"iperf3-pass{pass_no}-")
 
     def _pings(self, context: ScenarioContext, client: str, target: str,
                pass_no: int) -> list[PingRun]:
@@ -189,11 +231,13 @@ class ClientEnd:
 
 
 def run_clients(servers: list[IperfServer], client: str, seconds: float, options: list[str],
-                raw_dir: Path, pass_no: int, udp: bool) -> list[ClientEnd]:
+                raw_dir: Path, pass_no: int, udp: bool,
+                start_at: float | None = None) -> list[ClientEnd]:
     """One client container per server; several start together at one instant (their
-    begins and ends show how far apart they ran)."""
-    start_at = (time.time() + CLIENTS_LEAD_S + CLIENTS_LEAD_PER_CLIENT_S * len(servers)
-                if len(servers) > 1 else None)
+    begins and ends show how far apart they ran); `start_at`: that instant, given (a
+    schedule of faults counts from it)."""
+    if start_at is None and len(servers) > 1:
+        start_at = time.time() + CLIENTS_LEAD_S + CLIENTS_LEAD_PER_CLIENT_S * len(servers)
 
     def one(index: int) -> ClientEnd:
         suffix = f"-client{index + 1}" if len(servers) > 1 else ""
@@ -326,6 +370,7 @@ class Stream:
     memory: MemoryFigures
     start_spread_s: float | None = None  # between the first and the last client's begin
     apart: str = ""  # why the clients did not run at once ('' when they did)
+    faults: StreamFaults | None = None  # the schedule of faults during it, as stamped
 
     @classmethod
     def of(cls, runs: list[ClientEnd], cpu: CpuFigures, tunnel_bytes: int | None,
@@ -345,6 +390,42 @@ class Stream:
                    cpu.unmeasured, memory or MemoryFigures({}, {}),
                    max(starts) - min(starts) if len(starts) > 1 else None,
                    apart(runs, seconds))
+
+
+@dataclass(frozen=True)
+class StreamFaults:
+    """The schedule of faults during the stream: its windows, the client's run, and the
+    services it killed (their deaths are the measurement)."""
+
+    outcome: ScheduleOutcome
+    client: ClientEnd
+    killed: set[str]
+
+
+def with_stream_faults(result: PassResult, faults: StreamFaults) -> None:
+    """The schedule's rows, timeline and words added to the pass; a fault not stamped as
+    planned makes it partial; the services it killed are not its failure."""
+    client = faults.client
+    began = client.began.at if client.began is not None else None
+    if began is None:
+        partial(result, ["the stream under faults has no start instant: its intervals "
+                         "cannot be placed on the faults' clock"])
+        return
+    metrics, series, words = stream_fault_result(
+        client.run.raw, began, faults.outcome, client.run.result is not None)
+    result.metrics |= metrics
+    result.series += series
+    result.notes += words + faults.outcome.notes
+    result.fault_killed |= faults.killed
+    partial(result, faults.outcome.problems)
+
+
+def partial(result: PassResult, problems: list[str]) -> None:
+    """An ok pass with these problems is partial; a worse one keeps its state."""
+    if problems and result.outcome.state is State.OK:
+        result.outcome.state = State.PARTIAL
+    for problem in problems:
+        result.outcome.add(Kind.PARTIAL, problem)
 
 
 def stream_metrics(stream: Stream) -> Metrics:
