@@ -37,6 +37,8 @@ def test_each_event_s_figures_are_rows_with_its_label_as_the_fault() -> None:
         "room_fault_p99_ms_switch-restart") == {"fault": "switch-restart"}
     assert words == [
         "switch-restart: 1 machine(s) never got an answer again after it (agent2)",
+        "switch-restart: its p50 and p99 are of the requests answered; 20 of its 20 got no "
+        "answer (0 failed, 20 timed out)",
         "switch-restart: the room's p99 was not back within its band (up to 6.0 ms before "
         "the fault) within 10 s after the lift, or before the next event or the load's end"]
     answered = [p for p in series if p.metric == "room_timeline_answered"]
