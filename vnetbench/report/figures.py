@@ -19,12 +19,15 @@ from plotly.colors import qualitative
 
 from vnetbench.declared import DECLARATIONS, catalogue
 from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.declared.room import ROOM_FAULT_AT, ROOM_FAULT_END, ROOM_FAULT_TIMELINE
+from vnetbench.declared.throughput import STREAM_TIMELINE
 from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.metrics import Better, Metric
 from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.schema import (
+    FAULT,
     INTERVAL_S,
     METHOD,
     METRIC,
@@ -41,6 +44,7 @@ from vnetbench.schema import (
 )
 
 SETTING_PREFIXES = (SETTING_PREFIX, PARAMETER_PREFIX)
+ROOM_TIMELINE_P99 = ROOM_FAULT_TIMELINE[3]
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
          "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
 SETTINGS_PER_LINE = 4
@@ -258,6 +262,7 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                     passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
     found += timeline_figures(rows)
+    found += schedule_timeline_figures(rows)
     return headline + scenario_figures(rows, samples) + [
         Figure(name, figure) for name, figure in found if figure is not None]
 
@@ -280,4 +285,51 @@ def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
             figure, f"failover on {overlay}, {fault}: probes answered (red: the fault in "
             "effect, green: lifted)",
             "seconds since the probe began", "share of probes answered")))
+    return found
+
+
+@dataclass(frozen=True)
+class ScheduleTimeline:
+    """A scenario's timeline under a schedule of faults: its metric per 100 ms, the
+    metrics placing each event's effective start and end on the same axis."""
+
+    scenario: str
+    metric: str
+    axis: str
+    at: str
+    end: str
+
+
+SCHEDULE_TIMELINES = (
+    ScheduleTimeline("room", ROOM_TIMELINE_P99, "p99 of requests due per 100 ms (ms)",
+                     ROOM_FAULT_AT, ROOM_FAULT_END),
+    ScheduleTimeline("throughput", STREAM_TIMELINE, "stream rate per 100 ms (Mbit/s)",
+                     "stream_fault_at_s", "stream_fault_end_s"),
+)
+
+
+def schedule_timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
+    """Per scenario run under a schedule of faults and overlay: its timeline, a line per
+    pass, each event's effective start (red) and end (green) dashed and named."""
+    if INTERVAL_S not in frame.columns or FAULT not in frame.columns:
+        return []
+    found: list[tuple[str, go.Figure | None]] = []
+    for spec in SCHEDULE_TIMELINES:
+        points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == spec.metric)]
+        marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([spec.at, spec.end])]
+        for overlay, lines in points.groupby(OVERLAY, sort=False):
+            figure = go.Figure()
+            for pass_no, line in lines.groupby(PASS, sort=False):
+                line = line.sort_values(INTERVAL_S)
+                figure.add_trace(go.Scatter(
+                    x=line[INTERVAL_S], y=line[VALUE], mode="lines", name=f"pass {pass_no}",
+                    line={"shape": "hv", "color": colour(str(overlay))}))
+            mine = marks[marks[OVERLAY] == overlay].drop_duplicates([METRIC, FAULT])
+            for metric, fault, at in zip(mine[METRIC], mine[FAULT], mine[VALUE], strict=True):
+                named = {"annotation_text": str(fault)} if metric == spec.at else {}
+                figure.add_vline(x=at, line_dash="dash",
+                                 line_color="red" if named else "green", **named)
+            found.append((f"{spec.scenario}-faults-{overlay}", layout(
+                figure, f"{spec.scenario} on {overlay} under its faults (red: in effect, "
+                "green: lifted)", "seconds since the load began", spec.axis)))
     return found

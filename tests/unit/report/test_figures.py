@@ -83,3 +83,22 @@ def test_each_cell_of_an_ab_names_its_run(data_dir: Path) -> None:
     assert len(found) == 12  # 6 rounds of A and B, a bring-up (run) each
     assert {c.variant for c in found} == {"A", "B"}
     assert all(c.run_dir is None for c in found)  # checked in without its runs
+
+
+def test_a_room_under_faults_draws_its_timeline_with_each_event_marked(
+        tmp_path: Path) -> None:
+    results = ResultSet(tmp_path)
+    cell = CellKey("r", "room", "wireguard", Variant("default"))
+    results.add(cell, 1, {"room_fault_at_s_backbone-flap": (10.0, "s"),
+                          "room_fault_end_s_backbone-flap": (19.0, "s"),
+                          "room_fault_at_s_churn-2": (22.0, "s")}, {})
+    for tenth in range(1, 31):
+        results.add(cell, 1, {"room_timeline_p99_ms": (5.0 + tenth, "ms")}, {},
+                    columns={"interval_s": tenth / 10})
+    frame = results.frame()
+    figures = {f.name: f.figure for f in report_figures(frame, summary_table(frame), [])}
+    figure = figures["room-faults-wireguard"]
+    assert list(figure.data[0].y) == [5.0 + t for t in range(1, 31)]
+    lines = [(shape.x0, shape.line.color) for shape in figure.layout.shapes]
+    assert sorted(lines) == [(10.0, "red"), (19.0, "green"), (22.0, "red")]
+    assert sorted(a.text for a in figure.layout.annotations) == ["backbone-flap", "churn-2"]
