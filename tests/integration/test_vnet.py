@@ -170,14 +170,15 @@ def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
 
 def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Path) -> None:
     """failover's control-plane fault (vNet's conductor, the only control plane an
-    overlay declares) and a small room: on the public snapshot, which delivers no
-    packets, both say so plainly in bounded time; on a vNet that delivers, they
-    measure (the latecomer's join says whether new joins survive the conductor)."""
+    overlay declares) and a small room under the same fault: on the public snapshot,
+    which delivers no packets, both say so plainly in bounded time; on a vNet that
+    delivers, they measure (the latecomer's join says whether new joins survive the
+    conductor)."""
     (tmp_path / "t.yml").write_text(TOPOLOGY + "faults:\n  - {at: 1s, kill: control-plane, "
                                     "restart_after: 3s}\n")
     started = time.time()
     done = vnetbench("run", "failover", "room", "--overlay", "vnet", "--no-baseline", "-t",
-                     str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "2",
+                     str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "5",
                      "--machines", "6", "--failover-window-s", "10",
                      "--out", str(tmp_path / "out"), env={"BENCH_TLS": "off"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -190,3 +191,7 @@ def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Pat
         assert ("failover", "late_join_s_control-plane-restart") in value.index
     assert status["room"] == "ok" or status["room"].startswith(
         ("no request of 6 machines was answered", "partial"))
+    # the room runs the same fault during its load (its schedule: the conductor killed
+    # 1 s in, started 3 s later), stamped whether or not the snapshot delivers
+    assert value["room", "room_fault_at_s_control-plane-restart"] >= 1.0
+    assert value["room", "room_fault_held_ms_control-plane-restart"] > 0
