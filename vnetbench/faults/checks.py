@@ -48,16 +48,16 @@ def churn_count(share: float, machines: int) -> int:
 
 def target_of(fault: Fault) -> str:
     """What an entry acts on. The backbone has two: its drop rules (link, loss, flap,
-    partition: iptables rules on every edge) and its shaping (delay, ramps: the
-    shapers), which do not undo each other."""
+    partition, a loss ramp: iptables rules on every edge) and its shaping (delay, the
+    delay and rate ramps: the shapers), which do not undo each other."""
     if isinstance(fault.kill, MachineCount) or fault.churn is not None:
         return "the room's machines"
     if fault.kill is not None:
         return {CONTROL_PLANE: "the control plane", SERVER: "the room's server"}.get(
             fault.kill, fault.kill)
-    if fault.delay is not None or fault.ramp is not None:
+    if fault.delay is not None or fault.ramp in ("delay", "rate"):
         return "the backbone's shaping"
-    return "the backbone's drop rules"
+    return "the backbone's drop rules"  # a loss ramp too: staged as drop rules
 
 
 def span_of(entry: int, fault: Fault) -> Span:

@@ -67,6 +67,8 @@ from vnetbench.shaping.schedule import (
 )
 
 NONE = "-"  # an empty field of a rule step's line
+DROPS = (Action.DROP_ON, Action.DROP_OFF, Action.DROP_SET)
+OPS = {Action.DROP_ON: "on", Action.DROP_OFF: "off", Action.DROP_SET: "set"}
 LIFECYCLE = (Action.KILL, Action.START)
 SHAPING = (Action.SHAPE, Action.RESTORE)
 ENGINE_ACTIONS = LIFECYCLE + SHAPING
@@ -88,10 +90,11 @@ REMOVE_CHAIN = f"""iptables -w -t raw -F {CHAIN} 2>/dev/null
 iptables -w -t raw -D PREROUTING -i "$dev" -j {CHAIN} 2>/dev/null
 iptables -w -t raw -X {CHAIN} 2>/dev/null"""
 
-# $1 the address, $2 the steps: one line each, "STEP AT on|off PROBABILITY SOURCES".
+# $1 the address, $2 the steps: one line each, "STEP AT on|off|set PROBABILITY SOURCES".
 # Staged: an empty chain and the jump to it. A step "on" appends its rule to the
-# chain; "off" flushes the chain (events on the backbone's drop rules never overlap:
-# faults/checks.py): one quick call that matches nothing, a lift as prompt as an apply.
+# chain; "set" (a loss ramp's next level) flushes it and appends the level's; "off"
+# flushes it (events on the backbone's drop rules never overlap: faults/checks.py):
+# one quick call that matches nothing, a lift as prompt as an apply.
 EDGE_SCRIPT = f"""address=$1 steps=$2
 {FIND_DEV}
 if [ -z "$dev" ]; then echo "vnetbench-fault: failed no interface holds $address"; exit 1; fi
@@ -103,11 +106,12 @@ while read -r step at op share source; do
   set --
   [ "$share" = - ] || set -- -m statistic --mode random --probability "$share"
   [ "$source" = - ] || set -- "$@" -s "$source"
-  if [ "$op" = on ]; then
-    vnetbench-at "$at" iptables -w -t raw -A {CHAIN} "$@" -j DROP </dev/null
-  else
-    vnetbench-at "$at" iptables -w -t raw -F {CHAIN} </dev/null
-  fi || {{ echo "vnetbench-fault: failed step=$step (iptables exit $?)"; exit 1; }}
+  case $op in
+    on) vnetbench-at "$at" iptables -w -t raw -A {CHAIN} "$@" -j DROP </dev/null ;;
+    set) vnetbench-at "$at" sh -c 'iptables -w -t raw -F "$0" &&
+           iptables -w -t raw -A "$0" "$@" -j DROP' {CHAIN} "$@" </dev/null ;;
+    *) vnetbench-at "$at" iptables -w -t raw -F {CHAIN} </dev/null ;;
+  esac || {{ echo "vnetbench-fault: failed step=$step (iptables exit $?)"; exit 1; }}
   echo "vnetbench-fault: step=$step at=$(date +%s.%N)"
 done <<EOF
 $steps
@@ -135,13 +139,13 @@ class RuleStep:
 
     index: int
     at: float
-    on: bool
+    op: str  # "on": the rule appended; "off": the chain flushed; "set": both, at once
     probability: str  # NONE: every packet
     sources: str  # NONE: whatever arrives
 
     @property
     def line(self) -> str:
-        return (f"{self.index} {self.at:.6f} {'on' if self.on else 'off'} "
+        return (f"{self.index} {self.at:.6f} {self.op} "
                 f"{self.probability} {self.sources}")
 
 
@@ -175,10 +179,10 @@ def rule_steps(schedule: Schedule, edges: Sequence[Edge], plan: AddressPlan,
     own: dict[str, list[RuleStep]] = {}
     share_of: dict[str, float | None] = {}  # an event's share, from its drop-edges-on
     for index, step in enumerate(schedule.steps):
-        if step.action not in (Action.DROP_ON, Action.DROP_OFF):
+        if step.action not in DROPS:
             continue
-        on = step.action is Action.DROP_ON
-        if on:
+        op = OPS[step.action]
+        if op != "off":
             share_of[step.event] = step.drop_percent
         for edge in edges:
             cuts = [c for c in step.cuts if c.at is None or switch_of(edge.node) == c.at]
@@ -186,7 +190,7 @@ def rule_steps(schedule: Schedule, edges: Sequence[Edge], plan: AddressPlan,
                 continue
             sources = [sources_of(plan, c) for c in cuts]
             own.setdefault(edge.helper, []).append(RuleStep(
-                index, zero + step.at_ms / 1000, on, probability_of(share_of.get(step.event)),
+                index, zero + step.at_ms / 1000, op, probability_of(share_of.get(step.event)),
                 NONE if NONE in sources else ",".join(sources)))
     return own
 
@@ -277,7 +281,7 @@ class ScheduleRunner:
                  raw: Path | None = None) -> None:
         self.run, self.schedule, self.plan, self.raw = run, schedule, plan, raw
         self.containers, self.reshape, self.started = containers, reshape, started
-        needs_edges = any(s.action in (Action.DROP_ON, Action.DROP_OFF)
+        needs_edges = any(s.action in DROPS
                           for s in schedule.steps)
         self.prefix = f"{prefix}-"
         self.edges = backbone_edges(run, f"{prefix}-schedule") if needs_edges else []

@@ -3,9 +3,10 @@ primitive timed steps, so that an executor stages everything before the load and
 fires each step at its instant.
 
 Each step is one thing done at one instant (ms after the schedule's zero, the
-load's start): backbone drop rules put in or taken out (`drop-edges-on`/`-off`,
-on every backbone edge, or for a partition on the edges between its sets), roles
-killed or started, the backbone shaped with a profile or shaped as planned again.
+load's start): backbone drop rules put in, replaced (a loss ramp's levels) or
+taken out (`drop-edges-on`/`-set`/`-off`, on every backbone edge, or for a
+partition on the edges between its sets), roles killed or started, the backbone
+shaped with a profile or shaped as planned again.
 Steps are sorted by instant; at one instant a lift (a rule out, a start, the
 planned shaping) comes before an apply, so an event may begin where the last one
 on its target ended, and a churned machine's start comes after its kill.
@@ -37,6 +38,7 @@ LIFT, APPLY, AFTER_KILL = 0, 1, 2  # a step's phase: its order among steps at on
 class Action(StrEnum):
     DROP_ON = "drop-edges-on"
     DROP_OFF = "drop-edges-off"
+    DROP_SET = "drop-edges-set"  # the edges' drop rule replaced (a loss ramp's next level)
     KILL = "kill"
     START = "start"
     SHAPE = "shape-backbone"
@@ -170,6 +172,9 @@ def expand_one(topology: Topology, entry: int, label: str, fault: Fault,
         steps = kill_steps(fault, label, entry, targets)
     elif fault.flap is not None:
         steps = flap_steps(fault, label, entry)
+    elif fault.ramp == "loss" and fault.start is not None and fault.end is not None \
+            and min(fault.start, fault.end) >= topology.links.backbone.loss:
+        steps = loss_ramp_steps(topology, fault, label, entry)
     elif fault.ramp is not None:
         steps = ramp_steps(topology, fault, label, entry)
     elif fault.churn is not None:
@@ -253,6 +258,27 @@ def ramp_steps(topology: Topology, fault: Fault, label: str, entry: int) -> list
                           entry, shape=shape, cycle=level + 1))
     steps.append(Step(round(fault.at + over + fault.ramp_hold_ms, 3), Action.RESTORE, label,
                       entry, phase=LIFT))
+    return steps
+
+
+def loss_ramp_steps(topology: Topology, fault: Fault, label: str,
+                    entry: int) -> list[Step]:
+    """A loss ramp as drop rules, each level's set at its instant on every edge (staged
+    where it acts, as a link fault is), then taken out: the planned loss p stays the
+    shapers', and a level L drops (L - p) / (100 - p) of what it leaves, so the two
+    lose L together."""
+    planned = topology.links.backbone.loss
+    levels, over = fault.ramp_levels, fault.over or 0.0
+    start, end = fault.start or 0.0, fault.end or 0.0
+    steps = []
+    for level in range(levels + 1):
+        value = start + (end - start) * level / levels
+        share = 100.0 * (value - planned) / (100.0 - planned) if planned < 100 else 0.0
+        steps.append(Step(round(fault.at + over * level / levels, 3), Action.DROP_SET, label,
+                          entry, cuts=(EVERY_EDGE,), drop_percent=round(share, 6),
+                          cycle=level + 1))
+    steps.append(Step(round(fault.at + over + fault.ramp_hold_ms, 3), Action.DROP_OFF, label,
+                      entry, cuts=(EVERY_EDGE,), phase=LIFT))
     return steps
 
 

@@ -44,8 +44,8 @@ def test_a_flap_puts_its_rule_in_and_out_on_every_edge_in_order() -> None:
     own = rule_steps(expand(topology), EDGES, plan_of(topology), zero=100.0)
     assert sorted(own) == [e.helper for e in EDGES]
     steps = own["p-f-switch1"]
-    assert [(s.at, s.on) for s in steps] == [(101.0, True), (101.2, False), (101.5, True),
-                                              (101.7, False)]
+    assert [(s.at, s.op) for s in steps] == [(101.0, "on"), (101.2, "off"), (101.5, "on"),
+                                              (101.7, "off")]
     assert {(s.probability, s.sources) for s in steps} == {(NONE, NONE)}
 
 
@@ -55,7 +55,7 @@ def test_a_partition_acts_on_its_switches_edges_against_the_other_side() -> None
     own = rule_steps(expand(topology), EDGES, plan, zero=0.0)
     assert sorted(own) == ["p-f-switch1", "p-f-switch2"]  # switch3 reaches both sides
     on, off = own["p-f-switch1"]
-    assert on.on and not off.on and off.at - on.at == pytest.approx(1.0)
+    assert (on.op, off.op) == ("on", "off") and off.at - on.at == pytest.approx(1.0)
     assert on.sources == off.sources == (f"{plan.switch_backbone['switch2']},"
                                          f"{plan.sites['switch2'].subnet}")
 
@@ -82,8 +82,8 @@ def test_the_edge_helper_runs_each_step_at_its_instant_and_stamps_it(tmp_path: P
     bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
     bin_dir.mkdir()
     zero = time.time() + 0.6
-    steps = [RuleStep(4, zero, True, "0.300000", "10.1.0.2,10.2.0.0/24"),
-             RuleStep(7, zero + 0.3, False, "0.300000", "10.1.0.2,10.2.0.0/24")]
+    steps = [RuleStep(4, zero, "on", "0.300000", "10.1.0.2,10.2.0.0/24"),
+             RuleStep(7, zero + 0.3, "off", "0.300000", "10.1.0.2,10.2.0.0/24")]
     done = subprocess.run(["sh", "-c", EDGE_SCRIPT, "h", "10.9.0.2",
                            "\n".join(s.line for s in steps)],
                           env=stand_ins(bin_dir, log), capture_output=True, text=True,
@@ -207,3 +207,39 @@ def test_an_event_s_window_is_its_latest_edge_s_first_and_last_stamps() -> None:
     half = ScheduleRun(planned={"a": [0, 1]}, rules={"a": {0: Stamp(1.0, 0.0, 1.01)}})
     edge = half.window(schedule, schedule.events[0]).edges[0]
     assert edge.lift is None and edge.failure == "1 of its 2 steps were not stamped"
+
+
+def test_a_loss_ramp_sets_each_level_s_share_on_every_edge_then_takes_it_out() -> None:
+    """Planned loss 10 %: a level of 20 % drops (20 - 10) / 90 of what the shapers leave."""
+    topology = room({"at": "1s", "ramp": "loss", "from": "10%", "to": "28%", "over": "1s"},
+                    loss="10%")
+    own = rule_steps(expand(topology), EDGES, plan_of(topology), zero=0.0)
+    steps = own["p-f-switch1"]
+    assert [s.op for s in steps] == ["set", "set", "set", "off"]
+    assert [s.at for s in steps] == [1.0, 1.5, 2.0, 2.5]  # levels 500 ms apart, held one
+    assert [s.probability for s in steps[:3]] == ["0.000000", "0.100000", "0.200000"]
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
+def test_a_set_step_flushes_the_chain_and_appends_the_level(tmp_path: Path) -> None:
+    bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
+    bin_dir.mkdir()
+    zero = time.time() + 0.5
+    steps = [RuleStep(1, zero, "set", "0.100000", NONE),
+             RuleStep(2, zero + 0.2, "set", "0.200000", NONE),
+             RuleStep(3, zero + 0.4, "off", "0.200000", NONE)]
+    done = subprocess.run(["sh", "-c", EDGE_SCRIPT, "h", "10.9.0.2",
+                           "\n".join(s.line for s in steps)],
+                          env=stand_ins(bin_dir, log), capture_output=True, text=True,
+                          timeout=20)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stamps, failure = parse_edge_helper(done.stdout)
+    assert failure is None and sorted(stamps) == [1, 2, 3]
+    commands = [" ".join(line.split()[2:]) for line in log.read_text().splitlines()]
+    chain = "vnbf-eth1"
+    assert commands[5:10] == [
+        f"-t raw -F {chain}",
+        f"-t raw -A {chain} -m statistic --mode random --probability 0.100000 -j DROP",
+        f"-t raw -F {chain}",
+        f"-t raw -A {chain} -m statistic --mode random --probability 0.200000 -j DROP",
+        f"-t raw -F {chain}"]
