@@ -187,9 +187,11 @@ SCHEDULE = [
     {"at": "5s", "partition": [["switch1"], ["switch2", "switch3"]], "for": "1s"},
     {"at": "8s", "churn": "25%", "over": "1s"},
     {"at": "11s", "kill": "server", "restart_after": "1s"},
+    {"at": "13s", "ramp": "loss", "from": "0%", "to": "30%", "over": "1s", "hold": "500ms"},
 ]
-# declared spans of the staged events: the flap 2 x 400 ms + 400 ms, the partition 1 s
-STAGED_MS = {"backbone-flap": 1200.0, "partition": 1000.0}
+# declared spans of the staged events: the flap 2 x 400 ms + 400 ms, the partition 1 s,
+# the loss ramp 1 s and its last level held 500 ms
+STAGED_MS = {"backbone-flap": 1200.0, "partition": 1000.0, "loss-ramp": 1500.0}
 # a staged step waits where it acts and fires within a scheduler period of its instant
 # (measure/fault_window.py LATE_BOUND_S): the bound on an outage's excess
 STAGED_EXCESS_MS = 50.0
@@ -198,14 +200,14 @@ STAGED_EXCESS_MS = 50.0
 def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
         tmp_path: Path) -> None:
     topology = parse_topology({"name": "it-room", "switches": 3, "agents": 2, "settings": {
-        **SETTINGS, "machines": 8, "seconds": 15}, "faults": SCHEDULE}, "test", overrides={})
+        **SETTINGS, "machines": 8, "seconds": 16}, "faults": SCHEDULE}, "test", overrides={})
     directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
     assert leftovers(directory.name) == []
     frame = named(load_results(directory))
     rows = frame[frame["interval_s"].isna()]
     assert as_measured(rows["status"].iloc[0]) == "ok", rows["status"].iloc[0]
     value = rows.set_index("metric")["value"]
-    labels = ("backbone-flap", "partition", "churn", "server-restart")
+    labels = ("backbone-flap", "partition", "churn", "server-restart", "loss-ramp")
     for label in labels:  # each took effect and was lifted, in the load's order
         assert value[f"room_fault_at_s_{label}"] < value[f"room_fault_end_s_{label}"]
     starts = [value[f"room_fault_at_s_{label}"] for label in labels]
