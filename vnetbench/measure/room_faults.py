@@ -290,22 +290,37 @@ def band_since(requests: Sequence[Request], start: float,
                previous_end + AFTER_S if previous_end is not None else -math.inf)
 
 
-def schedule_figures(requests: Sequence[Request], events: Sequence[EventWindow],
-                     timeout_s: float = 0.0) -> list[EventFigures]:
-    """Every event's figures, in the order given; each bounded by its neighbours in
-    time (by effective start); `timeout_s` the room's request timeout."""
-    requests = by_schedule(requests)
+@dataclass(frozen=True)
+class Neighbours:
+    """An event and what bounds its spans: the previous event's effective end (inf: it
+    was never lifted) and the next one's effective start, by effective start."""
+
+    event: EventWindow
+    previous_end: float | None
+    next_start: float | None
+
+
+def with_neighbours(events: Sequence[EventWindow]) -> list[Neighbours]:
+    """Every event, in the order given, with its neighbours in time."""
     timed = sorted((e for e in events if e.start is not None), key=lambda e: e.start or 0)
-    figures = []
+    found = []
     for event in events:
         index = timed.index(event) if event in timed else -1
         previous = timed[index - 1] if index > 0 else None
         following = timed[index + 1] if 0 <= index < len(timed) - 1 else None
         previous_end = None if previous is None else (
             previous.end if previous.end is not None else math.inf)
-        figures.append(event_figures(requests, event, previous_end,
-                                     following.start if following else None, timeout_s))
-    return figures
+        found.append(Neighbours(event, previous_end, following.start if following else None))
+    return found
+
+
+def schedule_figures(requests: Sequence[Request], events: Sequence[EventWindow],
+                     timeout_s: float = 0.0) -> list[EventFigures]:
+    """Every event's figures, in the order given; each bounded by its neighbours in
+    time (by effective start); `timeout_s` the room's request timeout."""
+    requests = by_schedule(requests)
+    return [event_figures(requests, n.event, n.previous_end, n.next_start, timeout_s)
+            for n in with_neighbours(events)]
 
 
 def timeline(requests: Sequence[Request], origin: float) -> list[Bin]:

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vnetbench.measure.room_faults import EventWindow
+from vnetbench.measure.room_faults import EventWindow, with_neighbours
 
 BEFORE_S = 10.0
 AFTER_S = 10.0
@@ -122,14 +122,5 @@ def recovery_ms(after: Sequence[Interval], lift: float, before: float | None) ->
 def schedule_figures(intervals: Sequence[Interval],
                      events: Sequence[EventWindow]) -> list[StreamEventFigures]:
     """Every event's figures, in the order given, each bounded by its neighbours."""
-    timed = sorted((e for e in events if e.start is not None), key=lambda e: e.start or 0.0)
-    figures = []
-    for event in events:
-        index = timed.index(event) if event in timed else -1
-        previous = timed[index - 1] if index > 0 else None
-        following = timed[index + 1] if 0 <= index < len(timed) - 1 else None
-        previous_end = None if previous is None else (
-            previous.end if previous.end is not None else math.inf)
-        figures.append(event_figures(intervals, event, previous_end,
-                                     following.start if following else None))
-    return figures
+    return [event_figures(intervals, n.event, n.previous_end, n.next_start)
+            for n in with_neighbours(events)]

@@ -13,13 +13,27 @@ from pathlib import Path
 
 from vnetbench import labels
 from vnetbench.engines.base import EngineError
+from vnetbench.errors import UserError
 from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
 from vnetbench.measure.room_faults import EventWindow
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
-from vnetbench.shaping.schedule import BackboneShape, Schedule, Target
+from vnetbench.shaping.schedule import BackboneShape, Schedule, Target, expand
 from vnetbench.topology import Topology
+
+
+def expand_within(topology: Topology, machines: list[str], load: str) -> Schedule:
+    """The topology's faults expanded (expand's checks), refused when the last step
+    comes after the load (`load`: "the room's load", "the stream") has ended."""
+    schedule = expand(topology, machines)
+    seconds = topology.settings.seconds
+    if schedule.end_ms > seconds * 1000:
+        raise UserError(f"Topology '{topology.name}': its faults' last step comes "
+                        f"{schedule.end_ms / 1000:g} s after {load} begins, and it lasts "
+                        f"{seconds:g} s. Give a longer load (--seconds), or faults that end "
+                        "sooner.")
+    return schedule
 
 
 @dataclass
@@ -90,6 +104,11 @@ class FaultSchedule:
             unshape_segment(stack, "backbone")
 
     # -- after the load --------------------------------------------------------------
+    def cancel(self) -> None:
+        """The pass was stopped: no step begins from now on (the teardown removes what
+        the schedule staged, by its labels)."""
+        self.runner.cancel()
+
     def finish(self) -> ScheduleOutcome:
         stamps = self.runner.finish()
         keeper = self.context.shaping

@@ -48,7 +48,7 @@ from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
-from vnetbench.scenarios.fault_schedule import ScheduleOutcome
+from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 from vnetbench.scenarios.room_faults import room_fault_result
 from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
@@ -165,6 +165,10 @@ class Room(Scenario):
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
             load = self.run_load(context, names, url, pass_no, faulted)
+        except BaseException:
+            if faulted is not None:  # no kill or start after this; then the probes go
+                faulted.cancel()
+            raise
         finally:
             for name in [*names.values(), server, *(faulted.probes() if faulted else [])]:
                 stop_probe(stack, name)
@@ -240,7 +244,10 @@ class Room(Scenario):
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)
         ends = planned + last_s + timeout_s
-        outcome = faulted.finish() if faulted else None
+        outcome = None
+        if faulted:
+            with waiting("reading where and when each fault took effect", 2):
+                outcome = faulted.finish()
         started = {m: [*([n] if m in argv else []),
                        *(faulted.resumed.get(m, []) if faulted else [])]
                    for m, n in names.items() if m not in refused}
@@ -525,10 +532,5 @@ def schedule_fits(topology: Topology, room: RoomSettings) -> None:
                         "loop (settings.room.loop: open): the closed loop keeps no record "
                         "per request, so no fault's figures can be read. Set the loop to "
                         "open, or leave the faults out.")
-    schedule = expand(topology, room_machine_names(topology.settings.machines))
-    seconds = topology.settings.seconds
-    if schedule.end_ms > seconds * 1000:
-        raise UserError(f"Topology '{topology.name}': its faults' last step comes "
-                        f"{schedule.end_ms / 1000:g} s after the room's load begins, and the "
-                        f"load lasts {seconds:g} s. Give a longer load (--seconds), or "
-                        "faults that end sooner.")
+    expand_within(topology, room_machine_names(topology.settings.machines),
+                  "the room's load")

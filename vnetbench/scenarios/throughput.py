@@ -163,8 +163,8 @@ class Throughput(PairScenario):
                                    options, context.raw_dir, pass_no,
                                    udp=bool(settings.udp_mbit), start_at=start_at)
             except BaseException:
-                if schedule is not None:  # no helper, thread or rule outlives the pass
-                    schedule.finish()
+                if schedule is not None:  # no kill or start after this: teardown follows
+                    schedule.cancel()
                 raise
             finally:
                 load = loaded.result()

@@ -21,8 +21,7 @@ from vnetbench.measure.stream_faults import (
     schedule_figures,
 )
 from vnetbench.scenarios.base import Metrics, SeriesPoint
-from vnetbench.scenarios.fault_schedule import ScheduleOutcome
-from vnetbench.shaping.schedule import expand
+from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 from vnetbench.topology import Topology
 
 INTERVAL_OPTIONS = ["-i", "0.1"]  # iperf3's intervals: the timeline's 100 ms
@@ -45,13 +44,7 @@ def check_stream_faults(topology: Topology) -> None:
     problems = stream_fault_problems(topology)
     if problems:
         raise UserError(f"Topology '{topology.name}': {'; '.join(problems)}.")
-    schedule = expand(topology, [])
-    seconds = topology.settings.seconds
-    if schedule.end_ms > seconds * 1000:
-        raise UserError(f"Topology '{topology.name}': its faults' last step comes "
-                        f"{schedule.end_ms / 1000:g} s after the stream begins, and the "
-                        f"stream lasts {seconds:g} s. Give a longer stream (--seconds), or "
-                        "faults that end sooner.")
+    expand_within(topology, [], "the stream")
 
 
 def figure_values(figures: Sequence[StreamEventFigures]) -> Values:

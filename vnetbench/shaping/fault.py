@@ -31,13 +31,11 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from vnetbench.addressing import AddressPlan
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.labels import TOOL, run_labels
 from vnetbench.measure.fault_window import EdgeStamps, Stamp
 from vnetbench.measure.probe import AT_MARK, split_began
 from vnetbench.shaping.apply import Member, members
-from vnetbench.shaping.schedule import Cut
 from vnetbench.topology import Fault
 
 MARK = "vnetbench-fault: "
@@ -48,10 +46,13 @@ STAGE_S_PER_HELPER = 1.0
 STAGE_MARGIN_S = 1.0
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")
 
+# $dev: the interface holding $address in the helper's namespace (empty: none)
+FIND_DEV = r"""dev=$(ip -o -4 addr show | awk -v a="$address" \
+  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')"""
+
 # $1 the address, $2 the apply instant, $3 the lift instant, then the rule's match
 FAULT_SCRIPT = r"""address=$1 apply_at=$2 lift_at=$3; shift 3
-dev=$(ip -o -4 addr show | awk -v a="$address" \
-  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')
+""" + FIND_DEV + r"""
 if [ -z "$dev" ]; then echo "vnetbench-fault: failed no interface holds $address"; exit 1; fi
 echo "vnetbench-fault: staged dev=$dev"
 vnetbench-at "$apply_at" iptables -w -t raw -I PREROUTING 1 -i "$dev" "$@" -j DROP \
@@ -64,8 +65,7 @@ echo "vnetbench-fault: lifted at=$(date +%s.%N)"
 
 # a helper that applied and never lifted (died, removed): its rule deleted, every copy
 CLEAR_SCRIPT = r"""address=$1; shift
-dev=$(ip -o -4 addr show | awk -v a="$address" \
-  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')
+""" + FIND_DEV + r"""
 [ -n "$dev" ] || exit 0
 while iptables -w -t raw -D PREROUTING -i "$dev" "$@" -j DROP 2>/dev/null; do :; done
 """
@@ -87,15 +87,6 @@ def drop_match(fault: Fault) -> list[str]:
     if fault.loss is None or fault.loss >= 100:
         return []
     return ["-m", "statistic", "--mode", "random", "--probability", f"{fault.loss / 100:.6f}"]
-
-
-def cut_match(plan: AddressPlan, cut: Cut) -> list[str]:
-    """A schedule's drop rule's match beyond the interface (shaping/schedule.py Cut): for a
-    partition, what arrives from the peer switch, its own backbone address and its
-    site's subnet (what it routes or relays from its agents); none for the link's."""
-    if cut.source is None:
-        return []
-    return ["-s", f"{plan.switch_backbone[cut.source]},{plan.sites[cut.source].subnet}"]
 
 
 def fault_argv(address: str, apply_at: float, lift_at: float, match: list[str]) -> list[str]:

@@ -48,6 +48,7 @@ from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.probe import AT_MARK, save_raw, split_began
 from vnetbench.shaping.fault import (
     CAPABILITIES,
+    FIND_DEV,
     MARK,
     STAGERS,
     Edge,
@@ -84,8 +85,6 @@ ENGINE_LATE_S = 0.5
 # the chain a helper's rules go in, one per interface: jumped to from raw PREROUTING
 # (first) from staging on, empty but while a fault is in effect
 CHAIN = "vnbf-$dev"
-FIND_DEV = r"""dev=$(ip -o -4 addr show | awk -v a="$address" \
-  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')"""
 # the chain and its jump taken out (a chain must be empty and unreferenced to go);
 # quiet when there is none (before staging: what an earlier helper left, if any)
 REMOVE_CHAIN = f"""iptables -w -t raw -F {CHAIN} 2>/dev/null
@@ -294,7 +293,9 @@ class ScheduleRunner:
         self.after = ThreadPoolExecutor(LIFECYCLE_WORKERS)  # probes of started targets
         self.returned: dict[Target, float] = {}  # a target's last step returned
         self.dispatched: list[Future[None]] = []
-        self.stopping = threading.Event()
+        self.stopping = threading.Event()  # no step begins once set
+        self.stop_reason = "the steps before it ran past the schedule's end"
+        self.cancelled = False
         self.killed: dict[Target, list[str]] = {}  # killed and not started again
         self.zero = 0.0
 
@@ -343,11 +344,9 @@ class ScheduleRunner:
             if step.action not in kinds:
                 continue
             instant = self.zero + step.at_ms / 1000
-            time.sleep(max(0.0, instant - time.time()))
-            if self.stopping.is_set():
+            if self.stopping.wait(max(0.0, instant - time.time())):
                 self.stamps.failures[f"step {index}"] = (
-                    f"{step.action} at {step.at_ms:g} ms was not run: the steps before it "
-                    "ran past the schedule's end")
+                    f"{step.action} at {step.at_ms:g} ms was not run: {self.stop_reason}")
                 continue
             yield index, step, instant
 
@@ -389,6 +388,8 @@ class ScheduleRunner:
             self._stamped(index, step, instant, partial(self.reshape, shape))
 
     def _lifecycle(self, index: int, step: Step, instant: float) -> None:
+        if self.cancelled:
+            return
         # a step due at once after another of its target (churn's start after its kill)
         # is late from when that one returned, not from their shared instant
         ready = max([instant, *(self.returned.get(t, instant) for t in step.targets)])
@@ -401,6 +402,8 @@ class ScheduleRunner:
             self.returned[target] = time.time()
 
     def _announce(self, index: int, target: Target) -> None:
+        if self.cancelled:
+            return
         try:
             self.started(target, time.time())
         except Exception as error:  # any: said, and the rest still run
@@ -432,6 +435,21 @@ class ScheduleRunner:
             for name in self.killed.pop(target, None) or self.containers(target):
                 self.run.engine.restart(name)
 
+    def cancel(self) -> None:
+        """The run was stopped (Ctrl-C, a failure): no step begins from now on, and the
+        one under way ends before this returns, so nothing the schedule starts outlives
+        the teardown; the helpers and their rules go with the containers."""
+        self.stop_reason, self.cancelled = "the run was stopped", True
+        self.stopping.set()
+        self._join()
+
+    def _join(self) -> None:
+        for thread in self.threads:  # the step under way finishes; none after it
+            thread.join()
+        wait(self.dispatched)  # every kill and start dispatched, chained ones too
+        self.workers.shutdown(wait=True)
+        self.after.shutdown(wait=True)
+
     def finish(self) -> ScheduleRun:
         """Wait for the last step (bounded), read every helper's stamps, delete any rule
         left standing, remove the helpers; targets killed for good are started again
@@ -440,11 +458,7 @@ class ScheduleRunner:
         for thread in self.threads:
             thread.join(max(0.0, deadline - time.time()))
         self.stopping.set()
-        for thread in self.threads:  # the step under way finishes; none after it
-            thread.join()
-        wait(self.dispatched)  # every kill and start dispatched, chained ones too
-        self.workers.shutdown(wait=True)
-        self.after.shutdown(wait=True)
+        self._join()
         for edge in self.edges:
             if edge.helper not in self.own or edge.helper in self.stamps.failures:
                 continue

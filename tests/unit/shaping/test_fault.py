@@ -9,20 +9,17 @@ import stat
 import subprocess
 import time
 from dataclasses import dataclass
-from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from vnetbench.addressing import plan_addresses
 from vnetbench.engines.base import EngineError, Listed, ToolOutput, ToolSpec
 from vnetbench.measure.fault_window import FaultWindow
 from vnetbench.measure.probe import AT_MARK
 from vnetbench.shaping.fault import (
     FAULT_SCRIPT,
     Edge,
-    cut_match,
     drop_match,
     fault_argv,
     lifted_everywhere,
@@ -32,8 +29,7 @@ from vnetbench.shaping.fault import (
     stageable,
     staging_lead_s,
 )
-from vnetbench.shaping.schedule import EVERY_EDGE, Cut
-from vnetbench.topology import Fault, parse_topology
+from vnetbench.topology import Fault
 
 TOOLS = Path(__file__).resolve().parents[3] / "images" / "tools"
 
@@ -230,10 +226,3 @@ def test_staged_helpers_on_every_edge_give_one_window_and_name_what_failed(
     # the rule a failed lift left: a one-shot helper deletes it, on that edge alone
     assert engine.cleared == ["router-switch2"]
     assert engine.running == {}  # every helper removed
-
-
-def test_a_partition_s_cut_drops_what_the_peer_switch_sends_or_forwards() -> None:
-    topology = parse_topology({"name": "t", "switches": 3, "agents": 3}, "t")
-    plan = plan_addresses(topology, "r", IPv4Network("10.190.0.0/16"))
-    assert cut_match(plan, Cut("switch1", "switch3")) == ["-s", "10.190.0.12,10.190.48.0/20"]
-    assert cut_match(plan, EVERY_EDGE) == []
