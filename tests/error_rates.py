@@ -10,7 +10,12 @@ Two kinds of session, each a row of the plan:
 
 Every session keeps its results directory; the campaign's `sessions.csv` gets one row
 per finished session, so a campaign stopped part-way resumes where it stopped
-(`python -m tests.error_rates run DIR`), and `table DIR` prints the Markdown tables.
+(`python -m tests.error_rates run DIR`, `--overlay`, `--scenario` and `--cut` taking a
+part of the plan), and `table DIR` prints the Markdown tables. `record DIR KEPT` adds
+the finished sessions to the repository's copy (tests/data/error-rates: sessions.csv
+and each session's run.json, results.parquet and verdicts.csv, not its raw output),
+which the unit tests and docs/ab.md read; a later sitting starts from it (copy its
+sessions.csv into a new DIR: the sessions in it are not run again).
 Each row also holds the verdicts the fixed design (the first 8 rounds, one test at
 p < 0.05) gives on the same rounds, so confirmation and the fixed design are compared
 on identical data.
@@ -22,11 +27,12 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +41,7 @@ from vnetbench.report.ab import verdict_table
 from vnetbench.results import load_results
 from vnetbench.stats import Verdict
 
+KEPT = Path(__file__).parent / "data" / "error-rates"
 OVERLAYS = ("wireguard", "openvpn", "tinc", "nebula")
 AA_SCENARIOS = ("throughput", "room", "join")
 CUTS = (5, 10, 20)
@@ -47,6 +54,7 @@ ROOM = ("machines=50", "room_sizes=200,2048")
 JOIN = ("machines=50",)
 SECONDS = "3"
 CUT_MIN_EFFECT = "2%"  # below the smallest cut, as docs/ab.md advises for catching one
+KEPT_FILES = ("run.json", "results.parquet", "verdicts.csv")  # what the verdicts come from
 
 
 @dataclass(frozen=True)
@@ -213,10 +221,25 @@ def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataF
     return verdict_table(first, min_effect, aa=aa, plan=None)
 
 
-def run(campaign: Path, vnet: bool, budget_minutes: float) -> None:
+@dataclass(frozen=True)
+class Only:
+    """The part of the plan a run takes (empty: all of it), so that a campaign too long
+    for one sitting is measured overlay by overlay, cut by cut."""
+
+    overlays: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    cuts: tuple[int, ...] = ()
+
+    def takes(self, item: Planned) -> bool:
+        return ((not self.overlays or item.overlay in self.overlays)
+                and (not self.scenarios or item.scenario in self.scenarios)
+                and (not self.cuts or item.kind == "aa" or item.cut_pct in self.cuts))
+
+
+def run(campaign: Path, vnet: bool, budget_minutes: float, only: Only = Only()) -> None:
     campaign.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + budget_minutes * 60
-    for item in plan(vnet):
+    for item in filter(only.takes, plan(vnet)):
         sessions = done_sessions(campaign)
         if item.key in {s.key for s in sessions}:
             continue
@@ -231,15 +254,43 @@ def run(campaign: Path, vnet: bool, budget_minutes: float) -> None:
               f"TCP {session.tcp_verdict} {session.tcp_ratio}", flush=True)
 
 
+def record(campaign: Path, kept: Path) -> list[Session]:
+    """Adds the campaign's sessions that `kept` lacks to it, each with its KEPT_FILES in
+    a folder named by its key (the session's `directory`); returns the ones added."""
+    kept.mkdir(parents=True, exist_ok=True)
+    known = {s.key for s in done_sessions(kept)}
+    added = []
+    for session in done_sessions(campaign):
+        if session.key in known:
+            continue
+        folder = session.key.replace("/", "-")
+        (kept / folder).mkdir(exist_ok=True)
+        for name in KEPT_FILES:
+            shutil.copy2(Path(session.directory) / name, kept / folder / name)
+        added.append(replace(session, directory=folder))
+        append(kept, added[-1])
+    return added
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["run", "table"])
+    parser.add_argument("action", choices=["run", "table", "record"])
     parser.add_argument("campaign", type=Path)
+    parser.add_argument("kept", type=Path, nargs="?", default=KEPT,
+                        help="record: the repository's copy")
     parser.add_argument("--vnet", action="store_true", help="add vNet's join A/As")
     parser.add_argument("--budget-minutes", type=float, default=600)
+    parser.add_argument("--overlay", action="append", default=[], help="only this overlay")
+    parser.add_argument("--scenario", action="append", default=[], help="only this scenario")
+    parser.add_argument("--cut", action="append", type=int, default=[],
+                        help="only this cut (percent; A/As are kept)")
     args = parser.parse_args()
     if args.action == "run":
-        run(args.campaign, args.vnet, args.budget_minutes)
+        run(args.campaign, args.vnet, args.budget_minutes,
+            Only(tuple(args.overlay), tuple(args.scenario), tuple(args.cut)))
+    elif args.action == "record":
+        added = record(args.campaign, args.kept)
+        print(f"{len(added)} session(s) added to {args.kept}")
     else:
         print(tables(done_sessions(args.campaign)))
 

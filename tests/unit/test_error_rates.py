@@ -1,21 +1,39 @@
 """tests/error_rates.py, the campaign behind docs/ab.md's error-rate tables: its plan
-and its arms, which decide what each session measures."""
+and its arms, which decide what each session measures; and the sessions it kept
+(tests/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
+docs publish what they say."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.error_rates import (
     CEILING_SHARE,
+    KEPT,
+    KEPT_FILES,
+    TRIES,
+    Only,
     Planned,
     Session,
     append,
     arms,
     done_sessions,
+    fixed_verdicts,
     plan,
+    record,
+    tables,
 )
+from vnetbench.report.ab import VERDICTS_FILE, judge, metric_rounds
+from vnetbench.results import load_results
+from vnetbench.runrecord import read_record
+from vnetbench.sequential import plan_for
+
+KEPT_SESSIONS = done_sessions(KEPT)
+DOCS = Path(__file__).parents[2] / "docs" / "ab.md"
 
 
 def session(overlay: str, tcp: float | None, scenario: str = "throughput") -> Session:
@@ -59,3 +77,62 @@ def test_sessions_written_are_read_back_whole(tmp_path: Path) -> None:
     for one in written:
         append(tmp_path, one)
     assert done_sessions(tmp_path) == written
+
+
+def test_a_sitting_takes_only_its_part_of_the_plan() -> None:
+    only = Only(("wireguard",), ("throughput",), (5,))
+    items = [item for item in plan(vnet=True) if only.takes(item)]
+    assert {(item.kind, item.cut_pct) for item in items} == {("aa", 0), ("cut", 5)}
+    assert {(item.overlay, item.scenario) for item in items} == {("wireguard", "throughput")}
+    assert len(items) == 2 * TRIES
+    assert len([item for item in plan(vnet=True) if Only().takes(item)]) == len(
+        list(plan(vnet=True)))
+
+
+def test_record_adds_what_the_copy_lacks_and_only_that(tmp_path: Path) -> None:
+    kept_one = KEPT_SESSIONS[0]
+    campaign, copy = tmp_path / "campaign", tmp_path / "kept"
+    results = shutil.copytree(KEPT / kept_one.directory, campaign / "sessions" / "s1")
+    (results / "raw.txt").write_text("raw output stays with the campaign")
+    other = Session(**{**kept_one.__dict__, "key": "aa/tinc/join/0/9", "directory": "x"})
+    append(campaign, Session(**{**kept_one.__dict__, "directory": str(results)}))
+    copy.mkdir()
+    append(copy, other)  # an earlier sitting's, already kept
+    added = record(campaign, copy)
+    assert [s.key for s in added] == [kept_one.key]
+    folder = copy / added[0].directory
+    assert sorted(p.name for p in folder.iterdir()) == sorted(KEPT_FILES)
+    assert [s.key for s in done_sessions(copy)] == [other.key, kept_one.key]
+    assert record(campaign, copy) == []  # nothing new the second time
+
+
+def test_the_kept_campaign_holds_a_a_and_cut_sessions() -> None:
+    assert {s.kind for s in KEPT_SESSIONS} == {"aa", "cut"}
+    for one in KEPT_SESSIONS:
+        assert sorted(p.name for p in (KEPT / one.directory).iterdir()) == sorted(KEPT_FILES)
+
+
+@pytest.mark.parametrize("kept", KEPT_SESSIONS, ids=lambda s: s.key)
+def test_each_kept_verdict_is_the_designs(kept: Session) -> None:
+    """Judged again, each session's metrics get the verdicts and rounds ab wrote under
+    the plan run.json records, and the fixed design's the ones kept beside them."""
+    directory = KEPT / kept.directory
+    header = read_record(directory)
+    assert header.confirm is not None and header.min_effect is not None
+    looks = header.confirm["looks"]
+    planned = plan_for(looks[0], looks[-1])
+    assert list(planned.looks) == looks and planned.boundary_p == header.confirm["boundary_p"]
+    frame = load_results(directory)
+    said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")
+    judged = [m for m in metric_rounds(frame, bool(header.judge_all)) if m.judged]
+    assert len(judged) == kept.judged
+    for metric in judged:
+        judgement = judge(metric, header.min_effect, planned)
+        assert judgement.comparison.verdict.value == said.loc[metric.name, "verdict"]
+        assert judgement.rounds == said.loc[metric.name, "rounds"]
+    fixed = fixed_verdicts(frame, header.min_effect, bool(header.aa)).set_index("metric")
+    assert fixed.loc["tcp_mbit", "verdict"] == kept.fixed_tcp_verdict
+
+
+def test_docs_publish_what_the_kept_campaign_says() -> None:
+    assert tables(KEPT_SESSIONS) in DOCS.read_text()
