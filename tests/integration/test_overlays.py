@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.integration.conftest import as_measured, leftovers
@@ -17,7 +18,15 @@ from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
-FLOOR_MBIT = 50  # measured here: WireGuard ~470-780, OpenVPN ~180-230 Mbit/s
+
+
+def crossed_the_tunnel(value: pd.Series) -> bool:
+    """The stream's bytes went through the tunnel: its device received at least iperf3's
+    bytes. No rate is asserted: the rate is the machine's as much as the overlay's
+    (OpenVPN without encryption read 31 Mbit/s beside 0.57 cores of outside load in a
+    make test where quiet runs read 180-230); a dead or stalled stream is the pass
+    status's to say, and the tests check it first."""
+    return bool(0 < value["tcp_bytes"] <= value["tunnel_rx_bytes"])
 
 
 @pytest.mark.parametrize("overlay", ["wireguard", "openvpn", "tinc", "nebula"])
@@ -30,9 +39,7 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     value = frame.set_index("metric")["value"]
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
     assert value["ping_received"] >= 48  # the first may go before a handshake settles
-    assert value["tcp_mbit"] > FLOOR_MBIT
-    # the data went through the tunnel: its device received at least iperf3's bytes
-    assert value["tunnel_rx_bytes"] >= value["tcp_bytes"]
+    assert crossed_the_tunnel(value)
     if overlay != "nebula":  # Nebula's hubs only route (kernel time, not charged to them)
         assert value["cpu_switch_percent"] > 1, "the hubs forward the stream, so they use CPU"
     record = json.loads((run_dir / "run.json").read_text())
@@ -141,7 +148,7 @@ def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
     frame = named(load_results(run_dir))
     assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
-    assert frame.set_index("metric")["value"]["tcp_mbit"] > FLOOR_MBIT
+    assert crossed_the_tunnel(frame.set_index("metric")["value"])
     agent_log = next(run_dir.rglob("*-agent1.log")).read_text()
     # the hub pushes the cipher the two ends negotiated (AES-256-GCM when encrypted);
     # a "cipher none" warning alone would only show the local setting
@@ -160,7 +167,6 @@ def test_tinc_without_encryption_carries_the_data_over_udp(tmp_path: Path) -> No
     value = named(load_results(run_dir)).set_index("metric")["value"]
     status = named(load_results(run_dir))["status"].iloc[0]
     assert "over UDP with Cipher = none" in status, status
-    assert value["tcp_mbit"] > FLOOR_MBIT
-    assert value["tunnel_rx_bytes"] >= value["tcp_bytes"]
+    assert crossed_the_tunnel(value)
     hosts = list((run_dir / "throughput" / "tinc").rglob("hosts/*"))
     assert hosts and all("Cipher = none" in h.read_text() for h in hosts)
