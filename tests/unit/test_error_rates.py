@@ -6,6 +6,7 @@ docs publish what they say."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -94,8 +95,8 @@ def test_record_adds_what_the_copy_lacks_and_only_that(tmp_path: Path) -> None:
     campaign, copy = tmp_path / "campaign", tmp_path / "kept"
     results = shutil.copytree(KEPT / kept_one.directory, campaign / "sessions" / "s1")
     (results / "raw.txt").write_text("raw output stays with the campaign")
-    other = Session(**{**kept_one.__dict__, "key": "aa/tinc/join/0/9", "directory": "x"})
-    append(campaign, Session(**{**kept_one.__dict__, "directory": str(results)}))
+    other = replace(kept_one, key="aa/tinc/join/0/9", directory="x")
+    append(campaign, replace(kept_one, directory=str(results)))
     copy.mkdir()
     append(copy, other)  # an earlier sitting's, already kept
     added = record(campaign, copy)
