@@ -175,7 +175,11 @@ def test_report_answers_in_the_first_screen(browser: WebDriver, make_bench_resul
         "return [n.loadEventEnd, p ? p.startTime : null, performance.now()];")
     print(f"first contentful paint {painted:.0f} ms, load {loaded:.0f} ms, "
           f"figures drawn by {drawn:.0f} ms")
-    assert 0 < painted <= loaded < USABLE_MS  # the text, summary first, is read by then
+    # Both instants are bounded, not ordered: Chrome may paint the first text after the
+    # load event when the document is small and parsed in one task (CI read FCP 208 ms,
+    # load 199 ms); what the reader needs is that both came within the usable time.
+    assert 0 < painted < USABLE_MS  # the text, summary first, is on screen by then
+    assert 0 < loaded < USABLE_MS
     shot = tmp_path / "first-screen.png"
     browser.save_screenshot(str(shot))
     print(f"screenshot: {shot}")
