@@ -57,14 +57,14 @@ unit: venv
 	$(BIN)/pytest tests/unit
 
 integration: setup browser
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
 # Lint and the docs, then the unit tests with no engine reachable at all (they
 # must not need one), then the set-up and the integration tests on the real engine.
 test: lint docs
 	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
 	$(MAKE) --no-print-directory setup browser
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest --durations=12 tests/integration
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
 # The integration suite N times on this clone (make test-repeat N=5), then every test
 # that failed in any run, with the runs it failed in (tests/repeat.py reads each run's
@@ -73,7 +73,7 @@ N ?= 5
 test-repeat: setup browser
 	rm -rf .repeat && mkdir -p .repeat
 	for run in $$(seq $(N)); do \
-	  TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -q -p no:cacheprovider tests/integration \
+	  TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 -q -p no:cacheprovider tests/integration \
 	    --junitxml=.repeat/run-$$run.xml || true; done
 	$(BIN)/python -m tests.repeat $$(seq -f '.repeat/run-%g.xml' $(N))
 

@@ -678,14 +678,14 @@ class Topology(Model):
         if self.agent_pool == 1:
             return [AgentContainer(name=a.name, switch=a.switch, agents=(a.name,))
                     for a in self.agents]
-        containers = []
-        for switch in self.switches:
-            names = [a.name for a in self.agents_on(switch)]
-            for index in range(0, len(names), self.agent_pool):
-                containers.append(AgentContainer(
+        by_switch: dict[str, list[str]] = {switch: [] for switch in self.switches}
+        for agent in self.agents:
+            by_switch[agent.switch].append(agent.name)
+        return [AgentContainer(
                     name=f"pool-{switch}-{index // self.agent_pool + 1}", switch=switch,
-                    agents=tuple(names[index:index + self.agent_pool])))
-        return containers
+                    agents=tuple(names[index:index + self.agent_pool]))
+                for switch, names in by_switch.items()
+                for index in range(0, len(names), self.agent_pool)]
 
     def container_of(self, agent: str) -> str:
         """The container (service) an agent runs in."""

@@ -2,6 +2,7 @@
 those marked `browser` (a real Chromium, no engine: `make test` installs it)."""
 
 import re
+from pathlib import Path
 
 import pytest
 from python_on_whales import docker
@@ -11,10 +12,18 @@ from vnetbench.engines.build import build_project_images
 from vnetbench.engines.fabric import fabric_rules
 from vnetbench.labels import run_filter as label_filter
 
+HERE = Path(__file__).parent
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that restart the engine run after every other test."""
+    """Tests that restart the engine run after every other test. Under pytest-xdist
+    (the unit tests run on every core) all of these stay on one worker, one at a time
+    (--dist loadgroup): two at once would measure each other; `make test` runs them
+    with -n 0, in one process."""
     items.sort(key=lambda item: item.get_closest_marker("engine_restart") is not None)
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.xdist_group("engine"))
 
 
 @pytest.fixture(scope="session")
