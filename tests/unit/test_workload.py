@@ -144,3 +144,45 @@ def test_a_topology_without_workload_has_none_and_its_workload_is_not_its_stack(
 def test_a_topology_names_a_profile_or_is_told_which_exist() -> None:
     with pytest.raises(UserError, match=r"workload: .*no workload profile named 'nope'"):
         parse_topology({**TOPOLOGY, "workload": "nope"}, "t.yml")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_contest_profile_is_a_statement_burst_steady_work_and_an_end_rush() -> None:
+    contest = workload_from("contest")
+    assert "contest" in profile_names()
+    statement, steady, rush = contest.phases
+    assert (statement.name, steady.name, rush.name) == ("statement", "steady", "end-rush")
+    assert [(e.at_s, e.size) for e in statement.at_once] == [(0, 2 * 2**20)]
+    kinds = {k.name: k for k in steady.mix}
+    assert set(kinds) == {"submission", "scoreboard"}
+    assert 1024 <= kinds["submission"].size <= 8 * 1024  # "a few kB"
+    rush_kinds = {k.name: k for k in rush.mix}
+    assert rush_kinds["submission"].rate > kinds["submission"].rate
+    assert rush_kinds["submission"].rate <= 1 / 60  # judges' limit near one a minute
+
+
+def test_the_contest_profile_s_numbers_are_the_ones_its_documentation_gives() -> None:
+    """docs/scenarios.md's table names each phase's length, rates and sizes."""
+    docs = (ROOT / "docs" / "scenarios.md").read_text()
+    table = docs[docs.index("**The `contest` profile**"):]
+    table = table[:table.index("\n\n", table.index("| phase |"))]
+    for phase_ in workload_from("contest").phases:
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{phase_.name}`"))
+        assert f"| {phase_.seconds:g} |" in row
+        for kind in phase_.mix:
+            assert f"{kind.size // 1024} KiB" in row, (phase_.name, kind.name)
+            if kind.name == "submission":
+                assert f"{kind.rate:g}/s" in row
+            else:
+                assert f"every {1 / kind.rate:.0f} s" in row, (phase_.name, kind.name)
+        assert all(f"{e.size // 2**20} MiB" in row for e in phase_.at_once)
+
+
+def test_the_profile_is_shipped_in_the_package() -> None:
+    import vnetbench
+
+    shipped = Path(vnetbench.__file__).parent / "data" / "workloads" / "contest.yml"
+    assert shipped.is_file()
+    assert load_workload(shipped) == workload_from("contest")
