@@ -111,6 +111,8 @@ class Phase(Model):
 class Workload(Model):
     """The phases in order, laid end to end from the room's instant."""
 
+    name: Name | None = Field(None, description="the workload's name in results "
+                              "(set_room_workload); none: 'unnamed'")
     # not min_length: pydantic counts the phases that validated, and would add "at
     # least 1 item" to the problems of a workload whose every phase has one
     phases: tuple[Phase, ...] = Field(max_length=MAX_PHASES)
