@@ -107,6 +107,7 @@ class Room(Scenario):
     declaration = DECLARATION
     shares_stack = True  # its server and machines are probes, removed when the pass ends
     injects_faults = True  # the topology's `faults`, as one schedule during the load
+    runs_workload = True  # the topology's `workload`, in place of room_rate
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
