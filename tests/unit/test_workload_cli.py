@@ -55,3 +55,14 @@ def test_a_workload_the_room_cannot_run_is_refused_before_anything_starts(
     assert "the room cannot run its workload (1 problem(s))" in said
     assert "a workload runs on the open loop" in said
     assert not (tmp_path / "out").exists()
+
+
+def test_capacity_refuses_a_target_of_a_phase_its_workload_lacks(tmp_path: Path) -> None:
+    code, said = invoke(["capacity", "--slo", "p99@lunch=50ms,last@statement=10s",
+                         "--workload", "contest", "--by", "rate"], tmp_path / "out")
+    assert code == 2
+    assert ("capacity --slo p99@lunch=50ms,last@statement=10s: the search cannot start "
+            "(2 problem(s)):") in said
+    assert "p99@lunch: the workload has no phase lunch" in said
+    assert "--by rate: a workload sets each kind's own rate" in said
+    assert not (tmp_path / "out").exists()
