@@ -13,6 +13,7 @@ place in the file and what to do, as one UserError.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,7 +23,7 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 
 from vnetbench.declared.room import MAX_ROOM_REPLY_BYTES
 from vnetbench.errors import UserError
-from vnetbench.model import Bytes, Model, Name
+from vnetbench.model import NAME_PATTERN, Bytes, Model, Name
 from vnetbench.units import format_bytes
 
 PROFILES = Path(__file__).resolve().parent / "data" / "workloads"
@@ -174,10 +175,14 @@ def named_profile(value: Any) -> Any:
     """A topology's `workload: contest`: the profile's mapping in its place."""
     if isinstance(value, str):
         path = PROFILES / f"{value}.yml"
-        if not path.is_file():
+        if not re.fullmatch(NAME_PATTERN, value) or not path.is_file():
             raise ValueError(f"no workload profile named {value!r}: give one of "
                              f"{', '.join(profile_names())}, or the workload's phases here")
         return yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict | Workload):
+        raise ValueError(f"{value!r} is no workload: give a mapping with phases (a list of "
+                         "{name, seconds, mix, at_once}), or a shipped profile's name "
+                         f"({', '.join(profile_names())})")
     return value
 
 

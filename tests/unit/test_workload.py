@@ -186,3 +186,11 @@ def test_the_profile_is_shipped_in_the_package() -> None:
     shipped = Path(vnetbench.__file__).parent / "data" / "workloads" / "contest.yml"
     assert shipped.is_file()
     assert load_workload(shipped) == workload_from("contest")
+
+
+@pytest.mark.parametrize("section", [[], 3, True, "../data/workloads/contest", ""])
+def test_a_topology_section_neither_phases_nor_a_profile_s_name_says_what_to_give(
+        section: Any) -> None:
+    with pytest.raises(UserError, match=r"  - workload: .*(no workload profile named|is no "
+                       r"workload: give a mapping with phases)"):
+        parse_topology({**TOPOLOGY, "workload": section}, "t.yml")
