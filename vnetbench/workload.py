@@ -114,6 +114,9 @@ class Workload(Model):
 
     name: Name | None = Field(None, description="the workload's name in results "
                               "(set_room_workload); none: 'unnamed'")
+    timeout_s: int | None = Field(
+        None, ge=1, le=60, description="a request unanswered this long after its instant "
+        "times out, in place of room_timeout_s (whole seconds); none: room_timeout_s")
     # not min_length: pydantic counts the phases that validated, and would add "at
     # least 1 item" to the problems of a workload whose every phase has one
     phases: tuple[Phase, ...] = Field(max_length=MAX_PHASES)

@@ -152,6 +152,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_contest_profile_is_a_statement_burst_steady_work_and_an_end_rush() -> None:
     contest = workload_from("contest")
     assert "contest" in profile_names()
+    assert contest.name == "contest" and contest.timeout_s == 60
     statement, steady, rush = contest.phases
     assert (statement.name, steady.name, rush.name) == ("statement", "steady", "end-rush")
     assert [(e.at_s, e.size) for e in statement.at_once] == [(0, 2 * 2**20)]

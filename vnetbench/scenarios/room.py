@@ -56,6 +56,7 @@ from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
 from vnetbench.scenarios.room_workload import (
     by_machine,
     check_workload,
+    timeout_of,
     workload_argv,
     workload_metrics,
     workload_notes,
@@ -135,7 +136,7 @@ class Room(Scenario):
             chosen |= {"room_arrivals": room.arrivals, "room_connections": room.connections}
         if topology.workload is not None:
             del chosen["room_rate"]
-            chosen |= workload_settings(topology.workload)
+            chosen |= workload_settings(topology.workload, room)
         return chosen
 
     def check(self, topology: Topology) -> None:
@@ -229,7 +230,7 @@ class Room(Scenario):
         lead = LEAD_S + LEAD_PER_MACHINE_S * len(names) + (faulted.lead_s if faulted else 0)
         planned = time.time() + lead
         room = settings.of(RoomSettings)
-        timeout_s = room.timeout_s
+        timeout_s = timeout_of(context.topology.workload, room)
         seconds = load_seconds(context.topology)
         if plan is not None and context.topology.workload is not None:
             argv = workload_argv(plan, room, context.topology.workload, url, planned)

@@ -53,10 +53,16 @@ def check_workload(topology: Topology, workload: Workload) -> None:
             "Fix these and run again."]))
 
 
-def workload_settings(workload: Workload) -> dict[str, object]:
+def workload_settings(workload: Workload, room: RoomSettings) -> dict[str, object]:
     """The settings a workload's pass ran with, in place of room_rate and room_sizes."""
     return {"room_workload": workload.name or "unnamed", "seconds": workload.seconds,
-            "room_sizes": ",".join(str(size) for size in workload.sizes)}
+            "room_sizes": ",".join(str(size) for size in workload.sizes),
+            "room_timeout_s": timeout_of(workload, room)}
+
+
+def timeout_of(workload: Workload | None, room: RoomSettings) -> int:
+    """A request's timeout: the workload's when it has one, else room_timeout_s."""
+    return workload.timeout_s if workload and workload.timeout_s else room.timeout_s
 
 
 def workload_argv(plan: WorkloadPlan, room: RoomSettings, workload: Workload, url: str,
@@ -66,7 +72,8 @@ def workload_argv(plan: WorkloadPlan, room: RoomSettings, workload: Workload, ur
     connection = connection_of(workload, room.connection)
     assert connection is not None  # check_workload refused a workload mixing them
     sizes = ",".join(str(size) for size in plan.sizes)
-    return {machine: ["vnetbench-room", "open", f"{planned:.3f}", str(room.timeout_s),
+    return {machine: ["vnetbench-room", "open", f"{planned:.3f}",
+                      str(timeout_of(workload, room)),
                       connection, str(room.connections), url, sizes, encode(schedule)]
             for machine, schedule in plan.schedules.items() if len(schedule)}
 

@@ -59,7 +59,7 @@ def test_each_machine_runs_its_share_of_the_plan_with_the_workload_s_sizes() -> 
     assert workload is not None
     plan = plan_workload(workload, ["agent1", "agent2"], room.arrivals, 2)
     argv = workload_argv(plan, room, workload, "http://s:8080", 100.0)
-    assert argv["agent1"][:8] == ["vnetbench-room", "open", "100.000", "2", "keep", "4",
+    assert argv["agent1"][:8] == ["vnetbench-room", "open", "100.000", "60", "keep", "4",
                                   "http://s:8080", "4096,20480,2097152"]
     assert decode(argv["agent2"][8]) == plan.schedules["agent2"]
 
@@ -79,6 +79,9 @@ def test_the_settings_name_the_workload_in_place_of_the_rate() -> None:
     assert chosen["seconds"] == 480
     assert chosen["room_sizes"] == "4096,20480,2097152"
     assert "room_rate" not in chosen
+    assert chosen["room_timeout_s"] == 60  # the workload's, in place of room_timeout_s
+    unbounded = {"phases": [{"name": "a", "seconds": 10, "at_once": [{"name": "b", "size": 1}]}]}
+    assert ROOM.settings(topology(unbounded, room={"timeout_s": 5}))["room_timeout_s"] == 5
     assert load_seconds(topology()) == 480
     plain = topology(None, seconds=7)
     assert ROOM.settings(plain)["room_rate"] == 5 and load_seconds(plain) == 7
