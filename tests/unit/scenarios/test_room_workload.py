@@ -4,15 +4,21 @@ share of the plan, the settings it ran with, and its rows per phase and event.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
-from vnetbench.measure.room_faults import Request
+from vnetbench.measure.room_faults import Request, requests_of
 from vnetbench.measure.schedule import decode
-from vnetbench.measure.workload_figures import EventFigures, PhaseFigures, WorkloadFigures
+from vnetbench.measure.workload_figures import (
+    EventFigures,
+    PhaseFigures,
+    WorkloadFigures,
+    workload_figures,
+)
 from vnetbench.measure.workload_schedule import plan_workload
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.room import load_seconds
@@ -118,3 +124,38 @@ def test_the_notes_name_machines_left_out_and_events_unfinished() -> None:
                                "records")
     assert notes[1] == ("at-once event statement: 1 of 4 machines never had the object (its "
                         "time is the last of those that did)")
+
+
+def test_the_generators_records_read_back_into_figures_per_phase_and_event() -> None:
+    """The glue a pass runs: each machine's `vnetbench-room open` line (columns in its
+    schedule's order), read as requests, grouped, matched to the plan by position."""
+    workload = topology({"phases": [
+        {"name": "start", "seconds": 4, "at_once": [{"name": "doc", "size": "2MiB"}],
+         "mix": [{"name": "poll", "size": 200, "rate": 1}]},
+        {"name": "rush", "seconds": 2, "mix": [{"name": "poll", "size": 200, "rate": 2}]}],
+    }).workload
+    assert workload is not None
+    machines = ["agent1", "agent2"]
+    plan = plan_workload(workload, machines, "even", 1)
+    requests = []
+    for machine in machines:
+        due = list(plan.schedules[machine].offsets_us)
+        # the doc takes 3 s on agent2, 1 s on agent1; every poll 5 ms; agent2's last fails
+        took = [3_000_000 if p.at_once and machine == "agent2" else
+                1_000_000 if p.at_once else 5_000 for p in plan.parts[machine]]
+        done: list[int | None] = [d + t for d, t in zip(due, took, strict=True)]
+        error: list[str | None] = [None] * len(due)
+        if machine == "agent2":
+            done[-1], error[-1] = None, "read"
+        record = {"loop": "open", "planned": 1000.0, "began": 1000.0, "ended": 1010.0,
+                  "columns": {"scheduled_us": due, "sent_us": due, "done_us": done,
+                              "error": error, "lag_us": [0] * len(due),
+                              "waited": [False] * len(due), "bytes": [0] * len(due)}}
+        requests += requests_of(machine, "vnetbench-room " + json.dumps(record))
+    figures = workload_figures(plan, by_machine(requests))
+    start, rush = figures.phases
+    assert (start.planned, start.answered, start.failed, start.p99_ms) == (8, 8, 0, 5.0)
+    assert (rush.planned, rush.answered, rush.failed) == (8, 7, 1)
+    (doc,) = figures.events
+    assert (doc.machines, doc.done, doc.last_ms, doc.unfinished) == (2, 2, 3000.0, 0)
+    assert figures.unattributed == {}
