@@ -1,9 +1,10 @@
 """The model's building blocks, below the topology and the scenarios' declarations:
-the strict base model, the mark of a setting a measurement reads, amounts read
+the names of things, the strict base model, the mark of a setting a measurement reads, amounts read
 from text, and the base of a scenario's own settings."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, TypeVar
 
@@ -16,6 +17,23 @@ from vnetbench.units import (
     parse_percent,
     parse_rate,
 )
+
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at most 31 "
+             "characters (it names containers, hosts and key files)")
+
+
+def check_name(value: str) -> str:
+    """A whole-string match: `re.match(...$)` let 'agent1\n' through, whose newline
+    broke the compose file it names a service of."""
+    if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
+        suggestion = re.sub(r"[^a-z0-9-]+", "-", str(value).lower()).strip("-")[:31]
+        hint = f", e.g. '{suggestion}'" if re.fullmatch(NAME_PATTERN, suggestion) else ""
+        raise ValueError(f"{value!r} is not a usable name: use {NAME_RULE}{hint}")
+    return value
+
+
+Name = Annotated[str, BeforeValidator(check_name)]
 
 
 class Model(BaseModel):

@@ -42,7 +42,9 @@ QUANTILE: Final = "quantile"  # room's latency CDF: the point, in percent (50, 9
 SWITCH: Final = "switch"  # join: the switch agents joined on (switch1...)
 SIZE: Final = "size"  # throughput's pings of an extra payload size: the payload, bytes
 INSTANCES: Final = "instances"  # transactions' parallel round: netperf instances at once
-DIMENSIONS: Final = (FAULT, ROLE, QUANTILE, SWITCH, SIZE, INSTANCES)
+PHASE: Final = "phase"  # room under a workload: the phase (statement, steady...)
+EVENT: Final = "event"  # room under a workload: the at-once event (statement...)
+DIMENSIONS: Final = (FAULT, ROLE, QUANTILE, SWITCH, SIZE, INSTANCES, PHASE, EVENT)
 
 # A time series' point: the end of its interval, seconds since the measurement
 # began; the column exists only where a scenario kept a series.

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 import yaml
 from pydantic import (
     AfterValidator,
-    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -38,6 +37,7 @@ from vnetbench.faults.model import MIN_FAULT_MS as MIN_FAULT_MS
 from vnetbench.faults.model import Fault as Fault
 from vnetbench.model import (
     MEASURED,
+    NAME_PATTERN,
     Measured,
     Milliseconds,
     Model,
@@ -46,29 +46,17 @@ from vnetbench.model import (
     ScenarioSettings,
     duration_text,
 )
+from vnetbench.model import NAME_RULE as NAME_RULE
+from vnetbench.model import Name as Name
+from vnetbench.model import check_name as check_name
 from vnetbench.units import (
     BURST_SECONDS,
     burst_bytes,
     format_milliseconds,
     format_rate,
 )
+from vnetbench.workload import WorkloadSection
 
-NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at most 31 "
-             "characters (it names containers, hosts and key files)")
-
-
-def check_name(value: str) -> str:
-    """A whole-string match: `re.match(...$)` let 'agent1\n' through, whose newline
-    broke the compose file it names a service of."""
-    if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
-        suggestion = re.sub(r"[^a-z0-9-]+", "-", str(value).lower()).strip("-")[:31]
-        hint = f", e.g. '{suggestion}'" if re.fullmatch(NAME_PATTERN, suggestion) else ""
-        raise ValueError(f"{value!r} is not a usable name: use {NAME_RULE}{hint}")
-    return value
-
-
-Name = Annotated[str, BeforeValidator(check_name)]
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
 MAX_AGENT_POOL = 100  # agent processes in one container
 MAX_SWITCHES = 15  # sites of a run's /16 block (addressing.py: /20 each after the backbone)
@@ -478,6 +466,9 @@ class Topology(Model):
     faults: list[Fault] = Field(default_factory=list, max_length=10,
                                 description="failover: the faults each pass injects, in "
                                 "turn (none: the standard set)")
+    workload: WorkloadSection | None = Field(
+        None, description="room: the load's phases and at-once events (vnetbench/workload.py), "
+        "or a shipped profile's name (contest); none: the room's steady rate")
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
     engine: str = Field(
@@ -668,6 +659,7 @@ class Topology(Model):
         data["settings"] = {k: v for k, v in self.settings.flat().items()
                             if k not in MEASUREMENT_SETTINGS}
         data.pop("faults")  # what failover injects, not what the containers are
+        data.pop("workload")  # what the room's machines ask, not what they are
         return repr(sorted(data.items()))
 
     def agents_on(self, switch: str) -> list[AgentSpec]:

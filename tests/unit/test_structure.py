@@ -94,7 +94,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                      "paths", "pki", "scratch", "ui", "units", "changepoints", "stats",
                      "sequential"}),
     ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
-                   "methods", "gate", "interrupts", "results", "faults"}),
+                   "methods", "gate", "interrupts", "results", "faults", "workload"}),
     ("engines", {"engines"}),
     ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
     ("overlays and run records", {"overlays", "rundir", "runrecord"}),

@@ -7,7 +7,13 @@ from typing import Annotated, Literal
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, out_directory, read_topology
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    guarded,
+    out_directory,
+    read_topology,
+    with_workload,
+)
 from vnetbench.commands.options import TopologyOption
 from vnetbench.errors import UserError
 from vnetbench.ui import note
@@ -18,7 +24,10 @@ Dimension = Literal["machines", "rate"]
 @guarded
 def capacity(
     slo: Annotated[str, typer.Option(help="The target, e.g. p99=50ms,failed=0 (keys: p50, "
-                                     "p95, p99, max, failed, fairness).")],
+                                     "p95, p99, max, failed, fairness; under a workload "
+                                     "per phase, p99@steady=50ms (p50, p99, max, failed), "
+                                     "and per at-once event, last@statement=10s "
+                                     "(last, unfinished)).")],
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
     overlay: Annotated[str | None, typer.Option(help="The overlay (one).")] = None,
     by: Annotated[Dimension, typer.Option(help="What grows: the room's machines, or the "
@@ -40,15 +49,31 @@ def capacity(
     rate: Annotated[float | None, typer.Option(help="Requests per second of each machine "
                                                "(--by machines).")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    workload: Annotated[str | None, typer.Option(
+        help="The room's load as phases, a workload file or a shipped profile's name "
+             "(contest), in place of the topology's workload and room_rate (and "
+             "--seconds: a pass lasts the workload).")] = None,
 ) -> None:
     """Find the largest room (or rate per machine) that meets a target, step by step."""
-    from vnetbench.runs.capacity import CapacityPlan, check_sizes, parse_slo, run_capacity
+    from vnetbench.runs.capacity import (
+        CapacityPlan,
+        check_sizes,
+        parse_slo,
+        run_capacity,
+        slo_problems,
+    )
     from vnetbench.runs.comparison import parse_overlays, require_overlays
 
     overrides = {k: v for k, v in {"seconds": seconds, "machines": machines,
                                    "room_rate": rate}.items() if v is not None}
-    topology = read_topology(topology_file, overrides)
+    topology = with_workload(read_topology(topology_file, overrides), workload)
     clauses = parse_slo(slo)
+    problems = slo_problems(clauses, topology, by)
+    if problems:
+        raise UserError("\n".join([f"capacity --slo {slo}: the search cannot start "
+                                   f"({len(problems)} problem(s)):",
+                                   *(f"  - {p}" for p in problems),
+                                   "Fix these and run again."]))
     names = parse_overlays(overlay, topology.overlay)
     if len(names) != 1:
         raise UserError(f"--overlay {overlay}: capacity searches one overlay at a time; "

@@ -132,6 +132,16 @@ def with_faults(topology: Topology, items: list[str] | None) -> Topology:
     return parse_topology(data, f"--fault {' --fault '.join(items)}", overlays=OVERLAY_NAMES)
 
 
+def with_workload(topology: Topology, workload: str | None) -> Topology:
+    """The topology with `--workload`'s workload (a file, or a shipped profile's name)
+    in place of its own `workload:` section."""
+    from vnetbench.workload import workload_from
+
+    if workload is None:
+        return topology
+    return topology.model_copy(update={"workload": workload_from(workload)})
+
+
 def fault_fields(item: str) -> dict[str, str]:
     """'kill=switch2,restart_after=3s' -> {'kill': 'switch2', 'restart_after': '3s'}."""
     fields = {}

@@ -18,6 +18,7 @@ from vnetbench.commands.common import (
     with_engine,
     with_faults,
     with_pair,
+    with_workload,
 )
 from vnetbench.commands.options import (
     EngineOption,
@@ -63,6 +64,10 @@ def run(
         help="failover: a fault to inject, KEY=VALUE,... as one entry of the topology's "
              "faults (repeatable; replaces them), e.g. kill=switch2,restart_after=3s or "
              "link=backbone,for=3s.")] = None,
+    workload: Annotated[str | None, typer.Option(
+        help="room: its load as phases and at-once events in place of room_rate, a "
+             "workload file or a shipped profile's name (contest); replaces the "
+             "topology's workload.")] = None,
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
@@ -74,8 +79,10 @@ def run(
     topology = with_vnet_options(read_topology(topology_file, overrides), vnet_image,
                                  vnet_profile)
     topology = with_faults(with_engine(with_pair(topology, pair), engine), fault)
+    topology = with_workload(topology, workload)
     overlays = parse_overlays(overlay, topology.overlay)
     check_faults_injected(fault, scenarios or [], method)
+    check_workload_used(workload, scenarios or [], method)
     if method is not None:
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
                            overrides)
@@ -104,6 +111,23 @@ def check_faults_injected(faults: list[str] | None, scenarios: list[str],
     raise UserError(f"--fault {' --fault '.join(faults)}: {given} injects no faults, so it "
                     f"would be ignored. Run {' or '.join(injecting)} with --fault, or leave "
                     "--fault out.")
+
+
+def check_workload_used(workload: str | None, scenarios: list[str],
+                        method: str | None) -> None:
+    """--workload is a scenario's load (the room's): given to a run of none that runs
+    one, it would be silently ignored."""
+    from vnetbench.scenarios import SCENARIOS, get_scenario
+
+    if workload is None:
+        return
+    if method is None and any(get_scenario(name).runs_workload for name in scenarios):
+        return
+    running = [name for name, scenario in SCENARIOS.items() if scenario.runs_workload]
+    given = f"--method {method}" if method else " ".join(scenarios) or "no scenario"
+    raise UserError(f"--workload {workload}: {given} runs no workload, so it would be "
+                    f"ignored. Run {' or '.join(running)} with --workload, or leave "
+                    "--workload out.")
 
 
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],

@@ -116,6 +116,43 @@ ROOM_FAULTS = (
     Metric(ROOM_FAULT_TIMELINE[3], "ms", label="Room: latency p99 per 100 ms"),
 )
 
+# a workload (vnetbench/workload.py) instead of the steady rate: one of each per phase,
+# its `phase` the phase's name, over its mix's requests; one of each per at-once event,
+# its `event` the event's name (measure/workload_figures.py)
+ROOM_WORKLOAD = (
+    Metric("room_phase_p50_ms", "ms", Better.LOWER,
+           label="Room: latency p50 of the phase's requests, {phase}",
+           display="room_phase_p50_ms_{phase}"),
+    Metric("room_phase_p99_ms", "ms", Better.LOWER,
+           "Room: latency p99 of the phase's requests, {phase}", lead=True,
+           display="room_phase_p99_ms_{phase}"),
+    Metric("room_phase_max_ms", "ms", Better.LOWER, noisy=True,
+           label="Room: latency max of the phase's requests, {phase}",
+           display="room_phase_max_ms_{phase}"),
+    Metric("room_phase_planned", "count", label="Room: requests the phase planned, {phase}",
+           display="room_phase_planned_{phase}"),
+    Metric("room_phase_answered", "count", label="Room: requests of the phase answered, "
+           "{phase}", display="room_phase_answered_{phase}"),
+    Metric("room_phase_failed", "count", Better.LOWER,
+           "Room: requests of the phase failed or timed out, {phase}",
+           display="room_phase_failed_{phase}"),
+    Metric("room_phase_timeouts", "count", Better.LOWER,
+           label="Room: requests of the phase timed out, {phase}",
+           display="room_phase_timeouts_{phase}"),
+    Metric("room_phase_unrecorded", "count", Better.LOWER,
+           label="Room: requests of the phase on machines without a matching record, {phase}",
+           display="room_phase_unrecorded_{phase}"),
+    Metric("room_burst_last_ms", "ms", Better.LOWER,
+           "Room: from the at-once event's instant until the last machine had its object, "
+           "{event}", lead=True, display="room_burst_last_ms_{event}"),
+    Metric("room_burst_p50_ms", "ms", Better.LOWER,
+           label="Room: the at-once event's object, p50 of the machines' times, {event}",
+           display="room_burst_p50_ms_{event}"),
+    Metric("room_burst_unfinished", "count", Better.LOWER,
+           "Room: machines that never had the at-once event's object, {event}",
+           display="room_burst_unfinished_{event}"),
+)
+
 MAX_ROOM_REPLY_BYTES = 16 * 2**20
 
 
@@ -175,7 +212,7 @@ DECLARATION = Declaration(
     name="room",
     description=("a contest room: N machines request replies from one server at once "
                  "(latency percentiles, failures, fairness, CPU per role)"),
-    metrics=ROOM + ROOM_FAULTS,
+    metrics=ROOM + ROOM_FAULTS + ROOM_WORKLOAD,
     runtime="vnetbench.scenarios.room:Room",
     settings=RoomSettings,
     # issue #26's room, short for the matrix's time (make bench's 10 minutes are already

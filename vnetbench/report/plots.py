@@ -24,6 +24,7 @@ from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.files import write_atomic
 from vnetbench.metrics import Better
 from vnetbench.report.raw import PingSample
+from vnetbench.results import named
 from vnetbench.rundir import slug
 from vnetbench.schema import (
     FAULT,
@@ -313,15 +314,16 @@ def write_ping_cdf_plot(samples: list[PingSample], title: str, path: Path) -> Pa
 
 def capacity_plot(frame: pd.DataFrame, setting: str, clauses: Sequence[Any],
                   path: Path) -> Path | None:
-    """capacity's steps: each latency clause's metric against the size, its target as a
-    dashed line, and failed requests on a second axis."""
+    """capacity's steps: each latency (or fairness) clause's series against the size, its
+    target as a dashed line, and failed requests on a second axis."""
     column = parameter_column(setting)
     if frame.empty or column not in frame.columns:
         return None
     figure, axes = plt.subplots(figsize=(6, 3.8))
+    series = named(frame)  # a phase's clause names its series (room_phase_p99_ms_steady)
     for clause in clauses:
-        rows = frame[frame[METRIC] == clause.metric].sort_values(column)
-        if clause.metric != "room_failed" and not rows.empty:
+        rows = series[series[METRIC] == clause.metric].sort_values(column)
+        if clause.kind != "count" and not rows.empty:
             line = axes.plot(rows[column], rows[VALUE], marker="o", label=clause.key)
             axes.axhline(clause.bound, color=line[0].get_color(), linestyle="--",
                          linewidth=0.8)

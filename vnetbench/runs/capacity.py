@@ -1,6 +1,8 @@
 """`vnetbench capacity`: the largest room (machines), or the largest rate per machine,
 that meets a target such as p99=50ms,failed=0, found by a search that says each
-step it took.
+step it took. Under a workload (the topology's `workload:`, or --workload) a target
+may also name a phase or an at-once event: p99@steady=50ms, failed@end-rush=0,
+last@statement=10s (until the last machine had the event's object).
 
 The search doubles from a start until a step misses the target (or the bound is
 reached), then halves the gap between the largest size that met it and the
@@ -15,6 +17,7 @@ core's worth: one busy daemon), or the overlay.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from pydantic import ValidationError
 
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
+from vnetbench.model import NAME_PATTERN
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
 from vnetbench.report.plots import capacity_plot
@@ -31,7 +35,18 @@ from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.schema import MACHINES, METRIC, ROLE, STATE, STATUS, VALUE, VARIANT, Variant
+from vnetbench.schema import (
+    EVENT,
+    MACHINES,
+    METRIC,
+    PHASE,
+    ROLE,
+    STATE,
+    STATUS,
+    VALUE,
+    VARIANT,
+    Variant,
+)
 from vnetbench.topology import Topology
 from vnetbench.ui import job_progress, note
 from vnetbench.units import parse_milliseconds
@@ -51,6 +66,7 @@ class Clause:
     bound: float
     at_least: bool = False
     unit: str = ""
+    kind: str = "time"  # how its value is written: a time, a count, a floor (EXAMPLES)
 
     def judge(self, value: float | None) -> str | None:
         """Why the value misses this clause, or None when it meets it."""
@@ -68,26 +84,50 @@ SLO_KEYS: dict[str, tuple[str, str]] = {
     "p50": ("room_p50_ms", "time"), "p95": ("room_p95_ms", "time"),
     "p99": ("room_p99_ms", "time"), "max": ("room_max_ms", "time"),
     "failed": ("room_failed", "count"), "fairness": ("room_fairness", "floor")}
+# KEY@PHASE: a phase of the room's workload; KEY@EVENT: one of its at-once events
+PHASE_SLO_KEYS: dict[str, tuple[str, str]] = {
+    "p50": ("room_phase_p50_ms", "time"), "p99": ("room_phase_p99_ms", "time"),
+    "max": ("room_phase_max_ms", "time"), "failed": ("room_phase_failed", "count")}
+EVENT_SLO_KEYS: dict[str, tuple[str, str]] = {
+    "last": ("room_burst_last_ms", "time"), "unfinished": ("room_burst_unfinished", "count")}
 EXAMPLES = {"time": "50ms", "count": "0", "floor": "0.9"}
 
 
+def target_of(key: str) -> tuple[str, str] | None:
+    """A key's metric series and how its value is written: `p99` the room's,
+    `p99@steady` a phase's, `last@statement` an at-once event's; None: no such key."""
+    base, at, part = key.partition("@")
+    if not at:
+        return SLO_KEYS.get(base)
+    if not re.fullmatch(NAME_PATTERN, part):
+        return None
+    for keys, dimension in ((PHASE_SLO_KEYS, PHASE), (EVENT_SLO_KEYS, EVENT)):
+        if base in keys:
+            metric, kind = keys[base]
+            return catalogue().series_name(metric, {dimension: part}), kind
+    return None
+
+
 def clause_of(key: str, text: str) -> Clause:
-    metric, kind = SLO_KEYS[key]
+    target = target_of(key)
+    assert target is not None
+    metric, kind = target
     if kind == "time":
         return Clause(key, metric, parse_milliseconds(text), unit=" ms")
-    return Clause(key, metric, float(text), at_least=kind == "floor")
+    return Clause(key, metric, float(text), at_least=kind == "floor", kind=kind)
 
 
 def clause_problem(clause: Clause) -> str:
     """Why a clause can never be met or means nothing; empty when it is a target."""
-    kind = SLO_KEYS[clause.key][1]
+    kind = clause.kind
     bound = clause.bound
     if not math.isfinite(bound):
         return "it is not a finite number"
     if kind == "time" and bound <= 0:
         return "no request is answered in 0 ms, so no room could meet it"
     if kind == "count" and (bound < 0 or not bound.is_integer()):
-        return "failed requests are counted in whole numbers from 0"
+        counted = "machines" if clause.key.startswith("unfinished@") else "failed requests"
+        return f"{counted} are counted in whole numbers from 0"
     if kind == "floor" and not 0 < bound <= 1:
         return ("Jain's fairness lies between 0 and 1 (1: every machine served alike), so "
                 + ("every room meets it" if bound <= 0 else "no room could meet it"))
@@ -100,21 +140,26 @@ def parse_slo(text: str) -> list[Clause]:
     for part in (p.strip() for p in text.split(",") if p.strip()):
         key, sep, value = part.partition("=")
         key = key.strip()
-        if not sep or key not in SLO_KEYS:
+        target = target_of(key) if sep else None
+        if target is None:
             raise UserError(
                 f"--slo {text}: '{part}' is not a target. Write KEY=VALUE parts separated "
                 f"by commas, KEY one of {', '.join(SLO_KEYS)} (latencies as times, e.g. "
                 "p99=50ms; failed as a count, e.g. failed=0; fairness at least, e.g. "
-                "fairness=0.9).")
+                "fairness=0.9); under a workload also KEY@PHASE, KEY one of "
+                f"{', '.join(PHASE_SLO_KEYS)} (e.g. p99@steady=50ms), and KEY@EVENT for an "
+                f"at-once event, KEY one of {', '.join(EVENT_SLO_KEYS)} (e.g. "
+                "last@statement=10s).")
+        example = EXAMPLES[target[1]]
         try:
             clause = clause_of(key, value.strip())
         except (ValueError, UserError):
             raise UserError(f"--slo {text}: '{value}' is not a value for {key} (e.g. "
-                            f"{EXAMPLES[SLO_KEYS[key][1]]}).") from None
+                            f"{example}).") from None
         problem = clause_problem(clause)
         if problem:
             raise UserError(f"--slo {text}: '{part}': {problem}. Give {key} a target a room "
-                            f"can meet or miss, e.g. {key}={EXAMPLES[SLO_KEYS[key][1]]}.")
+                            f"can meet or miss, e.g. {key}={example}.")
         if any(c.key == key for c in clauses):
             raise UserError(f"--slo {text}: {key} is given twice; give each key once.")
         clauses.append(clause)
@@ -194,7 +239,10 @@ def judge_step(rows: pd.DataFrame, clauses: list[Clause]) -> tuple[bool, str, st
         misses)), limit_of(values, status) if misses else None)
 
 
-WORST_OF_PASSES = ("room_failed", "room_timeouts", "room_no_record", "room_stalled")
+WORST_OF_PASSES = ("room_failed", "room_timeouts", "room_no_record", "room_stalled",
+                   # each of their series (per phase, per at-once event)
+                   "room_phase_failed", "room_phase_timeouts", "room_phase_unrecorded",
+                   "room_burst_unfinished")
 
 
 def step_values(rows: pd.DataFrame) -> dict[str, float]:
@@ -202,8 +250,33 @@ def step_values(rows: pd.DataFrame) -> dict[str, float]:
     passes; the counts, the worst pass's."""
     grouped = named(rows).groupby(METRIC)[VALUE]
     medians, worst = grouped.median(), grouped.max()
-    return {str(name): float(worst[name] if name in WORST_OF_PASSES else medians[name])
+    split = catalogue().split
+    return {str(name): float(worst[name] if split(str(name))[0] in WORST_OF_PASSES
+                             else medians[name])
             for name in medians.index}
+
+
+def slo_problems(clauses: list[Clause], topology: Topology, dimension: str) -> list[str]:
+    """A target's phases and events the topology's workload has, and a search a
+    workload leaves meaning to, one sentence each (none: the target can be judged)."""
+    workload = topology.workload
+    phases = [p.name for p in workload.phases] if workload else []
+    events = [e.name for p in workload.phases for e in p.at_once] if workload else []
+    problems = []
+    for clause in (c for c in clauses if "@" in c.key):
+        base, _, part = clause.key.partition("@")
+        known, what = (events, "at-once event") if base in EVENT_SLO_KEYS else (phases, "phase")
+        if workload is None:
+            problems.append(f"{clause.key}: the topology has no workload, so no {what} "
+                            f"{part}; give the room a workload (the topology's workload:, "
+                            "or --workload contest), or a target of the whole room")
+        elif part not in known:
+            problems.append(f"{clause.key}: the workload has no {what} {part} (its "
+                            f"{what}s: {', '.join(known) or 'none'})")
+    if workload is not None and dimension == "rate":
+        problems.append("--by rate: a workload sets each kind's own rate, so room_rate would "
+                        "change nothing; search --by machines, or leave the workload out")
+    return problems
 
 
 def limit_of(values: dict[str, float], status: str = "") -> str:

@@ -134,6 +134,8 @@ class Scenario(ABC):
     needs: ClassVar[frozenset[Capability]] = frozenset()
     # Whether it injects the topology's `faults` (run --fault is refused for the others).
     injects_faults: ClassVar[bool] = False
+    # Whether it runs the topology's `workload` (run --workload is refused for the others).
+    runs_workload: ClassVar[bool] = False
     # Whether a matrix cell of it may run on a stack another cell of the same shape used
     # before it (runs/cells.py): only a scenario that leaves the stack as it found it (its
     # programs stopped, no container restarted or reconfigured) and reads nothing the

@@ -45,12 +45,23 @@ from vnetbench.measure.room import (
 )
 from vnetbench.measure.room_faults import Request, requests_of, unsent_during
 from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
+from vnetbench.measure.workload_figures import workload_figures
+from vnetbench.measure.workload_schedule import WorkloadPlan, plan_workload
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 from vnetbench.scenarios.room_faults import room_fault_result
 from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
+from vnetbench.scenarios.room_workload import (
+    by_machine,
+    check_workload,
+    timeout_of,
+    workload_argv,
+    workload_metrics,
+    workload_notes,
+    workload_settings,
+)
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.schema import MACHINES
 from vnetbench.shaping.schedule import Schedule, expand
@@ -97,6 +108,7 @@ class Room(Scenario):
     declaration = DECLARATION
     shares_stack = True  # its server and machines are probes, removed when the pass ends
     injects_faults = True  # the topology's `faults`, as one schedule during the load
+    runs_workload = True  # the topology's `workload`, in place of room_rate
     needs: ClassVar[frozenset[Capability]] = frozenset()
 
     def stack_topology(self, topology: Topology, overlay: Overlay) -> Topology:
@@ -122,6 +134,9 @@ class Room(Scenario):
             "room_connection": room.connection, "room_timeout_s": room.timeout_s}
         if room.loop == "open":
             chosen |= {"room_arrivals": room.arrivals, "room_connections": room.connections}
+        if topology.workload is not None:
+            del chosen["room_rate"]
+            chosen |= workload_settings(topology.workload, room)
         return chosen
 
     def check(self, topology: Topology) -> None:
@@ -129,7 +144,9 @@ class Room(Scenario):
         schedule fits in one argument of its probe."""
         super().check(topology)
         room = topology.settings.of(RoomSettings)
-        if room.loop == "open":
+        if topology.workload is not None:
+            check_workload(topology, topology.workload)
+        elif room.loop == "open":
             plan_fits(room.rate, topology.settings.seconds)
         if topology.faults:
             schedule_fits(topology, room)
@@ -147,7 +164,10 @@ class Room(Scenario):
         machines = [a.name for a in topology.agents if a.name != SERVER]
         prefix = f"{stack.rendered.project}-room-{pass_no}"
         server = f"{prefix}-server"
-        sizes = [str(size) for size in topology.settings.of(RoomSettings).sizes]
+        room = topology.settings.of(RoomSettings)
+        plan = None if topology.workload is None else plan_workload(
+            topology.workload, machines_named(machines), room.arrivals, pass_no)
+        sizes = [str(size) for size in (plan.sizes if plan else room.sizes)]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         url = f"http://{target}:{PORT}"
 
@@ -164,7 +184,7 @@ class Room(Scenario):
             problem = self.wait_serving(context, server)
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
-            load = self.run_load(context, names, url, pass_no, faulted)
+            load = self.run_load(context, names, url, pass_no, faulted, plan)
         except BaseException:
             if faulted is not None:  # no kill or start after this; then the probes go
                 faulted.cancel()
@@ -176,7 +196,11 @@ class Room(Scenario):
         if load.schedule is not None:
             excused = unsent_during(load.requests, load.schedule.events)
         result = result_of(RoomFigures.of(load.loads, load.without_record), load,
-                           topology.settings.seconds, excused)
+                           load_seconds(topology), excused)
+        if plan is not None:
+            figures = workload_figures(plan, by_machine(load.requests))
+            result.metrics |= workload_metrics(figures)
+            result.notes += workload_notes(figures)
         if faulted is not None and load.schedule is not None:
             with_faults(result, load, faulted, lambda: context.last_log_lines(
                 REFUSED_LOG_LINES, roles=("agent",)),
@@ -197,16 +221,21 @@ class Room(Scenario):
                 f"{text.strip()[-300:] or 'no output'}")
 
     def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
-                 pass_no: int, faulted: FaultedRoom | None = None) -> Load:
+                 pass_no: int, faulted: FaultedRoom | None = None,
+                 plan: WorkloadPlan | None = None) -> Load:
         """Create every machine's probe, let them start at one instant (the schedule of
         faults staged before it, fired from it), read CPU at its start and end, then
-        their records."""
+        their records. `plan`: a workload's schedules in place of the steady rate's."""
         stack, settings = context.stack, context.topology.settings
         lead = LEAD_S + LEAD_PER_MACHINE_S * len(names) + (faulted.lead_s if faulted else 0)
         planned = time.time() + lead
         room = settings.of(RoomSettings)
-        timeout_s = room.timeout_s
-        if room.loop == "open":
+        timeout_s = timeout_of(context.topology.workload, room)
+        seconds = load_seconds(context.topology)
+        if plan is not None and context.topology.workload is not None:
+            argv = workload_argv(plan, room, context.topology.workload, url, planned)
+            last_s = plan.last_s
+        elif room.loop == "open":
             spans = {m: (0.0, faulted.first_span(m) if faulted else math.inf)
                      for m in names}
             argv, last_s = open_argv(machines_named(names), room, settings.seconds, url,
@@ -219,8 +248,10 @@ class Room(Scenario):
         bound = lead + span_s + timeout_s + RECORD_GRACE_S + 10
         argv = {machine: ["timeout", "-k", "2", str(int(bound)), *tool]
                 for machine, tool in argv.items()}
-        with waiting(f"pass {pass_no}: {len(names)} machines request from the server at "
-                     f"{room.rate:g}/s each", lead + settings.seconds):
+        pace = (f"at {room.rate:g}/s each" if plan is None
+                else f"in {len(plan.phases)} phases of a workload")
+        with waiting(f"pass {pass_no}: {len(names)} machines request from the server "
+                     f"{pace}", lead + seconds):
             if faulted:
                 faulted.stage(planned, planned + last_s, time.time() + bound)
             began = time.monotonic()
@@ -236,9 +267,9 @@ class Room(Scenario):
             idle = by_role(stack.memory_by_role())
             before = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
             at = time.time()
-            time.sleep(max(0.0, planned + settings.seconds / 2 - time.time()))
+            time.sleep(max(0.0, planned + seconds / 2 - time.time()))
             loaded = by_role(stack.memory_by_role())
-            time.sleep(max(0.0, planned + settings.seconds - time.time()))
+            time.sleep(max(0.0, planned + seconds - time.time()))
             after = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
             seconds = time.time() - at
         roles, _ = role_percent(before[0], after[0], seconds)
@@ -516,6 +547,11 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
     values |= {DECLARATION.series(ROOM_LATENCY, quantile=f"{point:g}"): room.percentile_ms(point)
                for point in CDF_POINTS}
     return metrics | DECLARATION.emitted(values)
+
+
+def load_seconds(topology: Topology) -> float:
+    """How long the room's load runs: its workload's phases, else `seconds`."""
+    return topology.workload.seconds if topology.workload else topology.settings.seconds
 
 
 def room_machine_names(machines: int) -> list[str]:
