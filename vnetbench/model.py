@@ -1,15 +1,18 @@
 """The model's building blocks, below the topology and the scenarios' declarations:
 the names of things, the strict base model, the mark of a setting a measurement reads, amounts read
-from text, and the base of a scenario's own settings."""
+from text, the base of a scenario's own settings, and reading a model's YAML file."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, ClassVar, TypeVar
 
+import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from vnetbench.errors import UserError
 from vnetbench.units import (
     format_milliseconds,
     parse_bytes,
@@ -79,3 +82,18 @@ class ScenarioSettings(Model):
         """The field a flat name stands for (room_rate -> rate), or None."""
         field = flat.removeprefix(cls.prefix)
         return field if flat.startswith(cls.prefix) and field in cls.model_fields else None
+
+
+def read_yaml(path: Path, give: str) -> object:
+    """A YAML file's data; a file that cannot be read or parsed is a UserError naming
+    where, and `give` what to give instead (e.g. "a topology file, e.g. ...")."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, OSError) as error:
+        raise UserError(f"{path} cannot be read as a YAML text file ({error}). Give "
+                        f"{give}.") from None
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        place = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        raise UserError(f"{path} is not valid YAML{place}: {getattr(error, 'problem', error)}. "
+                        "Fix the syntax (indentation, colons, quotes) and run again.") from None

@@ -14,7 +14,6 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
-import yaml
 from pydantic import (
     AfterValidator,
     ConfigDict,
@@ -45,6 +44,7 @@ from vnetbench.model import (
     Rate,
     ScenarioSettings,
     duration_text,
+    read_yaml,
 )
 from vnetbench.model import NAME_RULE as NAME_RULE
 from vnetbench.model import Name as Name
@@ -784,18 +784,7 @@ def load_topology(path: Path, overrides: dict[str, Any] | None = None,
             f"There is no topology file at {path}. Give the path of a YAML topology, "
             "e.g. topologies/two-sites.yml."
         )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, OSError) as error:
-        raise UserError(f"{path} cannot be read as a YAML text file ({error}). Give a "
-                        "topology file, e.g. topologies/two-sites.yml.") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        place = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
-        raise UserError(
-            f"{path} is not valid YAML{place}: {getattr(error, 'problem', error)}. "
-            "Fix the syntax (indentation, colons, quotes) and run again."
-        ) from None
+    data = read_yaml(path, "a topology file, e.g. topologies/two-sites.yml")
     environment = settings_from_environment()
     origins = {field: var for var, field in ENV_SETTINGS.items() if field in environment}
     origins |= {field: f"--{field.replace('_', '-')}" for field in overrides or {}}

@@ -23,7 +23,7 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 
 from vnetbench.declared.room import MAX_ROOM_REPLY_BYTES
 from vnetbench.errors import UserError
-from vnetbench.model import NAME_PATTERN, Bytes, Model, Name
+from vnetbench.model import NAME_PATTERN, Bytes, Model, Name, read_yaml
 from vnetbench.units import format_bytes
 
 PROFILES = Path(__file__).resolve().parent / "data" / "workloads"
@@ -218,16 +218,7 @@ def load_workload(path: Path) -> Workload:
     if not path.is_file():
         raise UserError(f"There is no workload file at {path}. Give the path of a YAML "
                         f"workload, or a profile's name ({', '.join(profile_names())}).")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, OSError) as error:
-        raise UserError(f"{path} cannot be read as a YAML text file ({error}). Give a "
-                        "workload file.") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        place = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
-        raise UserError(f"{path} is not valid YAML{place}: {getattr(error, 'problem', error)}."
-                        " Fix the syntax (indentation, colons, quotes) and run again.") from None
+    data = read_yaml(path, "a workload file")
     return parse_workload(data, str(path))
 
 

@@ -202,6 +202,11 @@ print(json.dumps({
 '''
 
 
+# both tests read one fresh interpreter's findings (3 s): on one pytest-xdist worker it
+# runs once, not once a worker
+pytestmark = pytest.mark.xdist_group("registry-toy")
+
+
 @pytest.fixture(scope="module")
 def through(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The toy package written, and THROUGH's findings in a fresh interpreter."""
