@@ -86,10 +86,21 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
         assert 0 < values[f"recovery_ms_{fault}"] <= 50, values
         assert values[f"fault_spread_ms_{fault}"] <= 50, values
         assert values[f"not_recovered_{fault}"] == 0
-    # a delay spike (still re-shaped, a shaper per backbone container) loses nothing
-    # to the path: what it costs is the shapers' swap, its one stamp spanning it
-    assert values["lost_delay-spike"] < values["lost_loss-burst"]
-    assert values["fault_ms_delay-spike"] >= 1000
+    # a delay spike (re-shaped: a shaper per backbone container, its NFQUEUE delay line
+    # replaced) loses nothing to the delay itself; what it loses is the shapers' swaps.
+    # While a shaper is swapped its queue has no reader (no --queue-bypass: dropped),
+    # and the line it replaces drops what it held (up to the added round trip's worth
+    # of probes; the answers after the spike began also come that much later). So the
+    # silence fits in the two swaps (the apply's spread; the lift's, which is what the
+    # stamp exceeds the declared second by) plus the added round trip and two late
+    # probes. How long a swap takes is the engine's (0.1-1.5 s on this host): no bound
+    # against the loss burst's second, which a slow swap outlasts (63 lost against 62)
+    declared, added_round_trip = 1000, 2 * 200
+    assert values["fault_ms_delay-spike"] >= declared
+    swaps_ms = values["fault_spread_ms_delay-spike"] + values["fault_ms_delay-spike"] - declared
+    silence = values["outage_ms_delay-spike"]
+    assert silence <= swaps_ms + added_round_trip + 2 * 10 + 50, values
+    assert values["lost_delay-spike"] <= silence / 10 + 2, values
     # the baseline has no join events: no rejoin time, rather than a made-up one
     assert pd.isna(values["rejoin_seconds_switch-restart"])
 
