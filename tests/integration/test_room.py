@@ -49,9 +49,9 @@ def test_a_room_on_the_baseline(tmp_path: Path) -> None:
         "room_max_ms"]
     cdf = [value[f"room_latency_q{q}_ms"] for q in ("1", "25", "50", "75", "99", "99.9")]
     assert cdf == sorted(cdf)
-    # every machine asks for the same replies in the same order, so their goodputs
-    # differ by a request or two of about 20: Jain's index is near 1 (1/6 if one had it all)
-    assert value["room_fairness"] > 0.8
+    # the open loop's fairness is over each machine's share of its schedule answered:
+    # every machine got all of its answers (above), so Jain's index is exactly 1
+    assert value["room_fairness"] == pytest.approx(1.0)
     assert value["room_goodput_mbit"] > 0 and value["room_cpu_switch_percent"] >= 0
     assert value["mem_agent_load_mib"] > 0 and value["mem_switch_idle_mib"] > 0
     records = list((directory / "room" / "raw").glob("room-pass1-agent*.txt"))

@@ -54,3 +54,9 @@ def test_the_statement_burst_takes_what_the_servers_link_allows(tmp_path: Path) 
     # however the link is shared, by the time k machines have their copy k copies have
     # crossed it: the median machine (the 25th of 50 done) waited for 25 at least
     assert value["room_burst_p50_ms_statement"] / 1000 >= LINK_BOUND_S * 25 / MACHINES
+    # the room's goodput is every byte received over the load's span: each crossed the
+    # link, so no more than its rate plus tbf's bucket (4 ms of it) over the span. (The
+    # machines' own rates summed read 158 Mbit/s here once: each over its own copy's span)
+    span_s = value["room_burst_last_ms_statement"] / 1000  # the load's span is longer
+    print(f"room goodput {value['room_goodput_mbit']:.1f} Mbit/s")
+    assert 0 < value["room_goodput_mbit"] * 1e6 <= RATE_BPS * (1 + 0.004 / span_s)

@@ -5,8 +5,14 @@ tools image), and the room's figures pooled from them.
 Latency percentiles are over every request of every machine together (wrk keeps
 each latency to the microsecond, and the open loop's is its reply's end less its
 scheduled instant, in microseconds: pooling is exact), not an average of the
-machines' own percentiles. Fairness is Jain's index over the machines' goodputs:
-1 when every machine got the same, 1/N when one got everything.
+machines' own percentiles. The room's goodput is every byte received over the
+load's span (first start to last end), not the machines' rates summed: under a
+workload machines load the room for spans of their own (a burst's copies end one
+by one), and their rates' sum exceeds what the site link carried. Fairness is Jain's
+index, 1 when every machine got the same, 1/N when one got everything: of wrk's
+closed loop, over the machines' goodputs (each asks all it can); of the open loop,
+over each machine's share of its schedule answered (each asks what its schedule
+says, which a workload's random arrivals make unequal by design).
 
 An open-loop generator is behind when its own lag (taking a request up after its
 instant: its event loop or its CPU, not a connection's wait) has a p99 above a
@@ -207,13 +213,16 @@ class RoomFigures:
     failed: int
     errors: dict[str, int]
     latencies_us: tuple[tuple[int, int], ...]
-    goodputs_mbit: tuple[float, ...]
+    goodputs_mbit: tuple[float, ...]  # each machine's bytes over its own span
     seconds: float  # the load's span: first start to last end
     late_s: float  # the latest machine's delay after the room's instant
     without_record: dict[str, str] = field(default_factory=dict)  # machine -> why
     stalled: dict[str, str] = field(default_factory=dict)  # machine -> why (no counts)
     generators: dict[str, Generator] = field(default_factory=dict)  # the open loop's
     answered: int = 0  # replies received (MachineLoad.answered), any status
+    bytes: int = 0  # received, every machine together
+    # the open loop's machines: each one's replies over the requests its schedule planned
+    served_shares: tuple[float, ...] = ()
 
     @classmethod
     def of(cls, loads: dict[str, MachineLoad], without_record: dict[str, str]) -> RoomFigures:
@@ -232,7 +241,9 @@ class RoomFigures:
                    dict(without_record),
                    {name: load.stalled for name, load in loads.items() if load.stalled},
                    {name: load.generator for name, load in loads.items() if load.generator},
-                   sum(load.answered for load in ran))
+                   sum(load.answered for load in ran), sum(load.bytes for load in ran),
+                   tuple(load.answered / load.generator.planned for load in ran
+                         if load.generator is not None and load.generator.planned > 0))
 
     def percentile_ms(self, q: float) -> float | None:
         value = quantile_us(self.latencies_us, q)
@@ -240,7 +251,7 @@ class RoomFigures:
 
     @property
     def goodput_mbit(self) -> float:
-        return sum(self.goodputs_mbit)
+        return self.bytes * 8 / self.seconds / 1e6 if self.seconds > 0 else 0.0
 
     @property
     def requests_per_s(self) -> float | None:
@@ -248,6 +259,8 @@ class RoomFigures:
 
     @property
     def fairness(self) -> float | None:
+        if self.generators:
+            return jain_index(list(self.served_shares))
         return jain_index(list(self.goodputs_mbit))
 
     @property

@@ -71,11 +71,15 @@ from vnetbench.ui import waiting
 SERVER = "server"
 PORT = 8080
 # Probes are started this many at a time; the room's instant is set so that the
-# engine has them all waiting by then: it started 20 to 80 probes in 0.08 s each here
-# (4 at a time), so this allows about twice that.
+# engine has them all waiting by then. The engine's pace moves with the host's load:
+# 0.08 s a probe (4 at a time) in 2026-11, 0.16 s and 0.22 s on 2026-12-03 (50 probes
+# in 7.8 and 10.9 s; in the latter one began 1.04 s after a 2 + 0.15 x 50 s lead).
+# So the lead allows 0.3 s a machine, and more when the pass's own server probe,
+# started alone just before, says the engine is slower: twice its share of STARTERS.
 STARTERS = 4
 LEAD_S = 2.0
-LEAD_PER_MACHINE_S = 0.15
+LEAD_PER_MACHINE_S = 0.3
+PACE_HEADROOM = 2.0
 SERVER_READY_S = 15.0
 # after the load's end, for the probes' last line: a stalled wrk is stopped 3 s after
 # it (images/tools/vnetbench-room's STALL_GRACE_S), then prints its record
@@ -180,11 +184,13 @@ class Room(Scenario):
             context, schedule, prefix, pass_no,
             lambda resume: self.resume(context, resume, url, pass_no), serve)
         try:
+            began = time.monotonic()
             serve(server)
+            per_machine_s = lead_per_machine_s(time.monotonic() - began)
             problem = self.wait_serving(context, server)
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
-            load = self.run_load(context, names, url, pass_no, faulted, plan)
+            load = self.run_load(context, names, url, pass_no, faulted, plan, per_machine_s)
         except BaseException:
             if faulted is not None:  # no kill or start after this; then the probes go
                 faulted.cancel()
@@ -222,12 +228,14 @@ class Room(Scenario):
 
     def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
                  pass_no: int, faulted: FaultedRoom | None = None,
-                 plan: WorkloadPlan | None = None) -> Load:
+                 plan: WorkloadPlan | None = None,
+                 per_machine_s: float = LEAD_PER_MACHINE_S) -> Load:
         """Create every machine's probe, let them start at one instant (the schedule of
         faults staged before it, fired from it), read CPU at its start and end, then
-        their records. `plan`: a workload's schedules in place of the steady rate's."""
+        their records. `plan`: a workload's schedules in place of the steady rate's;
+        `per_machine_s`: the lead each machine's probe is given to start."""
         stack, settings = context.stack, context.topology.settings
-        lead = LEAD_S + LEAD_PER_MACHINE_S * len(names) + (faulted.lead_s if faulted else 0)
+        lead = LEAD_S + per_machine_s * len(names) + (faulted.lead_s if faulted else 0)
         planned = time.time() + lead
         room = settings.of(RoomSettings)
         timeout_s = timeout_of(context.topology.workload, room)
@@ -427,6 +435,12 @@ def host_busy_percent(before: int, after: int, seconds: float) -> float | None:
     return 100 * (after - before) / tick / seconds / cores if seconds > 0 else None
 
 
+def lead_per_machine_s(start_call_s: float) -> float:
+    """The lead a machine's probe is given: the floor, or the engine's pace as one
+    probe's start measured it (STARTERS at a time), with headroom."""
+    return max(LEAD_PER_MACHINE_S, PACE_HEADROOM * start_call_s / STARTERS)
+
+
 def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -> PassResult:
     """The pass's rows, summary and state; `excused`: requests never sent because the
     faults of the schedule held their connections (not the generator's shortfall)."""
@@ -526,6 +540,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
         "room_stalled": len(room.stalled),
         "room_late_s": room.late_s,
         "room_probes_start_s": load.starting_s,
+        "room_probes_lead_s": load.lead_s,
         "room_host_cpu_percent": load.host_percent,
         "room_cpu_server_percent": load.server_cpu,
     })

@@ -4,6 +4,7 @@ from them (no engine)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,14 +71,21 @@ def test_jains_index_is_one_when_equal_and_one_over_n_when_one_has_all() -> None
 
 
 def test_the_room_pools_every_request_not_the_machines_percentiles() -> None:
-    keep, slow = record("client-keep.txt"), record("client-new-timeouts.txt")
+    keep, recorded_slow = record("client-keep.txt"), record("client-new-timeouts.txt")
+    # the two were recorded in different runs: the slow one moved into keep's room,
+    # starting with it (its own 6 s span kept)
+    slow = replace(recorded_slow, planned=keep.planned, began=keep.began,
+                   ended=keep.began + recorded_slow.ended - recorded_slow.began)
     room = RoomFigures.of({"agent1": keep, "agent2": slow}, {"agent3": "no record"})
     assert room.machines == 2 and room.answered == 39 + 4
     assert room.failed == 2 and room.errors["timeout"] == 2
     assert room.percentile_ms(100) == pytest.approx(26.901)  # the slow link's worst
     assert room.percentile_ms(50) == pytest.approx(quantile_us(
         [*keep.latencies_us, *slow.latencies_us], 50) / 1000)
-    assert room.goodput_mbit == pytest.approx(keep.goodput_mbit + slow.goodput_mbit)
+    # every byte over the load's span (the slow machine's 6 s), not the rates summed
+    assert room.seconds == pytest.approx(6.009, abs=1e-3)
+    assert room.goodput_mbit == pytest.approx((890565 + 144220) * 8 / room.seconds / 1e6)
+    assert room.goodput_mbit < keep.goodput_mbit + slow.goodput_mbit
     assert 0.5 < room.fairness < 0.6  # 3.56 against 0.19 Mbit/s: close to one of two
     assert room.without_record == {"agent3": "no record"}
 
@@ -195,3 +203,32 @@ def test_a_machine_started_again_has_its_generators_joined_in_one_record() -> No
                                                             107.5]
     with pytest.raises(RoomRecordError):
         joined([record(100.0, 102.0, [0]), "no record here"])
+
+
+def test_a_bursts_copies_one_after_another_count_what_the_link_carried() -> None:
+    """A statement burst as a site link serves it: two machines ask 2 MiB at once;
+    one copy ends after 0.2 s, the other after 0.4 s (a 100 Mbit/s link shared, then
+    the second alone). Each machine's own rate (84 and 42 Mbit/s) sums to more than
+    the link; the room's goodput is the 4 MiB over the 0.4 s span, under the link's
+    100 Mbit/s. Both were answered all they asked: fair."""
+    def copy(seconds: float) -> MachineLoad:
+        return open_record(scheduled_us=[0] * 20, bytes=[2 * 2**20 // 20] * 20,
+                           done_us=[int(seconds * 1e6)] * 20)
+    first, second = copy(0.2), copy(0.4)
+    first = replace(first, planned=100.0, began=100.0, ended=100.2, duration_s=0.2)
+    second = replace(second, planned=100.0, began=100.0, ended=100.4, duration_s=0.4)
+    room = RoomFigures.of({"agent1": first, "agent2": second}, {})
+    assert sum(room.goodputs_mbit) > 100
+    assert room.goodput_mbit == pytest.approx((first.bytes + second.bytes) * 8 / 0.4 / 1e6)
+    assert room.goodput_mbit < 100
+    assert room.fairness == pytest.approx(1.0)
+
+
+def test_the_open_loops_fairness_is_over_each_machines_share_answered() -> None:
+    served = open_record()
+    half = open_record(error=["timeout"] * 10 + [None] * 10,
+                       done_us=[None] * 10 + [400_000] * 10)
+    assert half.answered == 10
+    room = RoomFigures.of({"agent1": served, "agent2": half}, {})
+    assert room.served_shares == (1.0, 0.5)
+    assert room.fairness == pytest.approx(jain_index([1.0, 0.5]))

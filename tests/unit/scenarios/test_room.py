@@ -19,6 +19,7 @@ from vnetbench.scenarios.room import (
     SERVER,
     Load,
     closed_argv,
+    lead_per_machine_s,
     open_argv,
     phases,
     result_of,
@@ -232,3 +233,10 @@ def test_a_room_under_faults_is_checked_before_anything_starts() -> None:
         ROOM.check(topology(seconds=4, machines=4, faults=[flap]))
     with pytest.raises(UserError, match="5 machines, and the room has 4"):
         topology(seconds=10, machines=4, faults=[{"at": "1s", "kill": {"machines": 5}}])
+
+
+def test_the_lead_per_machine_follows_the_engines_measured_pace() -> None:
+    # a quick engine (one probe started in 0.2 s): the floor, 0.3 s a machine
+    assert lead_per_machine_s(0.2) == pytest.approx(0.3)
+    # a busy one (1.2 s alone, four at a time): twice its share, 0.6 s a machine
+    assert lead_per_machine_s(1.2) == pytest.approx(0.6)
