@@ -173,6 +173,7 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
                methods: list[Method] | None = None) -> Path:
     """The cells, then each reference method asked for (its own section of the
     report; the short form with --quick), every overlay that runs here."""
+    base = without_workload(base)
     require_engine()
     build_project_images()
     overlays = available_overlays(base, overlay_names)
@@ -180,6 +181,18 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     directory = matrix_directory(root, resume)
     with matrix_lock(directory):
         return run_cells(base, directory, cells, overlays, quick, resume, methods)
+
+
+def without_workload(base: Topology) -> Topology:
+    """The matrix's room is its quick variant (seconds: 3): a topology's workload would
+    run whole in each of its passes (the contest: 8 minutes), so the matrix leaves it
+    out and says so; `vnetbench run room` measures it."""
+    if base.workload is None:
+        return base
+    note(f"the matrix's room runs its quick variant without the topology's workload "
+         f"({base.workload.name}: {base.workload.seconds:g} s a pass); measure it with "
+         "`vnetbench run room`", style="yellow")
+    return base.model_copy(update={"workload": None})
 
 
 def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list[Overlay],

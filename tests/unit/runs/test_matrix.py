@@ -9,8 +9,15 @@ import pytest
 from vnetbench.errors import UserError
 from vnetbench.results import ResultSet
 from vnetbench.runrecord import RunRecord
-from vnetbench.runs.matrix import finished_cells, matrix_lock, newest_matrix, without_unfinished
+from vnetbench.runs.matrix import (
+    finished_cells,
+    matrix_lock,
+    newest_matrix,
+    without_unfinished,
+    without_workload,
+)
 from vnetbench.schema import CellKey, Variant
+from vnetbench.topology import parse_topology
 
 
 def matrix_dir(root: Path, name: str, started: str, kind: str = "matrix") -> Path:
@@ -55,3 +62,16 @@ def test_two_matrices_on_one_directory_are_refused(tmp_path: Path) -> None:
         pass
     with matrix_lock(tmp_path):  # released when the first ends
         pass
+
+
+def test_the_matrix_leaves_a_topologys_workload_to_run_room() -> None:
+    """The matrix's room is a 3 s variant; the contest workload would run 8 minutes in
+    each of its passes. Left out, and only that: the rest of the topology stands."""
+    base = parse_topology({"name": "t", "switches": 3, "agents": 4, "workload": "contest"},
+                          "test", overrides={})
+    assert base.workload is not None
+    quick = without_workload(base)
+    assert quick.workload is None
+    assert quick.model_dump(exclude={"workload"}) == base.model_dump(exclude={"workload"})
+    plain = parse_topology({"name": "t", "switches": 2, "agents": 2}, "test", overrides={})
+    assert without_workload(plain) is plain
