@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from vnetbench.declared import DECLARATIONS, catalogue
@@ -314,29 +315,56 @@ def write_ping_cdf_plot(samples: list[PingSample], title: str, path: Path) -> Pa
 
 def capacity_plot(frame: pd.DataFrame, setting: str, clauses: Sequence[Any],
                   path: Path) -> Path | None:
-    """capacity's steps: each latency (or fairness) clause's series against the size, its
-    target as a dashed line, and failed requests on a second axis."""
+    """capacity's steps drawn (capacity_figure) and saved; None: nothing to draw."""
+    figure = capacity_figure(frame, setting, clauses)
+    if figure is None:
+        return None
+    save_figure(figure, path)
+    return path
+
+
+def capacity_figure(frame: pd.DataFrame, setting: str,
+                    clauses: Sequence[Any]) -> Figure | None:
+    """Each latency clause's series against the size on a ms axis, its target as a
+    dashed line, failed requests as bars on a second axis; a fairness clause (an index,
+    0 to 1) on a panel of its own below."""
     column = parameter_column(setting)
     if frame.empty or column not in frame.columns:
         return None
-    figure, axes = plt.subplots(figsize=(6, 3.8))
+    floors = [c for c in clauses if c.kind == "floor"]
+    figure, panels = plt.subplots(2 if floors else 1, 1, sharex=True, squeeze=False,
+                                  figsize=(6, 5.4 if floors else 3.8),
+                                  height_ratios=[2, 1] if floors else [1])
+    axes = panels[0][0]
     series = named(frame)  # a phase's clause names its series (room_phase_p99_ms_steady)
-    for clause in clauses:
-        rows = series[series[METRIC] == clause.metric].sort_values(column)
-        if clause.kind != "count" and not rows.empty:
-            line = axes.plot(rows[column], rows[VALUE], marker="o", label=clause.key)
-            axes.axhline(clause.bound, color=line[0].get_color(), linestyle="--",
-                         linewidth=0.8)
+    draw_clauses(axes, series, column, [c for c in clauses if c.kind == "time"])
     failed = frame[frame[METRIC] == "room_failed"].sort_values(column)
     twin = axes.twinx()
     twin.bar(failed[column], failed[VALUE], alpha=0.3, color="red",
              width=max(0.5, float(failed[column].max() or 1) / 40) if len(failed) else 1)
     twin.set_ylim(0, max(1.0, float(failed[VALUE].max()) * 1.1 if len(failed) else 1.0))
     twin.set_ylabel("requests failed (bars)")
-    axes.set_xlabel(setting.replace("_", " "))
     axes.set_ylabel("ms (dashed: the target)")
     axes.set_title("capacity: each step, against the target", fontsize=9)
-    axes.legend(fontsize=7)
+    bottom = axes
+    if floors:
+        bottom = panels[1][0]
+        draw_clauses(bottom, series, column, floors)
+        bottom.set_ylim(0, 1.05)
+        bottom.set_ylabel("Jain's index (dashed: the floor)")
+    bottom.set_xlabel(setting.replace("_", " "))
     figure.tight_layout()
-    save_figure(figure, path)
-    return path
+    return figure
+
+
+def draw_clauses(axes: Axes, series: pd.DataFrame, column: str,
+                 clauses: Sequence[Any]) -> None:
+    """Each clause's series against the size and its bound as a dashed line."""
+    for clause in clauses:
+        rows = series[series[METRIC] == clause.metric].sort_values(column)
+        if not rows.empty:
+            line = axes.plot(rows[column], rows[VALUE], marker="o", label=clause.key)
+            axes.axhline(clause.bound, color=line[0].get_color(), linestyle="--",
+                         linewidth=0.8)
+    if clauses:
+        axes.legend(fontsize=7)

@@ -4,9 +4,13 @@ written before dimensions were columns, tests/data/results-named, as read)."""
 
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+import pandas as pd
 import pytest
 
-from vnetbench.report.plots import room_cdf_points, timelines
+from vnetbench.report.plots import capacity_figure, room_cdf_points, timelines
+from vnetbench.runs.capacity import Clause
+from vnetbench.schema import parameter_column
 from vnetbench.results import load_results
 
 
@@ -29,3 +33,26 @@ def test_room_cdf_points_per_quantile(data_dir: Path) -> None:
     assert list(points) == ["baseline", "wireguard"]
     assert points["baseline"].index.tolist() == [50.0, 99.9]
     assert points["baseline"].tolist() == pytest.approx([5.0 * 1.075, 40.0 * 1.075])
+
+
+def test_capacity_draws_fairness_on_its_own_index_axis_not_the_ms_one() -> None:
+    frame = pd.DataFrame({
+        "metric": ["room_p99_ms", "room_fairness", "room_failed"] * 2,
+        "value": [12.0, 0.99, 0, 80.0, 0.7, 3],
+        parameter_column("machines"): [20] * 3 + [40] * 3})
+    clauses = [Clause("p99", "room_p99_ms", 50.0), Clause(
+        "fairness", "room_fairness", 0.9, at_least=True, kind="floor")]
+    figure = capacity_figure(frame, "machines", clauses)
+    assert figure is not None
+    try:
+        labels = {axes.get_ylabel(): [line.get_label() for line in axes.get_lines()
+                                      if not line.get_label().startswith("_")]
+                  for axes in figure.axes}
+    finally:
+        plt.close(figure)
+    assert labels["ms (dashed: the target)"] == ["p99"]
+    assert labels["Jain's index (dashed: the floor)"] == ["fairness"]
+    # without a fairness clause: one panel, as before
+    only = capacity_figure(frame, "machines", clauses[:1])
+    assert only is not None and len(only.axes) == 2  # the ms axis and its failed twin
+    plt.close(only)
