@@ -53,11 +53,11 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     assert values["tcp_stall_ms_switch-restart"] >= 2000
     # the kill and the restart are engine calls at their instants, each stamped when
     # it returned (the latest it took effect): in effect 2 s plus the restart call's
-    # span less the kill call's, each well under a second on this host. No tighter:
-    # a call's return lags its effect by the engine's own time, unmeasured
+    # span less the kill call's (its spread), each under a second or two on this host.
+    # No tighter: a call's return lags its effect by the engine's own time, unmeasured
     in_effect = values["fault_ms_switch-restart"]
     assert values["fault_declared_ms_switch-restart"] == 2000
-    assert 2000 - 1000 < in_effect < 2000 + 2000
+    assert 2000 - values["fault_spread_ms_switch-restart"] <= in_effect < 2000 + 2000, values
     # the router's own start and routes after the restart call returned: within the
     # outage (it ends with the first answer after the lift)
     assert 0 < values["recovery_ms_switch-restart"] <= outage

@@ -61,7 +61,11 @@ def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
     status = frame.groupby("scenario")["status"].first()
     assert "router-switch2 exited (137)" in status["throughput"], status["throughput"]
     assert "during pass 1" in status["throughput"]
-    assert frame[frame["scenario"] == "flood"]["state"].eq("ok").all(), status["flood"]
+    # the next scenario ran whole: ok, or partial only for its generator held by this
+    # host under the declared rate (the pass says so; nothing to do with the kill)
+    flood = frame[frame["scenario"] == "flood"]
+    assert (flood["state"].eq("ok").all()
+            or "the UDP generator offered" in status["flood"]), status["flood"]
     assert leftovers(run_id) == []
 
 

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from tests.integration.conftest import leftovers
 from vnetbench.cli import app
+from vnetbench.measure.iperf import OFFERED_SHARE
 from vnetbench.methods import get_method
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import method_table
 from vnetbench.results import load_results, named
 from vnetbench.runs.method import run_method
-from vnetbench.scenarios.throughput import OFFERED_SHARE
 from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
@@ -84,9 +84,11 @@ def test_libp2p_perf_times_each_direction_to_its_last_byte(tmp_path: Path) -> No
                    & (frame["metric"] == "upload_interval_bytes")]
     assert points["interval_s"].is_monotonic_increasing
     assert points["value"].sum() == 50 * MIB
-    # userspace WireGuard (< 1 Gbit/s here) takes longer than kernel forwarding
+    # userspace WireGuard (< 1 Gbit/s here: 50 MiB in 0.6 s or more) takes longer than
+    # kernel forwarding (~10 Gbit/s: 0.04 s); no factor, as one stall of the host's
+    # during the baseline's 40 ms (300 ms once) would eat it: only the order
     assert (value(frame, "wireguard", "unshaped", "upload_seconds")
-            > 2 * value(frame, "baseline", "unshaped", "upload_seconds"))
+            > value(frame, "baseline", "unshaped", "upload_seconds"))
     build_report(directory)
     assert (directory / "libp2p-perf-unshaped-bytes.png").stat().st_size > 0
 
@@ -120,15 +122,17 @@ def test_galaxy42_jumbo_links_and_big_datagrams(tmp_path: Path) -> None:
                 assert "none of the UDP stream's" in said and "datagrams arrived" in said, said
                 continue
             assert 0 < received <= 1.01 * sent
-    # the two senders began together: within a tenth of the 2 s stream (one instant;
-    # otherwise the pass is partial, saying how far apart they began)
+    # the two senders began together: within a tenth of the 2 s stream (one instant),
+    # or the pass is partial, saying how far apart they began (the engine started their
+    # containers later than the lead allowed)
     for overlay in ("baseline", "nebula"):
-        assert value(frame, overlay, steps[1], "clients_start_spread_s") <= 0.2
+        spread = value(frame, overlay, steps[1], "clients_start_spread_s")
+        assert spread <= 0.2 or "did not run at once" in status(frame, overlay, steps[1])
     # Nebula reads 9001-byte buffers: the 9000 asked becomes 8969, and it says so
     assert value(frame, "nebula", steps[0], "tunnel_mtu") == 8969
     # two senders offer twice the short form's 1 Gbit/s, or the pass says its generator
     # was held (iperf3 paces by its own clock: a sender never held reads within a
-    # percent of the rate asked, OFFERED_SHARE in vnetbench/scenarios/throughput.py)
+    # percent of the rate asked, OFFERED_SHARE in vnetbench/measure/iperf.py)
     offered = value(frame, "baseline", steps[1], "udp_sent_mbit")
     if offered < OFFERED_SHARE * 2000:
         assert "the UDP generator offered" in status(frame, "baseline", steps[1])

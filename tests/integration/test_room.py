@@ -126,6 +126,7 @@ def pause_the_server(stop: threading.Event, paused: list[float]) -> None:
     command = list(client.config.cmd or [])
     mode = next(i for i, word in enumerate(command) if word in ("open", "client"))
     time.sleep(max(0.0, float(command[mode + 1]) + PAUSE_AT_S - time.time()))
+    paused.append(time.time())  # the freeze takes effect within the pause call
     docker.container.pause(server)
     paused.append(time.time())
     time.sleep(PAUSE_S)
@@ -162,15 +163,20 @@ def test_a_paused_server_counts_in_the_open_loop_and_thins_the_closed_one(
     the machine would have sent, so a 1 s stall shows in its percentiles as well;
     the under-count the issue describes is a stall shorter than that.)"""
     opened, paused = room_with_a_paused_server(tmp_path, "open")
-    assert len(paused) == 2 and paused[1] - paused[0] >= PAUSE_S
+    assert len(paused) == 3 and paused[2] - paused[1] >= PAUSE_S
     planned = MACHINES * RATE * PAUSED_SECONDS
     assert opened["room_planned"] == opened["room_sent"] == planned
-    assert opened["room_answered"] == planned  # 1 s frozen < the 2 s timeout
+    # every request is answered or failed; all answered when the freeze (at most from
+    # the pause call's start to the unpause call's return: 1 s plus two engine calls)
+    # stayed under the 2 s timeout, less a request's own service time
+    assert opened["room_answered"] >= planned - opened["room_failed"]
+    if paused[2] - paused[0] < 2.0 - 0.1:
+        assert opened["room_answered"] == planned
     assert opened["room_p95_ms"] >= 0.4 * PAUSE_S * 1000
     assert opened["room_max_ms"] >= 0.9 * PAUSE_S * 1000
 
     closed, paused = room_with_a_paused_server(tmp_path, "closed")
-    assert len(paused) == 2
+    assert len(paused) == 3
     # without the pause a machine asks at most RATE x seconds + 1 times (the closed
     # loop test above); frozen, it asks RATE x PAUSE_S - 1 fewer, less a request of slack
     fewer = MACHINES * (RATE * PAUSE_S - 2)
@@ -214,7 +220,9 @@ def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
     assert starts == sorted(starts) and starts[0] >= 2.0
     for label, declared in STAGED_MS.items():
         held = value[f"room_fault_held_ms_{label}"]
-        assert declared <= held <= declared + STAGED_EXCESS_MS, (label, held)
+        # held: the lift's stamp less the apply's; either may be the later past its
+        # instant (an iptables call under a full-speed stream takes longer), so a side each
+        assert abs(held - declared) <= STAGED_EXCESS_MS, (label, held)
         assert value[f"room_fault_declared_ms_{label}"] == declared
     # the partition cut switch1's machines from the server for 1 s: a request of theirs
     # due as it began waited for the lift (or failed): the room's p99 during it shows it

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.flood import DECLARATION, FloodSettings
 from vnetbench.errors import UserError
-from vnetbench.measure.iperf import UdpResult, UdpRun, iperf_server
+from vnetbench.measure.iperf import UdpResult, UdpRun, generator_short, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays.base import AgentLimits, Overlay
@@ -127,7 +127,8 @@ class Flood(Scenario):
             "limits": (f"{limits.packets_per_second:.0f}pps/{limits.bits_per_second / 1e6:g}Mbit"
                        if limits else "none on this overlay or build"),
         }
-        return PassResult(metrics, summary, flood_status(flood_run, ping_run))
+        mbit = context.topology.settings.of(FloodSettings).mbit
+        return PassResult(metrics, summary, flood_status(flood_run, ping_run, mbit))
 
     def _flood_and_ping(self, context: ScenarioContext, roles: Roles, target: str,
                         pass_no: int) -> tuple[UdpRun, PingRun]:
@@ -160,9 +161,10 @@ def unplaced(context: ScenarioContext, placement: dict[str, str]) -> PassResult:
                       single(State.FAILED, Kind.FAILED, status))
 
 
-def flood_status(flood_run: UdpRun, ping_run: PingRun) -> Outcome:
+def flood_status(flood_run: UdpRun, ping_run: PingRun, declared_mbit: float) -> Outcome:
     """OK; FAILED when a tool failed or the flood measured no drops (flood_shortfall);
-    DEAD when, besides, no ping was answered."""
+    DEAD when, besides, no ping was answered; PARTIAL when the flood's generator did
+    not offer the declared rate (its drops are those of a smaller load)."""
     flood, ping = flood_run.result, ping_run.result
     errors = [f"flood failed: {flood_run.error}"] if flood_run.error is not None else []
     errors += [f"ping failed: {ping_run.error}"] if ping_run.error is not None else []
@@ -171,8 +173,10 @@ def flood_status(flood_run: UdpRun, ping_run: PingRun) -> Outcome:
         return single(State.DEAD, Kind.DEAD, (
             f"path dead: 0 of {ping.transmitted if ping else PINGS} pings answered, "
             f"0 flood packets delivered ({'; '.join(errors)})"))
-    return Outcome(State.FAILED, [Problem(Kind.FAILED, e) for e in errors]) if errors \
-        else Outcome()
+    if errors:
+        return Outcome(State.FAILED, [Problem(Kind.FAILED, e) for e in errors])
+    short = generator_short(flood, declared_mbit) if flood is not None else ""
+    return single(State.PARTIAL, Kind.PARTIAL, short) if short else Outcome()
 
 
 def flood_shortfall(flood: UdpResult | None) -> str:

@@ -36,6 +36,7 @@ from vnetbench.measure.iperf import (
     UdpResult,
     combined_tcp,
     combined_udp,
+    generator_short,
     iperf_server,
     parse_iperf_json,
     parse_iperf_udp,
@@ -275,25 +276,11 @@ def apart(ends: list[ClientEnd], seconds: float) -> str:
             "engine started its container late)")
 
 
-# A UDP generator is open loop: iperf3 paces by its own clock and sends in bursts to
-# catch up, so a sender that was never held reads its declared rate within a percent
-# (999.5-999.7 Mbit/s of 1000 in every recorded galaxy42 step). Below this share it
-# waited for something, a full socket buffer or a busy core (InstaGENI's 1 Gbit/s of
-# small datagrams sent 712-807 here), and the load was not the one declared.
-OFFERED_SHARE = 0.9
-
-
 def offered_short(udp: UdpResult | None, settings: SharedSettings) -> str:
     """Why the UDP load offered was not the declared one, or '' when it was."""
     if udp is None or not settings.udp_mbit:
         return ""
-    declared = settings.udp_mbit * settings.clients
-    if udp.sender_mbit >= OFFERED_SHARE * declared:
-        return ""
-    return (f"the UDP generator offered {udp.sender_mbit:.0f} of the {declared:g} Mbit/s "
-            f"declared ({udp.sender_mbit / declared:.0%}): the sender fell short on this host "
-            "(a busy core or a full socket buffer), so the rate received is that of a "
-            "smaller load")
+    return generator_short(udp, settings.udp_mbit * settings.clients)
 
 
 def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:

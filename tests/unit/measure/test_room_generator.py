@@ -241,3 +241,23 @@ def test_a_load_that_began_late_is_late_not_behind(tmp_path: Path) -> None:
     assert max(record["columns"]["lag_us"]) < 500_000
     latency = latencies_ms(record)
     assert latency[0] is not None and latency[0] >= 500  # due 0.5 s before the start
+
+
+def test_the_loop_never_sleeps_long_enough_for_the_kernel_to_add_slack(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """epoll_wait's timeout gets 0.1 % of itself as slack (the kernel's
+    select_estimate_accuracy): the contest's 30 s gaps woke 0-31 ms late, in every
+    latency. A request 1.2 s out is slept towards in steps of SLEEP_STEP_S at most."""
+    asked: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recorded(delay: float, *args: Any) -> Any:
+        asked.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", recorded)
+    record = run(Server(tmp_path / "s"), tmp_path / "s", [(0, 0), (1_200_000, 0)])
+    assert record["columns"]["error"] == [None, None]
+    waits = [delay for delay in asked if delay > 0]
+    assert ROOM.SLEEP_STEP_S == 0.5 and max(waits) <= ROOM.SLEEP_STEP_S
+    assert sum(waits) >= 1.2  # it did sleep towards the second request, in steps
