@@ -59,6 +59,9 @@ ROOM = (
            label="Room: the generator's own lag behind its schedule, max (open loop)"),
     Metric("room_waited", "count", Better.LOWER,
            label="Room: requests that waited for a connection (open loop)"),
+    Metric("room_reopened", "count",
+           label="Room: requests sent again on a new connection, the server having "
+                 "closed the kept one (open loop)"),
     Metric("room_generator_cpu_s_per_1000", "s", Better.LOWER, noisy=True,
            label="Room: the generators' CPU seconds per 1000 requests (open loop)"),
     Metric("room_generator_mib", "MiB", Better.LOWER,

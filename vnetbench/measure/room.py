@@ -60,6 +60,9 @@ class Generator:
     mean_gap_s: float | None  # of its schedule
     cpu_s: float
     max_rss_kib: int
+    # requests sent again on a new connection: the server had closed the kept one
+    # before any byte of the reply (its keep-alive timeout), as a browser would
+    reopened: int = 0
 
     @property
     def behind(self) -> str | None:
@@ -149,6 +152,7 @@ def joined(texts: Sequence[str]) -> str:
               "requests": sum(int(r["requests"]) for r in records),
               "cpu_s": sum(float(r["cpu_s"]) for r in records),
               "max_rss_kib": max(int(r["max_rss_kib"]) for r in records),
+              "reopened": sum(int(r.get("reopened", 0)) for r in records),
               "generators": len(records),
               "columns": {key: [v for r in records for v in r["columns"][key]]
                           for key in first["columns"]}}
@@ -180,7 +184,8 @@ def parse_open(data: Mapping[str, Any]) -> MachineLoad:
             planned=len(scheduled), sent=sum(1 for at in sent if at is not None),
             waited=sum(1 for waited in columns["waited"] if waited),
             lag_us=tuple(sorted(lags.items())), mean_gap_s=gap,
-            cpu_s=float(data["cpu_s"]), max_rss_kib=int(data["max_rss_kib"])))
+            cpu_s=float(data["cpu_s"]), max_rss_kib=int(data["max_rss_kib"]),
+            reopened=int(data.get("reopened", 0))))
 
 
 def quantile_us(latencies: Sequence[tuple[int, int]], q: float) -> float | None:
@@ -280,6 +285,7 @@ class OpenLoopFigures:
     cpu_s: float
     max_rss_kib: int
     behind: dict[str, str]  # machine -> why it fell behind
+    reopened: int = 0
 
     @classmethod
     def of(cls, generators: Mapping[str, Generator]) -> OpenLoopFigures:
@@ -292,7 +298,8 @@ class OpenLoopFigures:
                    sum(g.sent for g in generators.values()),
                    sum(g.waited for g in generators.values()), tuple(sorted(lags.items())),
                    sum(g.cpu_s for g in generators.values()),
-                   max((g.max_rss_kib for g in generators.values()), default=0), behind)
+                   max((g.max_rss_kib for g in generators.values()), default=0), behind,
+                   sum(g.reopened for g in generators.values()))
 
     def lag_ms(self, q: float) -> float | None:
         value = quantile_us(self.lag_us, q)

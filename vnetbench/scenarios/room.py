@@ -553,6 +553,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
             "room_behind_p99_ms": generators.lag_ms(99),
             "room_behind_max_ms": generators.lag_ms(100),
             "room_waited": generators.waited,
+            "room_reopened": generators.reopened,
             "room_generator_cpu_s_per_1000": generators.cpu_s_per_1000,
             "room_generator_mib": generators.max_rss_mib,
         })

@@ -232,3 +232,14 @@ def test_the_open_loops_fairness_is_over_each_machines_share_answered() -> None:
     room = RoomFigures.of({"agent1": served, "agent2": half}, {})
     assert room.served_shares == (1.0, 0.5)
     assert room.fairness == pytest.approx(jain_index([1.0, 0.5]))
+
+
+def test_requests_sent_again_on_a_new_connection_are_counted_per_room() -> None:
+    def reopened(count: int) -> MachineLoad:
+        line = (DATA / "open-paused.txt").read_text().splitlines()[-1]
+        data = json.loads(line.removeprefix("vnetbench-room "))
+        return parse_machine("vnetbench-room " + json.dumps({**data, "reopened": count}))
+    room = RoomFigures.of({"agent1": reopened(2), "agent2": reopened(1)}, {})
+    assert room.open_loop is not None and room.open_loop.reopened == 3
+    # a record written before the count existed reads as none
+    assert open_record().generator is not None and open_record().generator.reopened == 0
