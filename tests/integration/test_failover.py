@@ -100,7 +100,10 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     swaps_ms = values["fault_spread_ms_delay-spike"] + values["fault_ms_delay-spike"] - declared
     silence = values["outage_ms_delay-spike"]
     assert silence <= swaps_ms + added_round_trip + 2 * 10 + 50, values
-    assert values["lost_delay-spike"] <= silence / 10 + 2, values
+    # lost: probes sent between the answers that bound the silence. The answer before
+    # it may have come the added round trip late (sent before), so up to that much
+    # more was sent than the silence spans
+    assert values["lost_delay-spike"] <= (silence + added_round_trip) / 10 + 2, values
     # the baseline has no join events: no rejoin time, rather than a made-up one
     assert pd.isna(values["rejoin_seconds_switch-restart"])
 

@@ -201,6 +201,7 @@ STAGED_MS = {"backbone-flap": 1200.0, "partition": 1000.0, "loss-ramp": 1500.0}
 # a staged step waits where it acts and fires within a scheduler period of its instant
 # (measure/fault_window.py LATE_BOUND_S): the issue's bound on an outage's excess
 STAGED_EXCESS_MS = 50.0
+IPTABLES_CALL_MS = 60.0  # an exec'd iptables call's span beside the load: 20-53 ms seen
 
 
 def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
@@ -220,9 +221,11 @@ def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
     assert starts == sorted(starts) and starts[0] >= 2.0
     for label, declared in STAGED_MS.items():
         held = value[f"room_fault_held_ms_{label}"]
-        # held: the lift's stamp less the apply's; either may be the later past its
-        # instant (an iptables call under a full-speed stream takes longer), so a side each
-        assert abs(held - declared) <= STAGED_EXCESS_MS, (label, held)
+        # held: the lift's stamp less the apply's, each taken when its iptables call
+        # returned; either may be the later past its instant (a call took 20-53 ms on
+        # a loaded host: a loss ramp's apply once 53 ms longer than its lift), so the
+        # staged bound plus a call's span, a side each
+        assert abs(held - declared) <= STAGED_EXCESS_MS + IPTABLES_CALL_MS, (label, held)
         assert value[f"room_fault_declared_ms_{label}"] == declared
     # the partition cut switch1's machines from the server for 1 s: a request of theirs
     # due as it began waited for the lift (or failed): the room's p99 during it shows it

@@ -84,6 +84,7 @@ def test_flood_on_baseline_measures_from_outside(tmp_path: Path) -> None:
 
 # the stream under a schedule of faults: the backbone down 2 s, 3 s into an 8 s stream
 OUTAGE_MS, STAGED_EXCESS_MS = 2000.0, 50.0  # a staged step fires within a scheduler period
+IPTABLES_CALL_MS = 60.0  # an exec'd iptables call's span beside the load: 20-53 ms seen
 
 
 def test_the_stream_under_a_backbone_outage_is_stamped_and_stalls_for_it(
@@ -100,8 +101,9 @@ def test_the_stream_under_a_backbone_outage_is_stamped_and_stalls_for_it(
     value = rows.set_index("metric")["value"]
     held = value["stream_fault_held_ms_backbone-down"]
     # held: the lift's stamp less the apply's, each fired within a scheduler period of
-    # its instant; the apply (under the full-speed stream) may be the later one
-    assert abs(held - OUTAGE_MS) <= STAGED_EXCESS_MS, held
+    # its instant and stamped when its iptables call returned (20-53 ms on a loaded
+    # host); the apply (under the full-speed stream) may be the later one
+    assert abs(held - OUTAGE_MS) <= STAGED_EXCESS_MS + IPTABLES_CALL_MS, held
     assert value["stream_fault_at_s_backbone-down"] >= 3.0
     # nothing crosses the backbone while the drop rule stands: every 100 ms interval
     # wholly inside the outage moves nothing (the two it straddles may move some)
