@@ -57,12 +57,30 @@ def bridge_prefix(run_id: str) -> str:
     return "vb" + hashlib.sha256(run_id.encode()).hexdigest()[:6]
 
 
-def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> AddressPlan:
+# Where a run's block may lie: the private ranges (RFC 1918) and the one set aside for
+# benchmarks (RFC 2544). A public, loopback or multicast block would hide those
+# addresses from the containers, or not be routed at all.
+BLOCK_RANGES = tuple(IPv4Network(r) for r in ("10.0.0.0/8", "172.16.0.0/12",
+                                              "192.168.0.0/16", "198.18.0.0/15"))
+
+
+def block_problem(block: IPv4Network) -> str:
+    """Why `block` cannot be a run's address block ('' when it can)."""
     if block.prefixlen != 16:
-        raise UserError(f"The address block {block} must be a /16, e.g. 10.190.0.0/16.")
+        return "a run's address block is a /16"
     if block.overlaps(TUNNEL_NETWORK):
-        raise UserError(f"The address block {block} overlaps {TUNNEL_NETWORK}, the addresses "
-                        "inside the overlays' tunnels; give another /16, e.g. 10.190.0.0/16.")
+        return f"it overlaps {TUNNEL_NETWORK}, the addresses inside the overlays' tunnels"
+    if not any(block.subnet_of(allowed) for allowed in BLOCK_RANGES):
+        return ("it is not in a private range (" + ", ".join(map(str, BLOCK_RANGES)) +
+                "): the containers would lose those addresses")
+    return ""
+
+
+def plan_addresses(topology: Topology, run_id: str, block: IPv4Network) -> AddressPlan:
+    problem = block_problem(block)
+    if problem:
+        raise UserError(f"The address block {block} cannot be used: {problem}. Give "
+                        "another /16, e.g. 10.190.0.0/16.")
     prefix = bridge_prefix(run_id)
     subnets = list(block.subnets(new_prefix=SITE_PREFIX))
     backbone_subnet = next(subnets[0].subnets(new_prefix=24))

@@ -29,8 +29,10 @@ from vnetbench.commands import (
     validate,
     version,
 )
+from vnetbench.commands.common import OneParagraphUsage
 
 app = typer.Typer(
+    cls=OneParagraphUsage,
     help="Containerised benchmark testbed for overlay networks (vNet first).",
     no_args_is_help=True,
     add_completion=False,

@@ -47,3 +47,30 @@ def sync_directory(directory: Path) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, lambda temp: temp.write_text(text))
+
+
+KEPT_READ_LIMIT = 1 << 30  # bytes: far above any file vnetbench keeps (1 GiB)
+
+
+def read_kept(path: Path) -> bytes:
+    """A kept file read back: only a regular file of at most KEPT_READ_LIMIT bytes.
+    A FIFO in its place would block the reader for ever, and /dev/zero (or any device)
+    fill its memory; an OSError names why it cannot be read."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(f"it is not a regular file ({stat.filemode(info.st_mode)[0]!r} in "
+                      "ls -l): a FIFO or a device in its place")
+    if info.st_size > KEPT_READ_LIMIT:
+        raise OSError(f"{info.st_size} bytes, more than any file vnetbench writes")
+    with path.open("rb") as kept:
+        return kept.read(KEPT_READ_LIMIT + 1)
+
+
+def output_file_problem(out: Path) -> str:
+    """Why `out` cannot be a file to write ('' when it can): checked before anything
+    is read or measured, so a run never ends on a path it could not write."""
+    if out.is_dir() or not out.name or out.name in (".", ".."):
+        return "it is a directory"
+    if not out.parent.is_dir():
+        return f"there is no directory {out.parent}"
+    return ""

@@ -9,6 +9,7 @@ read (`with_dimensions`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import inf
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,9 @@ def load_results(directory: Path) -> pd.DataFrame:
         frame, path = read_csv_copy(directory / CSV), directory / CSV
         note(f"{directory / PARQUET} cannot be read ({damaged}); using {CSV}", style="yellow")
     check_columns(frame, path)
-    return with_dimensions(with_states(frame))
+    frame = with_dimensions(with_states(frame))
+    check_values(frame, path)
+    return frame
 
 
 def read_csv_copy(path: Path) -> pd.DataFrame:
@@ -167,6 +170,28 @@ def check_columns(frame: pd.DataFrame, path: Path) -> None:
         raise UserError(f"{path} is not a results file vnetbench wrote ({wrong}). Give a "
                         "results directory written by 'vnetbench run', 'matrix' or 'ab', or "
                         "restore the file from a copy.")
+
+
+def check_values(frame: pd.DataFrame, path: Path) -> None:
+    """What vnetbench never writes: a pass that is not a whole number from 1, a value
+    that is infinite, one series in two units, or one pass of a series twice (a reader
+    would count it twice, and a comparison take it as another pass)."""
+    passes = frame[PASS]
+    series = [SCENARIO, METRIC, *(d for d in DIMENSIONS if d in frame.columns)]
+    units = frame[frame[UNIT].astype(str) != ""].groupby(series, dropna=False)[UNIT].nunique()
+    key = [c for c in frame.columns if c not in (VALUE, UNIT, STATUS, STATE, REMARK)]
+    twice = frame[frame.duplicated(subset=key, keep=False)]
+    wrong = ("pass has empty values" if passes.isna().any()
+             else "pass has values that are not whole numbers from 1"
+             if ((passes % 1 != 0) | (passes < 1)).any()
+             else "value has infinite values" if frame[VALUE].isin([inf, -inf]).any()
+             else f"{units[units > 1].index[0][1]} is written in {units.max()} units"
+             if (units > 1).any()
+             else f"pass {twice.iloc[0][PASS]} of {twice.iloc[0][METRIC]} is written twice"
+             if not twice.empty else "")
+    if wrong:
+        raise UserError(f"{path} holds what vnetbench never writes ({wrong}): something "
+                        "else changed it. Restore it from a copy, or measure again.")
 
 
 def with_states(frame: pd.DataFrame) -> pd.DataFrame:

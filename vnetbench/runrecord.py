@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -35,13 +35,16 @@ from pydantic import (
 )
 
 from vnetbench.errors import UserError
-from vnetbench.files import write_text_atomic
+from vnetbench.files import read_kept, write_text_atomic
 
 if TYPE_CHECKING:
     from vnetbench.overlays import Overlay
     from vnetbench.topology import Topology
 
 RUN_FILE = "run.json"
+# what wrote the directory: `run` (also one `up` left running), and `results` for an
+# older run.json without the key
+RecordKind = Literal["run", "matrix", "ab", "capacity", "compare", "method", "sweep", "results"]
 FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`)
 
 # run.json `timings`: each stack's seconds: bring-up, what join spends around each
@@ -94,8 +97,8 @@ class SharedStack(Kept):
 class RunRecord(Kept):
     """run.json: what ran, where, with what, and how it ended."""
 
-    format_version: int | None = None
-    kind: str | None = None
+    format_version: int | None = Field(None, ge=1)
+    kind: RecordKind | None = None
     started: str | None = None
     ended: str | None = None
     status: str | None = None
@@ -174,7 +177,7 @@ def overlay_facts(overlays: Iterable[Overlay]) -> dict[str, dict[str, str]]:
     return {o.name: {"data_path": o.data_path, "version": o.version()} for o in overlays}
 
 
-def new_record(kind: str, overlays: Iterable[Overlay], **fields: Any) -> RunRecord:
+def new_record(kind: RecordKind, overlays: Iterable[Overlay], **fields: Any) -> RunRecord:
     """run.json's common part for any kind of directory, plus the kind's own fields."""
     from vnetbench.images import TOOLS_IMAGE
     from vnetbench.metadata import host_facts
@@ -201,13 +204,18 @@ def read_record(directory: Path) -> RunRecord:
     if not path.exists():
         return RunRecord()
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_kept(path))
     except (OSError, ValueError) as error:
         raise UserError(f"{path} cannot be read ({error}). It is written whole or not at all, "
                         "so something else changed it: restore it or remove it.") from None
     if not isinstance(data, dict):
         raise UserError(f"{path} is not a run.json (not a JSON object). Give a results "
                         "directory vnetbench wrote, or restore the file.")
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise UserError(f"{path} is of format {version}, written by a newer vnetbench (this "
+                        f"one reads formats up to {FORMAT_VERSION}): read it with that "
+                        "vnetbench, or upgrade this one.")
     try:
         return RunRecord.model_validate(upgrade(data))
     except ValidationError as error:

@@ -534,6 +534,8 @@ class Topology(Model):
         if isinstance(value, int) and not isinstance(value, bool):
             if value < 1:
                 raise ValueError("there must be at least one switch")
+            if value > MAX_SWITCHES:  # before the names are made: 10**30 would never end
+                raise ValueError(f"a topology has at most {MAX_SWITCHES} switches, not {value}")
             return [f"switch{i}" for i in range(1, value + 1)]
         return value
 

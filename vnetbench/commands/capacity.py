@@ -21,6 +21,23 @@ from vnetbench.ui import note
 Dimension = Literal["machines", "rate"]
 
 
+def check_search_options(by: str, overlay: str | None, machines: int | None,
+                         rate: float | None, precision: float) -> None:
+    """What the search grows is not also given, and its stopping share is a share."""
+    searched = {"machines": ("--machines", machines), "rate": ("--rate", rate)}[by]
+    if searched[1] is not None:
+        raise UserError(f"{searched[0]} {searched[1]:g} with --by {by}: the search sets the "
+                        f"room's {by} itself, step by step. Leave {searched[0]} out, and give "
+                        "the first and largest size with --start and --max.")
+    if overlay is not None and not overlay.strip():
+        raise UserError("--overlay '': no overlay named. Give one overlay, e.g. --overlay "
+                        "wireguard, or leave the option out (the topology's overlay).")
+    if not 0.01 <= precision <= 1:  # nan included: no comparison holds for it
+        raise UserError(f"--precision {precision:g}: the search stops when the largest size "
+                        "that met and the smallest that missed are this share apart, from "
+                        "0.01 to 1. Give e.g. --precision 0.1.")
+
+
 @guarded
 def capacity(
     slo: Annotated[str, typer.Option(help="The target, e.g. p99=50ms,failed=0 (keys: p50, "
@@ -39,8 +56,8 @@ def capacity(
                                                "(machines: 400, rate: 1000/s).")] = None,
     precision: Annotated[float, typer.Option(help="Stop when the largest size that met "
                                              "and the smallest that missed are this share "
-                                             "apart.", min=0.01, max=1)] = 0.1,
-    seconds: Annotated[float, typer.Option(help="Load per pass (seconds).", min=1)] = 5.0,
+                                             "apart (0.01 to 1).")] = 0.1,
+    seconds: Annotated[float, typer.Option(help="Load per pass (seconds).")] = 5.0,
     passes: Annotated[int, typer.Option(help="Passes per step, on one stack; judged on "
                                         "their median (counts: the worst pass).",
                                         min=1, max=20)] = 3,
@@ -64,6 +81,7 @@ def capacity(
     )
     from vnetbench.runs.comparison import parse_overlays, require_overlays
 
+    check_search_options(by, overlay, machines, rate, precision)
     overrides = {k: v for k, v in {"seconds": seconds, "machines": machines,
                                    "room_rate": rate}.items() if v is not None}
     topology = with_workload(read_topology(topology_file, overrides), workload)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import errno
 import functools
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 from rich.table import Table
+from typer.core import TyperGroup
 
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
@@ -63,6 +65,51 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+# Click's exceptions where this typer has them: its own click, or the copy typer 0.29
+# vendors (typer.BadParameter is one of them, whichever it is).
+CLICK_ERRORS: Any = sys.modules[typer.BadParameter.__module__]
+NO_ARGS_IS_HELP: Any = getattr(CLICK_ERRORS, "NoArgsIsHelpError", ())  # click 8.2+
+
+
+class OneParagraphUsage(TyperGroup):
+    """Click's own refusals (a value not among an option's choices, a missing
+    argument, an unknown option) as vnetbench's one paragraph and exit 2, not Click's
+    usage box; a bare `vnetbench` still shows the help."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        def run() -> Any:
+            return super(OneParagraphUsage, self).main(
+                args, prog_name, complete_var, False, windows_expand_args, **extra)
+
+        if not standalone_mode:
+            return run()
+        try:
+            code = run()
+        except NO_ARGS_IS_HELP as help_asked:
+            help_asked.show()
+            sys.exit(help_asked.exit_code)
+        except CLICK_ERRORS.UsageError as error:
+            command = error.ctx.command_path if error.ctx else "vnetbench"
+            err_console.print(error_line(
+                f"{said(error)}. See '{command} --help' for what "
+                "it takes."), highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except CLICK_ERRORS.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            err_console.print("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def said(error: Any) -> str:
+    """A Click refusal's own words, without typer's 'Value error, ' inside them."""
+    return str(error.format_message()).replace("Value error, ", "").rstrip(".")
 
 
 def engine_gone(error: EngineError) -> None:

@@ -42,7 +42,7 @@ def compare(
 ) -> None:
     """NEW/OLD per metric with a bootstrap interval over passes, judged only against
     this machine's noise floor: without one, the differences are shown, not judged."""
-    from vnetbench.files import write_text_atomic
+    from vnetbench.files import output_file_problem, write_text_atomic
     from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import (
         compare_directories,
@@ -53,6 +53,10 @@ def compare(
     from vnetbench.report.tables import markdown
 
     threshold = parse_fraction(fail_over, "--fail-over")
+    problem = output_file_problem(json_out) if json_out else ""
+    if problem:
+        raise UserError(f"--json {json_out}: {problem}. Give --json the name of a file in "
+                        "an existing directory, e.g. --json out/compare.json.")
     floor, source = noise_near(noise, [old, new])
     if require_noise_floor and not floor:
         raise UserError(f"compare --require-noise-floor: no noise floor for {old} and {new} "

@@ -25,6 +25,21 @@ def check_run_id(run_id: str | None) -> None:
                         "out (the topology's name).")
 
 
+def parse_block(block: str) -> IPv4Network:
+    from vnetbench.addressing import block_problem
+
+    try:
+        network = IPv4Network(block)
+    except ValueError as error:
+        raise UserError(f"--block {block!r} is not an IPv4 network ({error}). Give a "
+                        f"private /16, e.g. --block {DEFAULT_BLOCK}.") from None
+    problem = block_problem(network)
+    if problem:
+        raise UserError(f"--block {block}: {problem}. Give a private /16, e.g. --block "
+                        f"{DEFAULT_BLOCK}.")
+    return network
+
+
 @guarded
 def render(
     file: Annotated[Path, typer.Argument(help="Topology file.")],
@@ -40,14 +55,8 @@ def render(
 
     topology = read_topology(file)
     check_run_id(run_id)
+    network = parse_block(block)
     writable_directory(output, "--output")
-    try:
-        network = IPv4Network(block)
-    except ValueError as error:
-        raise UserError(f"--block {block} is not an IPv4 network ({error}).") from None
-    if network.prefixlen != 16:
-        raise UserError(f"--block {block}: a run's address block is a /16, e.g. --block "
-                        f"{DEFAULT_BLOCK}.")
     overlay = overlay_for(topology)
     overlay.detect()  # what the images hold, asked once; rendering itself is pure
     topology = overlay.adjust(topology).topology

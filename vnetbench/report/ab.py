@@ -9,6 +9,7 @@ one build (noise.json), which `compare` judges two separate directories with.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
-from vnetbench.files import write_atomic, write_text_atomic
+from vnetbench.files import read_kept, write_atomic, write_text_atomic
 from vnetbench.metrics import OUTSIDE_LOAD, Better
 from vnetbench.report.tables import measured_pass_values
 from vnetbench.results import named
@@ -156,7 +157,7 @@ def read_noise(directory: Path) -> dict[str, float]:
         raise UserError(f"{directory} holds no {NOISE_FILE}{what}: give the directory of "
                         "an A/A, made by 'vnetbench ab SCENARIO' with no --b.")
     try:
-        record = NoiseRecord.model_validate_json(path.read_bytes())
+        record = NoiseRecord.model_validate_json(read_kept(path))
     except (OSError, ValidationError) as error:
         said = (error.strerror or str(error) if isinstance(error, OSError) else "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].lower()}"
@@ -185,7 +186,7 @@ def read_verdicts(directory: Path) -> pd.DataFrame:
     """verdicts.csv as `ab` wrote it; a damaged or foreign one named, with the fix."""
     path = directory / VERDICTS_FILE
     try:
-        table = pd.read_csv(path)
+        table = pd.read_csv(io.BytesIO(read_kept(path)))
     except (OSError, ValueError) as error:  # pandas' EmptyDataError, ParserError
         raise UserError(f"{path} cannot be read ({error}). 'vnetbench ab' writes it whole "
                         "at the end of a session: restore it, or run the session again."

@@ -31,7 +31,7 @@ import pandas as pd
 
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
-from vnetbench.files import write_text_atomic
+from vnetbench.files import output_file_problem, write_text_atomic
 from vnetbench.metrics import Better
 from vnetbench.report.document import load_directory
 from vnetbench.report.options import ExportFormat
@@ -129,9 +129,7 @@ def check_target(out: Path | None) -> None:
     """-o names a file in a directory that exists (checked before anything is read)."""
     if out is None or out == STDOUT:
         return
-    problem = ("it is a directory" if out.is_dir() or not out.name or out.name in (".", "..")
-               else f"there is no directory {out.parent}" if not out.parent.is_dir()
-               else "")
+    problem = output_file_problem(out)
     if problem:
         raise UserError(f"-o {out}: {problem}. Give -o the name of a file in an existing "
                         "directory, e.g. -o out/bench.json (github: out/bench-bigger-is-"

@@ -116,13 +116,16 @@ def build_label(directory: Path, record: RunRecord, how: LabelFrom) -> str:
 
 def parse_labels(given: Sequence[str], directories: Sequence[Path]) -> dict[Path, str]:
     """--label DIR=TEXT, each DIR one of the directories given."""
-    labels = {}
+    labels: dict[Path, str] = {}
     for text in given:
         name, sep, label = text.partition("=")
         path = Path(name).resolve()
         if not sep or not label or path not in directories:
             raise UserError(f"--label {text}: give DIR=TEXT with DIR one of the results "
                             f"directories shown ({', '.join(map(str, directories))}).")
+        if path in labels:
+            raise UserError(f"--label {text}: {name} is labelled twice ({labels[path]!r} "
+                            "first). Give each directory one --label.")
         labels[path] = label
     return labels
 

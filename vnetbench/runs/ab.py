@@ -85,6 +85,10 @@ class AbSession(BaseModel):
 def ab_session(rounds: int, max_rounds: int | None = None, confirm: bool = True) -> AbSession:
     """--rounds and --max-rounds within AbSession's bounds, else one paragraph naming
     the option."""
+    if max_rounds is not None and not confirm:
+        raise UserError(f"--max-rounds {max_rounds} with --no-confirm: --max-rounds bounds "
+                        "the rounds confirmation adds, and --no-confirm adds none. Give one "
+                        "of the two.")
     try:
         return AbSession(rounds=rounds, max_rounds=max_rounds, confirm=confirm)
     except ValidationError as error:
@@ -124,10 +128,16 @@ def arm_topology(base: Topology, spec: Sequence[str], option: str,
     in what the arm asked."""
     items = sorted(spec, key=lambda item: not item.startswith("topology="))
     topology = base
+    given: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"{option} {item} is not KEY=VALUE. Give {SPEC_HELP}.")
+        if key.strip() in given and key.strip() != "vnet-image":  # (images add up, as
+            # --vnet-image's do); another key given twice: the later would win unsaid
+            raise UserError(f"{option} {given[key.strip()]} and {option} {item}: the arm "
+                            f"sets {key.strip()} twice. Give each key once in an arm.")
+        given[key.strip()] = item
         topology = changed(topology, key.strip(), value.strip(), f"{option} {item}",
                            command_line or {})
     return topology
