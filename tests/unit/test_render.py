@@ -95,6 +95,25 @@ VNET_BUILDS: dict[str, bool] = {"vnet-features": True, "vnet-plain": False,
 GOLDEN_CASES = sorted(p.stem for p in TOPOLOGIES.glob("*.yml"))
 
 
+READY_MARKER = "/run/vnetbench-ready"
+
+
+def marker_made_after_removed(service: dict) -> bool:
+    """A script that makes the health check's marker removes it first: a restarted
+    container keeps its files, and the last start's marker would pass the check at
+    once, before this start's set-up (a restart's ready time read early)."""
+    script = "\n".join(str(part) for part in service.get("command") or [])
+    made = script.find(f"touch {READY_MARKER}")
+    return made < 0 or -1 < script.find(f"rm -f {READY_MARKER}") < made
+
+
+def test_a_script_that_keeps_its_marker_is_found() -> None:
+    kept = {"command": ["sh", "-ec", f"ip link set lo up\ntouch {READY_MARKER}\n"]}
+    assert not marker_made_after_removed(kept)
+    assert marker_made_after_removed({"command": ["sh", "-ec", f"rm -f {READY_MARKER}\n"
+                                                  f"touch {READY_MARKER}\n"]})
+
+
 @pytest.mark.parametrize("case", GOLDEN_CASES)
 def test_each_case_renders_its_golden_file(case: str) -> None:
     """tests/data/topologies/<case>.yml renders to tests/data/golden/<case>.yml: rendering
@@ -111,8 +130,9 @@ def test_each_case_renders_its_golden_file(case: str) -> None:
         path.write_text(text)
     assert text == path.read_text(), f"{path} differs: check, then VNETBENCH_UPDATE_GOLDEN=1"
     compose = yaml.safe_load(text)
-    for service in compose["services"].values():
+    for name, service in compose["services"].items():
         assert service["labels"]["vnetbench.run"] == "golden"
+        assert marker_made_after_removed(service), name
         assert service.get("privileged") is not True
         if "devices" in service:  # TUN only with NET_ADMIN, never privileged
             assert service["cap_add"] == ["NET_ADMIN"]

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import wilcoxon
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
@@ -36,6 +35,8 @@ TWO_SITES = TOPOLOGIES / "two-sites.yml"
 
 
 def test_exact_signed_rank_p_is_scipys() -> None:
+    from scipy.stats import wilcoxon  # here: scipy.stats took 0.9-1.5 s of each worker's
+    # collection, for this one test
     rng = np.random.default_rng(3)
     for n in range(1, 13):
         for _ in range(20):
