@@ -203,9 +203,8 @@ def test_the_cycle_finder_finds_one() -> None:
 
 
 UNIT = Path(__file__).resolve().parent
-PROJECT_TESTS = {"test_docs.py", "test_structure.py", "test_packaging.py",
+PROJECT_TESTS = {"test_docs.py", "test_structure.py",
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
-                 "test_vnet_gate.py",  # docs/ci/vnet-gate.yml and scripts/vnet-gate
                  "test_error_rates.py",  # tests/error_rates.py, docs/ab.md's campaign
                  "test_builds_ab.py"}  # tests/builds_ab.py, two checkouts interleaved
 

@@ -4,7 +4,11 @@ clean and, given two sets of images, runs one `ab` session per scenario with A =
 and B = the change, writes report.html, the summary and the history, and exits as ab
 does. The engine is replaced only in `ab`: a replay of recorded sessions
 (tests/recorded_ab.py) that writes its summary with the real `ab --summary` code;
-`report` and `history` are vnetbench's own."""
+`report` and `history` are vnetbench's own.
+
+Here, not under tests/unit, though it needs no engine: it runs the script end to end
+through five real `vnetbench` processes (14 s), which the unit suite's time could not
+afford."""
 
 import json
 import os
