@@ -26,6 +26,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 BOOL = "bool"  # the unit of a yes/no metric: 1 yes, 0 no
+# Units of a rate, a size, a count or a share of a core: never below zero. A time
+# ("ms", "s", "µs") may be a difference (latency added under load) and "%" may be
+# iperf3's UDP loss (below zero when datagrams arrive out of order).
+MAGNITUDE_UNITS = frozenset({
+    "Mbit/s", "bytes", "MiB", "count", BOOL, "share", "index", "requests/s",
+    "transactions/s", "packets/s", "% of a core", "% of all cores", "cores"})
 
 
 class Better(StrEnum):

@@ -18,6 +18,7 @@ import pandas as pd
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_atomic, write_text_atomic
+from vnetbench.metrics import MAGNITUDE_UNITS
 from vnetbench.outcome import State, state_of_status
 from vnetbench.schema import (
     COLUMNS,
@@ -174,17 +175,21 @@ def check_columns(frame: pd.DataFrame, path: Path) -> None:
 
 def check_values(frame: pd.DataFrame, path: Path) -> None:
     """What vnetbench never writes: a pass that is not a whole number from 1, a value
-    that is infinite, one series in two units, or one pass of a series twice (a reader
-    would count it twice, and a comparison take it as another pass)."""
+    that is infinite, a rate, size or count below zero, one series in two units, or one
+    pass of a series twice (a reader would count it twice, and a comparison take it as
+    another pass)."""
     passes = frame[PASS]
     series = [SCENARIO, METRIC, *(d for d in DIMENSIONS if d in frame.columns)]
     units = frame[frame[UNIT].astype(str) != ""].groupby(series, dropna=False)[UNIT].nunique()
     key = [c for c in frame.columns if c not in (VALUE, UNIT, STATUS, STATE, REMARK)]
     twice = frame[frame.duplicated(subset=key, keep=False)]
+    negative = frame[frame[UNIT].isin(MAGNITUDE_UNITS) & (frame[VALUE] < 0)]
     wrong = ("pass has empty values" if passes.isna().any()
              else "pass has values that are not whole numbers from 1"
              if ((passes % 1 != 0) | (passes < 1)).any()
              else "value has infinite values" if frame[VALUE].isin([inf, -inf]).any()
+             else f"{negative.iloc[0][METRIC]} is below zero in {negative.iloc[0][UNIT]}"
+             if not negative.empty
              else f"{units[units > 1].index[0][1]} is written in {units.max()} units"
              if (units > 1).any()
              else f"pass {twice.iloc[0][PASS]} of {twice.iloc[0][METRIC]} is written twice"

@@ -96,6 +96,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             unit=f["unit"].where(f.index % 2 == 0, "Gbit/s")))),
         "negative-pass": damaged(tmp_path, "negative-pass", QUICK, with_frame(
             lambda f: f.assign(**{"pass": -f["pass"]}))),
+        "negative-rate": damaged(tmp_path, "negative-rate", QUICK, with_frame(
+            lambda f: f.assign(value=f["value"].where(f["unit"] != "Mbit/s", -5.0)))),
         "fifo-run": damaged(tmp_path, "fifo-run", QUICK, with_run_file(os.mkfifo)),
         "zero-run": damaged(tmp_path, "zero-run", QUICK, with_run_file(
             lambda path: path.symlink_to("/dev/zero"))),
@@ -266,6 +268,7 @@ LATER_HELD_OUT = [
      "{inf-values}" + NEVER_WRITTEN + " (value has infinite values)"),
     (["report", "{two-units}"], "units)"),
     (["compare", "{quick}", "{negative-pass}"], "not whole numbers from 1"),
+    (["report", "{negative-rate}"], "(tcp_mbit is below zero in Mbit/s)"),
     (["report", "{fifo-run}"], "{fifo-run}/run.json cannot be read (it is not a regular file"),
     (["report", "{zero-run}"], "{zero-run}/run.json cannot be read (it is not a regular file"),
     (["report", "{newer}"], "is of format 999, written by a newer vnetbench"),

@@ -39,7 +39,7 @@ from vnetbench.report.plots import (
     write_timeline_plots,
 )
 from vnetbench.report.raw import RawCell, ping_samples
-from vnetbench.report.tables import markdown
+from vnetbench.report.tables import markdown, problems
 from vnetbench.schema import METHOD
 
 REPORT = "report.md"
@@ -51,7 +51,12 @@ def build_report(directory: Path, report: Report | None = None) -> tuple[Path, s
     text = "\n".join(line for block in report.blocks for line in render(block, report))
     path = directory / REPORT
     write_text_atomic(path, text)
-    return path, markdown(report.headline)
+    nothing_measured = report.headline.empty and not problems(report.frame).empty
+    return path, NO_FIGURE if nothing_measured else markdown(report.headline)
+
+
+NO_FIGURE = ("no pass gave a figure: report.md's 'Passes without numbers' says why for "
+             "each pass")
 
 
 def render(block: Block, report: Report) -> list[str]:

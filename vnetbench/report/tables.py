@@ -254,9 +254,17 @@ def raw_fractions(summary: pd.DataFrame, raw_mbit: float | None) -> pd.DataFrame
                          for row in tcp.to_dict("records")], columns=columns)
 
 
+NO_VALUE = "measured, but no row holds a value"
+PASS_KEY = [SCENARIO, OVERLAY, VARIANT, PASS]
+
+
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
-    """Passes that produced no numbers, or partial ones, with the reason."""
-    bad = frame[frame[STATE] != State.OK]
+    """Passes that produced no numbers, or partial ones, with the reason; a pass said to
+    be measured whose every row is empty is one of them (else it vanishes from every
+    table without a word)."""
+    empty = frame.groupby(PASS_KEY, dropna=False)[VALUE].transform(lambda v: v.isna().all())
+    bad = frame[(frame[STATE] != State.OK) | empty.astype(bool)]
+    bad = bad.assign(**{STATUS: bad[STATUS].where(bad[STATE] != State.OK, NO_VALUE)})
     return (bad.groupby([SCENARIO, OVERLAY, VARIANT, STATUS])[PASS]
             .apply(lambda p: ",".join(str(v) for v in sorted(set(p))))
             .reset_index(name="passes"))

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from vnetbench.cli import app
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.report.compare import compare_frames
-from vnetbench.report.markdown import build_report, raw_line
+from vnetbench.report.markdown import NO_FIGURE, build_report, raw_line
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
 from vnetbench.results import load_results
@@ -49,6 +49,22 @@ def test_report_written_with_plots(results_dir: Path) -> None:
     for plot in ("throughput.png", "rtt.png"):
         assert (results_dir / plot).stat().st_size > 5000
         assert f"({plot})" in text
+
+
+def test_passes_said_measured_without_a_value_are_named_with_the_reason(
+        results_dir: Path) -> None:
+    """A pass whose rows are all empty vanishes from every table: the report lists it
+    under its passes without numbers, and says so where the summary would be."""
+    path = results_dir / "results.parquet"
+    frame = pd.read_parquet(path)
+    frame.assign(value=frame["value"].where(frame["pass"] != 2)).to_parquet(path)
+    (results_dir / "results.csv").unlink(missing_ok=True)
+    report_path, headline = build_report(results_dir)
+    text = report_path.read_text()
+    assert "| throughput | baseline | default | measured, but no row holds a value | 2 " in text
+    assert "| 2 |" in headline  # the others' figures are still given, over 2 passes
+    frame.assign(value=float("nan")).to_parquet(path)
+    assert build_report(results_dir)[1] == NO_FIGURE
 
 
 def test_ratios_against_baseline() -> None:
