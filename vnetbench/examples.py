@@ -28,7 +28,7 @@ EXAMPLE_BLOCKS = {
 def render_example(name: str) -> str:
     topology = load_topology(TOPOLOGIES / f"{name}.yml", overrides={})
     plan = plan_addresses(topology, name, EXAMPLE_BLOCKS[name])
-    return render_compose(topology, overlay_for(topology), name, plan, ImageSet())
+    return render_compose(topology, overlay_for(topology), name, plan, ImageSet(), marks=False)
 
 
 def write_examples(directory: Path = COMPOSE_DIR) -> list[Path]:

@@ -47,10 +47,9 @@ MARKS_MOUNT = "/vnetbench-marks"  # writable, unlike the wrapper's directory
 # keeps CAP_DAC_OVERRIDE; rootless Docker's root is vnetbench's own user), as it reads
 # the 0600 key files beside it; nobody else needs to (it was 0777).
 MARKS_MODE = 0o700
-WAITING_MARK = "/tmp/vnetbench-gate-waiting"
-RELEASED_MARK = "/tmp/vnetbench-gate-released"
 STAMP = re.compile(r"vnetbench-gate released (?P<seconds>\d+[.,]\d+)")
 HOLD_SECONDS = 1.0
+READY_FILE = "/run/vnetbench-ready"  # made by a service's own script once it is set up
 
 
 def prepare_gate(run_dir: Path) -> Path:
@@ -81,11 +80,8 @@ def write_start(gate_dir: Path, number: int) -> None:
 
 
 def template_context() -> dict[str, object]:
-    """What templates need for gated agents: the entry wrapper, the pipe, and a health
-    check that holds while a container waits at the gate or after it left."""
-    return {"entry": ENTRY, "fifo": FIFO_IN_CONTAINER,
-            "gate_check": ["CMD", "bash", "-c",
-                           f"[[ -e {WAITING_MARK} || -e {RELEASED_MARK} ]]"]}
+    """What templates need for gated agents: the entry wrapper and the pipe."""
+    return {"entry": ENTRY, "fifo": FIFO_IN_CONTAINER}
 
 
 def release(gate_dir: Path, hold_seconds: float = HOLD_SECONDS) -> float:
@@ -124,8 +120,11 @@ def supervise(services: dict[str, Any], roles: Iterable[str]) -> None:
             environment["VNETBENCH_FORGET_NEIGHBOURS"] = "1"
         elif test and test != ["NONE"]:
             environment["VNETBENCH_READY"] = shell_test(test)
+        elif "VNETBENCH_MARKS" in environment:  # marks itself (ready_mark): not before
+            environment["VNETBENCH_READY"] = f"test -f {READY_FILE}"  # its set-up is done
         volumes = service.setdefault("volumes", [])
-        volumes.append(f"./{GATE_DIR}/{MARKS_DIR}:{MARKS_MOUNT}")
+        if not any(str(v).endswith(f":{MARKS_MOUNT}") for v in volumes):  # ready_mark's
+            volumes.append(f"./{GATE_DIR}/{MARKS_DIR}:{MARKS_MOUNT}")
         if not any(str(v).endswith(f":{MOUNT_POINT}:ro") for v in volumes):
             volumes.append(f"./{GATE_DIR}:{MOUNT_POINT}:ro")
         entrypoint = service.get("entrypoint") or []

@@ -74,10 +74,12 @@ CURRENT_ENGINES = EngineFacts()  # version unknown: an engine of today (start_in
 
 def render_compose(
     topology: Topology, overlay: Overlay, run_id: str, plan: AddressPlan, images: ImageSet,
-    owner: str = HAND_RUN, engine: EngineFacts = CURRENT_ENGINES,
+    owner: str = HAND_RUN, engine: EngineFacts = CURRENT_ENGINES, marks: bool = True,
 ) -> str:
     """The compose file; `owner` is the owner label of everything in it (labels.py),
-    `engine` what the engine that runs it can do (health-check timing)."""
+    `engine` what the engine that runs it can do (health-check timing); `marks` False:
+    a file only ever run by hand (compose/), whose agents tell vnetbench nothing (no
+    marks directory beside it for them to write in)."""
     context = {
         "version": __version__,
         "topology": topology,
@@ -89,6 +91,8 @@ def render_compose(
         "label": names_for_templates(),
         "owner": owner,
         "engine": engine,
+        "marks": {"mount": gate.MARKS_MOUNT, "directory": f"{gate.GATE_DIR}/{gate.MARKS_DIR}"}
+        if marks else None,
         **overlay.template_context(topology, plan),
     }
     text = template_environment(overlay).get_template("compose.yml.j2").render(context)

@@ -204,7 +204,8 @@ class Deployment(ABC):
 
     @abstractmethod
     def up(self, timeout_seconds: int, unready: Callable[[str], list[str]]) -> list[str]:
-        """Start every service and wait for its health checks, itself or through
+        """Start every service and wait for its readiness (servers' health checks,
+        agents' marks), itself or through
         `unready`: given what the engine said of services that did not start or
         become ready (empty: nothing), it waits until each container is ready or
         failed and names the agents the run goes on without, or raises. BlockTaken

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -76,6 +76,7 @@ class Stack:
         self.gate_releases = 0  # starts of a gated stack's programs released so far
         self.release_overhead_s = 0.0  # join's testbed time: restarts, quiet-host waits
         self.unready: list[str] = []  # agents that never became ready (named at up)
+        self.started_at: dict[str, datetime | None] = {}  # container id -> its start
 
     @property
     def run_id(self) -> str:
@@ -95,12 +96,13 @@ class Stack:
         return self.engine.containers([*filters, labels.role_filter(role)] if role else filters)
 
     def up(self, timeout_seconds: int = BRING_UP_SECONDS) -> list[str]:
-        """Bring the stack up and wait for the health checks. Agents that never become
+        """Bring the stack up and wait for it to be ready (servers by their health checks,
+        agents by their marks: Stack.settle). Agents that never become
         ready (an overlay that loses joins) do not stop the run when everything else
         is up: they are named (and returned), and the scenarios report what they
         cannot measure."""
         began = time.monotonic()  # every container starts after this
-        with waiting(f"bringing up {self.rendered.project} (health checks)"):
+        with waiting(f"bringing up {self.rendered.project} (readiness)"):
             return self.deployment.up(
                 timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds, began))
 
@@ -130,16 +132,51 @@ class Stack:
         `began` (every container started after it), so none is inspected before; nor
         ever without a start period (an engine without start_interval: its checks
         end in healthy or unhealthy on their own)."""
-        period = shortest_start_period(self.rendered.compose_file)
-        inspect_from = (began if began is not None else time.monotonic()) + period
+        spec = compose_spec(self.rendered.compose_file)
+        period, marked = shortest_start_period(spec), marked_services(spec)
+        start = began if began is not None else time.monotonic()
         while True:
-            may_be_over = period > 0 and time.monotonic() >= inspect_from
-            states = {c.name: (c.labels.get(labels.ROLE), self.state_of(c, may_be_over))
-                      for c in self.containers()}
+            now = time.monotonic()
+            may_be_over = period > 0 and now >= start + period
+            listed = self.containers()
+            unmarked = self.unmarked(marked)  # after the listing: a mark seen is of a start listed
+            states = {c.name: (c.labels.get(labels.ROLE), self.marked_state(
+                c, self.service_of(c.name) in unmarked, now >= start + MARK_WITHIN_S)
+                if self.service_of(c.name) in marked else self.state_of(c, may_be_over))
+                for c in listed}
             if all(state != "starting" for _, state in states.values()) or (
                     time.monotonic() >= deadline):
                 return states
             time.sleep(SETTLE_POLL_SECONDS)
+
+    def unmarked(self, marked: dict[str, str]) -> set[str]:
+        """The services of `marked` (service -> kind) whose first mark is not there yet:
+        one look at the marks directory (on each node), no engine call."""
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for service, kind in marked.items():
+            kinds[kind].append(service)
+        return {service for kind, services in kinds.items()
+                for service in self.deployment.wait_for_marks(services, kind, 1, 0)}
+
+    def marked_state(self, container: Listed, unmarked: bool, may_be_late: bool) -> str:
+        """A container without a health check, ready once it runs and its mark is there
+        (the wrapper at the gate, or the set-up done); 'failed' when it stopped, or still
+        has no mark MARK_WITHIN_S after its start; else 'starting'."""
+        if container.state == "restarting":
+            return "starting"
+        if container.state != "running":
+            return "failed"
+        if not unmarked:
+            return "ready"
+        return "failed" if may_be_late and self.mark_late(container) else "starting"
+
+    def mark_late(self, container: Listed) -> bool:
+        """Has the container run MARK_WITHIN_S without its mark (or gone)? Its start is
+        inspected once per container (not on every look of a wait)."""
+        if container.id not in self.started_at:
+            self.started_at[container.id] = self.engine.health_started(container)[0]
+        started = self.started_at[container.id]
+        return started is None or (datetime.now(UTC) - started).total_seconds() > MARK_WITHIN_S
 
     def state_of(self, container: Listed, may_be_over: bool = True) -> str:
         """'ready' (running, healthy or without a check), 'failed' (exited, unhealthy,
@@ -313,15 +350,40 @@ class Stack:
 
 
 SETTLE_POLL_SECONDS = 0.5  # one container listing (one CLI call) per look
+# A service without a health check (marked_services) that has no mark this long after
+# its start has failed: the start period its health check had (a baseline agent marks
+# once its route is set, a gated agent's wrapper once it waits at the gate: both within
+# a second of the start)
+MARK_WITHIN_S = 60.0
 
 
-def shortest_start_period(compose_file: Path) -> float:
-    """The shortest health-check start period (seconds) a compose file gives ("60s";
-    0 when a check has none, or when the file cannot be read)."""
+def compose_spec(compose_file: Path) -> dict[str, Any]:
+    """A rendered compose file's contents ({} when it cannot be read)."""
     try:
         spec = yaml.safe_load(compose_file.read_text()) or {}
     except (OSError, yaml.YAMLError):
-        return 0.0
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def marked_services(spec: dict[str, Any]) -> dict[str, str]:
+    """The services a stack knows are ready by a mark in the run's marks directory, not
+    a health check (an exec per check, most of the engine's work beyond its floor at 200
+    agents: docs/cost.md): service -> the mark's kind, 'waiting' behind the start gate,
+    else 'ready'. The ones with VNETBENCH_MARKS and no health check."""
+    found = {}
+    for name, service in (spec.get("services") or {}).items():
+        environment = (service or {}).get("environment") or {}
+        if isinstance(environment, list):
+            environment = dict(str(item).partition("=")[::2] for item in environment)
+        if "VNETBENCH_MARKS" in environment and not (service or {}).get("healthcheck"):
+            found[str(name)] = "waiting" if "VNETBENCH_GATE" in environment else "ready"
+    return found
+
+
+def shortest_start_period(spec: dict[str, Any]) -> float:
+    """The shortest health-check start period (seconds) a compose file's contents give
+    ("60s"; 0 when a check has none, or when there is no check)."""
     periods = []
     for service in (spec.get("services") or {}).values():
         check = (service or {}).get("healthcheck")
@@ -345,15 +407,17 @@ def judged(states: dict[str, tuple[str | None, str]], timeout_s: float, said: st
             f"The topology did not come up within {timeout_s:g} s: {len(starting)} "
             f"container(s) still starting ({', '.join(starting[:10])}"
             f"{', ...' if len(starting) > 10 else ''}). A health check that never passes "
-            f"keeps a container starting; their logs are kept in {logs}.")
+            "(or an agent's ready mark that never appears) keeps a container starting; "
+            f"their logs are kept in {logs}.")
     failed = sorted(name for name, (_, state) in states.items() if state == "failed")
     agents = [name for name, (role, _) in states.items() if role == "agent"]
     if any(states[name][0] != "agent" for name in failed) or (
             failed and len(failed) == len(agents)):
         raise UserError(f"The topology did not come up: {', '.join(failed)} did not become "
-                        "ready (exited, unhealthy, or still unchecked past its health "
-                        f"check's start period); the engine said: {said[-800:]} Their logs "
-                        f"are kept in {logs}.")
+                        "ready (exited, unhealthy, still unchecked past its health "
+                        "check's start period, or without its ready mark "
+                        f"{MARK_WITHIN_S:g} s after its start); the engine said: "
+                        f"{said[-800:]} Their logs are kept in {logs}.")
     return failed
 
 

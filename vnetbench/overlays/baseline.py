@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 from vnetbench.addressing import AddressPlan
 from vnetbench.capabilities import Capability
+from vnetbench.gate import prepare_gate
 from vnetbench.overlays.base import Adjusted, Overlay
 from vnetbench.topology import Topology
 
@@ -22,6 +24,10 @@ class Baseline(Overlay):
 
     def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
         return str(plan.agent_site[agent])
+
+    def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
+        """The marks directory its agents say they are ready in (no health check)."""
+        return [prepare_gate(run_dir)]
 
     def version(self) -> str:
         return f"Linux {platform.release()} kernel forwarding"

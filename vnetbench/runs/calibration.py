@@ -191,7 +191,8 @@ def reasons(found: dict[str, Any]) -> tuple[str, str]:
     up = (f"measured: compose up {steps.get('up', 0):.1f} s of which the engine's "
           f"{span('bring_up', 'containers created')}, "
           f"{span('bring_up', 'containers started')}, "
-          f"{span('bring_up', 'health checks passed')}; shape {steps.get('shape', 0):.1f} s")
+          f"{span('bring_up', 'health checks passed')} (servers'; agents by their marks); "
+          f"shape {steps.get('shape', 0):.1f} s")
     down = (f"measured: save logs {steps.get('save logs', 0):.1f} s, remove "
             f"{steps.get('remove', 0):.1f} s ({span('teardown', 'containers removed')}, "
             f"{span('teardown', 'networks removed')})")
@@ -314,7 +315,8 @@ def scale_figures(runtime: HostRuntime, directory: Path, images: ImageSet
         gate_figure(runtime, directory, SCALE_CONTAINERS),
         Figure(f"bring-up of {TARGET_N} agents ({containers} containers)", timings["up"],
                "s", "< 30", timings["up"] < 30,
-               "baseline: routers and agents, health checks passed"),
+               "baseline: routers and agents ready (routers by their health check, agents "
+               "by their mark)"),
         Figure(f"teardown of {TARGET_N} agents ({containers} containers)", timings["down"],
                "s", "< 15", timings["down"] < 15,
                "logs saved, then everything removed by label"),

@@ -143,8 +143,8 @@ def floor_figures(n: int, stack: StackTiming, floor: FloorTiming | None,
     compose_up = stack.seconds("up")
     up_note = (f"vnetbench {stack.up_s:.2f} s = render {stack.seconds('render'):.2f} + "
                f"compose up {compose_up:.2f} (the floor's {floor.up_s:.2f}, so "
-               f"{compose_up - floor.up_s:+.2f} for networks, entry wrapper and health "
-               f"checks) + shape {stack.seconds('shape'):.2f}")
+               f"{compose_up - floor.up_s:+.2f} for networks, entry wrapper, servers' health "
+               f"checks and agents' ready marks) + shape {stack.seconds('shape'):.2f}")
     removal = stack.seconds("remove")
     down_note = (f"vnetbench {stack.down_s:.2f} s = save logs "
                  f"{stack.seconds('save logs'):.2f} + remove {removal:.2f} (the floor's "

@@ -20,7 +20,7 @@ import yaml
 from vnetbench import gate
 from vnetbench.addressing import plan_addresses
 from vnetbench.engines.base import Listed
-from vnetbench.engines.stack import Restarted, Stack, first_of
+from vnetbench.engines.stack import Restarted, Stack, first_of, marked_services
 from vnetbench.images import ImageSet
 from vnetbench.overlays import overlay_for
 from vnetbench.render import render_compose
@@ -57,6 +57,45 @@ def test_a_gated_stack_supervises_every_program_of_the_system(overlay: str) -> N
         # agents start again without the last start's neighbour entries
         assert ("VNETBENCH_FORGET_NEIGHBOURS" in service["environment"]) == gated, name
     assert "VNETBENCH_MARKS" not in services["fabric"].get("environment", {})
+
+
+@pytest.mark.parametrize(("overlay", "start_gate"), [
+    ("baseline", False), *((o, True) for o in ("wireguard", "nebula", "openvpn", "tinc"))])
+def test_agents_are_ready_by_a_mark_and_only_servers_run_health_checks(
+        overlay: str, start_gate: bool) -> None:
+    """A health check is an exec per container every 500 ms while it starts: agents (the
+    many) say they are ready in the marks directory instead, read from the host. Every
+    service another waits to be healthy for keeps its check (compose refuses the file
+    otherwise)."""
+    services = rendered(overlay, start_gate)["services"]
+    marked = marked_services({"services": services})
+    agents = [n for n, s in services.items() if s["labels"]["vnetbench.role"] == "agent"]
+    assert agents and set(marked) == set(agents)
+    for name in agents:
+        assert "healthcheck" not in services[name], name
+        assert marked[name] == ("waiting" if start_gate else "ready")
+        assert f"./gate/marks:{gate.MARKS_MOUNT}" in services[name]["volumes"]
+    checked = [n for n, s in services.items() if "healthcheck" in s]
+    assert 0 < len(checked) <= 2 + 2  # fabric, a CA or a first hub, and 2 switches
+    for service in services.values():
+        waits = service.get("depends_on") or {}
+        for target, condition in (waits.items() if isinstance(waits, dict) else ()):
+            if condition.get("condition") == "service_healthy":
+                assert "healthcheck" in services[target], target
+    if overlay == "baseline":  # marked after its route, before it drops NET_ADMIN; a
+        script = services["agent1"]["command"][-1]  # restart's mark is its own
+        mark = f"{gate.MARKS_MOUNT}/agent1.ready.1"
+        assert script.index(f"rm -f {mark}") < script.index("ip route replace") < \
+            script.index(f": > {mark}") < script.index("exec setpriv")
+
+
+def test_a_gated_agent_that_marks_itself_is_marked_by_the_wrapper_after_its_set_up() -> None:
+    """Supervised (a gated stack), a baseline agent's wrapper marks it ready when its
+    own script has set its route, not when the script starts."""
+    services = rendered("baseline", start_gate=True)["services"]
+    assert services["agent1"]["environment"]["VNETBENCH_READY"] == \
+        f"test -f {gate.READY_FILE}"
+    assert services["agent1"]["volumes"].count(f"./gate/marks:{gate.MARKS_MOUNT}") == 1
 
 
 def test_an_ungated_stack_is_left_as_its_templates_write_it() -> None:
@@ -100,9 +139,8 @@ def open_gate(fifo: Path) -> None:
 
 
 def own_state(tmp_path: Path) -> dict[str, str]:
-    """The wrapper's own files in the test's directory, not the host's /tmp and /run."""
-    return {**os.environ, "VNETBENCH_TMP": str(tmp_path),
-            "VNETBENCH_READY_FILE": str(tmp_path / "ready-file")}
+    """The wrapper's own file in the test's directory, not the host's /run."""
+    return {**os.environ, "VNETBENCH_READY_FILE": str(tmp_path / "ready-file")}
 
 
 @pytest.fixture
