@@ -262,8 +262,9 @@ def problems(frame: pd.DataFrame) -> pd.DataFrame:
     """Passes that produced no numbers, or partial ones, with the reason; a pass said to
     be measured whose every row is empty is one of them (else it vanishes from every
     table without a word)."""
-    empty = frame.groupby(PASS_KEY, dropna=False)[VALUE].transform(lambda v: v.isna().all())
-    bad = frame[(frame[STATE] != State.OK) | empty.astype(bool)]
+    empty = frame[VALUE].isna().groupby([frame[k] for k in PASS_KEY], dropna=False
+                                        ).transform("all")
+    bad = frame[(frame[STATE] != State.OK) | empty]
     bad = bad.assign(**{STATUS: bad[STATUS].where(bad[STATE] != State.OK, NO_VALUE)})
     return (bad.groupby([SCENARIO, OVERLAY, VARIANT, STATUS])[PASS]
             .apply(lambda p: ",".join(str(v) for v in sorted(set(p))))

@@ -154,7 +154,7 @@ class SwarmDeployment(Deployment):
         waited = False
         for number, wave in enumerate(ordered, 1):
             with waiting(f"bringing up {self.rendered.project} on {len(shares)} swarm "
-                         f"node(s), wave {number} of {len(ordered)} (health checks)"), \
+                         f"node(s), wave {number} of {len(ordered)} (servers' health checks)"), \
                     ThreadPoolExecutor() as pool:
                 jobs = [pool.submit(self.up_on, node, path, wave, timeout_seconds)
                         for node, path in shares.items()]
