@@ -313,6 +313,9 @@ def tables(sessions: list[Session]) -> str:
               "(wrong sign) | fixed 8 rounds: caught | mean rounds | B/A |",
               "|---|---|---|---|---|---|---|---|---|"]
     cuts = frame[frame["kind"] == "cut"]
+    order = {overlay: n for n, overlay in enumerate(dict.fromkeys(cuts["overlay"]))}
+    cuts = cuts.sort_values(["overlay", "cut_pct"], key=lambda column: column.map(order)
+                            if column.name == "overlay" else column, kind="stable")
     for (overlay, cut), group in cuts.groupby(["overlay", "cut_pct"], sort=False):
         lines.append(
             f"| {overlay} | {cut} % | {group['a_rate_mbit'].iloc[0]:.0f} Mbit/s | {len(group)} | "
