@@ -28,7 +28,7 @@ RESUME_S = 0.5
 class Resume:
     """A machine started again: a generator under `name` for its requests due in
     [from_s, until_s) after the room's instant `zero`, ended by `bound_at` at the
-    latest (epoch seconds)."""
+    latest (epoch seconds); the room's last request is due at `load_end`."""
 
     machine: str
     from_s: float
@@ -36,6 +36,7 @@ class Resume:
     name: str
     zero: float
     bound_at: float
+    load_end: float
 
 
 Launch = Callable[[Resume], bool]  # False: no request due, or it would not start
@@ -86,5 +87,5 @@ class FaultedRoom(FaultSchedule):
             until_s = next((k for k in self.kills_of(target.name) if k > from_s), math.inf)
             name = f"{self.prefix}-{target.name}-{len(later) + 2}"
             if self.launch(Resume(target.name, from_s, until_s, name, self.zero,
-                                  self.bound_at)):
+                                  self.bound_at, self.load_end)):
                 later.append(name)

@@ -226,6 +226,39 @@ def test_a_wrong_command_line_prints_the_usage(argv: list[str]) -> None:
     assert done.returncode == 1 and "vnetbench-room open START" in done.stderr
 
 
+def test_the_machine_holds_its_connections_until_the_rooms_end(tmp_path: Path) -> None:
+    """With HOLD, a machine whose requests have ended stays, its kept connection open,
+    until the room's end: exiting one by one, machines stalled the others' last
+    requests (the engine's work for each probe's exit). Without the hold the pool is
+    closed as soon as the last reply is in (0.01 s in), long before the check at 0.4 s."""
+    server = Server(tmp_path / "s")
+    seen_open: list[int] = []
+
+    async def main() -> tuple[dict[str, Any], float, float]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        start = time.time() + 0.1
+        hold = start + 1.0
+
+        async def look() -> None:
+            await asyncio.sleep(0.5)  # 0.4 s after the start, 0.6 s before the hold
+            seen_open.append(server.open_now)
+
+        record, _ = await asyncio.gather(ROOM.run_open(
+            start, 2.0, True, 6, f"unix://{tmp_path / 's'}", [200], [0, 10_000], [0, 0],
+            hold), look())
+        returned = time.time()
+        unix.close()
+        return record, hold, returned
+
+    record, hold, returned = asyncio.run(main())
+    assert record["columns"]["error"] == [None, None]
+    assert seen_open == [1]  # the kept connection, held past its last reply
+    assert returned >= hold  # it did not end before the room's end
+    # the load's end is its last reply's, not the hold's (two replies over a Unix
+    # socket take milliseconds; the hold is a second later)
+    assert record["ended"] < hold
+
+
 def test_a_load_that_began_late_is_late_not_behind(tmp_path: Path) -> None:
     """Its start instant already past: the requests due before it go at once, their
     latency from the schedule, the generator's lag from when it began."""

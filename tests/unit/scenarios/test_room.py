@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -176,6 +177,22 @@ def test_the_open_loop_hands_each_machine_its_schedule() -> None:
     schedules = room_schedules(["agent1", "agent2"], 5, 3, 2, "poisson", 2)
     assert decode(argv["agent2"][8]) == schedules["agent2"]
     assert last_s == max(s.last_s for s in schedules.values()) and last_s < 3
+
+
+def test_each_open_loop_generator_holds_until_the_rooms_last_deadline() -> None:
+    """The generators stay until the room's last request's deadline (the instant, the
+    last request, its timeout), so no machine's exit lands on another's requests; wrk's
+    closed loop keeps its command line."""
+    names = {"agent1": "probe-1", "agent2": "probe-2"}
+    opened = topology(seconds=3, room={"timeout_s": 4})
+    load = ROOM.load_argv(SimpleNamespace(topology=opened), names,  # type: ignore[attr-defined]
+                          "http://s:8080", 1, None, None, 100.0, 5.0)
+    assert {tool[-1] for tool in load.argv.values()} == {f"{100.0 + load.last_s + 4:.3f}"}
+    assert all(tool[4:6] == ["vnetbench-room", "open"] for tool in load.argv.values())
+    closed = topology(seconds=3, room={"loop": "closed"})
+    load = ROOM.load_argv(SimpleNamespace(topology=closed), names,  # type: ignore[attr-defined]
+                          "http://s:8080", 1, None, None, 100.0, 5.0)
+    assert all(tool[-1] == "65536" for tool in load.argv.values())  # its last size
 
 
 def test_an_open_loop_that_cannot_be_planned_is_refused_before_anything_starts() -> None:
