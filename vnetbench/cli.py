@@ -12,6 +12,7 @@ from vnetbench.commands import (
     capacity,
     clean,
     compare,
+    cost,
     doctor,
     down,
     export,
@@ -45,7 +46,7 @@ swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Doc
 app.add_typer(swarm_app, name="swarm")
 
 for command in (validate.validate, render.render, run.run, methods.methods, sweep.sweep,
-                capacity.capacity, shape.shape, matrix.matrix, report.report,
+                capacity.capacity, cost.cost, shape.shape, matrix.matrix, report.report,
                 history.history, export.export, compare.compare, ab.ab, up.up, down.down,
                 calibrate.calibrate, clean.clean, doctor.doctor, version.version):
     app.command()(command)

@@ -8,6 +8,7 @@ read (`with_dimensions`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import inf
 from pathlib import Path
@@ -129,6 +130,23 @@ def result_line(
 # What every reader takes from a results file (older files lack state, method, remark:
 # with_states adds them)
 REQUIRED_COLUMNS = (RUN_ID, SCENARIO, OVERLAY, VARIANT, PASS, METRIC, VALUE, UNIT, STATUS)
+
+
+def find_results(paths: Sequence[Path]) -> list[Path]:
+    """Each path a results directory, or a root whose subdirectories are (each once)."""
+    found: list[Path] = []
+    for path in paths:
+        if (path / PARQUET).is_file():
+            found.append(path)
+            continue
+        inside = sorted(p for p in path.iterdir() if (p / PARQUET).is_file()) \
+            if path.is_dir() else []
+        if not inside:
+            raise UserError(f"{path} is no results directory (no {PARQUET}) and holds none: "
+                            "give results directories (e.g. results/2026-11-29-2cpu) or a "
+                            "root that holds several (e.g. results/).")
+        found += inside
+    return list(dict.fromkeys(p.resolve() for p in found))
 
 
 def load_results(directory: Path) -> pd.DataFrame:

@@ -113,4 +113,6 @@ def capacity(
     if miss and miss.limit:
         note(f"the limit at {miss.size:g}: {miss.limit}")
     note(f"plot: {directory / 'capacity.png'}")
+    if (directory / "cost.md").is_file():
+        note(f"what each machine costs: {directory / 'cost.md'} ({directory / 'cost.png'})")
     note(f"results: {directory}")

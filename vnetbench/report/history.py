@@ -42,7 +42,7 @@ from vnetbench.report.history_changes import (
 from vnetbench.report.html import figure_grid, page, render_block
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, summary_table
-from vnetbench.results import PARQUET
+from vnetbench.results import find_results
 from vnetbench.rundir import writable_directory
 from vnetbench.runrecord import RunRecord
 from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
@@ -62,20 +62,8 @@ class Build:
 
 
 def results_directories(paths: Sequence[Path]) -> list[Path]:
-    """Each path a results directory, or a root whose subdirectories are."""
-    found: list[Path] = []
-    for path in paths:
-        if (path / PARQUET).is_file():
-            found.append(path)
-            continue
-        inside = sorted(p for p in path.iterdir() if (p / PARQUET).is_file()) \
-            if path.is_dir() else []
-        if not inside:
-            raise UserError(f"{path} is no results directory (no {PARQUET}) and holds none: "
-                            "give results directories (e.g. results/2026-11-29-2cpu) or a "
-                            "root that holds several (e.g. results/).")
-        found += inside
-    unique = list(dict.fromkeys(p.resolve() for p in found))
+    """Each path a results directory, or a root whose subdirectories are: two or more."""
+    unique = find_results(paths)
     if len(unique) < 2:
         raise UserError(f"history needs two or more results directories; found "
                         f"{len(unique)} ({', '.join(map(str, unique))}). Give more, or a "

@@ -29,6 +29,7 @@ from vnetbench.errors import UserError
 from vnetbench.model import NAME_PATTERN
 from vnetbench.outcome import State
 from vnetbench.overlays import Overlay
+from vnetbench.report.cost import write_cost
 from vnetbench.report.plots import capacity_plot
 from vnetbench.results import ResultSet, named
 from vnetbench.rundir import new_directory, stamp
@@ -338,6 +339,7 @@ def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
     finally:
         results.write()
         capacity_plot(results.frame(), setting, plan.clauses, directory / "capacity.png")
+        write_cost(results.frame(), lambda: directory)  # each machine's cost, every step
     return directory, search
 
 
