@@ -29,6 +29,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from vnetbench.files import write_text_atomic
+from vnetbench.outcome import State
 from vnetbench.report.plots import save_figure
 from vnetbench.schema import METRIC, OVERLAY, PASS, ROLE, RUN_ID, STATE, VALUE
 
@@ -99,7 +100,7 @@ def cost_points(frame: pd.DataFrame) -> pd.DataFrame:
     cores and MiB. Passes that did not measure are left out."""
     rows = frame[frame[METRIC].isin([CPU, MEMORY, RATE, MACHINES])]
     if STATE in rows.columns:
-        rows = rows[rows[STATE].isin(["ok", "partial"]) | rows[STATE].isna()]
+        rows = rows[rows[STATE].isin([s.value for s in State if s.measured])]
     if rows.empty or ROLE not in rows.columns:
         return pd.DataFrame(columns=POINT_COLUMNS)
     keys = [RUN_ID, OVERLAY, PASS]
@@ -147,8 +148,10 @@ def cost_table(costs: Sequence[RoleCost]) -> str:
 
 
 def cpu_cell(line: Line) -> str:
+    if line.flat:  # e.g. a lighthouse the requests do not pass through
+        return f"none per request (flat: {line.mean:.3f} cores)"
     if not line.on_line:
-        return f"not on a line ({off_line(line)})"
+        return f"not on a line ({off_line(line)}; {line.lowest:.3f}-{line.highest:.3f} cores)"
     return f"{plus_minus(line.slope * 1000, line.slope_error * 1000)} (R² {line.r2:.2f})"
 
 

@@ -36,6 +36,7 @@ from vnetbench.rundir import new_directory, stamp
 from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import Scenario, get_scenario
+from vnetbench.scenarios.room import GENERATOR_BEHIND
 from vnetbench.schema import (
     EVENT,
     MACHINES,
@@ -292,6 +293,11 @@ def limit_of(values: dict[str, float], status: str = "") -> str:
     if host is not None and host >= HOST_SATURATED_PERCENT:
         return (f"this machine: its CPU was {host:.0f} % busy (all cores), so the room's "
                 "limit here is the host, not the overlay")
+    if GENERATOR_BEHIND in status:
+        return ("this machine: the room's own load generators fell behind their schedule "
+                "(the host's CPU short for the testbed itself"
+                + (f", {host:.0f} % busy" if host is not None else "")
+                + "), so their lateness is in the latencies; not the overlay")
     series = {name: catalogue().split(name) for name in values}
     roles = {series[name][1][ROLE]: value for name, value in values.items()
              if series[name][0] == "room_cpu_percent" and value == value}

@@ -90,6 +90,7 @@ SERVER_READY_S = 15.0
 RECORD_GRACE_S = 6.0
 # the open loop's generators stay until the room's end (held), then print and exit
 HELD_EXIT_S = 0.5
+GENERATOR_BEHIND = "the generator fell behind its schedule"  # capacity reads it as the host
 REFUSED_LOG_LINES = 3  # of a machine whose container died: its last log lines, quoted
 LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
 # the open loop's room sent less than this share of what it planned: partial (issue #37's
@@ -603,7 +604,7 @@ def open_loop_problems(generators: OpenLoopFigures, machines: int,
     problems = []
     if generators.behind:
         first = next(iter(generators.behind.items()))
-        problems.append(f"the generator fell behind its schedule on {len(generators.behind)} "
+        problems.append(f"{GENERATOR_BEHIND} on {len(generators.behind)} "
                         f"of {machines} machines ({first[0]}: {first[1]}; over "
                         f"{BEHIND_SHARE_OF_GAP:.0%} of the gap, the planned arrivals are "
                         "not kept: the host's CPU is short)")

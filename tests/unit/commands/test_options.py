@@ -17,7 +17,7 @@ from vnetbench.topology import setting_fields
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
 SHARED = {"__init__", "common", "options"}  # commands/ modules that register nothing
-COMMANDS = ["validate", "render", "run", "methods", "sweep", "capacity", "shape", "matrix",
+COMMANDS = ["validate", "render", "run", "methods", "sweep", "capacity", "cost", "shape", "matrix",
             "report", "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",
             "doctor", "version", "images build", "images vnet", "swarm up", "swarm down"]
 
