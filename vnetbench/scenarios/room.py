@@ -503,7 +503,7 @@ def held(argv: dict[str, list[str]], until: float) -> dict[str, list[str]]:
     """Each open-loop generator told to stay until `until` (epoch seconds: the room's
     last request's deadline) once its own requests have ended. A probe's exit costs
     the engine CPU: measured on 2 cores (WireGuard, 10 to 40 machines), each machine's
-    last request took 2-5 ms while no machine had ended and up to 360 ms once the
+    last request took 2-5 ms while no machine had ended and up to 380 ms once the
     first had, the room's whole p99 (every request in its top 1 % was a last one)."""
     return {machine: [*tool, f"{until:.3f}"] for machine, tool in argv.items()}
 
