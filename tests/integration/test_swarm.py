@@ -19,8 +19,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from python_on_whales import DockerClient
 
 from vnetbench.engines.swarm.deployment import NODE_RUNS
@@ -30,6 +32,7 @@ from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
 from vnetbench.topology import parse_topology
+from vnetbench.workload import profile_path
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,4 +177,62 @@ def test_a_switch_killed_on_another_node_is_measured_as_on_one_host(nodes: list[
     assert "exited" not in str(rows["status"].iloc[0]), rows["status"].iloc[0]
     assert 2000 <= value["outage_ms_switch-restart"] <= 2000 + 10_000, value
     record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers_on_nodes(record["run_id"], nodes) == []
+
+
+def compressed_contest(factor: float) -> dict[str, Any]:
+    """The shipped contest profile `factor` times faster: each phase and instant
+    `factor` times sooner and each rate `factor` times higher, so each phase asks the
+    same number of requests, of the same sizes, as the profile's own. Its timeout, 60 s
+    of a contestant's patience, becomes 10 s: the room holds every pass until its last
+    request's timeout, and 10 machines' statements (20 MiB) cross an idle path here in
+    well under a second."""
+    profile = yaml.safe_load(profile_path("contest").read_text())
+    profile["timeout_s"] = 10
+    for phase in profile["phases"]:
+        phase["seconds"] /= factor
+        for event in phase.get("at_once", []):
+            event["at_s"] /= factor
+        for kind in phase.get("mix", []):
+            kind["rate"] *= factor
+    return profile
+
+
+ROOM_MACHINES, ROOM_RATE, ROOM_SECONDS = 10, 10, 2
+
+
+@pytest.mark.parametrize("workload", [None, "contest"])
+def test_a_room_and_the_contest_across_nodes(nodes: list[str], tmp_path: Path,
+                                             workload: str | None) -> None:
+    """room across the nodes: the server on switch1's node, the machines on
+    switch2's, every request over VXLAN between the nodes. The open loop sends what it
+    planned whatever the path does (a generator never waits for the replies), and on
+    an idle path between two containers every request is answered within the 2 s
+    timeout. The contest is the shipped profile 30 times faster (16 s, the same
+    requests in each phase), every phase and the statement burst reported."""
+    topology = parse_topology(
+        {"name": "it-swarm-room", "engine": "swarm", "manager": "test", "switches": 2,
+         "agents": 2, "hosts": {"switch1": "node-a", "switch2": "node-b"},
+         **({"workload": compressed_contest(30)} if workload else {}),
+         "settings": {"passes": 1, "seconds": ROOM_SECONDS, "machines": ROOM_MACHINES,
+                      "room_rate": ROOM_RATE}}, "test", overrides={})
+    run_dir = run_scenarios(topology, [get_scenario("room")], tmp_path)
+    frame = named(load_results(run_dir))
+    assert set(frame["state"]) == {"ok"}, frame["status"].unique()
+    value = frame.set_index("metric")["value"]
+    assert value["room_machines"] == ROOM_MACHINES and value["room_no_record"] == 0
+    assert value["room_sent"] == value["room_planned"] == value["room_answered"] > 0
+    assert value["room_failed"] == 0
+    if workload:
+        phases = [phase["name"] for phase in compressed_contest(30)["phases"]]
+        planned = [value[f"room_phase_planned_{phase}"] for phase in phases]
+        answered = [value[f"room_phase_answered_{phase}"] for phase in phases]
+        assert answered == planned and all(count > 0 for count in planned), planned
+        # the room's plan is the phases' mixes and one statement a machine at once
+        assert sum(planned) + ROOM_MACHINES == value["room_planned"]
+        assert value["room_burst_unfinished_statement"] == 0
+    else:
+        assert value["room_planned"] == ROOM_MACHINES * ROOM_RATE * ROOM_SECONDS
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["hosts"]["room"]["sites"] == {"switch1": "node-a", "switch2": "node-b"}
     assert leftovers_on_nodes(record["run_id"], nodes) == []
