@@ -53,6 +53,7 @@ from vnetbench.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
+from vnetbench.scenarios.room_end import BARRIER_PORT, RoomEnd
 from vnetbench.scenarios.room_faults import room_fault_result
 from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
 from vnetbench.scenarios.room_workload import (
@@ -221,7 +222,10 @@ class Room(Scenario):
             problem = self.wait_serving(context, server)
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
-            load = self.run_load(context, names, url, pass_no, faulted, plan, per_machine_s)
+            end = None if faulted else self.room_end(context, server, names, url, pass_no,
+                                                     plan, f"http://{target}:{BARRIER_PORT}")
+            load = self.run_load(context, names, url, pass_no, faulted, plan, per_machine_s,
+                                 end)
         except BaseException:
             if faulted is not None:  # no kill or start after this; then the probes go
                 faulted.cancel()
@@ -261,11 +265,12 @@ class Room(Scenario):
     def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
                  pass_no: int, faulted: FaultedRoom | None = None,
                  plan: WorkloadPlan | None = None,
-                 per_machine_s: float = LEAD_PER_MACHINE_S) -> Load:
+                 per_machine_s: float = LEAD_PER_MACHINE_S, end: RoomEnd | None = None) -> Load:
         """Create every machine's probe, let them start at one instant (the schedule of
         faults staged before it, fired from it), read CPU at its start and end, then
         their records. `plan`: a workload's schedules in place of the steady rate's;
-        `per_machine_s`: the lead each machine's probe is given to start."""
+        `per_machine_s`: the lead each machine's probe is given to start; `end`: the
+        room's end, when it has one (the open loop without faults)."""
         stack, settings = context.stack, context.topology.settings
         room = settings.of(RoomSettings)
         fault_lead = faulted.lead_s if faulted else 0.0
@@ -276,7 +281,8 @@ class Room(Scenario):
         with waiting(f"pass {pass_no}: {len(names)} machines request from the server "
                      f"{pace}", lead + seconds):
             start = self.start_room(context, names, lambda planned, lead: self.load_argv(
-                context, names, url, pass_no, faulted, plan, planned, lead), lead, fault_lead)
+                context, names, url, pass_no, faulted, plan, planned, lead,
+                end.url if end else None), lead, fault_lead)
             planned, lead, last_s = start.planned, start.lead, start.load.last_s
             if faulted:
                 faulted.stage(planned, planned + last_s, planned - lead + start.load.bound)
@@ -302,6 +308,8 @@ class Room(Scenario):
                        *(faulted.resumed.get(m, []) if faulted else [])]
                    for m, n in names.items() if m not in start.refused}
         started = {m: probes for m, probes in started.items() if probes}
+        if end is not None:  # every generator released: nothing is left in flight
+            ends = min(ends, end.wait(ends) or ends)
         loads, missing, requests = self.records(context, started, ends, pass_no)
         missing |= self.with_last_lines(context, start.refused)
         return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
@@ -312,8 +320,9 @@ class Room(Scenario):
 
     def load_argv(self, context: ScenarioContext, names: dict[str, str], url: str,
                   pass_no: int, faulted: FaultedRoom | None, plan: WorkloadPlan | None,
-                  planned: float, lead: float) -> LoadArgv:
-        """Each machine's probe for a load from `planned`, bounded by timeout(1)."""
+                  planned: float, lead: float, barrier: str | None = None) -> LoadArgv:
+        """Each machine's probe for a load from `planned`, bounded by timeout(1);
+        `barrier`: the room's end's URL (room_end.py), for the open loop."""
         settings = context.topology.settings
         room = settings.of(RoomSettings)
         if plan is not None and context.topology.workload is not None:
@@ -329,7 +338,7 @@ class Room(Scenario):
                                        planned)
         timeout = timeout_of(context.topology.workload, room)
         if room.loop == "open":  # a workload's too: it runs on the open loop only
-            argv = held(argv, planned + last_s + timeout)
+            argv = held(argv, planned + last_s + timeout, barrier)
         # the closed loop's bound as it always was: wrk stops itself after its seconds
         span_s = last_s if room.loop == "open" else settings.seconds
         bound = lead + span_s + timeout + RECORD_GRACE_S + 10
@@ -425,6 +434,17 @@ class Room(Scenario):
                 f"{' | '.join(last.get(machine) or ['no log'])}"
                 for machine, said in refused.items()}
 
+    def room_end(self, context: ScenarioContext, server: str, names: dict[str, str],
+                 url: str, pass_no: int, plan: WorkloadPlan | None,
+                 barrier: str) -> RoomEnd | None:
+        """The open loop's end, its barrier started in the server's probe before any
+        machine's (None for the closed loop: wrk ends by itself)."""
+        room = context.topology.settings.of(RoomSettings)
+        if plan is None and room.loop != "open":
+            return None
+        machines = len(self.load_argv(context, names, url, pass_no, None, plan, 0.0, 0.0).argv)
+        return RoomEnd(context.stack, server, machines, barrier).start()
+
     def records(self, context: ScenarioContext, names: dict[str, list[str]], ends: float,
                 pass_no: int) -> tuple[dict[str, MachineLoad], dict[str, str], list[Request]]:
         """Every machine's record, waiting (bounded) for the last; the raw output kept.
@@ -499,13 +519,16 @@ def open_argv(machines: list[str], room: RoomSettings, seconds: float, url: str,
     return argv, max((schedules[m].last_s for m in machines), default=0.0)
 
 
-def held(argv: dict[str, list[str]], until: float) -> dict[str, list[str]]:
+def held(argv: dict[str, list[str]], until: float,
+         barrier: str | None = None) -> dict[str, list[str]]:
     """Each open-loop generator told to stay until `until` (epoch seconds: the room's
-    last request's deadline) once its own requests have ended. A probe's exit costs
-    the engine CPU: measured on 2 cores (WireGuard, 10 to 40 machines), each machine's
-    last request took 2-5 ms while no machine had ended and up to 380 ms once the
-    first had, the room's whole p99 (every request in its top 1 % was a last one)."""
-    return {machine: [*tool, f"{until:.3f}"] for machine, tool in argv.items()}
+    last request's deadline) once its own requests have ended, or until `barrier` (a
+    URL: room_end.py) releases it. A probe's exit costs the engine CPU: measured on 2
+    cores (WireGuard, 10 to 40 machines), each machine's last request took 2-5 ms
+    while no machine had ended and up to 380 ms once the first had, the room's whole
+    p99 (every request in its top 1 % was a last one)."""
+    return {machine: [*tool, f"{until:.3f}", *([barrier] if barrier else [])]
+            for machine, tool in argv.items()}
 
 
 def phases(machines: list[str], rate: float) -> dict[str, float]:

@@ -10,6 +10,7 @@ import asyncio
 import importlib.machinery
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -317,3 +318,79 @@ def test_a_kept_connection_the_server_closed_is_replaced_and_the_request_sent_ag
     record = run(server, tmp_path / "t", [(0, 0)])
     assert record["columns"]["error"] == ["read"] and record["reopened"] == 0
     assert server.opened == 1
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_barrier_ends_the_room_when_every_machine_has_ended(tmp_path: Path) -> None:
+    """Two machines, a barrier for two: the one whose single request ends first waits
+    at the barrier for the other's last (0.3 s in), and both are released then, long
+    before the hold (2 s on): the room ends when its last request does, not its
+    timeout later. Without the barrier both would stay until the hold."""
+    server = Server(tmp_path / "s")
+    url = f"unix://{tmp_path / 's'}"
+
+    async def main() -> tuple[list[dict[str, Any]], float]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        port = free_port()
+        barrier = asyncio.create_task(ROOM.barrier(port, 2))
+        await asyncio.sleep(0.05)  # listening
+        start = time.time() + 0.1
+        hold = start + 2.0
+        records = await asyncio.gather(*(ROOM.run_open(
+            start, 2.0, True, 6, url, [200], offsets, [0] * len(offsets), hold,
+            f"http://127.0.0.1:{port}") for offsets in ([0], [0, 300_000])))
+        await barrier
+        unix.close()
+        return list(records), hold
+
+    records, hold = asyncio.run(main())
+    first, last = records
+    assert first["columns"]["error"] == [None] and last["columns"]["error"] == [None, None]
+    released = [first["released"], last["released"]]
+    # both at the room's end: after the last request's, long before the hold
+    assert first["ended"] < last["ended"] <= min(released) and max(released) < hold
+
+
+def test_a_barrier_counts_only_the_machines_of_one_start(tmp_path: Path) -> None:
+    """A room started again (the engine was too slow for its lead) has another START:
+    a removed machine that reached the barrier before must not count for the new room,
+    which would release it while requests are still in flight."""
+    async def main() -> tuple[bool, str]:
+        port = free_port()
+        barrier = asyncio.create_task(ROOM.barrier(port, 2))
+        await asyncio.sleep(0.05)
+        old = await asyncio.open_connection("127.0.0.1", port)
+        old[1].write(b"100.000\n")
+        new = await asyncio.open_connection("127.0.0.1", port)
+        new[1].write(b"200.000\n")
+        await asyncio.sleep(0.2)
+        early = barrier.done()  # one of each START: not released
+        again = await asyncio.open_connection("127.0.0.1", port)
+        again[1].write(b"200.000\n")
+        await asyncio.wait_for(barrier, 2)
+        return early, (await new[0].read()).decode()
+
+    early, said = asyncio.run(main())
+    assert early is False and said == ""  # released by the end of stream only
+
+
+def test_with_no_barrier_listening_the_machine_stays_until_the_hold(tmp_path: Path) -> None:
+    """A barrier that is not there (refused connection) leaves the hold as it was."""
+    server = Server(tmp_path / "s")
+
+    async def main() -> tuple[dict[str, Any], float]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        start = time.time() + 0.1
+        hold = start + 0.5
+        record = await ROOM.run_open(start, 2.0, True, 6, f"unix://{tmp_path / 's'}", [200],
+                                     [0], [0], hold, f"http://127.0.0.1:{free_port()}")
+        unix.close()
+        return record, hold
+
+    record, hold = asyncio.run(main())
+    assert record["released"] is None and time.time() >= hold

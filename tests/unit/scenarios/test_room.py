@@ -193,6 +193,11 @@ def test_each_open_loop_generator_holds_until_the_rooms_last_deadline() -> None:
     load = ROOM.load_argv(SimpleNamespace(topology=closed), names,  # type: ignore[attr-defined]
                           "http://s:8080", 1, None, None, 100.0, 5.0)
     assert all(tool[-1] == "65536" for tool in load.argv.values())  # its last size
+    # with the room's end, each is also told the barrier's URL after its deadline
+    load = ROOM.load_argv(SimpleNamespace(topology=opened), names,  # type: ignore[attr-defined]
+                          "http://s:8080", 1, None, None, 100.0, 5.0, "http://s:8081")
+    assert {tuple(tool[-2:]) for tool in load.argv.values()} == {
+        (f"{100.0 + load.last_s + 4:.3f}", "http://s:8081")}
 
 
 def test_an_open_loop_that_cannot_be_planned_is_refused_before_anything_starts() -> None:
