@@ -1,8 +1,10 @@
 """Integration tests run on a real Docker engine (`make test` starts one), except
 those marked `browser` (a real Chromium, no engine: `make test` installs it)."""
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from python_on_whales import docker
@@ -11,6 +13,7 @@ from vnetbench.engines import local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.engines.fabric import fabric_rules
 from vnetbench.labels import run_filter as label_filter
+from vnetbench.measure.room import MARK as ROOM_MARK
 
 HERE = Path(__file__).parent
 
@@ -57,3 +60,9 @@ def as_measured(status: str) -> str:
     status = re.sub(r"(; )?measured under outside load: [^;]*", "", status)
     status = re.sub(r"(; )?the host stayed busy: the gate opened after [^;]*", "", status)
     return status.removeprefix("; ") or "ok"
+
+
+def room_records(directory: Path, pass_no: int = 1) -> list[dict[str, Any]]:
+    """Each machine's own record (`vnetbench-room {json}`) of a room pass, as kept raw."""
+    return [json.loads(path.read_text().split(ROOM_MARK, 1)[1]) for path in
+            (directory / "room" / "raw").glob(f"room-pass{pass_no}-agent*.txt")]

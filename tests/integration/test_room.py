@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from python_on_whales import docker
 
-from tests.integration.conftest import as_measured, leftovers
+from tests.integration.conftest import as_measured, leftovers, room_records
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results, named
 from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
@@ -54,10 +54,9 @@ def test_a_room_on_the_baseline(tmp_path: Path) -> None:
     assert value["room_fairness"] == pytest.approx(1.0)
     assert value["room_goodput_mbit"] > 0 and value["room_cpu_switch_percent"] >= 0
     assert value["mem_agent_load_mib"] > 0 and value["mem_switch_idle_mib"] > 0
-    records = list((directory / "room" / "raw").glob("room-pass1-agent*.txt"))
+    records = room_records(directory)
     assert len(records) == MACHINES
-    firsts = [json.loads(r.read_text().split("vnetbench-room ", 1)[1])["columns"][
-        "scheduled_us"][0] / 1e6 for r in records]
+    firsts = [r["columns"]["scheduled_us"][0] / 1e6 for r in records]
     # the first requests spread over one gap (1/RATE), not all at once
     assert 0 < max(firsts) - min(firsts) < 1 / RATE
 
@@ -74,9 +73,7 @@ def test_the_closed_loop_still_runs_wrk(tmp_path: Path) -> None:
     # RATE x SECONDS + 1 times, and it asked at least once
     assert MACHINES <= value["room_answered"] <= MACHINES * (RATE * SECONDS + 1)
     assert "room_planned" not in value
-    records = list((directory / "room" / "raw").glob("room-pass1-agent*.txt"))
-    starts = [json.loads(r.read_text().split("vnetbench-room ", 1)[1])["planned"]
-              for r in records]
+    starts = [r["planned"] for r in room_records(directory)]
     # the first requests spread over one pause (1/RATE), not all at once
     assert 0 < max(starts) - min(starts) < 1 / RATE
 

@@ -3,12 +3,11 @@ Bounds come from the link's mechanism (tbf's rate), not from this host's speed."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import as_measured, leftovers
+from tests.integration.conftest import as_measured, leftovers, room_records
 from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
@@ -64,8 +63,7 @@ def test_the_statement_burst_takes_what_the_servers_link_allows(tmp_path: Path) 
     # the room ended when its last statement did, not 60 s (its timeout) after the
     # instant: every machine was released by the barrier, which only lets go once all
     # 50 have come, each when its request had ended
-    records = [json.loads(path.read_text().split("vnetbench-room ", 1)[1]) for path in
-               (directory / "room" / "raw").glob("room-pass1-agent*.txt")]
+    records = room_records(directory)
     assert len(records) == MACHINES
     last = max(record["ended"] for record in records)
     assert all(last <= record["released"] < record["planned"] + 60 for record in records)

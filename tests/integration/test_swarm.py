@@ -25,6 +25,7 @@ import pytest
 import yaml
 from python_on_whales import DockerClient
 
+from tests.integration.conftest import room_records
 from vnetbench.engines.swarm.deployment import NODE_RUNS
 from vnetbench.engines.swarm.testbed import endpoint, node_names, swarm_down, swarm_up
 from vnetbench.labels import run_filter
@@ -232,8 +233,7 @@ def test_a_room_and_the_contest_across_nodes(nodes: list[str], tmp_path: Path,
         assert value["room_planned"] == ROOM_MACHINES * ROOM_RATE * ROOM_SECONDS
     # the room ended when its last request did: the barrier in the server's namespace
     # on node-b released every machine on node-a (it lets go only once all have come)
-    records = [json.loads(path.read_text().split("vnetbench-room ", 1)[1]) for path in
-               (run_dir / "room" / "raw").glob("room-pass1-agent*.txt")]
+    records = room_records(run_dir)
     assert len(records) == ROOM_MACHINES
     assert all(record["released"] >= max(r["ended"] for r in records) for record in records)
     record = json.loads((run_dir / "run.json").read_text())

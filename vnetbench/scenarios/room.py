@@ -308,9 +308,11 @@ class Room(Scenario):
                        *(faulted.resumed.get(m, []) if faulted else [])]
                    for m, n in names.items() if m not in start.refused}
         started = {m: probes for m, probes in started.items() if probes}
-        if end is not None:  # every generator released: nothing is left in flight
-            ends = min(ends, end.wait(ends) or ends)
-        loads, missing, requests = self.records(context, started, ends, pass_no)
+        with waiting(f"pass {pass_no}: the room's last requests, then every machine's "
+                     "record", max(0.0, ends + HELD_EXIT_S - time.time())):
+            if end is not None:  # every generator released: nothing is left in flight
+                ends = min(ends, end.wait(ends) or ends)
+            loads, missing, requests = self.records(context, started, ends, pass_no)
         missing |= self.with_last_lines(context, start.refused)
         return Load(loads, missing, {r: v for r, v in roles.items() if r in CPU_ROLES},
                     MemoryFigures(idle, loaded),
