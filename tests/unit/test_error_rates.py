@@ -26,6 +26,8 @@ from tests.error_rates import (
     fixed_verdicts,
     plan,
     record,
+    symmetry,
+    symmetry_table,
     tables,
 )
 from vnetbench.report.ab import VERDICTS_FILE, judge, metric_rounds
@@ -137,3 +139,15 @@ def test_each_kept_verdict_is_the_designs(kept: Session) -> None:
 
 def test_docs_publish_what_the_kept_campaign_says() -> None:
     assert tables(KEPT_SESSIONS) in DOCS.read_text()
+
+
+def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
+    """Only metrics that varied (loss never did: no verdict possible), each at every
+    round of its session, and docs/ab.md gives the count the kept sessions say."""
+    found = symmetry(KEPT)
+    aa = [s for s in KEPT_SESSIONS if s.kind == "aa"]
+    assert {f.metric for f in found} == {"tcp_mbit", "rtt_mean_ms", "rtt_min_ms"}
+    assert len(found) == 3 * len(aa)
+    rounds = {s.key: s.rounds for s in aa}
+    assert all(f.above + f.below <= rounds[f.session] for f in found)
+    assert symmetry_table(found).splitlines()[-1] in DOCS.read_text()
