@@ -65,10 +65,12 @@ class Planned:
     scenario: str
     cut_pct: int  # 0 for an A/A
     attempt: int
+    order: str = "alternate"  # ab --order: the rounds' order
 
     @property
     def key(self) -> str:
-        return f"{self.kind}/{self.overlay}/{self.scenario}/{self.cut_pct}/{self.attempt}"
+        key = f"{self.kind}/{self.overlay}/{self.scenario}/{self.cut_pct}/{self.attempt}"
+        return key if self.order == "alternate" else f"{key}/{self.order}"
 
 
 @dataclass
@@ -97,21 +99,22 @@ class Session:
     fixed_tcp_verdict: str
     a_rate_mbit: float | None
     worse_metrics: str
+    order: str = "alternate"  # sessions kept before ab had --order alternated
 
 
-def plan(vnet: bool) -> Iterator[Planned]:
+def plan(vnet: bool, order: str = "alternate") -> Iterator[Planned]:
     """A/As first (the cuts need each overlay's ceiling), tries interleaved so drift
     spreads over every overlay and scenario alike."""
     for attempt in range(1, TRIES + 1):
         for scenario in AA_SCENARIOS:
             for overlay in OVERLAYS:
-                yield Planned("aa", overlay, scenario, 0, attempt)
+                yield Planned("aa", overlay, scenario, 0, attempt, order)
         if vnet:  # the public snapshot delivers no packet: join is what it can measure
-            yield Planned("aa", "vnet", "join", 0, attempt)
+            yield Planned("aa", "vnet", "join", 0, attempt, order)
     for attempt in range(1, TRIES + 1):
         for cut in CUTS:
             for overlay in OVERLAYS:
-                yield Planned("cut", overlay, "throughput", cut, attempt)
+                yield Planned("cut", overlay, "throughput", cut, attempt, order)
 
 
 def done_sessions(campaign: Path) -> list[Session]:
@@ -139,13 +142,16 @@ def done_sessions(campaign: Path) -> list[Session]:
 
 
 def append(campaign: Path, session: Session) -> None:
+    """Adds a row; the whole file is written again, so a file of an older layout (before
+    a column was added) gets today's header."""
+    sessions = [*done_sessions(campaign), session]
     path = campaign / "sessions.csv"
-    new = not path.exists()
-    with path.open("a", newline="") as handle:
+    with (campaign / "sessions.csv.new").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(Session)])
-        if new:
-            writer.writeheader()
-        writer.writerow({k: ("" if v is None else v) for k, v in asdict(session).items()})
+        writer.writeheader()
+        for row in sessions:
+            writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
+    (campaign / "sessions.csv.new").replace(path)
 
 
 def ceiling(sessions: list[Session], overlay: str) -> float | None:
@@ -175,7 +181,7 @@ def run_session(item: Planned, campaign: Path, sessions: list[Session]) -> Sessi
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     done = subprocess.run([sys.executable, "-m", "vnetbench", "ab", item.scenario, *arm_args,
-                           "--seconds", SECONDS, "--out", str(out)],
+                           "--seconds", SECONDS, "--order", item.order, "--out", str(out)],
                           stdout=(out / "ab.log").open("w"), stderr=subprocess.STDOUT,
                           env={**os.environ, "BENCH_TLS": "off"})
     minutes = (time.time() - started) / 60
@@ -213,7 +219,8 @@ def summarise(item: Planned, directory: Path, exit_code: int, minutes: float,
         a_rate_mbit=rate,
         worse_metrics=";".join(f"{m}:{v}" for m, v in zip(judged["metric"], judged["verdict"],
                                                           strict=True)
-                               if v in (Verdict.WORSE.value, Verdict.BETTER.value)))
+                               if v in (Verdict.WORSE.value, Verdict.BETTER.value)),
+        order=item.order)
 
 
 def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataFrame:
@@ -237,10 +244,11 @@ class Only:
                 and (not self.cuts or item.kind == "aa" or item.cut_pct in self.cuts))
 
 
-def run(campaign: Path, vnet: bool, budget_minutes: float, only: Only = Only()) -> None:
+def run(campaign: Path, vnet: bool, budget_minutes: float, only: Only = Only(),
+        order: str = "alternate") -> None:
     campaign.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + budget_minutes * 60
-    for item in filter(only.takes, plan(vnet)):
+    for item in filter(only.takes, plan(vnet, order)):
         sessions = done_sessions(campaign)
         if item.key in {s.key for s in sessions}:
             continue
@@ -281,6 +289,8 @@ def main() -> None:
                         help="record: the repository's copy")
     parser.add_argument("--vnet", action="store_true", help="add vNet's join A/As")
     parser.add_argument("--budget-minutes", type=float, default=600)
+    parser.add_argument("--order", choices=["alternate", "random"], default="alternate",
+                        help="ab --order for every session of this sitting")
     parser.add_argument("--overlay", action="append", default=[], help="only this overlay")
     parser.add_argument("--scenario", action="append", default=[], help="only this scenario")
     parser.add_argument("--cut", action="append", type=int, default=[],
@@ -288,7 +298,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.action == "run":
         run(args.campaign, args.vnet, args.budget_minutes,
-            Only(tuple(args.overlay), tuple(args.scenario), tuple(args.cut)))
+            Only(tuple(args.overlay), tuple(args.scenario), tuple(args.cut)), args.order)
     elif args.action == "record":
         added = record(args.campaign, args.kept)
         print(f"{len(added)} session(s) added to {args.kept}")
@@ -305,6 +315,8 @@ def tables(sessions: list[Session]) -> str:
     lines = ["| overlay | scenario | A/A sessions | judged metrics | verdicts (false) | "
              "fixed 8 rounds: verdicts | mean rounds | minutes |",
              "|---|---|---|---|---|---|---|---|"]
+    frame["overlay"] = frame["overlay"].where(frame["order"] == "alternate",
+                                              frame["overlay"] + " (" + frame["order"] + " order)")
     aa = frame[frame["kind"] == "aa"]
     for (overlay, scenario), group in aa.groupby(["overlay", "scenario"], sort=False):
         false = int(group["worse"].sum() + group["better"].sum())

@@ -132,6 +132,7 @@ class RunRecord(Kept):
     min_effect: float | None = None
     judge_all: bool | None = None
     confirm: dict[str, Any] | None = None
+    order: dict[str, Any] | None = None  # the rounds' order: alternate or random, its seed
     arms: dict[str, dict[str, Any]] = Field(default_factory=dict)
     schedule: list[dict[str, Any]] = Field(default_factory=list)
     outside_load: dict[str, dict[str, Any]] = Field(default_factory=dict)

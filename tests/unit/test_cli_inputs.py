@@ -189,6 +189,8 @@ CLASSES = [
     (["ab", "throughput", "--rounds", "1000000"], "--rounds 1000000: input should be less"),
     (["ab", "throughput", "--max-rounds", "101"], "--max-rounds 101: input should be less"),
     (["ab", "throughput", "--max-rounds", "7"], "--max-rounds 7 is below --rounds 8"),
+    (["ab", "throughput", "--order", "sideways"],
+     "--order 'sideways': the rounds' order is one of"),
     # capacity's sizes: the room's settings' bounds
     (["capacity", "--slo", "p99=50ms", "--start", "nan"], "--start nan: it is not a finite"),
     (["capacity", "--slo", "p99=50ms", "--start", "inf"], "--start inf: it is not a finite"),

@@ -151,3 +151,15 @@ def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     rounds = {s.key: s.rounds for s in aa}
     assert all(f.above + f.below <= rounds[f.session] for f in found)
     assert symmetry_table(found).splitlines()[-1] in DOCS.read_text()
+
+
+def test_a_file_of_the_older_layout_gets_today_s_header(tmp_path: Path) -> None:
+    """Sessions kept before `order` existed read as alternating; a row added later
+    rewrites the file whole, so every row has every column."""
+    shutil.copy(KEPT / "sessions.csv", tmp_path / "sessions.csv")
+    assert "order" not in (tmp_path / "sessions.csv").read_text().splitlines()[0]
+    old = done_sessions(tmp_path)
+    assert {s.order for s in old} == {"alternate"}
+    append(tmp_path, replace(old[0], key="aa/x/throughput/0/1/random", order="random"))
+    again = done_sessions(tmp_path)
+    assert again[:-1] == old and again[-1].order == "random"

@@ -21,7 +21,7 @@ from vnetbench.paths import TOPOLOGIES
 from vnetbench.report.ab import VERDICTS_FILE, verdict_summary
 from vnetbench.results import ResultSet
 from vnetbench.runrecord import RunRecord
-from vnetbench.runs.ab import Arm, ab_session, run_ab
+from vnetbench.runs.ab import Arm, ab_session, run_ab, schedule
 from vnetbench.scenarios import get_scenario
 from vnetbench.schema import ROUND, CellKey, Variant
 from vnetbench.sequential import (
@@ -187,6 +187,17 @@ def test_a_clear_change_stops_at_the_planned_rounds(tmp_path: Path,
     _, header, verdicts = session(tmp_path, max_rounds=20)
     assert header["rounds"] == 8 and header["confirm"]["looks"] == [8, 12, 16, 20]
     assert verdicts.loc["tcp_mbit", "rounds"] == 8
+
+
+def test_a_random_order_runs_and_records_its_draw(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bring-ups run in the order the seed draws, added rounds too, and run.json
+    keeps order and seed, so the session's order can be drawn again."""
+    fake_session(monkeypatch, NEAR_THE_LINE + [-0.06] * 8)
+    _, header, _ = session(tmp_path, order="random")
+    assert header["order"]["order"] == "random" and header["rounds"] == 12
+    assert [(s["round"], s["arm"]) for s in header["schedule"]] == schedule(
+        12, order="random", seed=header["order"]["seed"])
 
 
 @pytest.mark.parametrize(("args", "said"), [

@@ -39,6 +39,10 @@ def ab(
     max_rounds: Annotated[int | None, typer.Option(
         help="Most rounds when confirming (default twice --rounds; --rounds to 100: "
              "vnetbench.runs.ab.AbSession).")] = None,
+    order: Annotated[str, typer.Option(
+        help="Each round's order: alternate (AB, BA, AB, ...) or random (a fair coin per "
+             "round, seed in run.json: pairs symmetric whatever the machine does in time; "
+             "docs/ab.md).")] = "alternate",
     passes: Annotated[int, typer.Option(help="Passes per bring-up (averaged; bounded as "
                                         "the passes setting is).")] = 1,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
@@ -58,11 +62,11 @@ def ab(
     from vnetbench.report.ab import verdict_summary
     from vnetbench.report.gate_summary import append_summary, check_summary_file
     from vnetbench.report.tables import markdown
-    from vnetbench.runs.ab import ab_session, make_arms, run_ab
+    from vnetbench.runs.ab import ab_session, make_arms, round_order, run_ab
     from vnetbench.scenarios import get_scenario
 
     effect = parse_fraction(min_effect, "--min-effect")
-    session = ab_session(rounds, max_rounds, confirm)
+    session = ab_session(rounds, max_rounds, confirm, round_order(order))
     command_line = {"passes": passes, **({"seconds": seconds} if seconds is not None else {})}
     arms = make_arms(read_topology(topology_file, command_line), a or [],
                      b if b is not None else None, command_line)

@@ -1,5 +1,6 @@
 """`vnetbench ab`: two variants of the system under test measured in one session,
-their bring-ups interleaved (A B, B A, A B, ...), judged pair by pair.
+their bring-ups interleaved (A B, B A, A B, ..., or each round's order at random),
+judged pair by pair.
 
 A variant ("arm") is the topology with a few changes: another overlay, other vNet
 images, other overlay options, other link settings or scenario settings, or a
@@ -13,12 +14,14 @@ bring-ups".
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
@@ -49,6 +52,8 @@ from vnetbench.ui import note
 ARMS = ("A", "B")
 DEFAULT_ROUNDS = 8  # the exact test's smallest p at 8 pairs is 2/256: room for one odd round
 MOST_ROUNDS = 100
+Order = Literal["alternate", "random"]
+ORDERS: tuple[Order, ...] = ("alternate", "random")
 SPEC_HELP = ("KEY=VALUE, repeatable: overlay=NAME, topology=FILE, a setting (tunnel_mtu=1280, "
              "encryption=false, ...), SEGMENT.KEY=VALUE for a link (backbone.rate=90mbit), "
              "option.OVERLAY.KEY=VALUE for overlay_options, vnet-image=[ROLE=]IMAGE, "
@@ -64,6 +69,11 @@ class AbSession(BaseModel):
     # given, at most MOST_ROUNDS; None with confirmation off
     max_rounds: int | None = Field(None, ge=MIN_PAIRS, le=MOST_ROUNDS)
     confirm: bool = True
+    # each round's order: A B, B A, ... ("alternate"), or a fair coin per round ("random":
+    # each pair's sign is then random whatever the machine does in time, which is what
+    # the exact test assumes; docs/ab.md, "Where the false verdicts come from")
+    order: Order = "alternate"
+    seed: int = Field(default_factory=lambda: secrets.randbelow(2**31))
 
     @model_validator(mode="after")
     def confirm_after_the_planned_rounds(self) -> AbSession:
@@ -82,7 +92,8 @@ class AbSession(BaseModel):
         return plan_for(self.rounds, self.most_rounds) if self.confirm else None
 
 
-def ab_session(rounds: int, max_rounds: int | None = None, confirm: bool = True) -> AbSession:
+def ab_session(rounds: int, max_rounds: int | None = None, confirm: bool = True,
+               order: Order = "alternate") -> AbSession:
     """--rounds and --max-rounds within AbSession's bounds, else one paragraph naming
     the option."""
     if max_rounds is not None and not confirm:
@@ -90,7 +101,7 @@ def ab_session(rounds: int, max_rounds: int | None = None, confirm: bool = True)
                         "the rounds confirmation adds, and --no-confirm adds none. Give one "
                         "of the two.")
     try:
-        return AbSession(rounds=rounds, max_rounds=max_rounds, confirm=confirm)
+        return AbSession(rounds=rounds, max_rounds=max_rounds, confirm=confirm, order=order)
     except ValidationError as error:
         problem = error.errors()[0]
         said = str(problem["msg"]).lower().removeprefix("value error, ")
@@ -229,12 +240,29 @@ def validated(topology: Topology, update: dict[str, Any], source: str) -> Topolo
         raise UserError(f"{source}: {problem}.") from None
 
 
-def schedule(rounds: int, first: int = 1) -> list[tuple[int, str]]:
-    """(round, arm) in running order from round `first` to `rounds`: A B, B A, A B, ...
-    (each arm first in half the rounds, so neither always runs on the machine the
-    other has just warmed; rounds added to confirm a verdict go on alternating)."""
+def round_order(text: str) -> Order:
+    """--order's value, else one paragraph naming the choices."""
+    for order in ORDERS:
+        if text == order:
+            return order
+    raise UserError(f"--order {text!r}: the rounds' order is one of {', '.join(ORDERS)}. "
+                    "Give --order random for a fair coin per round, or leave it out.")
+
+
+def schedule(rounds: int, first: int = 1, order: Order = "alternate",
+             seed: int = 0) -> list[tuple[int, str]]:
+    """(round, arm) in running order from round `first` to `rounds`. Alternating: A B,
+    B A, A B, ... (each arm first in half the rounds, so neither always runs on the
+    machine the other has just warmed; rounds added to confirm a verdict go on
+    alternating). Random: each round's order a fair coin drawn from (seed, round), so
+    rounds added later are drawn as if planned."""
+    def a_first(round_no: int) -> bool:
+        if order == "random":
+            return bool(np.random.default_rng([seed, round_no]).integers(2))
+        return bool(round_no % 2)
+
     return [(r, arm) for r in range(first, rounds + 1)
-            for arm in (ARMS if r % 2 else ARMS[::-1])]
+            for arm in (ARMS if a_first(r) else ARMS[::-1])]
 
 
 def make_arms(base: Topology, a: Sequence[str], b: Sequence[str] | None,
@@ -262,6 +290,7 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
     record = new_record("ab", adapters.values(), scenario=scenario.name,
                         rounds=session.rounds, aa=aa, min_effect=min_effect,
                         judge_all=judge_all, confirm=plan.record() if plan else None,
+                        order={"order": session.order, "seed": session.seed},
                         arms={arm.label: {"spec": list(arm.spec), "overlay":
                                           arm.topology.overlay} for arm in arms},
                         schedule=[])
@@ -270,7 +299,7 @@ def run_ab(scenario: Scenario, arms: list[Arm], session: AbSession, out_dir: Pat
     with recorded(directory, record):
         done, target = 0, session.rounds
         while target > done:
-            for round_no, label in schedule(target, done + 1):
+            for round_no, label in schedule(target, done + 1, session.order, session.seed):
                 bring_up = len(record.schedule) + 1
                 note(f"ab: bring-up {bring_up} of {2 * target}: round {round_no}, {label} "
                      f"({by_label[label].description})")

@@ -120,6 +120,20 @@ def test_schedule_alternates_who_goes_first() -> None:
                            (4, "B"), (4, "A")]
 
 
+def test_a_random_order_is_a_fair_coin_per_round_drawn_from_the_seed() -> None:
+    """Each round both arms once, A first in about half the rounds (a fair coin: over
+    2000 rounds 1000 +- 4.5 standard deviations, 1000 +- 100); the same seed gives the
+    same order, and rounds added later (confirmation) are those the whole plan has."""
+    drawn = schedule(2000, order="random", seed=7)
+    rounds = [drawn[i:i + 2] for i in range(0, len(drawn), 2)]
+    assert all({arm for _, arm in pair} == {"A", "B"} for pair in rounds)
+    a_first = sum(pair[0][1] == "A" for pair in rounds)
+    assert 900 <= a_first <= 1100
+    assert schedule(16, order="random", seed=7) == drawn[:32]
+    assert schedule(16, 9, order="random", seed=7) == drawn[16:32]
+    assert schedule(16, order="random", seed=8) != drawn[:32]
+
+
 def test_arm_changes_are_validated_like_the_file(tmp_path: Path) -> None:
     base = load_topology(TWO_SITES)
     arm = arm_topology(base, ["overlay=wireguard", "tunnel_mtu=1280", "backbone.rate=90mbit",
