@@ -67,6 +67,7 @@ from vnetbench.runs.targets import (
     TARGET_N,
     UP_TARGET,
     Figure,
+    PathRound,
     StackTiming,
     figure_rows,
     floor_figures,
@@ -89,6 +90,7 @@ GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
+PATH_ROUNDS = 3  # the two-router paths in turn, for their ratios
 
 
 def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
@@ -118,7 +120,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     keep(raw, routed, *bare_shape_figures(bare))
     path = path_figures(directory, seconds, passes, raw.value, routed.value)
     keep(*path)
-    delay, plain_rtt = delay_figures(directory)
+    delay = delay_figures(directory)
     keep(*delay)
     ups: dict[int, float] = {}
     downs: dict[int, float] = {}
@@ -150,9 +152,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     extra["engine_floor"] = [asdict(f) for f in floors.values() if f is not None]
     keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
          *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down),
-         *against_bare_path(plain_rtt, path[0].value,
-                            path_values(bare, "netfilter-off"),
-                            path_values(bare, "netfilter-on")))
+         *against_bare_path(path_rounds(runtime, directory, seconds)))
     return directory, figures
 
 
@@ -176,6 +176,38 @@ def bare_shape_figures(bare: BareShape) -> list[Figure]:
 def path_values(bare: BareShape, variant: str) -> tuple[float | None, float | None]:
     path = bare.paths.get(variant)
     return (path.rtt_mean_ms, path.tcp_mbit) if path else (None, None)
+
+
+def path_rounds(runtime: HostRuntime, directory: Path, seconds: float) -> list[PathRound]:
+    """The two-router path as vnetbench runs it and the bare one, measured in turn, the
+    first of each round alternating; each path's TCP (one stream) then 200 pings."""
+    rounds = []
+    for number in range(1, PATH_ROUNDS + 1):
+        with waiting(f"the two-router paths in turn, round {number} of {PATH_ROUNDS}",
+                     30 + seconds * 3):
+            if number % 2:
+                testbed = testbed_path(directory, seconds, number)
+                bare = bare_shape(runtime, directory.name, [2], seconds, pings=200)
+            else:
+                bare = bare_shape(runtime, directory.name, [2], seconds, pings=200)
+                testbed = testbed_path(directory, seconds, number)
+        rounds.append(PathRound(testbed, path_values(bare, "netfilter-off"),
+                                path_values(bare, "netfilter-on")))
+    return rounds
+
+
+def testbed_path(directory: Path, seconds: float, number: int) -> tuple[float | None,
+                                                                        float | None]:
+    """(RTT ms, TCP Mbit/s) of vnetbench's baseline two-site path, one bring-up."""
+    topology = two_sites(f"calibrate-round{number}", seconds, 1, pings=200)
+    frame = load_results(run_scenarios(topology, [get_scenario("throughput")],
+                                       directory / "runs"))
+
+    def value(metric: str) -> float | None:
+        found = frame[frame["metric"] == metric]["value"].dropna()
+        return float(found.median()) if len(found) else None
+
+    return value("rtt_mean_ms"), value("tcp_mbit")
 
 
 def reasons(found: dict[str, Any]) -> tuple[str, str]:
@@ -230,7 +262,7 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
     ]
 
 
-def delay_figures(directory: Path) -> tuple[list[Figure], float | None]:
+def delay_figures(directory: Path) -> list[Figure]:
     """The delay line's own latency (subtracted from each delay) and what is left of
     the error on a 10 ms delay each way, against the same path unshaped."""
     plain = two_sites("calibrate-plain", 1, 1, pings=200)
@@ -256,7 +288,7 @@ def delay_figures(directory: Path) -> tuple[list[Figure], float | None]:
     plain_rtt = None if rtts[0] != rtts[0] else float(rtts[0])  # NaN: none measured
     figures.append(Figure("baseline path RTT (mean)", plain_rtt, "ms",
                           note="200 pings 10 ms apart, agent to agent over both routers"))
-    return figures, plain_rtt
+    return figures
 
 
 def idle_figures(directory: Path, images: ImageSet) -> tuple[list[Figure], dict[str, Any]]:

@@ -6,6 +6,7 @@ from vnetbench.measure.engine_floor import FloorTiming
 from vnetbench.runs.targets import (
     TARGET_N,
     Figure,
+    PathRound,
     StackTiming,
     figure_rows,
     floor_figures,
@@ -42,18 +43,26 @@ def test_a_met_target_gives_no_reason() -> None:
 
 
 def test_the_path_rtt_is_at_most_and_tcp_at_least() -> None:
-    rtt, tcp = path_figures(0.05, 9000.0, (0.04, 10000.0), (0.046, 9500.0))
-    assert rtt.met is True and abs((rtt.value or 0) - 1.25) < 1e-9
+    """The median of the rounds' ratios, each round against its own bare path: a round
+    whose both paths were slow (the host's moment) counts as the ratio it gives."""
+    rounds = [PathRound((0.05, 9000.0), (0.04, 10000.0), (0.046, 9500.0)),
+              PathRound((0.10, 4500.0), (0.08, 5000.0), (0.09, 4800.0)),  # both slow
+              PathRound((0.06, 9000.0), (0.04, 10000.0), (0.05, 9500.0))]
+    rtt, tcp = path_figures(rounds)
+    assert rtt.met is True and abs((rtt.value or 0) - 1.25) < 1e-9  # 1.25, 1.25, 1.5
     assert tcp.met is True and abs((tcp.value or 0) - 0.9) < 1e-9
-    assert "0.046 ms" in rtt.note and "9500 Mbit/s" in tcp.note
-    assert "vnetbench against that: 1.09x" in rtt.note  # 0.05 / 0.046: beyond netfilter
-    rtt, tcp = path_figures(0.1, 7000.0, (0.04, 10000.0), (None, None))
-    assert rtt.met is False and tcp.met is False
+    assert "1.25, 1.25, 1.50x" in rtt.note and "median of 3 rounds" in rtt.note
+    assert "0.90, 1.00, 1.00x" not in rtt.note  # TCP's ratios are in TCP's note
+    assert "1.09, 1.11, 1.20x" in rtt.note  # against netfilter on: beyond it
+    assert "bare with bridge netfilter and conntrack on 9500 Mbit/s" in tcp.note
+    ahead = path_figures([PathRound((0.1, 7000.0), (0.04, 10000.0), (None, None))])
+    assert ahead[0].met is False and ahead[1].met is False
 
 
 def test_nothing_measured_is_no_verdict() -> None:
-    rtt, tcp = path_figures(None, None, (None, None), (None, None))
-    assert rtt.met is None and rtt.value is None and tcp.met is None
+    for rounds in ([], [PathRound((None, None), (None, None), (None, None))]):
+        rtt, tcp = path_figures(rounds)
+        assert rtt.met is None and rtt.value is None and tcp.met is None
 
 
 def test_rows_say_met_and_not_met() -> None:
