@@ -16,7 +16,8 @@ from vnetbench.ui import out_console
 def calibrate(
     seconds: Annotated[float, typer.Option(min=1, max=60, help="Length of each TCP stream.")]
     = 5.0,
-    passes: Annotated[int, typer.Option(min=1, max=20, help="Streams per figure.")] = 3,
+    passes: Annotated[int, typer.Option(
+        min=1, max=20, help="Streams per figure; rounds of the two-router paths in turn.")] = 3,
     scale: Annotated[bool, typer.Option(
         help="Also the testbed at scale: 200 containers up and down, the start gate, "
              "join passes on kept containers, rooms of vNet agents.")] = False,

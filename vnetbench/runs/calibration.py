@@ -90,7 +90,6 @@ GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
-PATH_ROUNDS = 3  # the two-router paths in turn, for their ratios
 
 
 def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
@@ -152,7 +151,7 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
     extra["engine_floor"] = [asdict(f) for f in floors.values() if f is not None]
     keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
          *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down),
-         *against_bare_path(path_rounds(runtime, directory, seconds)))
+         *against_bare_path(path_rounds(runtime, directory, seconds, passes)))
     return directory, figures
 
 
@@ -178,12 +177,14 @@ def path_values(bare: BareShape, variant: str) -> tuple[float | None, float | No
     return (path.rtt_mean_ms, path.tcp_mbit) if path else (None, None)
 
 
-def path_rounds(runtime: HostRuntime, directory: Path, seconds: float) -> list[PathRound]:
+def path_rounds(runtime: HostRuntime, directory: Path, seconds: float,
+                count: int) -> list[PathRound]:
     """The two-router path as vnetbench runs it and the bare one, measured in turn, the
-    first of each round alternating; each path's TCP (one stream) then 200 pings."""
+    first of each round alternating; each path's TCP (one stream) then 200 pings. As
+    many rounds as the figures' passes."""
     rounds = []
-    for number in range(1, PATH_ROUNDS + 1):
-        with waiting(f"the two-router paths in turn, round {number} of {PATH_ROUNDS}",
+    for number in range(1, count + 1):
+        with waiting(f"the two-router paths in turn, round {number} of {count}",
                      30 + seconds * 3):
             if number % 2:
                 testbed = testbed_path(directory, seconds, number)

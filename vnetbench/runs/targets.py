@@ -109,7 +109,8 @@ def path_figures(rounds: Sequence[PathRound]) -> list[Figure]:
     # Docker's bridges live in the host's namespace, whose bridge netfilter is on
     # (the engine's doing, or the kernel's default where br_netfilter is built in):
     # against the bare path with it on, what is left is the rest of the testbed's own.
-    rounds_said = f"median of {len(rounds)} rounds, both paths in turn"
+    rounds_said = (f"median of {len(rounds)} round{'' if len(rounds) == 1 else 's'}, "
+                   "both paths in turn")
     rtt_note = (f"{rounds_said}: {each(rtt, 2)}x; against the bare path with netfilter "
                 f"on: {each(rtt_on, 2)}x; medians: {medians(0, 'ms', 3)}")
     tcp_note = (f"{rounds_said}: {each(tcp, 3)}; against the bare path with netfilter "
