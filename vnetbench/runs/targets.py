@@ -68,9 +68,9 @@ def timing_figures(what: str, testbed: dict[int, float], bare: dict[int, float],
 
 @dataclass(frozen=True)
 class PathRound:
-    """One round of the two-router paths measured in turn: vnetbench's, then the bare
-    one with the bridges' netfilter off and on, each (RTT ms, TCP Mbit/s); None where
-    a tool's output was unread."""
+    """One round of the two-router paths measured in turn: vnetbench's and the bare one
+    with the bridges' netfilter off and on, each (RTT ms, TCP Mbit/s); None where a
+    tool's output was unread."""
 
     testbed: tuple[float | None, float | None]
     bare_off: tuple[float | None, float | None]
