@@ -351,6 +351,7 @@ class PairSigns:
     above: int
     below: int
     p_value: float
+    order: str = "alternate"
 
 
 def symmetry(kept: Path) -> list[PairSigns]:
@@ -369,17 +370,22 @@ def symmetry(kept: Path) -> list[PairSigns]:
             ratios = ratios[np.isfinite(ratios) & (ratios != 0)]
             if ratios.size:
                 found.append(PairSigns(session.key, metric.name, int((ratios > 0).sum()),
-                                       int((ratios < 0).sum()), signed_rank_p(ratios)))
+                                       int((ratios < 0).sum()), signed_rank_p(ratios),
+                                       session.order))
     return found
 
 
 def symmetry_table(found: list[PairSigns]) -> str:
+    """The tests, then per order of the rounds how many fell below 0.05."""
     lines = ["| A/A | metric | B above A | B below A | p, all rounds |", "|---|---|---|---|---|"]
     lines += [f"| {f.session} | {f.metric} | {f.above} | {f.below} | {f.p_value:.3f} |"
               for f in found]
-    low = [f for f in found if f.p_value < 0.05]
-    metrics = ", ".join(sorted({f.metric for f in low}))
-    lines.append(f"\np < 0.05 in {len(low)} of {len(found)} ({metrics})")
+    lines.append("")
+    for order in dict.fromkeys(f.order for f in found):
+        tested = [f for f in found if f.order == order]
+        low = [f for f in tested if f.p_value < 0.05]
+        metrics = ", ".join(sorted({f.metric for f in low})) or "none"
+        lines.append(f"{order} order: p < 0.05 in {len(low)} of {len(tested)} ({metrics})")
     return "\n".join(lines)
 
 
