@@ -352,6 +352,9 @@ class PairSigns:
     below: int
     p_value: float
     order: str = "alternate"
+    # log(B/A) at each round (round r at index r - 1), nan where it cannot count (a
+    # round missing, or the same value on both arms): what flip_null redraws
+    log_ratios: tuple[float, ...] = ()
 
 
 def symmetry(kept: Path) -> list[PairSigns]:
@@ -366,17 +369,48 @@ def symmetry(kept: Path) -> list[PairSigns]:
             if not metric.judged:
                 continue
             with np.errstate(divide="ignore", invalid="ignore"):  # 0/0: no loss either side
-                ratios = np.log(metric.b / metric.a)
-            ratios = ratios[np.isfinite(ratios) & (ratios != 0)]
+                by_round = np.log(metric.b / metric.a)
+            by_round[~np.isfinite(by_round) | (by_round == 0)] = np.nan
+            ratios = by_round[~np.isnan(by_round)]
             if ratios.size:
                 found.append(PairSigns(session.key, metric.name, int((ratios > 0).sum()),
                                        int((ratios < 0).sum()), signed_rank_p(ratios),
-                                       session.order))
+                                       session.order, tuple(by_round.tolist())))
     return found
 
 
-def symmetry_table(found: list[PairSigns]) -> str:
-    """The tests, then per order of the rounds how many fell below 0.05."""
+def below(found: list[PairSigns], signs: dict[str, np.ndarray] | None = None) -> int:
+    """How many tests fall below 0.05, each round's ratios first multiplied by its sign
+    (`signs[session][r - 1]`) when signs are given."""
+    count = 0
+    for f in found:
+        ratios = np.array(f.log_ratios)
+        if signs is not None:
+            ratios = ratios * signs[f.session][:ratios.size]
+        count += signed_rank_p(ratios[~np.isnan(ratios)]) < 0.05
+    return count
+
+
+def flip_null(found: list[PairSigns], draws: int = 5000, seed: int = 1) -> float:
+    """How often a count of tests below 0.05 as large as the observed one comes when
+    each round's B/A is flipped by a fair coin, all the round's metrics together: the
+    count's null distribution when the arms are alike and rounds are independent, with
+    a session's metrics as correlated as they were. With each round's order a coin this
+    null is exact (the coin decides the sign); it is the right one for any order if
+    nothing in time favours an arm. (1 + draws at least as large) / (1 + draws)."""
+    rng = np.random.default_rng(seed)
+    observed = below(found)
+    rounds = {f.session: len(f.log_ratios) for f in found}
+    larger = 0
+    for _ in range(draws):
+        signs = {session: rng.choice([-1.0, 1.0], size=n) for session, n in rounds.items()}
+        larger += below(found, signs) >= observed
+    return (1 + larger) / (1 + draws)
+
+
+def symmetry_table(found: list[PairSigns], draws: int = 5000) -> str:
+    """The tests, then per order of the rounds how many fell below 0.05, and how
+    likely as many are when the arms are alike (flip_null)."""
     lines = ["| A/A | metric | B above A | B below A | p, all rounds |", "|---|---|---|---|---|"]
     lines += [f"| {f.session} | {f.metric} | {f.above} | {f.below} | {f.p_value:.3f} |"
               for f in found]
@@ -385,7 +419,9 @@ def symmetry_table(found: list[PairSigns]) -> str:
         tested = [f for f in found if f.order == order]
         low = [f for f in tested if f.p_value < 0.05]
         metrics = ", ".join(sorted({f.metric for f in low})) or "none"
-        lines.append(f"{order} order: p < 0.05 in {len(low)} of {len(tested)} ({metrics})")
+        lines.append(f"{order} order: p < 0.05 in {len(low)} of {len(tested)} ({metrics}); "
+                     f"as many or more with each round's B/A flipped by a coin: "
+                     f"P = {flip_null(tested, draws):.3f} ({draws} draws)")
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,12 +19,15 @@ from tests.error_rates import (
     KEPT_FILES,
     TRIES,
     Only,
+    PairSigns,
     Planned,
     Session,
     append,
     arms,
+    below,
     done_sessions,
     fixed_verdicts,
+    flip_null,
     plan,
     record,
     symmetry,
@@ -34,6 +38,7 @@ from vnetbench.report.ab import VERDICTS_FILE, judge, metric_rounds
 from vnetbench.results import load_results
 from vnetbench.runrecord import read_record
 from vnetbench.sequential import plan_for
+from vnetbench.stats import signed_rank_p
 
 KEPT_SESSIONS = done_sessions(KEPT)
 DOCS = Path(__file__).parents[2] / "docs" / "ab.md"
@@ -155,10 +160,46 @@ def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     rounds = {s.key: s.rounds for s in aa}
     assert all(f.above + f.below <= rounds[f.session] for f in found)
     assert {f.order for f in found} == {s.order for s in aa}
-    summary = symmetry_table(found).split("\n\n")[-1]
+    summary = symmetry_table(found, draws=20).split("\n\n")[-1]
     assert summary.startswith("alternate order: p < 0.05 in ")
-    for line in summary.splitlines():
-        assert line in DOCS.read_text()
+    for line in summary.splitlines():  # docs/ab.md's P is of 5000 draws: not redrawn here
+        count, null = line.split("; as many or more")
+        assert count in DOCS.read_text() and "flipped by a coin: P = " in null
+
+
+def session_of(name: str, metrics: dict[str, list[float]]) -> list[PairSigns]:
+    """A made-up A/A: log(B/A) per round of each metric."""
+    return [PairSigns(name, metric, sum(r > 0 for r in ratios), sum(r < 0 for r in ratios),
+                      signed_rank_p(np.array(ratios)), "random", tuple(ratios))
+            for metric, ratios in metrics.items()]
+
+
+def test_a_lean_to_one_arm_in_every_session_is_unlikely_under_the_flips() -> None:
+    """B above A in all 8 rounds of both metrics of 3 sessions: 6 tests at the smallest
+    p 8 pairs can give (0.008); flipped rounds give 6 again only when a session's 8
+    coins leave at most its smallest ratios on the other side (10 patterns in 256) in
+    all 3 sessions, 6 in 100,000 draws: P near 1/(1 + draws)."""
+    lean = [0.01 * (k + 1) for k in range(8)]
+    found = [f for n in range(3) for f in session_of(f"s{n}", {"tcp": lean, "rtt": lean})]
+    assert below(found) == 6
+    assert flip_null(found, draws=400) < 0.01
+
+
+def test_pairs_with_no_lean_are_likely_under_the_flips() -> None:
+    """Signs that alternate: no test below 0.05, so every draw has as many (P = 1)."""
+    even = [0.01 * (k + 1) * (-1) ** k for k in range(8)]
+    found = session_of("s", {"tcp": even, "rtt": even})
+    assert below(found) == 0 and flip_null(found, draws=50) == 1.0
+
+
+def test_a_round_s_metrics_flip_together() -> None:
+    """Two metrics that lean together in a session: the flips keep them together, so
+    the count is 0 or 2 in every draw, never 1."""
+    lean = [0.01 * (k + 1) for k in range(8)]
+    found = session_of("s", {"tcp": lean, "rtt": lean})
+    rng = np.random.default_rng(3)
+    counts = {below(found, {"s": rng.choice([-1.0, 1.0], size=8)}) for _ in range(300)}
+    assert counts <= {0, 2} and 0 in counts
 
 
 def test_a_file_of_the_older_layout_gets_today_s_header(tmp_path: Path) -> None:
