@@ -303,7 +303,8 @@ def main() -> None:
         added = record(args.campaign, args.kept)
         print(f"{len(added)} session(s) added to {args.kept}")
     elif args.action == "symmetry":
-        print(symmetry_table(symmetry(args.campaign)))
+        found = symmetry(args.campaign)
+        print(symmetry_table(found, positions=by_position(args.campaign, found)))
     else:
         print(tables(done_sessions(args.campaign)))
 
@@ -379,6 +380,33 @@ def symmetry(kept: Path) -> list[PairSigns]:
     return found
 
 
+def first_arms(kept: Path, session: Session) -> list[str]:
+    """The arm each round of a kept session brought up first (round r at index r - 1)."""
+    header = json.loads((kept / session.directory / "run.json").read_text())
+    first: dict[int, str] = {}
+    for bring_up in header["schedule"]:
+        first.setdefault(int(bring_up["round"]), str(bring_up["arm"]))
+    return [first.get(r, "") for r in range(1, max(first, default=0) + 1)]
+
+
+def by_position(kept: Path, found: list[PairSigns]) -> list[PairSigns]:
+    """The same tests of the arm brought up second against the first (B/A where A went
+    first, A/B where B did): does a round's position, not its arm, lean?"""
+    sessions = {s.key: s for s in done_sessions(kept)}
+    turned = []
+    for f in found:
+        first = first_arms(kept, sessions[f.session])
+        signs = np.array([1.0 if arm == "A" else -1.0 for arm in first])
+        ratios = np.array(f.log_ratios) * signs[:len(f.log_ratios)]
+        kept_ratios = ratios[~np.isnan(ratios)]
+        turned.append(replace(f, metric=f"{f.metric} (second/first)",
+                              above=int((kept_ratios > 0).sum()),
+                              below=int((kept_ratios < 0).sum()),
+                              p_value=signed_rank_p(kept_ratios),
+                              log_ratios=tuple(ratios.tolist())))
+    return turned
+
+
 def below(found: list[PairSigns], signs: dict[str, np.ndarray] | None = None) -> int:
     """How many tests fall below 0.05, each round's ratios first multiplied by its sign
     (`signs[session][r - 1]`) when signs are given."""
@@ -408,13 +436,27 @@ def flip_null(found: list[PairSigns], draws: int = 5000, seed: int = 1) -> float
     return (1 + larger) / (1 + draws)
 
 
-def symmetry_table(found: list[PairSigns], draws: int = 5000) -> str:
+def symmetry_table(found: list[PairSigns], draws: int = 5000,
+                   positions: list[PairSigns] | None = None) -> str:
     """The tests, then per order of the rounds how many fell below 0.05, and how
-    likely as many are when the arms are alike (flip_null)."""
+    likely as many are when the arms are alike (flip_null); with `positions`, the
+    random-order sessions' second against first too."""
     lines = ["| A/A | metric | B above A | B below A | p, all rounds |", "|---|---|---|---|---|"]
     lines += [f"| {f.session} | {f.metric} | {f.above} | {f.below} | {f.p_value:.3f} |"
               for f in found]
     lines.append("")
+    lines += summary_lines(found, draws)
+    random_order = [f for f in positions or [] if f.order == "random"]
+    if random_order:
+        low = [f for f in random_order if f.p_value < 0.05]
+        lines.append(f"random order, the arm brought up second against the first: p < 0.05 "
+                     f"in {len(low)} of {len(random_order)}; as many or more by chance: "
+                     f"P = {flip_null(random_order, draws):.3f} ({draws} draws)")
+    return "\n".join(lines)
+
+
+def summary_lines(found: list[PairSigns], draws: int) -> list[str]:
+    lines = []
     for order in dict.fromkeys(f.order for f in found):
         tested = [f for f in found if f.order == order]
         low = [f for f in tested if f.p_value < 0.05]
@@ -422,7 +464,7 @@ def symmetry_table(found: list[PairSigns], draws: int = 5000) -> str:
         lines.append(f"{order} order: p < 0.05 in {len(low)} of {len(tested)} ({metrics}); "
                      f"as many or more with each round's B/A flipped by a coin: "
                      f"P = {flip_null(tested, draws):.3f} ({draws} draws)")
-    return "\n".join(lines)
+    return lines
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ from tests.error_rates import (
     append,
     arms,
     below,
+    by_position,
     done_sessions,
+    first_arms,
     fixed_verdicts,
     flip_null,
     plan,
@@ -165,6 +167,23 @@ def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     for line in summary.splitlines():  # docs/ab.md's P is of 5000 draws: not redrawn here
         count, null = line.split("; as many or more")
         assert count in DOCS.read_text() and "flipped by a coin: P = " in null
+
+
+def test_second_against_first_turns_the_rounds_b_went_first() -> None:
+    """A random-order session's ratios, turned to second/first: the rounds where B went
+    first change sign, the others stay; docs/ab.md gives the count they make."""
+    sessions = {s.key: s for s in KEPT_SESSIONS}
+    found = [f for f in symmetry(KEPT) if f.order == "random"]
+    turned = by_position(KEPT, found)
+    assert len(turned) == len(found) == 36
+    for f, t in zip(found, turned, strict=True):
+        first = first_arms(KEPT, sessions[f.session])
+        assert "A" in first and "B" in first  # a coin per round: both arms led some
+        for arm, ratio, position in zip(first, f.log_ratios, t.log_ratios, strict=False):
+            if not np.isnan(ratio):
+                assert position == (ratio if arm == "A" else -ratio)
+    low = sum(t.p_value < 0.05 for t in turned)
+    assert f"the first: p < 0.05 in {low} of 36;" in DOCS.read_text()
 
 
 def session_of(name: str, metrics: dict[str, list[float]]) -> list[PairSigns]:
