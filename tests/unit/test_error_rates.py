@@ -30,6 +30,7 @@ from tests.error_rates import (
     first_arms,
     fixed_verdicts,
     flip_null,
+    pair_signs,
     plan,
     record,
     symmetry,
@@ -40,7 +41,6 @@ from vnetbench.report.ab import VERDICTS_FILE, judge, metric_rounds
 from vnetbench.results import load_results
 from vnetbench.runrecord import read_record
 from vnetbench.sequential import plan_for
-from vnetbench.stats import signed_rank_p
 
 KEPT_SESSIONS = done_sessions(KEPT)
 DOCS = Path(__file__).parents[2] / "docs" / "ab.md"
@@ -188,8 +188,7 @@ def test_second_against_first_turns_the_rounds_b_went_first() -> None:
 
 def session_of(name: str, metrics: dict[str, list[float]]) -> list[PairSigns]:
     """A made-up A/A: log(B/A) per round of each metric."""
-    return [PairSigns(name, metric, sum(r > 0 for r in ratios), sum(r < 0 for r in ratios),
-                      signed_rank_p(np.array(ratios)), "random", tuple(ratios))
+    return [pair_signs(name, metric, "random", np.array(ratios))
             for metric, ratios in metrics.items()]
 
 
