@@ -1,0 +1,174 @@
+"""Where the two-router path's RTT goes beyond the bare namespaces (docs/cost.md).
+
+`calibrate` compares vnetbench's baseline path (agent, router, router, agent on
+the engine's bridges) with bare namespaces as Mininet builds them. With the bridges'
+netfilter on in both, vnetbench's path was still 7-20 % slower. One difference: the
+engine puts NAT rules for its embedded DNS (127.0.0.11) in every container's
+namespace, which switches connection tracking on there, so each ping is tracked in
+both agents and both routers; the bare namespaces track nothing.
+
+This brings the seed's two-site baseline up (`vnetbench up`), then one privileged
+helper of the tools image (the host's PID namespace, no network of its own) builds
+two bare two-router paths in its own namespace, bridges' netfilter on with a
+conntrack rule in FORWARD as calibrate's: A as they are, B with the rules read from
+the running agent and router copied into each host and router namespace. It pings
+A, B and vnetbench's path (T, entered with nsenter, so every ping runs from one
+process context) in turn, the order rotating each round, and prints each round's
+mean RTT and the ratios over rounds (Hodges-Lehmann, the exact signed-rank p):
+
+    python -m tests.rtt_residual OUT [--rounds 18] [--pings 500]
+
+OUT keeps the helper's output (out.txt, with the rules read and each namespace's
+conntrack count) and the stack's run directory; the stack is brought down at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+from statistics import mean
+
+import numpy as np
+
+from vnetbench.stats import hodges_lehmann, signed_rank_p
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = "vnetbench/tools:trixie"
+
+# $1 agent1 pid, $2 agent2 address, $3 rounds, $4 pings, $5 router1 pid
+HELPER = r"""
+set -e
+agent=$1; target=$2; rounds=$3; pings=$4; router=$5
+mkdir -p /tmp/proc && mount -t proc proc /tmp/proc
+echo 1 > /tmp/proc/sys/net/bridge/bridge-nf-call-iptables
+iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+shape() {  # $1: prefix; $2: 198.$2.0.0/16
+  p=$1; o=$2
+  for b in ${p}bb ${p}s1 ${p}s2; do ip link add $b type bridge; ip link set $b up; done
+  for r in 1 2; do
+    other=$((3 - r)); ns=${p}r$r
+    ip netns add $ns; ip -n $ns link set lo up
+    ip link add ${p}rb$r type veth peer name b0 netns $ns
+    ip link add ${p}rs$r type veth peer name s0 netns $ns
+    ip link set ${p}rb$r master ${p}bb up; ip link set ${p}rs$r master ${p}s$r up
+    ip -n $ns address add 198.$o.0.$r/24 dev b0; ip -n $ns link set b0 up
+    ip -n $ns address add 198.$o.$r.1/24 dev s0; ip -n $ns link set s0 up
+    ip -n $ns route add 198.$o.$other.0/24 via 198.$o.0.$other
+    ip netns exec $ns sysctl -qw net.ipv4.ip_forward=1
+  done
+  for i in 1 2; do
+    ns=${p}h$i
+    ip netns add $ns; ip -n $ns link set lo up
+    ip link add ${p}e$i type veth peer name eth0 netns $ns
+    ip link set ${p}e$i master ${p}s$i up
+    ip -n $ns address add 198.$o.$i.2/24 dev eth0; ip -n $ns link set eth0 up
+    ip -n $ns route add default via 198.$o.$i.1
+  done
+}
+shape A 18
+shape B 19
+ipt=iptables
+nsenter -t "$agent" -n iptables-save | grep -q DOCKER_OUTPUT || ipt=iptables-legacy
+nsenter -t "$agent" -n $ipt-save > /tmp/agent.rules
+nsenter -t "$router" -n $ipt-save > /tmp/router.rules
+echo "=== the agent's rules ($ipt) ==="; cat /tmp/agent.rules
+echo "=== the router's rules ($ipt) ==="; cat /tmp/router.rules
+for ns in Bh1 Bh2; do ip netns exec $ns $ipt-restore < /tmp/agent.rules; done
+for ns in Br1 Br2; do ip netns exec $ns $ipt-restore < /tmp/router.rules; done
+ping_path() {  # $1: A, B or T; $2: round
+  case $1 in
+    A) ip netns exec Ah1 ping -c "$pings" -i 0.01 -W 1 198.18.2.2 ;;
+    B) ip netns exec Bh1 ping -c "$pings" -i 0.01 -W 1 198.19.2.2 ;;
+    T) nsenter -t "$agent" -n ping -c "$pings" -i 0.01 -W 1 "$target" ;;
+  esac > /tmp/ping.out 2>&1 || true
+  echo "--- ping $1 round $2 ---"; cat /tmp/ping.out; echo "--- end ---"
+}
+orders=("A B T" "B T A" "T A B" "A T B" "T B A" "B A T")
+for r in $(seq 1 "$rounds"); do
+  for path in ${orders[$(( (r - 1) % 6 ))]}; do ping_path "$path" "$r"; done
+done
+echo "=== conntrack entries per namespace ==="
+for ns in Ah1 Ar1 Bh1 Br1; do
+  echo "$ns $(ip netns exec $ns cat /proc/sys/net/netfilter/nf_conntrack_count 2>&1)"
+done
+echo "T-agent $(nsenter -t "$agent" -n cat /proc/sys/net/netfilter/nf_conntrack_count 2>&1)"
+echo "T-router $(nsenter -t "$router" -n cat /proc/sys/net/netfilter/nf_conntrack_count 2>&1)"
+"""
+
+SECTION = re.compile(r"^--- ping (\w) round (\d+) ---\n(.*?)^--- end ---$", re.M | re.S)
+TIME = re.compile(r"time=([0-9.]+) ms")
+
+
+def docker(*argv: str) -> str:
+    return subprocess.run(["docker", *argv], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def run_filter(run_id: str, role: str) -> list[str]:
+    return ["--filter", f"label=vnetbench.run={run_id}", "--filter", f"label=vnetbench.role={role}"]
+
+
+def measure(out: Path, rounds: int, pings: int) -> str:
+    """The stack up, the helper's pings, the stack down: the helper's output."""
+    vnetbench = [sys.executable, "-m", "vnetbench"]
+    run_id = subprocess.run([*vnetbench, "up", "-t", str(ROOT / "topologies" / "two-sites.yml"),
+                             "--out", str(out)], capture_output=True, text=True,
+                            check=True).stdout.strip().splitlines()[-1]
+    try:
+        agents = sorted(docker("ps", "-q", *run_filter(run_id, "agent")).split())
+        router = docker("ps", "-q", *run_filter(run_id, "switch")).split()[0]
+        pid = {c: docker("inspect", "-f", "{{.State.Pid}}", c) for c in (agents[0], router)}
+        target = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} "
+                        "{{end}}", agents[1]).split()[0]
+        return docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
+                      "--label", f"vnetbench.run={run_id}", "--label",
+                      "vnetbench.role=investigation", "--entrypoint", "bash", TOOLS, "-c",
+                      HELPER, "helper", pid[agents[0]], target, str(rounds), str(pings),
+                      pid[router])
+    finally:
+        subprocess.run([*vnetbench, "down", run_id], capture_output=True, check=False)
+
+
+def mean_rtts(text: str) -> dict[int, dict[str, float]]:
+    """Each round's mean RTT (ms) per path."""
+    found: dict[int, dict[str, float]] = {}
+    for path, number, body in SECTION.findall(text):
+        found.setdefault(int(number), {})[path] = mean(float(t) for t in TIME.findall(body))
+    return found
+
+
+def report(text: str) -> str:
+    rounds = mean_rtts(text)
+    lines = ["| round | A: bare, µs | B: bare with the engine's rules, µs | T: vnetbench, µs |",
+             "|---|---|---|---|"]
+    lines += [f"| {r} | {v['A'] * 1000:.0f} | {v['B'] * 1000:.0f} | {v['T'] * 1000:.0f} |"
+              for r, v in sorted(rounds.items())]
+    lines.append("")
+    for top, bottom in (("B", "A"), ("T", "A"), ("T", "B")):
+        logs = np.log([v[top] / v[bottom] for v in rounds.values()])
+        centre, low, high = hodges_lehmann(logs)
+        lines.append(f"{top}/{bottom}: {np.exp(centre):.3f} [{np.exp(low):.3f}, "
+                     f"{np.exp(high):.3f}], p {signed_rank_p(logs):.4f}, {top} above "
+                     f"{bottom} in {int((logs > 0).sum())} of {logs.size} rounds")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--rounds", type=int, default=18)
+    parser.add_argument("--pings", type=int, default=500)
+    parser.add_argument("--read", action="store_true", help="only read OUT/out.txt again")
+    args = parser.parse_args()
+    kept = args.out / "out.txt"
+    if not args.read:
+        args.out.mkdir(parents=True, exist_ok=True)
+        kept.write_text(measure(args.out.resolve(), args.rounds, args.pings) + "\n")
+    print(report(kept.read_text()))
+
+
+if __name__ == "__main__":
+    main()
