@@ -33,6 +33,7 @@ from statistics import mean
 
 import numpy as np
 
+from vnetbench.labels import ROLE, RUN
 from vnetbench.stats import hodges_lehmann, signed_rank_p
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,8 +108,9 @@ def docker(*argv: str) -> str:
                           check=True).stdout.strip()
 
 
-def run_filter(run_id: str, role: str) -> list[str]:
-    return ["--filter", f"label=vnetbench.run={run_id}", "--filter", f"label=vnetbench.role={role}"]
+def of_run(run_id: str, role: str) -> list[str]:
+    """`docker ps` filters: the run's containers of one role (vnetbench's labels)."""
+    return ["--filter", f"label={RUN}={run_id}", "--filter", f"label={ROLE}={role}"]
 
 
 def measure(out: Path, rounds: int, pings: int) -> str:
@@ -118,16 +120,17 @@ def measure(out: Path, rounds: int, pings: int) -> str:
                              "--out", str(out)], capture_output=True, text=True,
                             check=True).stdout.strip().splitlines()[-1]
     try:
-        agents = sorted(docker("ps", "-q", *run_filter(run_id, "agent")).split())
-        router = docker("ps", "-q", *run_filter(run_id, "switch")).split()[0]
+        agents = sorted(docker("ps", "-q", *of_run(run_id, "agent")).split())
+        router = docker("ps", "-q", *of_run(run_id, "switch")).split()[0]
         pid = {c: docker("inspect", "-f", "{{.State.Pid}}", c) for c in (agents[0], router)}
+        print(f"pinging three paths, {rounds} rounds of {pings} pings 10 ms apart: about "
+              f"{rounds * pings * 3 * 0.016 / 60:.0f} min", file=sys.stderr, flush=True)
         target = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} "
                         "{{end}}", agents[1]).split()[0]
         return docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
-                      "--label", f"vnetbench.run={run_id}", "--label",
-                      "vnetbench.role=investigation", "--entrypoint", "bash", TOOLS, "-c",
-                      HELPER, "helper", pid[agents[0]], target, str(rounds), str(pings),
-                      pid[router])
+                      "--label", f"{RUN}={run_id}", "--label", f"{ROLE}=investigation",
+                      "--entrypoint", "bash", TOOLS, "-c", HELPER, "helper", pid[agents[0]],
+                      target, str(rounds), str(pings), pid[router])
     finally:
         subprocess.run([*vnetbench, "down", run_id], capture_output=True, check=False)
 
@@ -164,6 +167,10 @@ def main() -> None:
     parser.add_argument("--read", action="store_true", help="only read OUT/out.txt again")
     args = parser.parse_args()
     kept = args.out / "out.txt"
+    if args.rounds < 1 or args.pings < 1:
+        parser.error(f"--rounds {args.rounds} --pings {args.pings}: each must be 1 or more")
+    if args.read and not kept.is_file():
+        parser.error(f"--read: {kept} does not exist; measure first (without --read)")
     if not args.read:
         args.out.mkdir(parents=True, exist_ok=True)
         kept.write_text(measure(args.out.resolve(), args.rounds, args.pings) + "\n")
