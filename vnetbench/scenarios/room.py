@@ -73,8 +73,8 @@ from vnetbench.ui import waiting
 
 SERVER = "server"
 PORT = 8080
-# Probes are started this many at a time; the room's instant is set so that the
-# engine has them all waiting by then. The engine's pace moves with the host's load:
+# Probes are started (read, removed) this many at a time; the room's instant is set so
+# that the engine has them all waiting by then. The engine's pace moves with the host's load:
 # 0.08 s a probe (4 at a time) in 2026-11, 0.16 s and 0.22 s on 2026-12-03 (50 probes
 # in 7.8 and 10.9 s; in the latter one began 1.04 s after a 2 + 0.15 x 50 s lead).
 # So the lead allows 0.3 s a machine, and more when the pass's own server probe,
@@ -231,8 +231,8 @@ class Room(Scenario):
                 faulted.cancel()
             raise
         finally:
-            for name in [*names.values(), server, *(faulted.probes() if faulted else [])]:
-                stop_probe(stack, name)
+            self.remove_probes(context, [*names.values(), server,
+                                         *(faulted.probes() if faulted else [])])
         excused = 0
         if load.schedule is not None:
             excused = unsent_during(load.requests, load.schedule.events)
@@ -460,8 +460,12 @@ class Room(Scenario):
         requests: dict[str, tuple[Request, ...]] = {}
         pending = machines_named(names)
         while pending:
+            with ThreadPoolExecutor(max_workers=STARTERS) as readers:  # 50 logs: 50 calls
+                read = dict(zip(pending, readers.map(
+                    lambda machine: [probe_log(context, name) for name in names[machine]],
+                    pending), strict=True))
             for machine in pending:
-                texts = [probe_log(context, name) for name in names[machine]]
+                texts = read[machine]
                 for number, text in enumerate(texts, start=1):
                     suffix = "" if number == 1 else f"-{number}"
                     save_raw(context.raw_dir / f"room-pass{pass_no}-{machine}{suffix}.txt",

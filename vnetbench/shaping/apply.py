@@ -52,6 +52,7 @@ SHAPER_ROLE = "shaper"
 UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}
 APPLY_TIMEOUT_SECONDS = 30.0
 READERS = 8  # shapers read back at once after a pass
+SHAPERS = 4  # shapers started at once: the engine starts containers side by side
 
 
 @dataclass(frozen=True)
@@ -201,10 +202,13 @@ def shape_run(run: RunOnEngine, topology: Topology,
     shaped = [(m, spec) for m in members(run)
               if segment is None or any(a.segment == segment for a in m.attachments)
               if (spec := shaping_spec(topology, m, available))["interfaces"]]
-    with waiting(f"shaping the links of {len(shaped)} container(s)", 0.7 * len(shaped)):
-        for member, spec in shaped:
-            shaper = start_shaper(run, member, spec)
-            applied[member.node] = read_back(run, shaper)
+    def shape(item: tuple[Member, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        member, spec = item
+        return member.node, read_back(run, start_shaper(run, member, spec))
+
+    with waiting(f"shaping the links of {len(shaped)} container(s)",
+                 0.7 * len(shaped) / SHAPERS), ThreadPoolExecutor(SHAPERS) as shapers:
+        applied |= dict(shapers.map(shape, shaped))
     return applied
 
 
