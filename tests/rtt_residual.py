@@ -16,10 +16,15 @@ A, B and vnetbench's path (T, entered with nsenter, so every ping runs from one
 process context) in turn, the order rotating each round, and prints each round's
 mean RTT and the ratios over rounds (Hodges-Lehmann, the exact signed-rank p):
 
-    python -m tests.rtt_residual OUT [--rounds 18] [--pings 500]
+    python -m tests.rtt_residual OUT [--rounds 18] [--pings 500] [--tcp-rounds 12]
+        [--tcp-seconds 5]
 
 OUT keeps the helper's output (out.txt, with the rules read and each namespace's
 conntrack count) and the stack's run directory; the stack is brought down at the end.
+
+Then the same three paths' TCP: one iperf3 stream of `--tcp-seconds` (default 5; 0: no
+TCP) per path and round, for `--tcp-rounds` rounds (default 12), the order rotating
+likewise, the receiver's rate compared as the RTT is.
 """
 
 from __future__ import annotations
@@ -28,21 +33,24 @@ import argparse
 import re
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 from statistics import mean
 
 import numpy as np
 
 from vnetbench.labels import ROLE, RUN
+from vnetbench.measure.iperf import IperfError, parse_iperf_json
 from vnetbench.stats import hodges_lehmann, signed_rank_p
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = "vnetbench/tools:trixie"
 
-# $1 agent1 pid, $2 agent2 address, $3 rounds, $4 pings, $5 router1 pid
+# $1 agent1 pid, $2 agent2 address, $3 rounds, $4 pings, $5 router1 pid, $6 agent2 pid,
+# $7 TCP rounds, $8 TCP seconds
 HELPER = r"""
 set -e
-agent=$1; target=$2; rounds=$3; pings=$4; router=$5
+agent=$1; target=$2; rounds=$3; pings=$4; router=$5; peer=$6; tcp_rounds=$7; secs=$8
 mkdir -p /tmp/proc && mount -t proc proc /tmp/proc
 echo 1 > /tmp/proc/sys/net/bridge/bridge-nf-call-iptables
 iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
@@ -91,6 +99,22 @@ orders=("A B T" "B T A" "T A B" "A T B" "T B A" "B A T")
 for r in $(seq 1 "$rounds"); do
   for path in ${orders[$(( (r - 1) % 6 ))]}; do ping_path "$path" "$r"; done
 done
+tcp_path() {  # $1: A, B or T; $2: round. A one-off server, then one stream to it.
+  case $1 in
+    A) server="ip netns exec Ah2"; client="ip netns exec Ah1"; to=198.18.2.2 ;;
+    B) server="ip netns exec Bh2"; client="ip netns exec Bh1"; to=198.19.2.2 ;;
+    T) server="nsenter -t $peer -n"; client="nsenter -t $agent -n"; to=$target ;;
+  esac
+  $server iperf3 -s -1 -D -p 5299
+  sleep 0.5
+  $client iperf3 -c "$to" -p 5299 -t "$secs" -J > /tmp/tcp.out 2>&1 || true
+  echo "--- tcp $1 round $2 ---"; cat /tmp/tcp.out; echo "--- end ---"
+}
+if [ "$secs" -gt 0 ]; then
+  for r in $(seq 1 "$tcp_rounds"); do
+    for path in ${orders[$(( (r - 1) % 6 ))]}; do tcp_path "$path" "$r"; done
+  done
+fi
 echo "=== conntrack entries per namespace ==="
 for ns in Ah1 Ar1 Bh1 Br1; do
   echo "$ns $(ip netns exec $ns cat /proc/sys/net/netfilter/nf_conntrack_count 2>&1)"
@@ -100,6 +124,8 @@ echo "T-router $(nsenter -t "$router" -n cat /proc/sys/net/netfilter/nf_conntrac
 """
 
 SECTION = re.compile(r"^--- ping (\w) round (\d+) ---\n(.*?)^--- end ---$", re.M | re.S)
+TCP_SECTION = re.compile(r"^--- tcp (\w) round (\d+) ---\n(.*?)^--- end ---$", re.M | re.S)
+PATHS = {"A": "bare", "B": "bare with the engine's rules", "T": "vnetbench"}
 TIME = re.compile(r"time=([0-9.]+) ms")
 
 
@@ -113,7 +139,7 @@ def of_run(run_id: str, role: str) -> list[str]:
     return ["--filter", f"label={RUN}={run_id}", "--filter", f"label={ROLE}={role}"]
 
 
-def measure(out: Path, rounds: int, pings: int) -> str:
+def measure(out: Path, rounds: int, pings: int, tcp_rounds: int, tcp_seconds: int) -> str:
     """The stack up, the helper's pings, the stack down: the helper's output."""
     vnetbench = [sys.executable, "-m", "vnetbench"]
     run_id = subprocess.run([*vnetbench, "up", "-t", str(ROOT / "topologies" / "two-sites.yml"),
@@ -122,15 +148,19 @@ def measure(out: Path, rounds: int, pings: int) -> str:
     try:
         agents = sorted(docker("ps", "-q", *of_run(run_id, "agent")).split())
         router = docker("ps", "-q", *of_run(run_id, "switch")).split()[0]
-        pid = {c: docker("inspect", "-f", "{{.State.Pid}}", c) for c in (agents[0], router)}
-        print(f"pinging three paths, {rounds} rounds of {pings} pings 10 ms apart: about "
-              f"{rounds * pings * 3 * 0.016 / 60:.0f} min", file=sys.stderr, flush=True)
+        pid = {c: docker("inspect", "-f", "{{.State.Pid}}", c)
+               for c in (*agents[:2], router)}
+        print(f"pinging three paths, {rounds} rounds of {pings} pings 10 ms apart, then "
+              f"{tcp_rounds} rounds of {tcp_seconds} s TCP streams: about "
+              f"{(rounds * pings * 3 * 0.016 + tcp_rounds * 3 * (tcp_seconds + 1)) / 60:.0f}"
+              " min", file=sys.stderr, flush=True)
         target = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} "
                         "{{end}}", agents[1]).split()[0]
         return docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
                       "--label", f"{RUN}={run_id}", "--label", f"{ROLE}=investigation",
                       "--entrypoint", "bash", TOOLS, "-c", HELPER, "helper", pid[agents[0]],
-                      target, str(rounds), str(pings), pid[router])
+                      target, str(rounds), str(pings), pid[router], pid[agents[1]],
+                      str(tcp_rounds), str(tcp_seconds))
     finally:
         subprocess.run([*vnetbench, "down", run_id], capture_output=True, check=False)
 
@@ -143,19 +173,48 @@ def mean_rtts(text: str) -> dict[int, dict[str, float]]:
     return found
 
 
-def report(text: str) -> str:
-    rounds = mean_rtts(text)
-    lines = ["| round | A: bare, µs | B: bare with the engine's rules, µs | T: vnetbench, µs |",
-             "|---|---|---|---|"]
-    lines += [f"| {r} | {v['A'] * 1000:.0f} | {v['B'] * 1000:.0f} | {v['T'] * 1000:.0f} |"
-              for r, v in sorted(rounds.items())]
-    lines.append("")
+def tcp_rates(text: str) -> dict[int, dict[str, float]]:
+    """Each round's TCP rate (Mbit/s, as the receiver counted it) per path; a stream
+    that failed is left out, and its round's ratios with it."""
+    found: dict[int, dict[str, float]] = {}
+    for path, number, body in TCP_SECTION.findall(text):
+        with suppress(IperfError):
+            found.setdefault(int(number), {})[path] = parse_iperf_json(body).receiver_mbit
+    return found
+
+
+def ratio_lines(rounds: dict[int, dict[str, float]], what: str) -> list[str]:
+    """B/A, T/A and T/B over the rounds that have both paths: Hodges-Lehmann of the
+    log ratios with its interval, the exact signed-rank p."""
+    lines = []
     for top, bottom in (("B", "A"), ("T", "A"), ("T", "B")):
-        logs = np.log([v[top] / v[bottom] for v in rounds.values()])
+        both = [v[top] / v[bottom] for v in rounds.values() if top in v and bottom in v]
+        if not both:
+            lines.append(f"{what} {top}/{bottom}: no round has both")
+            continue
+        logs = np.log(both)
         centre, low, high = hodges_lehmann(logs)
-        lines.append(f"{top}/{bottom}: {np.exp(centre):.3f} [{np.exp(low):.3f}, "
+        lines.append(f"{what} {top}/{bottom}: {np.exp(centre):.3f} [{np.exp(low):.3f}, "
                      f"{np.exp(high):.3f}], p {signed_rank_p(logs):.4f}, {top} above "
                      f"{bottom} in {int((logs > 0).sum())} of {logs.size} rounds")
+    return lines
+
+
+def table(rounds: dict[int, dict[str, float]], unit: str, scale: float) -> list[str]:
+    header = " | ".join(f"{p}: {name}, {unit}" for p, name in PATHS.items())
+    lines = [f"| round | {header} |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join([str(r), *(f"{v[p] * scale:.0f}" if p in v else "failed"
+                                            for p in PATHS)]) + " |"
+              for r, v in sorted(rounds.items())]
+    return lines
+
+
+def report(text: str) -> str:
+    rtts = mean_rtts(text)
+    lines = [*table(rtts, "µs", 1000), "", *ratio_lines(rtts, "RTT")]
+    rates = tcp_rates(text)
+    if rates:
+        lines += ["", *table(rates, "Mbit/s", 1), "", *ratio_lines(rates, "TCP")]
     return "\n".join(lines)
 
 
@@ -164,16 +223,22 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--rounds", type=int, default=18)
     parser.add_argument("--pings", type=int, default=500)
+    parser.add_argument("--tcp-rounds", type=int, default=12)
+    parser.add_argument("--tcp-seconds", type=int, default=5, help="0: no TCP")
     parser.add_argument("--read", action="store_true", help="only read OUT/out.txt again")
     args = parser.parse_args()
     kept = args.out / "out.txt"
-    if args.rounds < 1 or args.pings < 1:
-        parser.error(f"--rounds {args.rounds} --pings {args.pings}: each must be 1 or more")
+    if args.rounds < 1 or args.pings < 1 or args.tcp_rounds < 1:
+        parser.error(f"--rounds {args.rounds} --pings {args.pings} --tcp-rounds "
+                     f"{args.tcp_rounds}: each must be 1 or more")
+    if args.tcp_seconds < 0:
+        parser.error(f"--tcp-seconds {args.tcp_seconds}: 0 (no TCP) or more")
     if args.read and not kept.is_file():
         parser.error(f"--read: {kept} does not exist; measure first (without --read)")
     if not args.read:
         args.out.mkdir(parents=True, exist_ok=True)
-        kept.write_text(measure(args.out.resolve(), args.rounds, args.pings) + "\n")
+        kept.write_text(measure(args.out.resolve(), args.rounds, args.pings,
+                                args.tcp_rounds, args.tcp_seconds) + "\n")
     print(report(kept.read_text()))
 
 
