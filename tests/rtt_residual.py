@@ -24,7 +24,9 @@ conntrack count) and the stack's run directory; the stack is brought down at the
 
 Then the same three paths' TCP: one iperf3 stream of `--tcp-seconds` (default 5; 0: no
 TCP) per path and round, for `--tcp-rounds` rounds (default 12), the order rotating
-likewise, the receiver's rate compared as the RTT is.
+likewise, the receiver's rate compared as the RTT is. Last, vnetbench's path's TCP
+two ways in turn: from a helper entering the agents' namespaces (N, as above) and
+from probe containers joined to them (P, as vnetbench's passes and `calibrate`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import argparse
 import re
 import subprocess
 import sys
+import time
 from contextlib import suppress
 from pathlib import Path
 from statistics import mean
@@ -126,6 +129,7 @@ echo "T-router $(nsenter -t "$router" -n cat /proc/sys/net/netfilter/nf_conntrac
 SECTION = re.compile(r"^--- ping (\w) round (\d+) ---\n(.*?)^--- end ---$", re.M | re.S)
 TCP_SECTION = re.compile(r"^--- tcp (\w) round (\d+) ---\n(.*?)^--- end ---$", re.M | re.S)
 PATHS = {"A": "bare", "B": "bare with the engine's rules", "T": "vnetbench"}
+WAYS = {"N": "vnetbench's path entered by a helper", "P": "vnetbench's path from probes"}
 TIME = re.compile(r"time=([0-9.]+) ms")
 
 
@@ -137,6 +141,44 @@ def docker(*argv: str) -> str:
 def of_run(run_id: str, role: str) -> list[str]:
     """`docker ps` filters: the run's containers of one role (vnetbench's labels)."""
     return ["--filter", f"label={RUN}={run_id}", "--filter", f"label={ROLE}={role}"]
+
+
+def labelled(run_id: str) -> list[str]:
+    return ["--label", f"{RUN}={run_id}", "--label", f"{ROLE}=investigation"]
+
+
+def two_ways(run_id: str, agents: list[str], pids: tuple[str, str], target: str,
+             rounds: int, seconds: int) -> str:
+    """vnetbench's path's TCP measured two ways in turn, each round's order swapped:
+    N from a privileged helper entering the agents' namespaces (as the helper above),
+    P from probe containers joined to them (`--network container:`, as vnetbench's
+    passes and `calibrate` measure it); sections as the helper's."""
+    client = f"iperf3 -c {target} -p 5299 -t {seconds} -J"
+
+    def entered() -> str:
+        script = (f"nsenter -t {pids[1]} -n iperf3 -s -1 -D -p 5299; sleep 0.5; "
+                  f"nsenter -t {pids[0]} -n {client}")
+        return output("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
+                      *labelled(run_id), "--entrypoint", "sh", TOOLS, "-c", script)
+
+    def probes() -> str:
+        docker("run", "-d", "--rm", "--network", f"container:{agents[1]}", *labelled(run_id),
+               TOOLS, "iperf3", "-s", "-1", "-p", "5299")
+        time.sleep(0.5)
+        return output("run", "--rm", "--network", f"container:{agents[0]}", *labelled(run_id),
+                      TOOLS, *client.split())
+
+    sections = []
+    for number in range(1, rounds + 1):
+        for way, measure_tcp in (("N", entered), ("P", probes))[::1 if number % 2 else -1]:
+            sections += [f"--- tcp {way} round {number} ---", measure_tcp(), "--- end ---"]
+    return "\n".join(sections)
+
+
+def output(*argv: str) -> str:
+    """A docker command's stdout, whatever its status (iperf3's error is in its JSON)."""
+    return subprocess.run(["docker", *argv], capture_output=True, text=True,
+                          check=False).stdout.strip()
 
 
 def measure(out: Path, rounds: int, pings: int, tcp_rounds: int, tcp_seconds: int) -> str:
@@ -156,11 +198,14 @@ def measure(out: Path, rounds: int, pings: int, tcp_rounds: int, tcp_seconds: in
               " min", file=sys.stderr, flush=True)
         target = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} "
                         "{{end}}", agents[1]).split()[0]
-        return docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
-                      "--label", f"{RUN}={run_id}", "--label", f"{ROLE}=investigation",
-                      "--entrypoint", "bash", TOOLS, "-c", HELPER, "helper", pid[agents[0]],
-                      target, str(rounds), str(pings), pid[router], pid[agents[1]],
-                      str(tcp_rounds), str(tcp_seconds))
+        helper = docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
+                        *labelled(run_id), "--entrypoint", "bash", TOOLS, "-c", HELPER,
+                        "helper", pid[agents[0]], target, str(rounds), str(pings),
+                        pid[router], pid[agents[1]], str(tcp_rounds), str(tcp_seconds))
+        if not tcp_seconds:
+            return helper
+        return helper + "\n" + two_ways(run_id, agents[:2], (pid[agents[0]], pid[agents[1]]),
+                                         target, tcp_rounds, tcp_seconds)
     finally:
         subprocess.run([*vnetbench, "down", run_id], capture_output=True, check=False)
 
@@ -183,11 +228,13 @@ def tcp_rates(text: str) -> dict[int, dict[str, float]]:
     return found
 
 
-def ratio_lines(rounds: dict[int, dict[str, float]], what: str) -> list[str]:
-    """B/A, T/A and T/B over the rounds that have both paths: Hodges-Lehmann of the
-    log ratios with its interval, the exact signed-rank p."""
+def ratio_lines(rounds: dict[int, dict[str, float]], what: str,
+                pairs: tuple[tuple[str, str], ...] = (("B", "A"), ("T", "A"), ("T", "B")),
+                ) -> list[str]:
+    """Each pair's ratio (B/A, T/A and T/B) over the rounds that have both paths:
+    Hodges-Lehmann of the log ratios with its interval, the exact signed-rank p."""
     lines = []
-    for top, bottom in (("B", "A"), ("T", "A"), ("T", "B")):
+    for top, bottom in pairs:
         both = [v[top] / v[bottom] for v in rounds.values() if top in v and bottom in v]
         if not both:
             lines.append(f"{what} {top}/{bottom}: no round has both")
@@ -200,12 +247,13 @@ def ratio_lines(rounds: dict[int, dict[str, float]], what: str) -> list[str]:
     return lines
 
 
-def table(rounds: dict[int, dict[str, float]], unit: str, scale: float) -> list[str]:
-    header = " | ".join(f"{p}: {name}, {unit}" for p, name in PATHS.items())
-    lines = [f"| round | {header} |", "|---|---|---|---|"]
+def table(rounds: dict[int, dict[str, float]], unit: str, scale: float,
+          paths: dict[str, str] = PATHS) -> list[str]:
+    header = " | ".join(f"{p}: {name}, {unit}" for p, name in paths.items())
+    lines = [f"| round | {header} |", "|---" * (len(paths) + 1) + "|"]
     lines += ["| " + " | ".join([str(r), *(f"{v[p] * scale:.0f}" if p in v else "failed"
-                                            for p in PATHS)]) + " |"
-              for r, v in sorted(rounds.items())]
+                                            for p in paths)]) + " |"
+              for r, v in sorted(rounds.items()) if any(p in v for p in paths)]
     return lines
 
 
@@ -213,8 +261,11 @@ def report(text: str) -> str:
     rtts = mean_rtts(text)
     lines = [*table(rtts, "µs", 1000), "", *ratio_lines(rtts, "RTT")]
     rates = tcp_rates(text)
-    if rates:
+    if any(p in v for v in rates.values() for p in PATHS):
         lines += ["", *table(rates, "Mbit/s", 1), "", *ratio_lines(rates, "TCP")]
+    if any("P" in v for v in rates.values()):
+        lines += ["", *table(rates, "Mbit/s", 1, WAYS), "",
+                  *ratio_lines(rates, "TCP", (("P", "N"),))]
     return "\n".join(lines)
 
 

@@ -78,3 +78,14 @@ def test_tcp_ratios_over_the_rounds_that_have_both_paths() -> None:
 def test_without_tcp_sections_only_the_rtt_is_reported() -> None:
     said = report(helper_output({1: {"A": [0.1], "B": [0.1], "T": [0.1]}}))
     assert "RTT B/A: 1.000" in said and "TCP" not in said and "Mbit/s" not in said
+
+
+def test_the_two_ways_of_measuring_vnetbench_s_path_have_their_own_table_and_ratio() -> None:
+    """P (probes) 0.9 of N (a helper entering the namespaces) in 6 rounds: P/N 0.900
+    at p 2/64, in a table of its own beside the three paths'."""
+    pings = helper_output({r: {"A": [0.1], "B": [0.1], "T": [0.1]} for r in range(1, 7)})
+    rates = {r: {"A": 1000.0, "B": 1000.0, "T": 1000.0, "N": 1000.0, "P": 900.0}
+             for r in range(1, 7)}
+    said = report(with_tcp(pings, rates))
+    assert "TCP P/N: 0.900 [0.900, 0.900], p 0.0312, P above N in 0 of 6 rounds" in said
+    assert "| 3 | 1000 | 900 |" in said and "TCP T/A: 1.000" in said
