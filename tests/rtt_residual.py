@@ -133,9 +133,11 @@ WAYS = {"N": "vnetbench's path entered by a helper", "P": "vnetbench's path from
 TIME = re.compile(r"time=([0-9.]+) ms")
 
 
-def docker(*argv: str) -> str:
+def docker(*argv: str, check: bool = True) -> str:
+    """A docker command's stdout; `check=False`: whatever its status (iperf3's error is
+    in its JSON)."""
     return subprocess.run(["docker", *argv], capture_output=True, text=True,
-                          check=True).stdout.strip()
+                          check=check).stdout.strip()
 
 
 def of_run(run_id: str, role: str) -> list[str]:
@@ -158,27 +160,21 @@ def two_ways(run_id: str, agents: list[str], pids: tuple[str, str], target: str,
     def entered() -> str:
         script = (f"nsenter -t {pids[1]} -n iperf3 -s -1 -D -p 5299; sleep 0.5; "
                   f"nsenter -t {pids[0]} -n {client}")
-        return output("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
-                      *labelled(run_id), "--entrypoint", "sh", TOOLS, "-c", script)
+        return docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",
+                      *labelled(run_id), "--entrypoint", "sh", TOOLS, "-c", script, check=False)
 
     def probes() -> str:
         docker("run", "-d", "--rm", "--network", f"container:{agents[1]}", *labelled(run_id),
                TOOLS, "iperf3", "-s", "-1", "-p", "5299")
         time.sleep(0.5)
-        return output("run", "--rm", "--network", f"container:{agents[0]}", *labelled(run_id),
-                      TOOLS, *client.split())
+        return docker("run", "--rm", "--network", f"container:{agents[0]}", *labelled(run_id),
+                      TOOLS, *client.split(), check=False)
 
     sections = []
     for number in range(1, rounds + 1):
         for way, measure_tcp in (("N", entered), ("P", probes))[::1 if number % 2 else -1]:
             sections += [f"--- tcp {way} round {number} ---", measure_tcp(), "--- end ---"]
     return "\n".join(sections)
-
-
-def output(*argv: str) -> str:
-    """A docker command's stdout, whatever its status (iperf3's error is in its JSON)."""
-    return subprocess.run(["docker", *argv], capture_output=True, text=True,
-                          check=False).stdout.strip()
 
 
 def measure(out: Path, rounds: int, pings: int, tcp_rounds: int, tcp_seconds: int) -> str:
@@ -192,10 +188,12 @@ def measure(out: Path, rounds: int, pings: int, tcp_rounds: int, tcp_seconds: in
         router = docker("ps", "-q", *of_run(run_id, "switch")).split()[0]
         pid = {c: docker("inspect", "-f", "{{.State.Pid}}", c)
                for c in (*agents[:2], router)}
+        # each TCP round: three paths' streams, then two ways' (each a container or two)
+        tcp_s = tcp_rounds * (3 * (tcp_seconds + 1) + 2 * (tcp_seconds + 2)) if tcp_seconds else 0
         print(f"pinging three paths, {rounds} rounds of {pings} pings 10 ms apart, then "
-              f"{tcp_rounds} rounds of {tcp_seconds} s TCP streams: about "
-              f"{(rounds * pings * 3 * 0.016 + tcp_rounds * 3 * (tcp_seconds + 1)) / 60:.0f}"
-              " min", file=sys.stderr, flush=True)
+              f"{tcp_rounds if tcp_seconds else 0} rounds of {tcp_seconds} s TCP streams: "
+              f"about {(rounds * pings * 3 * 0.016 + tcp_s) / 60:.0f} min",
+              file=sys.stderr, flush=True)
         target = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} "
                         "{{end}}", agents[1]).split()[0]
         helper = docker("run", "--rm", "--privileged", "--pid", "host", "--network", "none",

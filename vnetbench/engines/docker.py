@@ -427,8 +427,8 @@ def inspected_on(client: DockerClient, ids: list[str]) -> list[ContainerInspectR
     (the CLI prints the others and exits 1)."""
     if not ids:
         return []
-    done = subprocess.run([*client.client_config.docker_cmd, "container", "inspect", *ids],
-                          capture_output=True, text=True, check=False)
+    done = interruptible_run([*client.client_config.docker_cmd, "container", "inspect", *ids],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         records = json.loads(done.stdout or "[]")
     except json.JSONDecodeError:
