@@ -39,8 +39,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
+from vnetbench.declared import catalogue
 from vnetbench.metrics import Better
-from vnetbench.report.ab import metric_rounds, verdict_table
+from vnetbench.report.ab import VERDICTS_FILE, MetricRounds, metric_rounds, verdict_table
 from vnetbench.results import load_results
 from vnetbench.sequential import is_close, plan_for
 from vnetbench.stats import Verdict, compare_rounds, signed_rank_p
@@ -103,18 +104,23 @@ class Session:
     a_rate_mbit: float | None
     worse_metrics: str
     order: str = "alternate"  # sessions kept before ab had --order alternated
+    # which RTT throughput judged: the mean was declared noisy (shown, not judged) after
+    # the sessions kept before this column, which judged it
+    rule: str = "mean RTT judged"
 
 
-def plan(vnet: bool, order: str = "alternate") -> Iterator[Planned]:
+def plan(vnet: bool, order: str = "alternate", first_try: int = 1) -> Iterator[Planned]:
     """A/As first (the cuts need each overlay's ceiling), tries interleaved so drift
-    spreads over every overlay and scenario alike."""
-    for attempt in range(1, TRIES + 1):
+    spreads over every overlay and scenario alike; tries numbered from `first_try` (a
+    later campaign, e.g. under another rule, keeps the earlier sessions' keys apart)."""
+    tries = range(first_try, first_try + TRIES)
+    for attempt in tries:
         for scenario in AA_SCENARIOS:
             for overlay in OVERLAYS:
                 yield Planned("aa", overlay, scenario, 0, attempt, order)
         if vnet:  # the public snapshot delivers no packet: join is what it can measure
             yield Planned("aa", "vnet", "join", 0, attempt, order)
-    for attempt in range(1, TRIES + 1):
+    for attempt in tries:
         for cut in CUTS:
             for overlay in OVERLAYS:
                 yield Planned("cut", overlay, "throughput", cut, attempt, order)
@@ -223,7 +229,20 @@ def summarise(item: Planned, directory: Path, exit_code: int, minutes: float,
         worse_metrics=";".join(f"{m}:{v}" for m, v in zip(judged["metric"], judged["verdict"],
                                                           strict=True)
                                if v in (Verdict.WORSE.value, Verdict.BETTER.value)),
-        order=item.order)
+        order=item.order, rule=rule_now())
+
+
+def rule_now() -> str:
+    """The rule this build judges throughput's RTT by (vnetbench/declared/throughput.py)."""
+    return "mean RTT judged" if catalogue().judged("rtt_mean_ms") else "mean RTT shown"
+
+
+def session_metrics(directory: Path) -> list[MetricRounds]:
+    """A kept session's metrics, each judged as its own verdicts.csv says: the rule it
+    ran under, whatever this build declares."""
+    said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")["judged"]
+    return [replace(m, judged=bool(said.get(m.name, False)))
+            for m in metric_rounds(load_results(directory), True)]
 
 
 def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataFrame:
@@ -248,10 +267,10 @@ class Only:
 
 
 def run(campaign: Path, vnet: bool, budget_minutes: float, only: Only = Only(),
-        order: str = "alternate") -> None:
+        order: str = "alternate", first_try: int = 1) -> None:
     campaign.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + budget_minutes * 60
-    for item in filter(only.takes, plan(vnet, order)):
+    for item in filter(only.takes, plan(vnet, order, first_try)):
         sessions = done_sessions(campaign)
         if item.key in {s.key for s in sessions}:
             continue
@@ -298,10 +317,13 @@ def main() -> None:
     parser.add_argument("--scenario", action="append", default=[], help="only this scenario")
     parser.add_argument("--cut", action="append", type=int, default=[],
                         help="only this cut (percent; A/As are kept)")
+    parser.add_argument("--first-try", type=int, default=1,
+                        help="number this sitting's tries from here (keys apart from earlier)")
     args = parser.parse_args()
     if args.action == "run":
         run(args.campaign, args.vnet, args.budget_minutes,
-            Only(tuple(args.overlay), tuple(args.scenario), tuple(args.cut)), args.order)
+            Only(tuple(args.overlay), tuple(args.scenario), tuple(args.cut)), args.order,
+            args.first_try)
     elif args.action == "record":
         added = record(args.campaign, args.kept)
         print(f"{len(added)} session(s) added to {args.kept}")
@@ -323,6 +345,8 @@ def tables(sessions: list[Session]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     frame["overlay"] = frame["overlay"].where(frame["order"] == "alternate",
                                               frame["overlay"] + " (" + frame["order"] + " order)")
+    frame["overlay"] = frame["overlay"].where(frame["rule"] == "mean RTT judged",
+                                              frame["overlay"] + " (" + frame["rule"] + ")")
     aa = frame[frame["kind"] == "aa"]
     for (overlay, scenario), group in aa.groupby(["overlay", "scenario"], sort=False):
         false = int(group["worse"].sum() + group["better"].sum())
@@ -371,7 +395,7 @@ def symmetry(kept: Path) -> list[PairSigns]:
     for session in done_sessions(kept):
         if session.kind != "aa":
             continue
-        for metric in metric_rounds(load_results(kept / session.directory), False):
+        for metric in session_metrics(kept / session.directory):
             if not metric.judged:
                 continue
             with np.errstate(divide="ignore", invalid="ignore"):  # 0/0: no loss either side

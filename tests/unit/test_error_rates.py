@@ -35,11 +35,12 @@ from tests.error_rates import (
     plan,
     record,
     rounds_chosen_rate,
+    session_metrics,
     symmetry,
     symmetry_table,
     tables,
 )
-from vnetbench.report.ab import VERDICTS_FILE, judge, metric_rounds
+from vnetbench.report.ab import VERDICTS_FILE, judge
 from vnetbench.results import load_results
 from vnetbench.runrecord import read_record
 from vnetbench.sequential import plan_for
@@ -101,6 +102,22 @@ def test_a_sitting_takes_only_its_part_of_the_plan() -> None:
         list(plan(vnet=True)))
 
 
+def test_a_later_sitting_s_tries_keep_their_keys_apart() -> None:
+    first = {item.key for item in plan(vnet=False)}
+    later = list(plan(vnet=False, first_try=TRIES + 1))
+    assert {item.attempt for item in later} == set(range(TRIES + 1, 2 * TRIES + 1))
+    assert first.isdisjoint(item.key for item in later) and len(later) == len(first)
+
+
+def test_sessions_under_the_new_rule_get_their_own_rows() -> None:
+    """A/As judged with the mean RTT shown are counted apart from those that judged it."""
+    old, new = session("tinc", 200.0), replace(session("tinc", 200.0), rule="mean RTT shown",
+                                               judged=4, worse=1)
+    rows = tables([old, new]).splitlines()
+    assert "| tinc | throughput | 1 | 5 | 0 |" in rows[2]
+    assert "| tinc (mean RTT shown) | throughput | 1 | 4 | 1 |" in rows[3]
+
+
 def test_record_adds_what_the_copy_lacks_and_only_that(tmp_path: Path) -> None:
     kept_one = KEPT_SESSIONS[0]
     campaign, copy = tmp_path / "campaign", tmp_path / "kept"
@@ -136,8 +153,12 @@ def test_each_kept_verdict_is_the_designs(kept: Session) -> None:
     assert list(planned.looks) == looks and planned.boundary_p == header.confirm["boundary_p"]
     frame = load_results(directory)
     said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")
-    judged = [m for m in metric_rounds(frame, bool(header.judge_all)) if m.judged]
+    judged = [m for m in session_metrics(directory) if m.judged]
     assert len(judged) == kept.judged
+    # the rule it ran under: throughput's mean RTT judged before it was declared noisy
+    names = {m.name for m in judged}
+    assert ("rtt_mean_ms" in names) == (kept.scenario == "throughput"
+                                        and kept.rule == "mean RTT judged")
     for metric in judged:
         judgement = judge(metric, header.min_effect, planned)
         assert judgement.comparison.verdict.value == said.loc[metric.name, "verdict"]
