@@ -345,7 +345,8 @@ def tables(sessions: list[Session]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     frame["overlay"] = frame["overlay"].where(frame["order"] == "alternate",
                                               frame["overlay"] + " (" + frame["order"] + " order)")
-    frame["overlay"] = frame["overlay"].where(frame["rule"] == "mean RTT judged",
+    judged_then = (frame["rule"] == "mean RTT judged") | (frame["scenario"] != "throughput")
+    frame["overlay"] = frame["overlay"].where(judged_then,  # a room has no mean RTT
                                               frame["overlay"] + " (" + frame["rule"] + ")")
     aa = frame[frame["kind"] == "aa"]
     for (overlay, scenario), group in aa.groupby(["overlay", "scenario"], sort=False):

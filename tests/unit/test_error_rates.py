@@ -113,9 +113,11 @@ def test_sessions_under_the_new_rule_get_their_own_rows() -> None:
     """A/As judged with the mean RTT shown are counted apart from those that judged it."""
     old, new = session("tinc", 200.0), replace(session("tinc", 200.0), rule="mean RTT shown",
                                                judged=4, worse=1)
-    rows = tables([old, new]).splitlines()
+    room = replace(session("tinc", None, scenario="room"), rule="mean RTT shown")
+    rows = tables([old, new, room]).splitlines()
     assert "| tinc | throughput | 1 | 5 | 0 |" in rows[2]
     assert "| tinc (mean RTT shown) | throughput | 1 | 4 | 1 |" in rows[3]
+    assert "| tinc | room | 1 | 5 | 0 |" in rows[4]  # no mean RTT to show or judge there
 
 
 def test_record_adds_what_the_copy_lacks_and_only_that(tmp_path: Path) -> None:
