@@ -345,8 +345,9 @@ def tables(sessions: list[Session]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     frame["overlay"] = frame["overlay"].where(frame["order"] == "alternate",
                                               frame["overlay"] + " (" + frame["order"] + " order)")
-    judged_then = (frame["rule"] == "mean RTT judged") | (frame["scenario"] != "throughput")
-    frame["overlay"] = frame["overlay"].where(judged_then,  # a room has no mean RTT
+    # only throughput has a mean RTT: a room's or a join's row never names the rule
+    unlabelled = (frame["rule"] == "mean RTT judged") | (frame["scenario"] != "throughput")
+    frame["overlay"] = frame["overlay"].where(unlabelled,
                                               frame["overlay"] + " (" + frame["rule"] + ")")
     aa = frame[frame["kind"] == "aa"]
     for (overlay, scenario), group in aa.groupby(["overlay", "scenario"], sort=False):
