@@ -11,7 +11,8 @@ Two kinds of session, each a row of the plan:
 Every session keeps its results directory; the campaign's `sessions.csv` gets one row
 per finished session, so a campaign stopped part-way resumes where it stopped
 (`python -m tests.error_rates run DIR`, `--overlay`, `--scenario` and `--cut` taking a
-part of the plan), and `table DIR` prints the Markdown tables. `record DIR KEPT` adds
+part of the plan), and `table DIR` prints the Markdown tables and the A/As' shares of
+false verdicts under the rule. `record DIR KEPT` adds
 the finished sessions to the repository's copy (tests/data/error-rates: sessions.csv
 and each session's run.json, results.parquet and verdicts.csv, not its raw output),
 which the unit tests and docs/ab.md read; a later sitting starts from it (copy its
@@ -37,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
+from scipy.stats import binom, binomtest
 
 from vnetbench.declared import catalogue
 from vnetbench.metrics import Better
@@ -333,7 +334,8 @@ def main() -> None:
               "(about 15 s each)", file=sys.stderr, flush=True)
         print(symmetry_table(found, positions=by_position(args.campaign, found)))
     else:
-        print(tables(done_sessions(args.campaign)))
+        sessions = done_sessions(args.campaign)
+        print(tables(sessions), "", false_verdict_shares(sessions), sep="\n")
 
 
 def tables(sessions: list[Session]) -> str:
@@ -372,6 +374,35 @@ def tables(sessions: list[Session]) -> str:
             f"{', '.join(f'{r:.3f}' for r in group['tcp_ratio'])} |")
     return "\n".join(lines)
 
+
+
+def under_the_rule(session: Session) -> tuple[int, int]:
+    """An A/A's judged metrics and verdicts as the rule judges now: a throughput session
+    kept from when the mean RTT was judged loses that metric and its verdict. A metric's
+    verdict is its own at the look it stopped at, so no other verdict changes."""
+    dropped = session.scenario == "throughput" and session.rule == "mean RTT judged"
+    verdicts = [entry for entry in session.worse_metrics.split(";")
+                if entry and not (dropped and entry.startswith("rtt_mean_ms:"))]
+    return session.judged - dropped, len(verdicts)
+
+
+def false_verdict_shares(sessions: list[Session]) -> str:
+    """The A/As' share of judged metrics given a verdict under the rule, all and by
+    scenario, each with its exact (Clopper-Pearson) 95 % interval."""
+    aa = [s for s in sessions if s.kind == "aa"]
+
+    def share(group: list[Session]) -> str:
+        judged, verdicts = (sum(n) for n in zip(*map(under_the_rule, group), strict=True))
+        low, high = binomtest(verdicts, judged).proportion_ci(method="exact")
+        return (f"{verdicts} of {judged} ({100 * verdicts / judged:.1f} %, "
+                f"{100 * low:.1f}-{100 * high:.1f} %)")
+
+    if not aa:
+        return "no A/A yet"
+    scenarios = [f"{scenario} {share([s for s in aa if s.scenario == scenario])}"
+                 for scenario in dict.fromkeys(s.scenario for s in aa)]
+    return ("A/A verdicts under the rule, of judged metrics (exact 95 % intervals): "
+            f"all {share(aa)}; " + "; ".join(scenarios))
 
 @dataclass(frozen=True)
 class PairSigns:

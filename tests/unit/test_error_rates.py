@@ -27,6 +27,7 @@ from tests.error_rates import (
     below,
     by_position,
     done_sessions,
+    false_verdict_shares,
     first_arms,
     fixed_verdicts,
     flip_null,
@@ -174,6 +175,22 @@ def test_each_kept_verdict_is_the_designs(kept: Session) -> None:
 
 def test_docs_publish_what_the_kept_campaign_says() -> None:
     assert tables(KEPT_SESSIONS) in DOCS.read_text()
+    assert f"\n  {false_verdict_shares(KEPT_SESSIONS)}\n" in DOCS.read_text()
+
+
+def test_a_session_kept_from_when_the_mean_rtt_was_judged_loses_only_its_verdict() -> None:
+    """The rule dropped the mean RTT from throughput's judged metrics: an older session
+    counts one judged metric less and its mean-RTT verdict not at all; a room keeps all."""
+    old = replace(session("wireguard", 400.0), judged=5, worse=2,
+                  worse_metrics="rtt_mean_ms:worse;tcp_mbit:better")
+    now = replace(old, key="aa/nebula/throughput/0/1", judged=4, worse=1,
+                  worse_metrics="tcp_mbit:worse", rule="mean RTT shown")
+    room = replace(session("tinc", None, "room"), judged=13, worse_metrics="room_p50_ms:worse")
+    assert false_verdict_shares([old, now, room]) == (
+        "A/A verdicts under the rule, of judged metrics (exact 95 % intervals): "
+        "all 3 of 21 (14.3 %, 3.0-36.3 %); throughput 2 of 8 (25.0 %, 3.2-65.1 %); "
+        "room 1 of 13 (7.7 %, 0.2-36.0 %)")
+    assert false_verdict_shares([]) == "no A/A yet"
 
 
 def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
