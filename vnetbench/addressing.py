@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.topology import Topology
 
 BLOCK_POOL = IPv4Network("10.160.0.0/11")  # 32 blocks of /16 for concurrent runs
@@ -130,7 +130,7 @@ def free_block(used: list[IPv4Network], pool: IPv4Network = BLOCK_POOL,
     found = list(itertools.islice(free_blocks(used, pool), among))
     if found:
         return found[0] if among == 1 else random.SystemRandom().choice(found)
-    raise UserError(
+    raise EnvironmentProblem(
         f"Every /16 block of {pool} overlaps a Docker network already present, so "
         "this run has no address space. Remove finished runs with 'vnetbench clean' "
         "(or unused networks with 'docker network prune') and run again."

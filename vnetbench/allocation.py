@@ -24,7 +24,7 @@ from types import FrameType
 from typing import IO
 
 from vnetbench.addressing import free_block
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem
 from vnetbench.labels import current_owner, owner_gone
 
 STATE = Path(os.environ.get("VNETBENCH_STATE") or
@@ -41,7 +41,7 @@ def private_state(path: Path = STATE) -> Path:
     link = path.is_symlink()
     if link or facts.st_uid != os.getuid() or facts.st_mode & 0o022:
         what = "a symbolic link" if link else f"mode {facts.st_mode & 0o777:o}"
-        raise UserError(
+        raise EnvironmentProblem(
             f"The state directory {path} is not this user's own private directory (owner "
             f"uid {facts.st_uid}, {what}). Remove it (vnetbench makes it again, mode 700), "
             "or set VNETBENCH_STATE to a directory of your own.")
@@ -86,7 +86,7 @@ def state_lock(name: str, timeout_s: float = LOCK_WAIT_SECONDS) -> Iterator[None
         try:
             wait_for_lock(lock, timeout_s)
         except LockWaitTooLong:
-            raise UserError(
+            raise EnvironmentProblem(
                 f"Another vnetbench process has held {path} for over {timeout_s:.0f} s "
                 f"(choosing an address block takes about a second). 'fuser -v {path}' names "
                 "it: end it, then run again.") from None

@@ -30,11 +30,13 @@ from vnetbench.commands import (
     validate,
     version,
 )
-from vnetbench.commands.common import OneParagraphUsage
+from vnetbench.commands.common import OnceOnlyCommand, OneParagraphUsage
+from vnetbench.exitstatus import help_epilog
 
 app = typer.Typer(
     cls=OneParagraphUsage,
     help="Containerised benchmark testbed for overlay networks (vNet first).",
+    epilog=help_epilog(),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -44,13 +46,14 @@ app.add_typer(images_app, name="images")
 swarm_app = typer.Typer(help="A test Docker Swarm on this machine (Docker-in-Docker nodes).",
                         no_args_is_help=True)
 app.add_typer(swarm_app, name="swarm")
+app.callback()(version.root)
 
 for command in (validate.validate, render.render, run.run, methods.methods, sweep.sweep,
                 capacity.capacity, cost.cost, shape.shape, matrix.matrix, report.report,
                 history.history, export.export, compare.compare, ab.ab, up.up, down.down,
                 calibrate.calibrate, clean.clean, doctor.doctor, version.version):
-    app.command()(command)
-images_app.command("build")(images.build)
-images_app.command("vnet")(images.vnet)
-swarm_app.command("up")(swarm.up)
-swarm_app.command("down")(swarm.down)
+    app.command(cls=OnceOnlyCommand)(command)
+images_app.command("build", cls=OnceOnlyCommand)(images.build)
+images_app.command("vnet", cls=OnceOnlyCommand)(images.vnet)
+swarm_app.command("up", cls=OnceOnlyCommand)(swarm.up)
+swarm_app.command("down", cls=OnceOnlyCommand)(swarm.down)

@@ -1,7 +1,9 @@
 """The one exception type for problems a user can fix.
 
 Its message is a complete paragraph: what is wrong and what to do about it.
-The CLI prints it as is (no traceback) and exits with status 2.
+The CLI prints it as is (no traceback) and exits with status 2, or 3 when the
+environment (the engine, the images, the disk), not the input, is at fault
+(vnetbench/exitstatus.py has the whole contract).
 """
 
 
@@ -15,7 +17,14 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM, SIGHUP or SIGQUIT turned into the same path as Ctrl-C, so teardown runs."""
 
 
-class OverlayUnavailable(UserError):
+class EnvironmentProblem(UserError):
+    """The engine or the machine, not the input, stands in the way (the engine does not
+    answer, an image is missing or cannot be built, the disk is full): exit 3."""
+
+    exit_code = 3
+
+
+class OverlayUnavailable(EnvironmentProblem):
     """The overlay cannot run on this machine (e.g. its images are absent)."""
 
 

@@ -234,7 +234,8 @@ def test_fuzzed_topologies_and_options_never_give_a_traceback(tmp_path: Path,
 
 
 def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
-    """With no engine, a failed engine call is said plainly (exit 2, no traceback)."""
+    """With no engine, a failed engine call is said plainly (exit 3: the environment's,
+    no traceback)."""
     from vnetbench.commands.common import guarded
     from vnetbench.engines import EngineError
 
@@ -246,7 +247,7 @@ def test_an_engine_that_stops_answering_is_one_paragraph() -> None:
     test_app = typer.Typer()
     test_app.command()(measuring)
     result = runner.invoke(test_app, [], env={"DOCKER_HOST": "unix:///nonexistent"})
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert "the Docker engine stopped answering (Cannot connect" in " ".join(
         result.output.split())
 

@@ -16,6 +16,7 @@ from vnetbench.commands.common import (
 )
 from vnetbench.commands.options import TopologyOption
 from vnetbench.errors import UserError
+from vnetbench.exitstatus import ExitStatus
 from vnetbench.ui import note
 
 Dimension = Literal["machines", "rate"]
@@ -71,7 +72,8 @@ def capacity(
              "(contest), in place of the topology's workload and room_rate (and "
              "--seconds: a pass lasts the workload).")] = None,
 ) -> None:
-    """Find the largest room (or rate per machine) that meets a target, step by step."""
+    """Find the largest room (or rate per machine) that meets a target, step by step.
+    Exit 1 when no size met it."""
     from vnetbench.runs.capacity import (
         CapacityPlan,
         check_sizes,
@@ -116,3 +118,5 @@ def capacity(
     if (directory / "cost.md").is_file():
         note(f"what each machine costs: {directory / 'cost.md'} ({directory / 'cost.png'})")
     note(f"results: {directory}")
+    if best is None:
+        raise typer.Exit(ExitStatus.MISSED)

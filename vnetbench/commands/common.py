@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from vnetbench.engines.base import EngineError
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.paths import TOPOLOGIES
 from vnetbench.ui import err_console, error_line
 
@@ -34,7 +34,8 @@ R = TypeVar("R")
 
 
 def guarded(command: Callable[P, R]) -> Callable[P, R]:
-    """User errors print one paragraph and exit 2; Ctrl-C/SIGTERM exit 130."""
+    """User errors print one paragraph and exit 2 (the environment's: 3); Ctrl-C/SIGTERM
+    exit 130."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -62,7 +63,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
                 "was removed, and the files written before are whole (they are written "
                 "whole or not at all). Free space, or give --out a directory that can be "
                 "written, and run again."), highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise typer.Exit(EnvironmentProblem.exit_code) from None
 
     return wrapper
 
@@ -107,13 +108,50 @@ class OneParagraphUsage(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+class OnceOnlyCommand(TyperCommand):
+    """An option given twice (`run --overlay a --overlay b`, `--baseline --no-baseline`)
+    is refused, exit 2, where Click would silently keep the last; an option that takes a
+    list by repeating it (`matrix --overlay`) may repeat."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given = repeated_option(self.get_params(ctx), args)
+        if given:
+            raise CLICK_ERRORS.UsageError(
+                f"{' and '.join(given)}: one option given {len(given)} times, and only "
+                "one would count. Give it once (for several values, one option: e.g. "
+                "--overlay wireguard,tinc on run)", ctx=ctx)
+        return list(super().parse_args(ctx, args))
+
+
+def repeated_option(params: Sequence[Any], args: Sequence[str]) -> list[str]:
+    """The first option that is neither a list nor a count given more than once, as
+    each time was written ('--overlay a', '--overlay b'); [] when none is."""
+    options = {name: param for param in params if param.param_type_name == "option"
+               for name in (*param.opts, *param.secondary_opts)}
+    seen: dict[str, list[str]] = {}
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            break
+        name, equals, _ = token.partition("=") if token.startswith("--") else (token, "", "")
+        param = options.get(name)
+        if param is None:
+            continue
+        written = token
+        if not param.is_flag and not param.count and not equals:
+            written = f"{token} {next(tokens, '')}".strip()
+        if not (param.multiple or param.count):
+            seen.setdefault(param.name, []).append(written)
+    return next((given for given in seen.values() if len(given) > 1), [])
+
+
 def said(error: Any) -> str:
     """A Click refusal's own words, without typer's 'Value error, ' inside them."""
     return str(error.format_message()).replace("Value error, ", "").rstrip(".")
 
 
 def engine_gone(error: EngineError) -> None:
-    """An engine call failed: if the engine no longer answers, one paragraph and exit 2
+    """An engine call failed: if the engine no longer answers, one paragraph and exit 3
     (a bug otherwise: the traceback stays)."""
     from vnetbench.engines import local
 
@@ -125,7 +163,26 @@ def engine_gone(error: EngineError) -> None:
         "The results measured before are kept in the run directory. Start the engine "
         "again (make setup), then run 'vnetbench clean' to remove what the run left."),
         highlight=False, soft_wrap=True)
-    raise typer.Exit(2) from None
+    raise typer.Exit(EnvironmentProblem.exit_code) from None
+
+
+def exit_on_failed_passes(directory: Path, allow_failed: bool) -> None:
+    """A measuring command's end: when a pass failed or its path was dead, one line on
+    stderr naming the cells, and exit 1 (0 with --allow-failed)."""
+    from vnetbench.exitstatus import failed_cells, failure_summary, passes_status
+    from vnetbench.results import PARQUET, load_results
+
+    if not (directory / PARQUET).is_file():
+        return
+    failed = failed_cells(load_results(directory))
+    if not failed:
+        return
+    status, said = passes_status(failed, allow_failed), failure_summary(failed, allow_failed)
+    if not status:
+        err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
+        return
+    err_console.print(error_line(said), highlight=False, soft_wrap=True)
+    raise typer.Exit(status)
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:

@@ -7,12 +7,14 @@ from rich.table import Table
 from rich.text import Text
 
 from vnetbench.commands.common import guarded
+from vnetbench.exitstatus import ExitStatus
 from vnetbench.ui import out_console
 
 
 @guarded
 def doctor() -> None:
-    """Check the engine, Compose v2, /dev/net/tun, kernel features and images."""
+    """Check the engine, Compose v2, /dev/net/tun, kernel features and images (exit 3
+    when not ready)."""
     from vnetbench.doctor import diagnose
 
     checks, verdict_ok = diagnose()
@@ -21,6 +23,6 @@ def doctor() -> None:
         table.add_row(name, Text("ok", "green") if ok else Text("missing", "red"), detail)
     out_console.print(table)
     out_console.print("verdict: ready" if verdict_ok else "verdict: NOT ready (see above)")
-    if not verdict_ok:
-        raise typer.Exit(1)
+    if not verdict_ok:  # the machine is not ready: the environment's status
+        raise typer.Exit(ExitStatus.ENVIRONMENT)
 

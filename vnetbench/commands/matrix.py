@@ -7,8 +7,14 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, read_topology, with_engine
-from vnetbench.commands.options import EngineOption, TopologyOption
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    exit_on_failed_passes,
+    guarded,
+    read_topology,
+    with_engine,
+)
+from vnetbench.commands.options import AllowFailedOption, EngineOption, TopologyOption
 from vnetbench.ui import out_console
 
 
@@ -27,8 +33,10 @@ def matrix(
     out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
     = Path("results"),
     engine: EngineOption = None,
+    allow_failed: AllowFailedOption = False,
 ) -> None:
-    """Every available scenario on every available overlay, three passes each."""
+    """Every available scenario on every available overlay, three passes each. Exit 1
+    when a pass failed or its path was dead."""
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.rundir import writable_directory
@@ -43,3 +51,4 @@ def matrix(
                            quick=quick, resume=resume,
                            overlay_names=overlay, methods=methods)
     out_console.print(str(directory))
+    exit_on_failed_passes(directory, allow_failed)

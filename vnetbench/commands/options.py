@@ -26,6 +26,9 @@ EngineOption = Annotated[str | None, typer.Option(
          "topology's manager, else VNETBENCH_SWARM, else this machine's swarm; 'vnetbench "
          "swarm up' makes a test one here, used when named: manager: test or "
          "VNETBENCH_SWARM=test). Overrides the topology's 'engine'.")]
+AllowFailedOption = Annotated[bool, typer.Option(
+    "--allow-failed", help="Exit 0 even when a pass failed or its path was dead (still "
+                           "named on stderr); without it such a run exits 1.")]
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 

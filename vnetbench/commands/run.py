@@ -11,6 +11,7 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    exit_on_failed_passes,
     guarded,
     out_directory,
     read_topology,
@@ -21,6 +22,7 @@ from vnetbench.commands.common import (
     with_workload,
 )
 from vnetbench.commands.options import (
+    AllowFailedOption,
     EngineOption,
     TopologyOption,
     settings_given,
@@ -68,10 +70,11 @@ def run(
         help="room: its load as phases and at-once events in place of room_rate, a "
              "workload file or a shipped profile's name (contest); replaces the "
              "topology's workload.")] = None,
+    allow_failed: AllowFailedOption = False,
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
-    steps), tear everything down."""
+    steps), tear everything down. Exit 1 when a pass failed or its path was dead."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.runs.comparison import parse_overlays
 
@@ -84,8 +87,9 @@ def run(
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
     if method is not None:
-        run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
-                           overrides)
+        directory = run_method_command(method, scenarios or [], topology, overlays, short,
+                                       baseline, out, overrides)
+        exit_on_failed_passes(directory, allow_failed)
         return
     if short:
         raise UserError("--short is a reference method's short form; give --method NAME "
@@ -93,7 +97,8 @@ def run(
     if not scenarios:
         raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
                         "reference method with --method NAME.")
-    run_scenarios_command(scenarios, topology, overlays, baseline, out)
+    exit_on_failed_passes(run_scenarios_command(scenarios, topology, overlays, baseline, out),
+                          allow_failed)
 
 
 def check_faults_injected(faults: list[str] | None, scenarios: list[str],
@@ -131,8 +136,8 @@ def check_workload_used(workload: str | None, scenarios: list[str],
 
 
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
-                          baseline: bool, out: Path | None) -> None:
-    """`run SCENARIO...`: each overlay's passes, then the comparison table."""
+                          baseline: bool, out: Path | None) -> Path:
+    """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
     from vnetbench.report.tables import comparison_table
     from vnetbench.results import load_results
     from vnetbench.runs.comparison import run_overlays
@@ -147,13 +152,15 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
     if not table.empty:
         out_console.print(rich_table(table))
     note(f"results: {directory}")
+    return directory
 
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,
                        overlays: list[str], short: bool, baseline: bool,
-                       out: Path | None, given: Mapping[str, object]) -> None:
-    """`run --method NAME`: its steps on each overlay, its table, report.md; the
-    options given (--passes, --seconds...) above the method's own settings."""
+                       out: Path | None, given: Mapping[str, object]) -> Path:
+    """`run --method NAME`: its steps on each overlay, its table, report.md (the
+    directory returned); the options given (--passes, --seconds...) above the method's
+    own settings."""
     from vnetbench.methods import get_method
     from vnetbench.report.markdown import build_report
     from vnetbench.report.tables import method_table
@@ -170,3 +177,4 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
     out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))
     report_path, _ = build_report(directory)
     note(f"results: {directory}; report: {report_path}")
+    return directory

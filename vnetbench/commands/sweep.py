@@ -7,8 +7,14 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, out_directory, read_topology
-from vnetbench.commands.options import TopologyOption
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    exit_on_failed_passes,
+    guarded,
+    out_directory,
+    read_topology,
+)
+from vnetbench.commands.options import AllowFailedOption, TopologyOption
 from vnetbench.ui import note
 
 
@@ -22,8 +28,10 @@ def sweep(
     passes: Annotated[int | None, typer.Option(help="Passes per value.")] = None,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    allow_failed: AllowFailedOption = False,
 ) -> None:
-    """Run a scenario over a list of values of one link parameter; plot it."""
+    """Run a scenario over a list of values of one link parameter; plot it. Exit 1 when
+    a pass failed or its path was dead (--allow-failed for a sweep up to 100 % loss)."""
     from vnetbench.engines import require_engine
     from vnetbench.runs.comparison import parse_overlays
     from vnetbench.runs.sweep import run_sweep
@@ -41,3 +49,4 @@ def sweep(
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")
+    exit_on_failed_passes(directory, allow_failed)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from vnetbench import __version__
 from vnetbench.commands.common import guarded
 from vnetbench.ui import out_console
@@ -12,3 +16,15 @@ def version() -> None:
     """Print vnetbench's version."""
     out_console.print(__version__)
 
+
+def print_version(given: bool) -> None:
+    """`vnetbench --version`: the same line as `vnetbench version`, then exit 0."""
+    if given:
+        out_console.print(__version__)
+        raise typer.Exit(0)
+
+
+def root(show_version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=print_version,
+        help="Print vnetbench's version and exit (as 'vnetbench version').")] = False) -> None:
+    """The root's own option (--version); the app's help is cli.py's."""

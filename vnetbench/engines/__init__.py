@@ -27,7 +27,7 @@ from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import ENGINE_HELP, compose_version, engine_version
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.engines.swarm.engine import SwarmEngine
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.labels import run_filter
 from vnetbench.topology import Topology
 from vnetbench.ui import note
@@ -126,9 +126,11 @@ def require_engine() -> None:
     behind by a vnetbench process that is gone."""
     global _noticed_orphans
     if engine_version() is None:
-        raise UserError(f"The Docker engine does not answer ('docker info' fails). {ENGINE_HELP}")
+        raise EnvironmentProblem(
+            f"The Docker engine does not answer ('docker info' fails). {ENGINE_HELP}")
     if compose_version() is None:
-        raise UserError(f"Docker answers but Compose v2 ('docker compose') does not. {ENGINE_HELP}")
+        raise EnvironmentProblem(
+            f"Docker answers but Compose v2 ('docker compose') does not. {ENGINE_HELP}")
     if not _noticed_orphans:
         _noticed_orphans = True
         notice_orphans()

@@ -12,7 +12,7 @@ from pathlib import Path
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engines.docker import docker, translated
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem
 from vnetbench.images import (
     BOOTSTRAPPED_BASE,
     OFFICIAL_BASE,
@@ -51,7 +51,7 @@ def ensure_base_image() -> str:
             timeout=900,
         )
     if result.returncode != 0:
-        raise UserError(
+        raise EnvironmentProblem(
             f"The base image could not be pulled ({OFFICIAL_BASE}) nor bootstrapped offline: "
             f"{result.stderr.strip()[-600:]} Make {OFFICIAL_BASE} available "
             "(docker load or a reachable registry) or fix debootstrap, then run again."
@@ -84,7 +84,7 @@ def build_image_from(path: Path, tag: str, base: str, label: str) -> None:
                 labels={"vnetbench.image": label, "vnetbench.context": context_digest(path)},
             )
     except DockerException as error:
-        raise UserError(
+        raise EnvironmentProblem(
             f"Building the {tag} image from {path} failed: {error.stderr or error}. "
             "The build installs Debian packages, so the Debian archive must be reachable."
         ) from None

@@ -147,7 +147,7 @@ def bare_shape(runtime: HostRuntime, run_id: str, sizes: list[int], seconds: flo
                pings: int) -> BareShape:
     """The two-site shape of bare namespaces at each N (helper container: veth.py's)."""
     from vnetbench.engines.base import EngineError, ToolSpec
-    from vnetbench.errors import UserError
+    from vnetbench.errors import EnvironmentProblem
     from vnetbench.labels import run_labels
 
     try:
@@ -156,7 +156,7 @@ def bare_shape(runtime: HostRuntime, run_id: str, sizes: list[int], seconds: flo
             run_labels(run_id, "calibration", "bare-shape"), network="none",
             capabilities=("NET_ADMIN", "SYS_ADMIN"), security_options=("apparmor=unconfined",)))
     except EngineError as error:
-        raise UserError(
+        raise EnvironmentProblem(
             "The bare namespaces' two-site shape could not be measured: a helper container "
             f"with NET_ADMIN and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]})."
         ) from None

@@ -14,7 +14,7 @@ namespaces.
 from __future__ import annotations
 
 from vnetbench.engines.base import EngineError, HostRuntime, ToolSpec
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.labels import run_labels
 from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
 
@@ -70,7 +70,7 @@ def bare_path(runtime: HostRuntime, run_id: str, seconds: float,
             # is ours, never the system under test
             security_options=("apparmor=unconfined",)))
     except EngineError as error:
-        raise UserError(
+        raise EnvironmentProblem(
             "The bare veth path could not be measured: a helper container with NET_ADMIN "
             f"and SYS_ADMIN failed ({(error.stderr or '').strip()[-300:]}). The engine "
             "may refuse these capabilities (rootless Docker, a restrictive profile)."

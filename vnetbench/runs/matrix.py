@@ -26,7 +26,7 @@ from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.declaration import EVERY, Variants
 from vnetbench.engines import HostRuntime, local, require_engine
 from vnetbench.engines.build import build_project_images
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.measure.veth import bare_rates
 from vnetbench.methods import Method
 from vnetbench.outcome import NotApplicable
@@ -123,9 +123,9 @@ def matrix_lock(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(f"Another vnetbench matrix is writing {directory} now. Wait for "
-                            "it to end (or stop it), or give --out another directory."
-                            ) from None
+            raise EnvironmentProblem(
+                f"Another vnetbench matrix is writing {directory} now. Wait for it to end "
+                "(or stop it), or give --out another directory.") from None
         yield
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from vnetbench.engines.stack import Stack
 from vnetbench.measure.cpu import host_sample, outside_cores
+from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import Kind
 from vnetbench.overlays import Overlay
 from vnetbench.results import ResultSet, result_line
@@ -78,7 +79,11 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
 def write_pass(results: ResultSet, cell: CellKey, pass_no: int, result: PassResult,
                settings: dict[str, object], remark: str) -> None:
     """The pass's rows (its metrics, then its series' points) and its RESULT line; the
-    remark is a problem of its own, and the problems' sentences compose the status."""
+    remark is a problem of its own, and the problems' sentences compose the status. A
+    pass that measured nothing still leaves a row (`skipped`), so its state is read back
+    (the exit status, the report)."""
+    if not result.metrics:
+        result.metrics[SKIPPED.name] = (None, SKIPPED.unit)
     if remark:
         result.outcome.add(Kind.REMARK, remark, addendum=True)
     status, state = result.outcome.status, result.state

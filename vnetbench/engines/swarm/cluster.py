@@ -18,7 +18,7 @@ from typing import Any
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.engines.docker import QUICK_CALL_SECONDS, NodeEngine, bounded_client, docker, quick
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.topology import Topology
 from vnetbench.ui import waiting
 
@@ -98,8 +98,8 @@ def resolve_manager(named: str, source: str) -> str:
         return named
     found = test_swarm_manager()
     if found is None:
-        raise UserError(NO_SWARM.format(why=f"{source} names the test swarm, which is not "
-                                        "up on this machine"))
+        raise EnvironmentProblem(NO_SWARM.format(
+            why=f"{source} names the test swarm, which is not up on this machine"))
     return found
 
 
@@ -113,8 +113,8 @@ def manager_endpoint(topology: Topology) -> str:
         return resolve_manager(str(named_manager()), f"{MANAGER_VARIABLE}=test")
     endpoint = own_swarm_manager()
     if endpoint is None:
-        raise UserError(NO_SWARM.format(why="no manager is named and this machine's engine "
-                                        "is no swarm manager"))
+        raise EnvironmentProblem(NO_SWARM.format(
+            why="no manager is named and this machine's engine is no swarm manager"))
     return endpoint
 
 
@@ -123,7 +123,7 @@ def own_swarm_manager() -> str | None:
     try:
         info = docker.system.info()
     except DockerException:
-        raise UserError(NO_SWARM.format(why="the local engine does not answer")) from None
+        raise EnvironmentProblem(NO_SWARM.format(why="the local engine does not answer")) from None
     if getattr(info.swarm, "control_available", False):
         return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     return None
@@ -136,7 +136,7 @@ def discover(endpoint: str) -> Swarm:
         listed = client.node.list()
         contacted = getattr(client.system.info().swarm, "node_id", None)
     except DockerException as error:
-        raise UserError(NO_SWARM.format(
+        raise EnvironmentProblem(NO_SWARM.format(
             why=f"the manager at {endpoint} refused ({(error.stderr or str(error)).strip()})")
         ) from None
     nodes, missing = [], []
@@ -165,10 +165,11 @@ def node_facts(node: NodeEngine) -> dict[str, Any]:
     try:
         info = node.quick.system.info()
     except DockerException as error:
-        raise UserError(f"Swarm node {node.name} does not answer at {node.endpoint} "
-                        f"({(error.stderr or str(error)).strip()[-300:]}). Fix its endpoint "
-                        f"label {ENDPOINT_LABEL} or its engine, or drain it, and run again."
-                        ) from None
+        raise EnvironmentProblem(
+            f"Swarm node {node.name} does not answer at {node.endpoint} "
+            f"({(error.stderr or str(error)).strip()[-300:]}). Fix its endpoint "
+            f"label {ENDPOINT_LABEL} or its engine, or drain it, and run again."
+            ) from None
     return {"endpoint": node.endpoint, "engine": info.server_version,
             "kernel": info.kernel_version, "cores": info.n_cpu,
             "memory_gib": round((info.mem_total or 0) / 2**30, 1)}
@@ -207,9 +208,9 @@ def load_images(nodes: list[NodeEngine], images: list[str]) -> list[str]:
                 save.kill()
                 errors = f"no end within {IMAGE_LOAD_SECONDS} s."
             if load.returncode != 0 or save.returncode != 0:
-                raise UserError(f"Loading {', '.join(stale)} onto swarm node {node.name} "
-                                f"failed: {errors.strip()[-400:]} Check that the node's "
-                                "engine answers at its endpoint and has disk space.")
+                raise EnvironmentProblem(f"Loading {', '.join(stale)} onto swarm node {node.name} "
+                                         f"failed: {errors.strip()[-400:]} Check that the node's "
+                                         "engine answers at its endpoint and has disk space.")
         return [f"{image} -> {node.name}" for image in stale]
 
     with waiting(f"images onto {len(nodes)} swarm node(s)"), ThreadPoolExecutor() as pool:

@@ -46,7 +46,7 @@ from vnetbench.engines.swarm.placement import (
     site_nodes,
     waves,
 )
-from vnetbench.errors import BlockTaken, UserError
+from vnetbench.errors import BlockTaken, EnvironmentProblem, UserError
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import project_name, run_labels
 from vnetbench.schema import HOSTS
@@ -204,13 +204,14 @@ class SwarmDeployment(Deployment):
                      overlay_name(self.rendered.project, key)],
                     capture_output=True, text=True, timeout=120)
             except subprocess.TimeoutExpired:
-                raise UserError(f"The swarm manager at {self.swarm.manager_endpoint} did not "
-                                "create the run's overlay network within 120 s.") from None
+                raise EnvironmentProblem(
+                    f"The swarm manager at {self.swarm.manager_endpoint} did not "
+                    "create the run's overlay network within 120 s.") from None
             if made.returncode != 0:
                 refused = made.stderr.strip()
                 if "overlap" in refused.lower():
                     raise BlockTaken(self.rendered.plan.block, refused.splitlines()[-1])
-                raise UserError(f"The swarm refused the overlay network {key}: {refused}")
+                raise EnvironmentProblem(f"The swarm refused the overlay network {key}: {refused}")
 
     def copy_run_directory(self, nodes: list[NodeEngine]) -> None:
         """The stack directory (configs, keys, the gate) onto each node, by a tar stream
@@ -313,12 +314,14 @@ def on_node(node: NodeEngine, run_id: str, argv: list[str], data: bytes = b"") -
              "-v", f"{NODE_RUNS}:{NODE_RUNS}", TOOLS_IMAGE, *argv],
             input=data, capture_output=True, timeout=NODE_FILES_SECONDS)
     except subprocess.TimeoutExpired:
-        raise UserError(f"The run's files on swarm node {node.name} were not written or "
-                        f"read within {NODE_FILES_SECONDS} s: check that its engine answers "
-                        f"at {node.endpoint}.") from None
+        raise EnvironmentProblem(
+            f"The run's files on swarm node {node.name} were not written or "
+            f"read within {NODE_FILES_SECONDS} s: check that its engine answers "
+            f"at {node.endpoint}.") from None
     if done.returncode != 0:
-        raise UserError(f"The run's files on swarm node {node.name} could not be written or "
-                        f"read: {done.stderr.decode(errors='replace').strip()[-400:]}")
+        raise EnvironmentProblem(
+            f"The run's files on swarm node {node.name} could not be written or "
+            f"read: {done.stderr.decode(errors='replace').strip()[-400:]}")
     return done.stdout
 
 

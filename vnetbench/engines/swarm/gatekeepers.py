@@ -18,7 +18,7 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench import gate
 from vnetbench.engines.docker import NodeEngine
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem
 from vnetbench.images import TOOLS_IMAGE
 from vnetbench.labels import run_labels
 
@@ -91,8 +91,9 @@ class Gatekeeper:
             for network in others:
                 client.network.connect(network, self.name)
         except DockerException as error:
-            raise UserError(f"The gatekeeper on swarm node {self.node.name} did not start: "
-                            f"{(error.stderr or str(error)).strip()[-400:]}") from None
+            raise EnvironmentProblem(
+                f"The gatekeeper on swarm node {self.node.name} did not start: "
+                f"{(error.stderr or str(error)).strip()[-400:]}") from None
         self.session = subprocess.Popen(
             ["docker", "--host", self.node.endpoint, "exec", "-i", "--env",
              f"RELEASE_AT={RELEASE_AT}", self.name, "sh", "-c", PROTOCOL, "keeper",
@@ -100,8 +101,9 @@ class Gatekeeper:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         ready = self.answer()
         if ready != "ready":
-            raise UserError(f"The gatekeeper on swarm node {self.node.name} did not start: "
-                            f"{ready}")
+            raise EnvironmentProblem(
+                f"The gatekeeper on swarm node {self.node.name} did not start: "
+                f"{ready}")
 
     def send(self, line: str) -> None:
         assert self.session is not None and self.session.stdin is not None
@@ -109,8 +111,9 @@ class Gatekeeper:
             self.session.stdin.write(line + "\n")
             self.session.stdin.flush()
         except OSError:
-            raise UserError(f"The gatekeeper session to swarm node {self.node.name} ended; "
-                            f"check that its engine answers at {self.node.endpoint}.") from None
+            raise EnvironmentProblem(
+                f"The gatekeeper session to swarm node {self.node.name} ended; "
+                f"check that its engine answers at {self.node.endpoint}.") from None
 
     def answer(self, timeout_s: float = ANSWER_SECONDS) -> str:
         """The keeper's next line, within a bound (a stalled endpoint ends the run)."""
@@ -118,10 +121,11 @@ class Gatekeeper:
         ready, _, _ = select.select([self.session.stdout], [], [], timeout_s)
         line = self.session.stdout.readline() if ready else ""
         if not line or line.startswith("error"):
-            raise UserError(f"The gatekeeper on swarm node {self.node.name} "
-                            f"{'said: ' + line.strip() if line else 'did not answer'} "
-                            f"(within {timeout_s:.0f} s); check that its engine answers at "
-                            f"{self.node.endpoint}.")
+            raise EnvironmentProblem(
+                f"The gatekeeper on swarm node {self.node.name} "
+                f"{'said: ' + line.strip() if line else 'did not answer'} "
+                f"(within {timeout_s:.0f} s); check that its engine answers at "
+                f"{self.node.endpoint}.")
         return line.strip()
 
     def ask(self, line: str) -> str:

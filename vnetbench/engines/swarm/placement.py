@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vnetbench import labels
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.topology import Topology
 
 EVERY_NODE_ROLES = {"fabric"}  # host-network helpers: one per node
@@ -23,9 +23,9 @@ def site_nodes(topology: Topology, nodes: Sequence[str]) -> dict[str, str]:
     """Switch -> node: the topology's `hosts`, else the switches spread over the nodes
     in turn (switch k on node k mod n, nodes in name order)."""
     if not nodes:
-        raise UserError("The swarm has no node that can run containers (every node is "
-                        "drained or down). Make a node available ('docker node update "
-                        "--availability active NODE') and run again.")
+        raise EnvironmentProblem("The swarm has no node that can run containers (every node is "
+                                 "drained or down). Make a node available ('docker node update "
+                                 "--availability active NODE') and run again.")
     unknown = sorted({node for node in topology.hosts.values() if node not in nodes})
     if unknown:
         raise UserError(f"The topology places sites on {', '.join(unknown)}, which the swarm "

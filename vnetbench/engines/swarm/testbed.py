@@ -40,7 +40,7 @@ from vnetbench.engines.swarm.cluster import (
 from vnetbench.engines.swarm.cluster import (
     test_node_endpoint as endpoint,
 )
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.labels import OWNER, LabelFilter, detached_owner
 from vnetbench.ui import note, waiting
 
@@ -131,9 +131,9 @@ def wait_for_engines(names: list[str]) -> None:
     while not answers(names):
         if time.monotonic() > deadline:
             logs = str(docker.container.logs(f"{CONTAINER_PREFIX}{names[-1]}", tail=5))
-            raise UserError(f"The test swarm's node engines did not answer within "
-                            f"{START_SECONDS} s; the last node's log ends: {logs.strip()} "
-                            "Run 'vnetbench swarm down' and try again.")
+            raise EnvironmentProblem(f"The test swarm's node engines did not answer within "
+                                     f"{START_SECONDS} s; the last node's log ends: {logs.strip()} "
+                                     "Run 'vnetbench swarm down' and try again.")
         time.sleep(0.5)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from vnetbench.engines.base import HostRuntime, ToolSpec
-from vnetbench.errors import UserError
+from vnetbench.errors import EnvironmentProblem
 from vnetbench.labels import helper_labels
 from vnetbench.ui import waiting
 
@@ -176,7 +176,7 @@ def _lookup(runtime: HostRuntime, base: str, sonames: list[str],
         try:
             _run(runtime, container, "apt-get update -qq 2>&1")
         except CommandFailed as error:
-            raise UserError(
+            raise EnvironmentProblem(
                 f"Looking up the Debian packages that ship {', '.join(sonames)} failed: "
                 f"'apt-get update' in {base} said {(error.stdout or '').strip()[-300:]!r}. "
                 "The Debian archive must be reachable to build the vNet runtime image."
