@@ -11,9 +11,10 @@ overlay and metric with `ab`'s own code (vnetbench/report/ab.py's verdict_table)
     python -m tests.builds_ab table OUT
 
 OUT/bringups.csv gets a row per bring-up (command, exit status, time, directory); a
-bring-up it records as exited 0 is not run again, so a session stopped part-way
-resumes where it stopped. OUT/session.json holds the session's arguments: resuming
-with others is refused rather than mixing two sessions' rounds.
+bring-up it records as measured (exit 0, or 1: a pass failed, kept and left out of the
+table) is not run again, so a session stopped part-way resumes where it stopped.
+OUT/session.json holds the session's arguments: resuming with others is refused rather
+than mixing two sessions' rounds.
 """
 
 from __future__ import annotations
@@ -126,6 +127,16 @@ def plan(rounds: int, overlays: Sequence[str]) -> list[BringUp]:
             for round_no, arm in order if round_no == r]
 
 
+# `run`'s exit statuses of a bring-up that measured: 1 when a pass failed or its path
+# was dead (vnetbench/exitstatus.py; a checkout older than that exits 0 for it); such
+# a bring-up is kept, and load_bringups leaves it out
+MEASURED = (0, 1)
+
+
+def measured(record: Record) -> bool:
+    return record.exit_code in MEASURED and bool(record.directory)
+
+
 def command(session: Session, item: BringUp, out: Path) -> list[str]:
     return [PYTHON, "-m", "vnetbench", "run", session.scenario, "--overlay", item.overlay,
             "--passes", "1", "--no-baseline", *session.extra, "--out", str(out)]
@@ -189,14 +200,14 @@ def check_checkout(checkout: Path, locate: Callable[[Path], Path]) -> None:
 def run(session: Session, out: Path, runner: Runner = run_command,
         locate: Callable[[Path], Path] = imported_package) -> list[Record]:
     """Every planned bring-up not yet done, in order; stops at the first that fails
-    (an exit status other than 0), which the next `run` tries again."""
+    (an exit status other than 0 or 1), which the next `run` tries again."""
     if session.rounds < 1 or not session.overlays:
         raise Refused("Give --rounds 1 or more and at least one --overlay (ab judges "
                       "from 6 rounds).")
     for arm in CHECKOUTS:
         check_checkout(session.checkout(arm), locate)
     check_session(session, out)
-    done = {r.name for r in done_records(out) if r.exit_code == 0 and r.directory}
+    done = {r.name for r in done_records(out) if measured(r)}
     ran = []
     for item in plan(session.rounds, session.overlays):
         if item.name in done:
@@ -205,7 +216,7 @@ def run(session: Session, out: Path, runner: Runner = run_command,
         record = bring_up(session, item, out, runner)
         append(out, record)
         ran.append(record)
-        if record.exit_code != 0 or not record.directory:
+        if not measured(record):
             raise SystemExit(f"{item.name}: vnetbench run exited {record.exit_code}; see "
                              f"{out / 'bringups' / item.name / 'run.log'}")
     return ran
@@ -220,7 +231,7 @@ class Loaded:
 def load_bringups(out: Path) -> Loaded:
     frames, excluded = [], []
     for record in done_records(out):
-        if record.exit_code != 0 or not record.directory:
+        if not measured(record):
             continue
         frame = load_results(Path(record.directory))
         if frame[STATE].isin(NOT_OK).any():

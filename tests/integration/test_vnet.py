@@ -48,7 +48,7 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     started = time.time()
     done = vnetbench("run", "throughput", "join", "config", "flood", "--overlay", "vnet",
                      "--no-baseline", "-t", str(tmp_path / "t.yml"), "--passes", "1",
-                     "--seconds", "2", "--out", str(tmp_path / "out"),
+                     "--seconds", "2", "--out", str(tmp_path / "out"), "--allow-failed",
                      env={"BENCH_TLS": "off", "BENCH_MACHINES": "20"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
