@@ -31,8 +31,9 @@ from vnetbench.units import burst_bytes, format_rate
 
 @dataclass(frozen=True)
 class Finding:
-    """What a rule found: the status's sentence, the figures it withholds (set to no
-    value) and whether the pass failed for it."""
+    """What a rule found: the status's sentence (no "; " in it: the status joins its
+    problems with it), the figures it withholds (set to no value) and whether the pass
+    failed for it."""
 
     sentence: str
     withheld: tuple[str, ...] = ()
@@ -67,7 +68,7 @@ def added_latency_resolved(metrics: Metrics, topology: Topology) -> list[Finding
             found.append(Finding(
                 f"latency added {LOAD_PHASES[phase]}, p{q}: below the testbed's resolution, "
                 f"not given (the loaded p{q} {loaded:.3f} ms is {-added:.3f} ms under the "
-                f"idle p50 {idle:.3f} ms; a load only adds queueing, so the difference is "
+                f"idle p50 {idle:.3f} ms: a load only adds queueing, so the difference is "
                 "the idle path's own variation, its cores waking for each idle ping)",
                 withheld=(f"{phase}_added_p{q}_ms",)))
     return found

@@ -44,9 +44,10 @@ def test_a_negative_added_latency_is_withheld_as_below_the_resolution(
     p99 = result.metrics["one_way_added_p99_ms"][0]
     assert p99 is not None and p99 > 0
     assert result.state is State.OK
+    assert "; " not in found[0].sentence  # the status's problems are joined with "; "
     assert result.status == (
         "ok; latency added under load one way, p50: below the testbed's resolution, not "
-        "given (the loaded p50 0.029 ms is 0.024 ms under the idle p50 0.053 ms; a load "
+        "given (the loaded p50 0.029 ms is 0.024 ms under the idle p50 0.053 ms: a load "
         "only adds queueing, so the difference is the idle path's own variation, its "
         "cores waking for each idle ping)")
     results = ResultSet(tmp_path)
