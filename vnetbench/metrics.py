@@ -52,6 +52,10 @@ class Metric:
     lead: bool = False  # one of its scenario's figures in the report's summary (a headline)
     # one series' name, `{dimension}` fields filled (None: no dimension, its name alone)
     display: str | None = None
+    # a difference of two figures (latency added under load: a loaded figure less the
+    # idle one): its zero is no absence of anything and a baseline's sits near it, so it
+    # is set against a baseline by its difference, never by a ratio (report/tables.py)
+    difference: bool = False
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

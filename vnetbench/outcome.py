@@ -42,6 +42,7 @@ class Kind(StrEnum):
     DEATH = "death"  # a container of the system under test died
     SHAPING = "shaping"  # the links' shaping was found changed
     REMARK = "remark"  # how the overlay adjusted the settings
+    IMPLAUSIBLE = "implausible"  # a figure the mechanism cannot produce (plausibility.py)
 
 
 OK_STATUS = "ok"  # the status of a pass with no problem

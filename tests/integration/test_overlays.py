@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.conftest import as_measured, leftovers
+from tests.integration.conftest import leftovers, stands
 from vnetbench.results import load_results, named
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
@@ -37,7 +37,7 @@ def test_throughput_crosses_the_overlay(overlay: str, tmp_path: Path) -> None:
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
     frame = named(load_results(run_dir))
     value = frame.set_index("metric")["value"]
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     assert value["ping_received"] >= 48  # the first may go before a handshake settles
     assert crossed_the_tunnel(value)
     if overlay != "nebula":  # Nebula's hubs only route (kernel time, not charged to them)
@@ -113,7 +113,7 @@ def test_join_fresh_containers_brings_up_a_stack_per_pass(tmp_path: Path) -> Non
         overrides={})
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
     frame = named(load_results(run_dir))
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     assert "restart_seconds" not in set(frame["metric"])
     assert set(frame[frame["metric"] == "joined"]["value"]) == {6}
     record = json.loads((run_dir / "run.json").read_text())
@@ -151,7 +151,7 @@ def test_openvpn_without_encryption_negotiates_no_cipher(tmp_path: Path) -> None
         "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
     frame = named(load_results(run_dir))
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     assert crossed_the_tunnel(frame.set_index("metric")["value"])
     agent_log = next(run_dir.rglob("*-agent1.log")).read_text()
     # the hub pushes the cipher the two ends negotiated (AES-256-GCM when encrypted);

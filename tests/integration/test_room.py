@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from python_on_whales import docker
 
-from tests.integration.conftest import as_measured, leftovers, room_records
+from tests.integration.conftest import leftovers, room_records, stands
 from vnetbench.overlays import overlay_for
 from vnetbench.results import load_results, named
 from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
@@ -36,7 +36,7 @@ def test_a_room_on_the_baseline(tmp_path: Path) -> None:
     directory = run_scenarios(room_topology(), [get_scenario("room")], tmp_path)
     assert leftovers(directory.name) == []
     frame = named(load_results(directory))
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     value = frame.set_index("metric")["value"]
     assert value["room_machines"] == MACHINES and value["room_no_record"] == 0
     # the open loop (the default): each machine plans RATE x SECONDS requests and, on
@@ -67,7 +67,7 @@ def test_the_closed_loop_still_runs_wrk(tmp_path: Path) -> None:
     directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
     assert leftovers(directory.name) == []
     frame = named(load_results(directory))
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     value = frame.set_index("metric")["value"]
     # each machine waits 1/RATE after every reply: in SECONDS it asks at most
     # RATE x SECONDS + 1 times, and it asked at least once
@@ -209,7 +209,7 @@ def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
     assert leftovers(directory.name) == []
     frame = named(load_results(directory))
     rows = frame[frame["interval_s"].isna()]
-    assert as_measured(rows["status"].iloc[0]) == "ok", rows["status"].iloc[0]
+    assert stands(rows["status"].iloc[0]), rows["status"].iloc[0]
     value = rows.set_index("metric")["value"]
     labels = ("backbone-flap", "partition", "churn", "server-restart", "loss-ramp")
     for label in labels:  # each took effect and was lifted, in the load's order

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from python_on_whales import docker
 
-from tests.integration.conftest import as_measured, leftovers
+from tests.integration.conftest import leftovers, stands
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
 from vnetbench.engines.build import build_project_images
@@ -61,7 +61,7 @@ def shaped(name: str, backbone: dict[str, Any], **settings: Any) -> Topology:
 def measure(topology: Topology, tmp_path: Path) -> tuple[dict[str, float], dict[str, Any]]:
     run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
     frame = named(load_results(run_dir))
-    assert frame["status"].map(as_measured).eq("ok").all(), frame["status"].iloc[0]
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
     record = json.loads((run_dir / "run.json").read_text())
     assert leftovers(record["run_id"]) == []
     return frame.set_index("metric")["value"].to_dict(), record

@@ -22,7 +22,7 @@ import pytest
 import yaml
 from python_on_whales import docker
 
-from tests.integration.conftest import leftovers
+from tests.integration.conftest import leftovers, stands
 from vnetbench.overlays.vnet import Vnet
 from vnetbench.results import load_results, named
 
@@ -60,7 +60,7 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     frame = named(load_results(run_dir))
     status = frame.groupby("scenario")["status"].first()
     value = frame.set_index(["scenario", "metric"])["value"]
-    if status["throughput"] == "ok":
+    if stands(status["throughput"]):
         assert value["throughput", "tcp_mbit"] > 1
     else:
         assert status["throughput"].startswith("path dead: 0 of 200 pings answered")
@@ -71,13 +71,14 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     split = frame[(frame["scenario"] == "join") & frame["metric"].str.startswith("joined_on_")]
     assert split["value"].sum() == joined
     assert value["join", "gate_spread_ms"] < 1000
-    assert status["join"] == "ok" or status["join"].startswith(f"partial: {joined:.0f} of 20")
-    assert status["config"] == "ok" or status["config"].startswith("not supported by this vNet")
+    # every state a pass may legitimately end in, measured beside other programs too (the
+    # test runner's own CPU marked a join "measured under outside load: 0.53 cores")
+    assert stands(status["join"], f"partial: {joined:.0f} of 20"), status["join"]
+    assert stands(status["config"], "not supported by this vNet"), status["config"]
     # the snapshot's switch refuses an agent whose token from the conductor arrived
     # after it (the race why_not_joined names; its agent does not try again): with 4
     # agents a pass now and then has too few joined to flood, and says so
-    assert status["flood"] == "ok" or status["flood"].startswith(
-        ("path dead", "nothing to flood: "))
+    assert stands(status["flood"], "path dead", "nothing to flood: "), status["flood"]
     if status["flood"].startswith("nothing to flood: "):
         assert "agents joined" in status["flood"]
 
@@ -189,8 +190,8 @@ def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Pat
     if "nothing to measure the fault against" not in status["failover"]:
         assert value["failover", "outage_ms_control-plane-restart"] >= 0
         assert ("failover", "late_join_s_control-plane-restart") in value.index
-    assert status["room"] == "ok" or status["room"].startswith(
-        ("no request of 6 machines was answered", "partial"))
+    assert stands(status["room"], "no request of 6 machines was answered", "partial"), (
+        status["room"])
     # the room runs the same fault during its load (its schedule: the conductor killed
     # 1 s in, started 3 s later), stamped whether or not the snapshot delivers
     assert value["room", "room_fault_at_s_control-plane-restart"] >= 1.0

@@ -13,7 +13,8 @@ LOADED = ("one_way", "both_ways")
 LOADED_LATENCY = (
     *(Metric(f"{phase}_added_p{q}_ms", "ms", Better.LOWER,
              f"Latency added {LOAD_PHASES[phase]}, p{q} (ms)",
-             noisy=q == 99, lead=q == 50) for phase in LOADED for q in (50, 99)),
+             noisy=q == 99, lead=q == 50, difference=True)
+      for phase in LOADED for q in (50, 99)),
     *(metric for phase, words in LOAD_PHASES.items() for metric in (
         Metric(f"{phase}_rtt_p50_ms", "ms", Better.LOWER,
                f"Ping round trip, {words}, p50" if phase == "idle" else None,

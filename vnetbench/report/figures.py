@@ -23,6 +23,7 @@ from vnetbench.declared.room import ROOM_FAULT_AT, ROOM_FAULT_END, ROOM_FAULT_TI
 from vnetbench.declared.throughput import STREAM_TIMELINE
 from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.metrics import Better, Metric
+from vnetbench.report.log_axes import LOG_SPAN, plotly_log_axis
 from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
@@ -48,7 +49,6 @@ ROOM_TIMELINE_P99 = ROOM_FAULT_TIMELINE[3]
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
          "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
 SETTINGS_PER_LINE = 4
-LOG_SPAN = 20  # a log axis when the values span more than this factor
 # One colour per overlay on every page (the known ones fixed, others by name)
 KNOWN_OVERLAYS = ("baseline", "vnet", "wireguard", "openvpn", "tinc", "nebula")
 PALETTE: list[str] = list(qualitative.D3)
@@ -100,7 +100,7 @@ def layout(figure: go.Figure, title: str, x_title: str, y_title: str,
                          margin={"l": 60, "r": 20, "t": 50, "b": 50}, hovermode="closest",
                          showlegend=True)
     if log:
-        figure.update_yaxes(type="log")
+        figure.update_yaxes(plotly_log_axis(positive))
     return figure
 
 
@@ -169,7 +169,7 @@ def cdf_figure(of_scenario: list[PingSample], title: str) -> go.Figure | None:
     figure = layout(figure, title, "round trip (ms)", "fraction of replies")
     rtts = [r for s in of_scenario for r in s.rtts_ms if r > 0]
     if rtts and max(rtts) / min(rtts) > LOG_SPAN:
-        figure.update_xaxes(type="log")
+        figure.update_xaxes(plotly_log_axis(rtts))
     return figure
 
 
@@ -189,7 +189,8 @@ def percentile_cdf_figure(frame: pd.DataFrame, title: str) -> go.Figure | None:
                           "<extra></extra>"))
     figure = layout(figure, title, "request latency (ms, log scale)",
                     "share of requests answered within")
-    figure.update_xaxes(type="log")
+    figure.update_xaxes(plotly_log_axis(v for points in lines.values()
+                                        for v in points.to_numpy()))
     return figure
 
 

@@ -24,6 +24,7 @@ from vnetbench.declared.room import ROOM_LATENCY
 from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
 from vnetbench.files import write_atomic
 from vnetbench.metrics import Better
+from vnetbench.report.log_axes import LOG_SPAN, matplotlib_log_axis
 from vnetbench.report.raw import PingSample
 from vnetbench.results import named
 from vnetbench.rundir import slug
@@ -69,8 +70,9 @@ def bar_with_ranges(summary: pd.DataFrame, metric: str, path: Path, title: str,
     axes.set_title(title, fontsize=10)
     axes.set_xlabel("bar: mean over passes; whiskers: lowest to highest pass", fontsize=8)
     positive = rows["low"][rows["low"] > 0]
-    if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
-        axes.set_yscale("log")  # overlays and the bare path differ by orders of magnitude
+    if len(positive) > 1 and rows["high"].max() / positive.min() > LOG_SPAN:
+        # overlays and the bare path differ by orders of magnitude
+        matplotlib_log_axis(axes, "y", [*positive, rows["high"].max()])
     figure.tight_layout()
     save_figure(figure, path)
     return path
@@ -93,8 +95,8 @@ def line_against(summary: pd.DataFrame, metric: str, x_column: str, x_label: str
     axes.set_xlabel(x_label)
     axes.set_ylabel(str(rows[UNIT].iloc[0]))
     positive = rows["low"][rows["low"] > 0]
-    if len(positive) > 1 and rows["high"].max() / positive.min() > 20:
-        axes.set_yscale("log")
+    if len(positive) > 1 and rows["high"].max() / positive.min() > LOG_SPAN:
+        matplotlib_log_axis(axes, "y", [*positive, rows["high"].max()])
     axes.legend()
     figure.tight_layout()
     save_figure(figure, path)
@@ -277,7 +279,7 @@ def write_room_cdf_plot(frame: pd.DataFrame, path: Path, title: str) -> Path | N
     figure, axes = plt.subplots(figsize=(6, 3.8))
     for label, points in lines.items():
         axes.plot(points.to_numpy(), points.index / 100, marker=".", label=label)
-    axes.set_xscale("log")
+    matplotlib_log_axis(axes, "x", [v for points in lines.values() for v in points.to_numpy()])
     axes.set_xlabel("request latency (ms, log scale)")
     axes.set_ylabel("share of requests answered within")
     axes.set_title(title, fontsize=9)
@@ -302,8 +304,8 @@ def write_ping_cdf_plot(samples: list[PingSample], title: str, path: Path) -> Pa
                   label=None if sample.overlay in shown else sample.overlay)
         shown.add(sample.overlay)
     rtts = [r for s in samples for r in s.rtts_ms if r > 0]
-    if rtts and max(rtts) / min(rtts) > 20:
-        axes.set_xscale("log")
+    if rtts and max(rtts) / min(rtts) > LOG_SPAN:
+        matplotlib_log_axis(axes, "x", rtts)
     axes.set_xlabel("round trip (ms)")
     axes.set_ylabel("fraction of replies")
     axes.set_title(title, fontsize=9)

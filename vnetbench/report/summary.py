@@ -15,7 +15,14 @@ import pandas as pd
 
 from vnetbench.declared import catalogue
 from vnetbench.metrics import BOOL
-from vnetbench.report.tables import RATIO_UNITS, yes_no
+from vnetbench.report.tables import (
+    RATIO_UNITS,
+    difference_text,
+    difference_to,
+    ratio_text,
+    ratio_to,
+    yes_no,
+)
 from vnetbench.schema import METRIC, NATIVE, OVERLAY, SCENARIO, STATE, UNIT, VARIANT
 from vnetbench.stats import Verdict
 
@@ -95,7 +102,8 @@ def key(record: Mapping[Hashable, Any]) -> Key:
 def figure_text(record: Mapping[Hashable, Any], baseline: float | None,
                 unit_said: bool = False) -> str:
     """'640 Mbit/s ±3 %, 0.04x': the mean over passes, the CV when several passes
-    varied, the ratio to the baseline's mean; a yes/no metric as yes or no; no unit
+    varied, the ratio to the baseline's mean (its difference where a ratio says
+    nothing: tables.ratio_to); a yes/no metric as yes or no; no unit
     for a count or where the measurement's label says it."""
     unit, n, mean, cv = str(record[UNIT]), int(record["n"]), float(record["mean"]), record["cv"]
     if unit == BOOL:
@@ -104,23 +112,19 @@ def figure_text(record: Mapping[Hashable, Any], baseline: float | None,
     text = f"{rounded(mean)} {shown}".strip()
     if n > 1 and pd.notna(cv):
         text += " ±<1 %" if cv < SHOWN_SPREAD else f" ±{100 * cv:.0f} %"
-    if (record[OVERLAY] != NATIVE and unit in LEAD_RATIO_UNITS and baseline
-            and pd.notna(baseline)):
-        text += f", {ratio_text(mean / baseline)}"
-    return text
+    if record[OVERLAY] == NATIVE or unit not in LEAD_RATIO_UNITS or baseline is None:
+        return text
+    metric = str(record[METRIC])
+    ratio = ratio_to(mean, baseline, metric)
+    if ratio is not None:
+        return f"{text}, {ratio_text(ratio)}"
+    difference = difference_to(mean, baseline, metric)
+    return text if difference is None else f"{text}, {difference_text(difference, unit)}"
 
 
 def rounded(value: float) -> str:
     """Whole from 100 up, else three significant digits: 19786, 0.0643, 2.2."""
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def ratio_text(ratio: float) -> str:
-    """Two decimals from 0.1 to 10; below, two significant digits (0.036x, not
-    0.04x); above, whole (192x)."""
-    if ratio >= 10:
-        return f"{ratio:.0f}x"
-    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def missing_text(frame: pd.DataFrame, scenario: str, overlay: str) -> str:
@@ -150,7 +154,10 @@ def lead_note(verdicts: pd.DataFrame | None) -> str:
     """What the summary's figures are, in one paragraph."""
     text = ("Each scenario's lead figures, an overlay per column: the mean over passes, "
             "±CV where several passes varied, and for rates and times the ratio to "
-            f"`{NATIVE}` on the same scenario and variant (0.50x: half its figure). "
+            f"`{NATIVE}` on the same scenario and variant (0.50x: half its figure); "
+            "for a figure that is itself a difference (latency added under load) or "
+            "against a baseline at or below zero, where a ratio says nothing, the "
+            "difference to it instead (+21 ms (difference): 21 ms more). "
             "The tables below give every range.")
     if verdicts is not None:
         text += (" Verdict: B against A over the interleaved rounds (the A/B section "

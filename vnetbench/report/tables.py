@@ -163,9 +163,12 @@ def method_table(frame: pd.DataFrame, method: Method, compact: bool = False) -> 
                          and str(picked[UNIT].iloc[0]) in RATIO_UNITS else None)
             row = {"step": step.label, "measurement": metrics.label(metric)}
             for record in picked.to_dict("records"):
-                ratio = (float(record["mean"]) / reference if reference
-                         and record[OVERLAY] != NATIVE else None)
-                cell = overlay_cell(record, ratio, "native", detail=not compact)
+                mean = float(record["mean"])
+                own = record[OVERLAY] == NATIVE
+                cell = overlay_cell(record, None if own else ratio_to(mean, reference, metric),
+                                    "native", detail=not compact,
+                                    difference=None if own else difference_to(
+                                        mean, reference, metric))
                 row[str(record[OVERLAY])] = cell
             table.append(row)
         table += step_status(rows[rows[VARIANT] == step.label], step.label, compact)
@@ -192,6 +195,38 @@ def outside_load_table(frame: pd.DataFrame) -> pd.DataFrame:
 RATIO_UNITS = frozenset({"Mbit/s", "ms", "s"})  # rates and times: against the native path
 
 
+def ratio_to(value: float, reference: float | None, metric: str) -> float | None:
+    """`value` as a multiple of `reference`, where a ratio says something: a magnitude
+    (a rate, a time) against a reference above zero. None for a figure that is itself a
+    difference (latency added under load: the baseline's sits at zero within the
+    testbed's resolution, and a ratio to it reads "-3.6e+02x") or a reference at or
+    below zero; such a figure is set against its reference by `difference_to`."""
+    if reference is None or not math.isfinite(reference) or reference <= 0:
+        return None
+    declared = catalogue().find(metric)
+    return None if declared is not None and declared.difference else value / reference
+
+
+def difference_to(value: float, reference: float | None, metric: str) -> float | None:
+    """`value` less `reference` where there is a reference but no ratio (ratio_to)."""
+    if reference is None or not math.isfinite(reference):
+        return None
+    return value - reference if ratio_to(value, reference, metric) is None else None
+
+
+def difference_text(difference: float, unit: str) -> str:
+    """'+21.1 ms (difference)': signed, said to be a difference, not a ratio."""
+    return f"{difference:+.3g} {unit} (difference)".replace("  ", " ")
+
+
+def ratio_text(ratio: float) -> str:
+    """Two decimals from 0.1 to 10; below, two significant digits (0.036x, not
+    0.04x); above, whole (192x)."""
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
 def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str, str]]:
     """A status row for a step where some overlay did not measure (with why)."""
     said = rows[rows[STATUS] != "ok"]  # not measured, or measured as adjusted
@@ -205,16 +240,21 @@ def step_status(rows: pd.DataFrame, label: str, compact: bool) -> list[dict[str,
 
 
 def overlay_cell(record: Mapping[Hashable, Any], ratio: float | None,
-                 against: str = NATIVE, detail: bool = True) -> str:
+                 against: str = NATIVE, detail: bool = True,
+                 difference: float | None = None) -> str:
     """A range with its n and CV (none for a single pass: nothing varied), and its
-    ratio to `against`."""
+    ratio to `against`, or its difference where a ratio says nothing (ratio_to)."""
     cv, n = record["cv"], int(record["n"])
     known = isinstance(cv, float) and not math.isnan(cv)
     spread = f", CV {100 * cv:.1f} %" if known else ""
     text = str(record["result"])
     if detail and n > 1:
         text += f" (n {n}{spread})"
-    return f"{text}, {ratio:.3g}x {against}" if ratio is not None else text
+    if ratio is not None:
+        return f"{text}, {ratio:.3g}x {against}"
+    if difference is not None:
+        return f"{text}, {difference_text(difference, str(record[UNIT]))} to {against}"
+    return text
 
 
 def _measurement_name(row: pd.Series) -> str:
@@ -233,11 +273,10 @@ def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
         reference = {str(k): float(v)
                      for k, v in baseline.groupby(SCENARIO)["mean"].mean().items()}
         for row in of_metric[of_metric[OVERLAY] != NATIVE].to_dict("records"):
-            base = reference.get(str(row[SCENARIO]))
-            if base:
+            ratio = ratio_to(float(row["mean"]), reference.get(str(row[SCENARIO])), metric)
+            if ratio is not None:
                 rows.append({SCENARIO: row[SCENARIO], OVERLAY: row[OVERLAY],
-                             VARIANT: row[VARIANT], METRIC: metric,
-                             "ratio": float(row["mean"]) / base})
+                             VARIANT: row[VARIANT], METRIC: metric, "ratio": ratio})
     return pd.DataFrame(rows, columns=[SCENARIO, OVERLAY, VARIANT, METRIC, "ratio"])
 
 

@@ -12,6 +12,7 @@ from vnetbench.measure.cpu import host_sample, outside_cores
 from vnetbench.metrics import SKIPPED
 from vnetbench.outcome import Kind
 from vnetbench.overlays import Overlay
+from vnetbench.plausibility import check_plausible
 from vnetbench.results import ResultSet, result_line
 from vnetbench.rundir import slug
 from vnetbench.runs.outcomes import (
@@ -59,7 +60,8 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
              results: ResultSet, cell: CellKey, remark: str = "",
              started: dict[str, datetime] | None = None,
              verify_shaping: Callable[[str], list[str]] | None = None) -> None:
-    """One pass; `remark` (how the overlay adjusted the settings) joins its status,
+    """One pass, its figures checked against what the mechanism can produce
+    (plausibility.py); `remark` (how the overlay adjusted the settings) joins its status,
     and so does every container of the system under test that has died, named with
     its exit code, when, during which pass, and its last log line, and whatever
     `verify_shaping` (ShapingKeeper.verify) finds changed in the links' shaping: such
@@ -67,6 +69,7 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     topology = context.topology
     before = host_sample()
     result = scenario.run_pass(context, pass_no)
+    check_plausible(result, topology)
     mark_outside_load(result, outside_cores(before, host_sample()))
     hosts = context.stack.placement_settings()
     mark_deaths(result, context.stack.deaths(), started or {})
