@@ -20,6 +20,7 @@ from vnetbench.units import (
     parse_percent,
     parse_rate,
 )
+from vnetbench.yamlfile import load_yaml, read_yaml_text, yaml_problem
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 NAME_RULE = ("lower-case letters, digits and '-', starting with a letter, at most 31 "
@@ -88,12 +89,10 @@ def read_yaml(path: Path, give: str) -> object:
     """A YAML file's data; a file that cannot be read or parsed is a UserError naming
     where, and `give` what to give instead (e.g. "a topology file, e.g. ...")."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(read_yaml_text(path))
     except (UnicodeDecodeError, OSError) as error:
         raise UserError(f"{path} cannot be read as a YAML text file ({error}). Give "
                         f"{give}.") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        place = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
-        raise UserError(f"{path} is not valid YAML{place}: {getattr(error, 'problem', error)}. "
-                        "Fix the syntax (indentation, colons, quotes) and run again.") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        where, fix = yaml_problem(error)
+        raise UserError(f"{path} is not valid YAML{where}. {fix} and run again.") from None

@@ -18,13 +18,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from vnetbench.declared.room import MAX_ROOM_REPLY_BYTES
 from vnetbench.errors import UserError
 from vnetbench.model import NAME_PATTERN, Bytes, Model, Name, read_yaml
 from vnetbench.units import format_bytes
+from vnetbench.yamlfile import load_yaml
 
 PROFILES = Path(__file__).resolve().parent / "data" / "workloads"
 MAX_PHASES = 20
@@ -181,7 +181,7 @@ def named_profile(value: Any) -> Any:
         if not re.fullmatch(NAME_PATTERN, value) or not path.is_file():
             raise ValueError(f"no workload profile named {value!r}: give one of "
                              f"{', '.join(profile_names())}, or the workload's phases here")
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     if not isinstance(value, dict | Workload):
         raise ValueError(f"{value!r} is no workload: give a mapping with phases (a list of "
                          "{name, seconds, mix, at_once}), or a shipped profile's name "

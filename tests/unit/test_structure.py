@@ -96,7 +96,7 @@ def test_no_import_cycles() -> None:
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"vnetbench", "errors", "files", "images", "labels", "metrics", "outcome",
                      "paths", "pki", "scratch", "ui", "units", "changepoints", "stats",
-                     "sequential"}),
+                     "sequential", "yamlfile"}),
     ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
                    "methods", "gate", "interrupts", "results", "faults", "workload",
                    "exitstatus"}),

@@ -48,6 +48,7 @@ from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setti
 from vnetbench.stats import MIN_PAIRS
 from vnetbench.topology import Topology, load_topology, setting_fields
 from vnetbench.ui import note
+from vnetbench.yamlfile import load_yaml
 
 ARMS = ("A", "B")
 DEFAULT_ROUNDS = 8  # the exact test's smallest p at 8 pairs is 2/256: room for one odd round
@@ -190,9 +191,10 @@ def arm_file(path: Path, command_line: Mapping[str, Any], source: str) -> Topolo
 def yaml_value(value: str, source: str) -> Any:
     """A value of an arm's change, read as YAML (true, 1280, [100, 500])."""
     try:
-        return yaml.safe_load(value)
-    except yaml.YAMLError as error:
-        problem = getattr(error, "problem", None) or "not valid YAML"
+        return load_yaml(value)
+    except (yaml.YAMLError, RecursionError) as error:
+        problem = ("nested too deeply" if isinstance(error, RecursionError)
+                   else getattr(error, "problem", None) or "not valid YAML")
         raise UserError(f"{source}: the value {value!r} cannot be read ({problem}). Give a "
                         "number, a word, true/false, or a list such as [100, 500].") from None
 

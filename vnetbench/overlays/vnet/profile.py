@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from vnetbench.errors import UserError
+from vnetbench.yamlfile import load_yaml, read_yaml_text, yaml_problem
 
 SHIPPED_PROFILE = Path(__file__).with_name("profile.yml")
 PROFILE_VARIABLE = "VNETBENCH_VNET_PROFILE"
@@ -176,12 +177,13 @@ def read_yaml(path: Path) -> dict[str, Any]:
             f"{PROFILE_VARIABLE}."
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(read_yaml_text(path)) or {}
     except (UnicodeDecodeError, OSError) as error:
         raise UserError(f"The vNet profile {path} cannot be read as a YAML text file "
                         f"({error}). Give a YAML file of profile keys.") from None
-    except yaml.YAMLError as error:
-        raise UserError(f"The vNet profile {path} is not valid YAML: {error}. Fix it.") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        where, fix = yaml_problem(error)
+        raise UserError(f"The vNet profile {path} is not valid YAML{where}. {fix}.") from None
     if not isinstance(data, dict):
         raise UserError(f"The vNet profile {path} must be a YAML mapping of profile keys.")
     return data

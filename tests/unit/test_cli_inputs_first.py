@@ -1,0 +1,82 @@
+"""Bad inputs issue #61 found that the earlier sets did not: each refused in one paragraph
+naming its source, exit status 2, no traceback, nothing started (`refused`, from
+test_cli_inputs). Grouped by class: the YAML a user writes; values whose type or size
+raised a traceback; checks that ran only after the engine was asked; and inputs that
+made a command do nothing while saying it succeeded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.font_manager  # noqa: F401 - its font cache runs fc-list once, first
+import pytest
+
+from tests.unit.test_cli_inputs import QUICK, refused
+
+TWO_SITES = Path(__file__).parents[2] / "topologies" / "two-sites.yml"
+TOPOLOGY = "name: t\nswitches: 2\nagents: 2\n"
+BOMB = "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n"
+               for i in range(8))
+YAML_FILES = {
+    "dup-links": TOPOLOGY + "links:\n  backbone: {loss: 5%}\nlinks:\n  site: {rate: 50mbit}\n",
+    "dup-inline": TOPOLOGY + "links: {backbone: {loss: 5%, loss: 1%}}\n",
+    "bomb": TOPOLOGY + "a: &a [x, x, x, x, x, x, x, x, x]\n" + BOMB + "links: *i\n",
+    "loop": TOPOLOGY + "links: &l {site: *l}\n",
+    "long-int": "name: t\nswitches: " + "9" * 5000 + "\nagents: 2\n",
+    "deep": TOPOLOGY + "links: " + "[" * 50000 + "\n",
+    "huge": TOPOLOGY + "# " + "x" * (2 << 20) + "\n",
+    "dup-workload": "phases:\n  - {name: a, seconds: 5, at_once: 1, mix: {get: 1}}\n"
+                    "phases: []\n",
+    "dup-profile": "mtu: 1400\nmtu: 1300\n",
+}
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    tmp_path = tmp_path_factory.mktemp("places")
+    found: dict[str, Path] = {"tmp": tmp_path, "quick": QUICK, "two-sites": TWO_SITES}
+    for name, text in YAML_FILES.items():
+        found[name] = tmp_path / f"{name}.yml"
+        found[name].write_text(text)
+    return {f"{{{name}}}": str(path) for name, path in found.items()}
+
+
+YAML = [
+    # a second key replaces the first: refused at its line
+    (["validate", "{dup-links}"], "{dup-links} is not valid YAML at line 6, column 1: the key "
+                                  "'links' is given twice (first at line 4)"),
+    (["validate", "{dup-inline}"],
+     "line 4, column 30: the key 'loss' is given twice (first at line 4)"),
+    (["run", "room", "-t", "{dup-links}"], "the key 'links' is given twice"),
+    (["run", "room", "-t", "{two-sites}", "--workload",
+      "{dup-workload}"],
+     "{dup-workload} is not valid YAML at line 3, column 1: the key 'phases' is given twice"),
+    (["run", "throughput", "-t", "{dup-links}", "--overlay", "vnet", "--vnet-profile",
+      "{dup-profile}"], "the key 'links' is given twice"),
+    (["ab", "throughput", "--b", "vnet-profile={dup-profile}"],
+     "The vNet profile {dup-profile} is not valid YAML at line 2, column 1: the key 'mtu'"),
+    (["ab", "throughput", "--b", "option.wireguard.x={a: 1, a: 2}"],
+     "cannot be read (the key 'a' is given twice"),
+    # aliases: bounded, and no loop
+    (["validate", "{bomb}"], "aliases expand to more than 100000 values"),
+    (["validate", "{loop}"], "an alias refers to the value that holds it"),
+    (["ab", "throughput", "--b", "option.wireguard.x=&a [*a]"],
+     "an alias refers to the value that holds it"),
+    # an integer past Python's int-string limit, in a file and in an arm's value
+    (["validate", "{long-int}"], "line 2, column 11: an integer of 5000 characters"),
+    (["ab", "throughput", "--b", "option.wireguard.mtu=" + "1" * 5000],
+     "an integer of 5000 characters"),
+    # nesting past Python's stack; a file larger than any topology
+    (["validate", "{deep}"], "{deep} is not valid YAML: it is nested too deeply to read"),
+    (["validate", "{huge}"], "{huge} cannot be read as a YAML text file (it is "),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), YAML, ids=[" ".join(c[0])[:60] for c in YAML])
+def test_a_user_s_yaml_is_read_strictly(args: list[str], expected: str,
+                                        places: dict[str, str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
