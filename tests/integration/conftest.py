@@ -66,7 +66,7 @@ STANDING_MARKS = (
     r"the host stayed busy: the gate opened after [^;]*",
     # a latency added under load below zero is withheld, the rest stands
     # (vnetbench/plausibility.py): on an idle core each ping waits for it to wake
-    r"latency added under load [^;]*: below the testbed's resolution, not given [^;]*",
+    r"\w+_added_p\d+_ms implausible: [^;]*below the testbed's resolution, not given[^;]*",
 )
 
 
