@@ -167,7 +167,9 @@ def lead_note(verdicts: pd.DataFrame | None) -> str:
             f"`{NATIVE}` on the same scenario and variant (0.50x: half its figure); "
             "for a figure that is itself a difference (latency added under load) or "
             "against a baseline at or below zero, where a ratio says nothing, the "
-            "difference to it instead (+21 ms (difference): 21 ms more). "
+            "difference to it instead (+21 ms (difference): 21 ms more). A figure a "
+            "pass said the testbed's mechanism cannot produce is marked "
+            f"`{IMPLAUSIBLE_SAID.strip()}`, or `not given` where it was withheld. "
             "The tables below give every range.")
     if verdicts is not None:
         text += (" Verdict: B against A over the interleaved rounds (the A/B section "
