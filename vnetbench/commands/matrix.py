@@ -42,7 +42,7 @@ def matrix(
     slo: SloOption = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each. Exit 1
-    when a pass failed or its path was dead."""
+    when a pass failed, its path was dead or a --slo target was missed."""
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.rundir import writable_directory

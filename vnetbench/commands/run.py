@@ -77,7 +77,8 @@ def run(
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
-    steps), tear everything down. Exit 1 when a pass failed or its path was dead."""
+    steps), tear everything down. Exit 1 when a pass failed, its path was dead or a
+    --slo target was missed."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.runs.comparison import parse_overlays
 
