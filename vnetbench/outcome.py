@@ -9,6 +9,7 @@ an Applicability, decided before anything starts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
@@ -46,6 +47,8 @@ class Kind(StrEnum):
 
 
 OK_STATUS = "ok"  # the status of a pass with no problem
+# an IMPLAUSIBLE problem's sentence: "FIGURE implausible: why" (plausibility.py)
+IMPLAUSIBLE_MARK = "implausible"
 
 
 @dataclass(frozen=True)
@@ -135,3 +138,9 @@ def state_of_status(status: str) -> State:
         if status.startswith(state.value):
             return state
     return State.UNSUPPORTED if status.startswith("not supported") else State.FAILED
+
+
+def implausible_figures(status: str) -> set[str]:
+    """The figures a status says are implausible ("tcp_crr_tps implausible: ..."), for
+    the report to mark them."""
+    return set(re.findall(rf"(?:^|; )(\w+) {IMPLAUSIBLE_MARK}: ", status))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from vnetbench.declared.loaded_latency import LOAD_PHASES, LOADED
 from vnetbench.declared.transfer import TRANSFER_DIRECTIONS
-from vnetbench.outcome import Kind, Problem, State
+from vnetbench.outcome import IMPLAUSIBLE_MARK, Kind, Problem, State
 from vnetbench.scenarios.base import Metrics, PassResult
 from vnetbench.topology import Topology
 from vnetbench.units import burst_bytes, format_rate
@@ -31,13 +31,19 @@ from vnetbench.units import burst_bytes, format_rate
 
 @dataclass(frozen=True)
 class Finding:
-    """What a rule found: the status's sentence (no "; " in it: the status joins its
-    problems with it), the figures it withholds (set to no value) and whether the pass
-    failed for it."""
+    """What a rule found: the figure (its metric), why (no "; " in it: the status joins
+    its problems with it), whether the figure is withheld (set to no value) and whether
+    the pass failed for it."""
 
-    sentence: str
-    withheld: tuple[str, ...] = ()
+    figure: str
+    why: str
+    withheld: bool = False
     fails: bool = False
+
+    @property
+    def sentence(self) -> str:
+        """The status's sentence: 'tcp_crr_tps implausible: TCP_CRR 6/s is ...'."""
+        return f"{self.figure} {IMPLAUSIBLE_MARK}: {self.why}"
 
 
 Rule = Callable[[Metrics, Topology], list[Finding]]
@@ -66,11 +72,12 @@ def added_latency_resolved(metrics: Metrics, topology: Topology) -> list[Finding
             if added is None or added >= ADDED_BOUND_MS or idle is None or loaded is None:
                 continue
             found.append(Finding(
-                f"latency added {LOAD_PHASES[phase]}, p{q}: below the testbed's resolution, "
+                f"{phase}_added_p{q}_ms",
+                f"latency added {LOAD_PHASES[phase]}, p{q}, below the testbed's resolution, "
                 f"not given (the loaded p{q} {loaded:.3f} ms is {-added:.3f} ms under the "
                 f"idle p50 {idle:.3f} ms: a load only adds queueing, so the difference is "
                 "the idle path's own variation, its cores waking for each idle ping)",
-                withheld=(f"{phase}_added_p{q}_ms",)))
+                withheld=True))
     return found
 
 
@@ -110,7 +117,7 @@ def rate_within_the_link(metrics: Metrics, topology: Topology) -> list[Finding]:
         if measured > bound:
             ways = " each way, summed" if directions > 1 else ""
             found.append(Finding(
-                f"{name} {measured:.1f} Mbit/s is above what the links pass: at most "
+                name, f"{measured:.1f} Mbit/s is above what the links pass: at most "
                 f"{bound:.1f} Mbit/s (the agents' links are shaped to {format_rate(rate)}"
                 f"{ways}, plus one token bucket over {seconds:g} s): the links did not hold "
                 "their shaping, so the figure is not theirs", fails=True))
@@ -144,8 +151,9 @@ def crr_within_rr(metrics: Metrics, topology: Topology) -> list[Finding]:
     else:
         why = "each new connection waits on something an open one does not"
     return [Finding(
-        f"TCP_CRR {crr:.0f}/s is {rr / crr:.0f} times under its TCP_RR {rr:.0f}/s, beyond "
-        f"the {CRR_RR_BOUND} times a new connection's handshake and setup can cost: {why}")]
+        "tcp_crr_tps", f"TCP_CRR {crr:.0f}/s is {rr / crr:.0f} times under its TCP_RR "
+        f"{rr:.0f}/s, beyond the {CRR_RR_BOUND} times a new connection's handshake and "
+        f"setup can cost: {why}")]
 
 
 RULES: tuple[Rule, ...] = (added_latency_resolved, rate_within_the_link, crr_within_rr)
@@ -159,7 +167,8 @@ def check_plausible(result: PassResult, topology: Topology) -> list[Finding]:
         return []
     found = [finding for rule in RULES for finding in rule(result.metrics, topology)]
     for finding in found:
-        for name in finding.withheld:
+        if finding.withheld:
+            name = finding.figure
             result.metrics[name] = (None, result.metrics[name][1])
             if name in result.summary:
                 result.summary[name] = None

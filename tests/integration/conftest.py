@@ -14,6 +14,7 @@ from vnetbench.engines.build import build_project_images
 from vnetbench.engines.fabric import fabric_rules
 from vnetbench.labels import run_filter as label_filter
 from vnetbench.measure.room import MARK as ROOM_MARK
+from vnetbench.outcome import State
 
 HERE = Path(__file__).parent
 
@@ -57,7 +58,7 @@ def leftovers(run_id: str) -> list[str]:
 # which other sentences are legitimate for what it checks (`stands`'s `said`: a
 # partial join, a build without the feature); anything else (failed, path dead where
 # the test needs a path, a rate above the link) fails it.
-MEASURED_STATES = ("ok", "partial")  # vnetbench.outcome.State.measured
+MEASURED_STATES = tuple(state.value for state in State if state.measured)  # ok, partial
 STANDING_MARKS = (
     # beside other programs (the test runner itself) the figure stands, marked
     # (runs/outcomes.py): "measured under outside load: 0.53 cores busy ..."
@@ -66,7 +67,7 @@ STANDING_MARKS = (
     r"the host stayed busy: the gate opened after [^;]*",
     # a latency added under load below zero is withheld, the rest stands
     # (vnetbench/plausibility.py): on an idle core each ping waits for it to wake
-    r"latency added under load [^;]*: below the testbed's resolution, not given [^;]*",
+    r"\w+_added_p\d+_ms implausible: [^;]*below the testbed's resolution, not given[^;]*",
 )
 
 

@@ -1,5 +1,6 @@
 """The exit status on real containers (#62): a run whose path is dead exits 1 and names
-the cell on stderr, its rows say so, and nothing of it is left."""
+the cell on stderr, its rows say so, and nothing of it is left; a run that meets its
+--slo exits 0, one that misses it exits 1 and names the miss."""
 
 from __future__ import annotations
 
@@ -18,13 +19,20 @@ pytestmark = pytest.mark.integration
 # The backbone drops every packet: the two agents sit on either side of it
 DEAD_PATH = ("name: it-dead-path\nswitches: 2\nagents: 2\nlinks:\n  backbone: {loss: 100%}\n"
              "settings: {passes: 1, seconds: 1, pings: 10}\n")
+HEALTHY = "name: it-slo\nswitches: 2\nagents: 2\nsettings: {passes: 1, seconds: 1, pings: 10}\n"
+
+
+def vnetbench_run(tmp_path: Path, topology: str, *options: str) -> subprocess.CompletedProcess[str]:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "t.yml").write_text(topology)
+    return subprocess.run([sys.executable, "-m", "vnetbench", "run", "throughput", "-t",
+                           "t.yml", "--out", "out", *options], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BENCH_SECONDS": ""})
 
 
 def test_a_run_whose_path_is_dead_exits_1_and_names_the_cell(tmp_path: Path) -> None:
-    (tmp_path / "t.yml").write_text(DEAD_PATH)
-    done = subprocess.run([sys.executable, "-m", "vnetbench", "run", "throughput", "-t",
-                           "t.yml", "--out", "out"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "BENCH_SECONDS": ""})
+    done = vnetbench_run(tmp_path, DEAD_PATH)
     said = " ".join(done.stderr.split())
     assert done.returncode == 1, done.stderr[-2000:]
     assert "1 failed pass(es) in 1 cell(s): throughput on baseline: pass 1 path dead" in said
@@ -34,3 +42,20 @@ def test_a_run_whose_path_is_dead_exits_1_and_names_the_cell(tmp_path: Path) -> 
     assert set(frame["state"]) == {"path dead"}
     assert frame["status"].iloc[0].startswith("path dead: 0 of 10 pings answered")
     assert leftovers(run_dir.name) == []
+
+
+def test_a_run_that_meets_its_slo_exits_0_and_one_that_misses_it_exits_1(
+        tmp_path: Path) -> None:
+    """The baseline path carries far more than 1 Mbit/s and far less than 1 Tbit/s."""
+    met = vnetbench_run(tmp_path / "met", HEALTHY, "--slo", "throughput.tcp_mbit>=1")
+    assert met.returncode == 0, met.stderr[-2000:]
+    assert "throughput.tcp_mbit>=1" in met.stdout and " met " in met.stdout
+    missed = vnetbench_run(tmp_path / "missed", HEALTHY, "--slo",
+                           "throughput.tcp_mbit>=1000000")
+    said = " ".join(missed.stderr.split())
+    assert missed.returncode == 1, missed.stderr[-2000:]
+    assert "1 target(s) missed: throughput.tcp_mbit>=1000000 on baseline: " in said, said
+    assert "MISSED" in missed.stdout and "failed pass" not in said
+    for directory in (tmp_path / "met" / "out", tmp_path / "missed" / "out"):
+        (run_dir,) = directory.iterdir()
+        assert leftovers(run_dir.name) == []

@@ -86,8 +86,8 @@ def test_loaded_latency_on_the_baseline(tmp_path: Path) -> None:
                 assert added == pytest.approx(difference)
             else:
                 assert pd.isna(added), added
-                assert (f"latency added under load {words}, p{q}: below the testbed's "
-                        "resolution, not given") in status, status
+                assert (f"{load}_added_p{q}_ms implausible: latency added under load "
+                        f"{words}, p{q}, below the testbed's resolution") in status, status
     both = json.loads((raw / "iperf3-both_ways-pass1.json").read_text())
     assert both["start"]["test_start"]["bidir"] == 1  # the load really went both ways
 

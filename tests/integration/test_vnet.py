@@ -39,8 +39,11 @@ agents: 4
 
 
 def vnetbench(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vnetbench", *args], capture_output=True,
-                          text=True, env={**os.environ, **env}, cwd=cwd, timeout=900)
+    """A `vnetbench run` that exits 0 with a failed pass or dead path (--allow-failed):
+    the public snapshot delivers no packets, and these tests read what its passes say."""
+    return subprocess.run([sys.executable, "-m", "vnetbench", *args, "--allow-failed"],
+                          capture_output=True, text=True, env={**os.environ, **env}, cwd=cwd,
+                          timeout=900)
 
 
 def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None:
@@ -48,7 +51,7 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
     started = time.time()
     done = vnetbench("run", "throughput", "join", "config", "flood", "--overlay", "vnet",
                      "--no-baseline", "-t", str(tmp_path / "t.yml"), "--passes", "1",
-                     "--seconds", "2", "--out", str(tmp_path / "out"), "--allow-failed",
+                     "--seconds", "2", "--out", str(tmp_path / "out"),
                      env={"BENCH_TLS": "off", "BENCH_MACHINES": "20"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]

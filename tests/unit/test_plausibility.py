@@ -11,7 +11,7 @@ from tests.unit.scenarios.test_loaded_latency import idle, one_way
 from vnetbench.measure.iperf import IperfError, parse_iperf_json
 from vnetbench.measure.netperf import NetperfError, parse_netperf
 from vnetbench.measure.probe import parsed
-from vnetbench.outcome import Kind, Outcome, State
+from vnetbench.outcome import Kind, Outcome, State, implausible_figures
 from vnetbench.plausibility import CRR_RR_BOUND, check_plausible
 from vnetbench.results import ResultSet
 from vnetbench.runs.passes import write_pass
@@ -45,11 +45,12 @@ def test_a_negative_added_latency_is_withheld_as_below_the_resolution(
     assert p99 is not None and p99 > 0
     assert result.state is State.OK
     assert "; " not in found[0].sentence  # the status's problems are joined with "; "
+    assert implausible_figures(result.status) == {"one_way_added_p50_ms"}
     assert result.status == (
-        "ok; latency added under load one way, p50: below the testbed's resolution, not "
-        "given (the loaded p50 0.029 ms is 0.024 ms under the idle p50 0.053 ms: a load "
-        "only adds queueing, so the difference is the idle path's own variation, its "
-        "cores waking for each idle ping)")
+        "ok; one_way_added_p50_ms implausible: latency added under load one way, p50, "
+        "below the testbed's resolution, not given (the loaded p50 0.029 ms is 0.024 ms "
+        "under the idle p50 0.053 ms: a load only adds queueing, so the difference is the "
+        "idle path's own variation, its cores waking for each idle ping)")
     results = ResultSet(tmp_path)
     write_pass(results, CellKey("run", "loaded_latency", "baseline"), 1, result, {}, "")
     written = {row["metric"]: row["value"] for row in results.rows}
@@ -74,9 +75,10 @@ def test_a_rate_above_the_shaped_link_fails_the_pass(data_dir: Path) -> None:
     found = check_plausible(result, topology(site={"rate": "1gbit"}))
     assert [f.fails for f in found] == [True]
     assert result.state is State.FAILED
-    assert result.status.startswith(f"tcp_mbit {rate:.1f} Mbit/s is above what the links "
-                                    "pass: at most 1002.0 Mbit/s (the agents' links are "
-                                    "shaped to 1gbit, plus one token bucket over 2 s)")
+    assert result.status.startswith(
+        f"tcp_mbit implausible: {rate:.1f} Mbit/s is above what the links pass: at most "
+        "1002.0 Mbit/s (the agents' links are shaped to 1gbit, plus one token bucket over "
+        "2 s)")
     assert result.metrics["tcp_mbit"][0] == rate  # kept: the pass failed for it
 
 
@@ -115,9 +117,10 @@ def test_a_crr_hundreds_of_times_under_its_rr_names_the_retransmission_timeout(
     assert result.state is State.OK and result.metrics["tcp_crr_tps"][0] == 6.0
     assert result.outcome.has(Kind.IMPLAUSIBLE)
     assert result.status == (
-        f"ok; TCP_CRR 6/s is 714 times under its TCP_RR 4284/s, beyond the {CRR_RR_BOUND} "
-        "times a new connection's handshake and setup can cost: each new connection loses "
-        "its first packets (p99 187 ms ≈ TCP's minimum retransmission timeout, 200 ms)")
+        "ok; tcp_crr_tps implausible: TCP_CRR 6/s is 714 times under its TCP_RR 4284/s, "
+        f"beyond the {CRR_RR_BOUND} times a new connection's handshake and setup can cost: "
+        "each new connection loses its first packets (p99 187 ms ≈ TCP's minimum "
+        "retransmission timeout, 200 ms)")
 
 
 def test_a_pass_that_did_not_measure_is_not_judged(data_dir: Path) -> None:

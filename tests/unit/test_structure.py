@@ -99,7 +99,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                      "sequential", "yamlfile"}),
     ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
                    "methods", "gate", "interrupts", "results", "faults", "workload",
-                   "exitstatus"}),
+                   "exitstatus", "slo"}),
     ("engines", {"engines"}),
     ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
     ("overlays and run records", {"overlays", "rundir", "runrecord"}),

@@ -17,11 +17,12 @@ from typer.core import TyperCommand, TyperGroup
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.paths import TOPOLOGIES
-from vnetbench.ui import err_console, error_line
+from vnetbench.ui import err_console, error_line, out_console
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from vnetbench.slo import Target
     from vnetbench.topology import Topology
 
 
@@ -166,23 +167,36 @@ def engine_gone(error: EngineError) -> None:
     raise typer.Exit(EnvironmentProblem.exit_code) from None
 
 
-def exit_on_failed_passes(directory: Path, allow_failed: bool) -> None:
-    """A measuring command's end: when a pass failed or its path was dead, one line on
-    stderr naming the cells, and exit 1 (0 with --allow-failed)."""
-    from vnetbench.exitstatus import failed_cells, failure_summary, passes_status
+def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()) -> None:
+    """A measuring command's end: its targets' table (--slo), then exit 1 when a target
+    was missed, or a pass failed or its path was dead (unless --allow-failed), each
+    said in one line on stderr."""
+    from vnetbench.exitstatus import ExitStatus, failed_cells, failure_summary, passes_status
     from vnetbench.results import PARQUET, load_results
+    from vnetbench.slo import check_targets, misses_summary, targets_table
 
     if not (directory / PARQUET).is_file():
         return
-    failed = failed_cells(load_results(directory))
-    if not failed:
-        return
-    status, said = passes_status(failed, allow_failed), failure_summary(failed, allow_failed)
-    if not status:
-        err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
-        return
-    err_console.print(error_line(said), highlight=False, soft_wrap=True)
-    raise typer.Exit(status)
+    frame = load_results(directory)
+    status = ExitStatus.OK
+    if targets:
+        checked = check_targets(frame, targets)
+        out_console.print(rich_table(targets_table(checked)))
+        missed = [c for c in checked if not c.met]
+        if missed:
+            err_console.print(error_line(misses_summary(missed)), highlight=False,
+                              soft_wrap=True)
+            status = ExitStatus.MISSED
+    failed = failed_cells(frame)
+    if failed:
+        said = failure_summary(failed, allow_failed)
+        if passes_status(failed, allow_failed):
+            err_console.print(error_line(said), highlight=False, soft_wrap=True)
+            status = ExitStatus.MISSED
+        else:
+            err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
+    if status:
+        raise typer.Exit(status)
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:

@@ -9,12 +9,17 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
-    exit_on_failed_passes,
+    conclude,
     guarded,
     read_topology,
     with_engine,
 )
-from vnetbench.commands.options import AllowFailedOption, EngineOption, TopologyOption
+from vnetbench.commands.options import (
+    AllowFailedOption,
+    EngineOption,
+    SloOption,
+    TopologyOption,
+)
 from vnetbench.ui import out_console
 
 
@@ -34,16 +39,20 @@ def matrix(
     = Path("results"),
     engine: EngineOption = None,
     allow_failed: AllowFailedOption = False,
+    slo: SloOption = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each. Exit 1
-    when a pass failed or its path was dead."""
+    when a pass failed, its path was dead or a --slo target was missed."""
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.rundir import writable_directory
-    from vnetbench.runs.matrix import run_matrix
+    from vnetbench.runs.matrix import CELLS, run_matrix
+    from vnetbench.slo import check_scenarios, parse_targets
 
     for name in overlay or []:
         check_overlay_name(name)
+    targets = parse_targets(slo) if slo is not None else []
+    check_scenarios(targets, list(CELLS), "--slo", "the matrix")
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
     directory = run_matrix(with_engine(read_topology(topology_file), engine),
@@ -51,4 +60,4 @@ def matrix(
                            quick=quick, resume=resume,
                            overlay_names=overlay, methods=methods)
     out_console.print(str(directory))
-    exit_on_failed_passes(directory, allow_failed)
+    conclude(directory, allow_failed, targets)

@@ -29,6 +29,11 @@ EngineOption = Annotated[str | None, typer.Option(
 AllowFailedOption = Annotated[bool, typer.Option(
     "--allow-failed", help="Exit 0 even when a pass failed or its path was dead (still "
                            "named on stderr); without it such a run exits 1.")]
+SloOption = Annotated[str | None, typer.Option(
+    "--slo", help="Targets, SCENARIO.METRIC>=VALUE or <=VALUE separated by commas (the "
+                  "metric's unit; room.p99_ms is room_p99_ms), e.g. "
+                  "throughput.tcp_mbit>=500,room.p99_ms<=50: each checked per cell on the "
+                  "median of its passes, printed as a table; a miss exits 1.")]
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 

@@ -11,7 +11,7 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
-    exit_on_failed_passes,
+    conclude,
     guarded,
     out_directory,
     read_topology,
@@ -24,6 +24,7 @@ from vnetbench.commands.common import (
 from vnetbench.commands.options import (
     AllowFailedOption,
     EngineOption,
+    SloOption,
     TopologyOption,
     settings_given,
     settings_options,
@@ -33,6 +34,7 @@ from vnetbench.errors import UserError
 from vnetbench.ui import note, out_console
 
 if TYPE_CHECKING:
+    from vnetbench.slo import Target
     from vnetbench.topology import Topology
 
 SCENARIO_NAMES = ", ".join(DECLARED)  # the registered scenarios, in registration order
@@ -71,10 +73,12 @@ def run(
              "workload file or a shipped profile's name (contest); replaces the "
              "topology's workload.")] = None,
     allow_failed: AllowFailedOption = False,
+    slo: SloOption = None,
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
-    steps), tear everything down. Exit 1 when a pass failed or its path was dead."""
+    steps), tear everything down. Exit 1 when a pass failed, its path was dead or a
+    --slo target was missed."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.runs.comparison import parse_overlays
 
@@ -86,10 +90,11 @@ def run(
     overlays = parse_overlays(overlay, topology.overlay)
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
+    targets = run_targets(slo, scenarios or [], method)
     if method is not None:
         directory = run_method_command(method, scenarios or [], topology, overlays, short,
                                        baseline, out, overrides)
-        exit_on_failed_passes(directory, allow_failed)
+        conclude(directory, allow_failed)
         return
     if short:
         raise UserError("--short is a reference method's short form; give --method NAME "
@@ -97,8 +102,24 @@ def run(
     if not scenarios:
         raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
                         "reference method with --method NAME.")
-    exit_on_failed_passes(run_scenarios_command(scenarios, topology, overlays, baseline, out),
-                          allow_failed)
+    conclude(run_scenarios_command(scenarios, topology, overlays, baseline, out),
+             allow_failed, targets)
+
+
+def run_targets(slo: str | None, scenarios: list[str], method: str | None) -> list[Target]:
+    """--slo's targets, each on a scenario the run measures (a method's steps are its
+    own: no target of a scenario applies to them)."""
+    from vnetbench.slo import check_scenarios, parse_targets
+
+    if slo is None:
+        return []
+    if method is not None:
+        raise UserError(f"--slo with --method {method}: a method's steps are its own "
+                        "measurement, not the scenarios' cells a target names. Run the "
+                        "scenarios by name with --slo, or drop --slo.")
+    targets = parse_targets(slo)
+    check_scenarios(targets, scenarios, "--slo", "this run")
+    return targets
 
 
 def check_faults_injected(faults: list[str] | None, scenarios: list[str],

@@ -9,7 +9,7 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
-    exit_on_failed_passes,
+    conclude,
     guarded,
     out_directory,
     read_topology,
@@ -49,4 +49,4 @@ def sweep(
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")
-    exit_on_failed_passes(directory, allow_failed)
+    conclude(directory, allow_failed)

@@ -41,7 +41,7 @@ from vnetbench.report.history_changes import (
 )
 from vnetbench.report.html import figure_grid, page, render_block
 from vnetbench.report.options import LabelFrom, Order
-from vnetbench.report.tables import number, summary_table
+from vnetbench.report.tables import number, ratio_to, summary_table
 from vnetbench.results import find_results
 from vnetbench.rundir import writable_directory
 from vnetbench.runrecord import RunRecord
@@ -163,10 +163,13 @@ def points(builds: Sequence[Build]) -> pd.DataFrame:
                                        "position", "label", "directory", "started"])
 
 
-def ratio(old: float, new: float) -> float:
-    if old == 0:
-        return 1.0 if new == 0 else math.nan
-    return new / old
+def ratio(old: float, new: float, metric: str = "") -> float:
+    """new/old, NaN where a ratio says nothing (tables.ratio_to: from zero or below, or
+    of a difference such as latency added under load); 1 from zero to zero."""
+    if old == 0 and new == 0:
+        return 1.0
+    moved = ratio_to(new, old, metric)
+    return math.nan if moved is None else moved
 
 
 def changes(table: pd.DataFrame, noise: dict[str, float]) -> pd.DataFrame:
@@ -179,7 +182,7 @@ def changes(table: pd.DataFrame, noise: dict[str, float]) -> pd.DataFrame:
         floor = noise.get(f"{scenario}/{overlay}/{metric}")
         ordered = series.sort_values("position").to_dict("records")
         for old, new in pairwise(ordered):
-            moved = ratio(float(old["mean"]), float(new["mean"]))
+            moved = ratio(float(old["mean"]), float(new["mean"]), metric)
             beyond = (None if floor is None or math.isnan(moved)
                       else abs(moved - 1) * 100 > floor)
             rows.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
@@ -202,7 +205,9 @@ def direction(better: Better, moved: float) -> str:
 def change_text(change: dict[Hashable, Any], floor_known: bool) -> str:
     """A change as its hover says it: 'x0.700 from LABEL, worse, beyond ...'."""
     if math.isnan(change["ratio"]):
-        return f"from {change['from']}: no ratio (from zero)"
+        difference = float(change["to_value"]) - float(change["from_value"])
+        return (f"{difference:+.3g} {change[UNIT]} (difference) from {change['from']}: no "
+                "ratio (from zero or below, or a difference)")
     said = [f"x{change['ratio']:.3f} from {change['from']}"]
     if change["direction"] != "-":
         said.append(str(change["direction"]))

@@ -19,6 +19,7 @@ from vnetbench.report.tables import (
     RATIO_UNITS,
     difference_text,
     difference_to,
+    implausible_cells,
     ratio_text,
     ratio_to,
     yes_no,
@@ -29,6 +30,8 @@ from vnetbench.stats import Verdict
 # rates and times read as a ratio; a share, a percentage or a count of 0 does not
 LEAD_RATIO_UNITS = RATIO_UNITS | {"transactions/s", "µs"}
 VERDICT = "verdict"
+# after a figure some pass said was implausible (vnetbench/plausibility.py)
+IMPLAUSIBLE_SAID = " (implausible: see Passes without numbers)"
 COUNT = "count"  # a count's figure is its number
 SHOWN_SPREAD = 0.005  # a CV below half a percent reads as "±<1 %"
 Key = tuple[str, str, str]  # scenario, variant, metric
@@ -49,6 +52,7 @@ def lead_table(frame: pd.DataFrame, summary: pd.DataFrame,
     baselines = Baselines(lead[lead[OVERLAY] == NATIVE])
     overlays = sorted(dict.fromkeys(frame[OVERLAY].astype(str)), key=lambda o: o != NATIVE)
     judged = verdict_texts(verdicts)
+    implausible = implausible_cells(frame)
     rows = []
     for scenario, of_scenario in lead.groupby(SCENARIO, sort=False):
         for (_, metric), group in of_scenario.groupby(["order", METRIC], sort=True):
@@ -63,7 +67,13 @@ def lead_table(frame: pd.DataFrame, summary: pd.DataFrame,
                 row[overlay] = "; ".join(
                     (f"{r[VARIANT]} " if named and r[VARIANT] != "default" else "")
                     + figure_text(r, baselines.of(r), unit_said=label.endswith(f"({r[UNIT]})"))
-                    for r in records) or missing_text(frame, str(scenario), overlay)
+                    + (IMPLAUSIBLE_SAID if (str(scenario), overlay, str(r[VARIANT]),
+                                            str(metric)) in implausible else "")
+                    for r in records) or (
+                        "not given" + IMPLAUSIBLE_SAID
+                        if any(c[0] == scenario and c[1] == overlay and c[3] == metric
+                               for c in implausible)
+                        else missing_text(frame, str(scenario), overlay))
             if judged:
                 row[VERDICT] = judged.get((str(scenario), str(metric)), "")
             rows.append(row)
@@ -157,7 +167,9 @@ def lead_note(verdicts: pd.DataFrame | None) -> str:
             f"`{NATIVE}` on the same scenario and variant (0.50x: half its figure); "
             "for a figure that is itself a difference (latency added under load) or "
             "against a baseline at or below zero, where a ratio says nothing, the "
-            "difference to it instead (+21 ms (difference): 21 ms more). "
+            "difference to it instead (+21 ms (difference): 21 ms more). A figure a "
+            "pass said the testbed's mechanism cannot produce is marked "
+            f"`{IMPLAUSIBLE_SAID.strip()}`, or `not given` where it was withheld. "
             "The tables below give every range.")
     if verdicts is not None:
         text += (" Verdict: B against A over the interleaved rounds (the A/B section "

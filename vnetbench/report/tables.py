@@ -12,7 +12,7 @@ from vnetbench.declared import catalogue
 from vnetbench.declared.throughput import RTT_MEAN_MS, TCP_MBIT
 from vnetbench.methods import Method
 from vnetbench.metrics import BOOL, OUTSIDE_LOAD
-from vnetbench.outcome import State
+from vnetbench.outcome import State, implausible_figures
 from vnetbench.results import named
 from vnetbench.schema import (
     CELL,
@@ -298,16 +298,26 @@ PASS_KEY = [SCENARIO, OVERLAY, VARIANT, PASS]
 
 
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
-    """Passes that produced no numbers, or partial ones, with the reason; a pass said to
-    be measured whose every row is empty is one of them (else it vanishes from every
-    table without a word)."""
+    """Passes that produced no numbers, or partial ones, or a figure said implausible
+    (vnetbench/plausibility.py), with the reason; a pass said to be measured whose every
+    row is empty is one of them (else it vanishes from every table without a word)."""
     empty = frame[VALUE].isna().groupby([frame[k] for k in PASS_KEY], dropna=False
                                         ).transform("all")
-    bad = frame[(frame[STATE] != State.OK) | empty]
-    bad = bad.assign(**{STATUS: bad[STATUS].where(bad[STATE] != State.OK, NO_VALUE)})
+    implausible = frame[STATUS].map(lambda status: bool(implausible_figures(str(status))))
+    said = (frame[STATE] != State.OK) | implausible.astype(bool)  # its status says why
+    bad = frame[said | empty]
+    bad = bad.assign(**{STATUS: bad[STATUS].where(said[bad.index], NO_VALUE)})
     return (bad.groupby([SCENARIO, OVERLAY, VARIANT, STATUS])[PASS]
             .apply(lambda p: ",".join(str(v) for v in sorted(set(p))))
             .reset_index(name="passes"))
+
+
+def implausible_cells(frame: pd.DataFrame) -> set[tuple[str, str, str, str]]:
+    """(scenario, overlay, variant, metric) of every figure a pass's status says is
+    implausible, for the summary to mark."""
+    said = frame.drop_duplicates([SCENARIO, OVERLAY, VARIANT, STATUS])
+    return {(str(r[SCENARIO]), str(r[OVERLAY]), str(r[VARIANT]), figure)
+            for r in said.to_dict("records") for figure in implausible_figures(str(r[STATUS]))}
 
 
 def number(value: float) -> str:

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from tests.pages import Page
 from vnetbench.cli import app
-from vnetbench.report.history import changes, natural, points, read_builds
+from vnetbench.report.history import change_text, changes, natural, points, read_builds
 from vnetbench.report.options import LabelFrom, Order
 
 runner = CliRunner()
@@ -169,3 +170,23 @@ def test_a_floor_that_is_no_number_is_refused(stepped_root: Path, data_copy: Any
     assert code == 2 and "noise.json cannot be read as a noise floor" in output
     assert "throughput/baseline/tcp_mbit" in output  # the entry named
     assert "Traceback" not in output
+
+
+def test_no_ratio_from_a_figure_at_or_below_zero_nor_of_a_difference() -> None:
+    """Latency added under load across builds (the recorded baseline's -0.024 ms, then
+    the issue's 21 ms, #62) and a rate from 0: no ratio, the difference said instead."""
+    table = pd.DataFrame([
+        {"scenario": "loaded_latency", "overlay": "baseline", "variant": "default",
+         "metric": "one_way_added_p50_ms", "unit": "ms", "mean": mean, "position": i,
+         "label": f"b{i}"} for i, mean in enumerate((-0.024, 21.0, 25.0))] + [
+        {"scenario": "throughput", "overlay": "baseline", "variant": "default",
+         "metric": "tcp_mbit", "unit": "Mbit/s", "mean": mean, "position": i,
+         "label": f"b{i}"} for i, mean in enumerate((0.0, 900.0, 450.0))])
+    found = changes(table, {}).set_index(["metric", "to"])
+    for key in [("one_way_added_p50_ms", "b1"), ("one_way_added_p50_ms", "b2"),
+                ("tcp_mbit", "b1")]:
+        assert pd.isna(found.loc[key, "ratio"]), key
+    assert found.loc[("tcp_mbit", "b2"), "ratio"] == 0.5
+    said = change_text(found.reset_index().iloc[0].to_dict(), False)
+    assert said == ("+21 ms (difference) from b0: no ratio (from zero or below, or a "
+                    "difference)")
