@@ -16,7 +16,11 @@ from vnetbench.testing import RunningTopology
 
 pytestmark = pytest.mark.integration
 # 10 ms each way on the backbone adds 20 ms to a round trip, within the delay
-# line's bound (see test_shaping): 0.5 ms + 5 % of the delay per direction.
+# line's bound (see test_shaping): 0.5 ms + 5 % of the delay per direction. The
+# minimum RTTs are compared, not the means: the delay line's error is its
+# calibration's, while its wake-up lateness under outside load only ever adds, and
+# the mean of 50 pings took 2.14 ms of it while five other processes kept both cores
+# busy (added 22.14 ms); the fastest of 50 is the one the line held for its delay.
 ADDED_BOUND_MS = 2 * (DELAY_TOLERANCE_MS + DELAY_TOLERANCE_SHARE * 10)
 
 OUTSIDE_TEST = dedent(f"""
@@ -32,7 +36,7 @@ OUTSIDE_TEST = dedent(f"""
         applied = net.shape("backbone", delay="10ms")
         assert applied, "the delay was not applied"
         after = net.ping("agent1", "agent2", count=50, interval_s=0.02)
-        added = after.rtt_mean_ms - before.rtt_mean_ms
+        added = after.rtt_min_ms - before.rtt_min_ms
         assert abs(added - 20) <= {ADDED_BOUND_MS}, added
         net.kill("switch2")
         dead = net.ping("agent1", "agent2", count=5, interval_s=0.2)
