@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, read_topology, with_engine
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    file_inputs,
+    guarded,
+    out_directory,
+    read_topology,
+    with_engine,
+)
 from vnetbench.commands.options import EngineOption, TopologyOption
 from vnetbench.ui import out_console
 
@@ -24,14 +31,15 @@ def matrix(
         help="Also this reference method (repeatable; 'all' for every one); "
              "its short form with --quick.")] = None,
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
-    out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
-    = Path("results"),
+    out: Annotated[Path, typer.Option(
+        help="Where results/<date>-<cores>cpu goes (a new directory of its own, or the "
+             "newest with --resume; never over a file; refused when it is a file or the "
+             "topology).")] = Path("results"),
     engine: EngineOption = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each."""
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
-    from vnetbench.rundir import writable_directory
     from vnetbench.runs.matrix import run_matrix
 
     for name in overlay or []:
@@ -39,7 +47,8 @@ def matrix(
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
     directory = run_matrix(with_engine(read_topology(topology_file), engine),
-                           writable_directory(out, "--out"),
+                           out_directory(out, command="matrix",
+                                         inputs=file_inputs(topology=topology_file)),
                            quick=quick, resume=resume,
                            overlay_names=overlay, methods=methods)
     out_console.print(str(directory))

@@ -3,7 +3,7 @@ method's steps), tear everything down."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +11,8 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    OUT_HELP,
+    file_inputs,
     guarded,
     out_directory,
     read_topology,
@@ -31,6 +33,7 @@ from vnetbench.errors import UserError
 from vnetbench.ui import note, out_console
 
 if TYPE_CHECKING:
+    from vnetbench.outputs import Input
     from vnetbench.topology import Topology
 
 SCENARIO_NAMES = ", ".join(DECLARED)  # the registered scenarios, in registration order
@@ -58,7 +61,7 @@ def run(
         help="vNet image per role, ROLE=IMAGE (or one IMAGE for all roles).")] = None,
     vnet_profile: Annotated[Path | None, typer.Option(
         help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     engine: EngineOption = None,
     fault: Annotated[list[str] | None, typer.Option(
         help="failover: a fault to inject, KEY=VALUE,... as one entry of the topology's "
@@ -83,9 +86,10 @@ def run(
     overlays = parse_overlays(overlay, topology.overlay)
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
+    inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
     if method is not None:
         run_method_command(method, scenarios or [], topology, overlays, short, baseline, out,
-                           overrides)
+                           overrides, inputs)
         return
     if short:
         raise UserError("--short is a reference method's short form; give --method NAME "
@@ -93,7 +97,7 @@ def run(
     if not scenarios:
         raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
                         "reference method with --method NAME.")
-    run_scenarios_command(scenarios, topology, overlays, baseline, out)
+    run_scenarios_command(scenarios, topology, overlays, baseline, out, inputs)
 
 
 def check_faults_injected(faults: list[str] | None, scenarios: list[str],
@@ -131,7 +135,8 @@ def check_workload_used(workload: str | None, scenarios: list[str],
 
 
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
-                          baseline: bool, out: Path | None) -> None:
+                          baseline: bool, out: Path | None,
+                          inputs: Sequence[Input] = ()) -> None:
     """`run SCENARIO...`: each overlay's passes, then the comparison table."""
     from vnetbench.report.tables import comparison_table
     from vnetbench.results import load_results
@@ -142,7 +147,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
     for name in overlays:  # every overlay's stacks, before the first one starts
         for scenario in chosen:
             scenario.check(topology.model_copy(update={"overlay": name}))
-    directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
+    results = out_directory(out, command="run", inputs=inputs)
+    directory = run_overlays(topology, overlays, chosen, results, baseline)
     table = comparison_table(load_results(directory))
     if not table.empty:
         out_console.print(rich_table(table))
@@ -151,7 +157,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,
                        overlays: list[str], short: bool, baseline: bool,
-                       out: Path | None, given: Mapping[str, object]) -> None:
+                       out: Path | None, given: Mapping[str, object],
+                       inputs: Sequence[Input] = ()) -> None:
     """`run --method NAME`: its steps on each overlay, its table, report.md; the
     options given (--passes, --seconds...) above the method's own settings."""
     from vnetbench.methods import get_method
@@ -164,7 +171,8 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
         raise UserError(f"--method {name} sets the measurement itself; drop the scenario "
                         f"names ({' '.join(scenarios)}) or the --method option.")
     method = get_method(name)
-    directory = run_method(topology, method, overlays, out_directory(out), short, baseline,
+    results = out_directory(out, command="run", inputs=inputs)
+    directory = run_method(topology, method, overlays, results, short, baseline,
                            dict(given))
     out_console.print(f"{method.name} ({method.reference}):")
     out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))

@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_TOPOLOGY, guarded, out_directory, read_topology
+from vnetbench.commands.common import (
+    DEFAULT_TOPOLOGY,
+    OUT_HELP,
+    file_inputs,
+    guarded,
+    out_directory,
+    read_topology,
+)
 from vnetbench.commands.options import TopologyOption
 from vnetbench.ui import note
 
@@ -21,7 +28,7 @@ def sweep(
     overlay: Annotated[str | None, typer.Option(help="Overlays, separated by commas.")] = None,
     passes: Annotated[int | None, typer.Option(help="Passes per value.")] = None,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
 ) -> None:
     """Run a scenario over a list of values of one link parameter; plot it."""
     from vnetbench.engines import require_engine
@@ -35,9 +42,9 @@ def sweep(
     topology = read_topology(topology_file, overrides)
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
+    results = out_directory(out, command="sweep", inputs=file_inputs(topology=topology_file))
     require_engine()
-    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays,
-                          out_directory(out))
+    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays, results)
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")
