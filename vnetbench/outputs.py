@@ -74,7 +74,7 @@ def in_the_way(output: Output) -> str:
     if not output.directory and (not path.name or path.name in (".", "..")):
         return "it is a directory, not a file"
     longest = name_max(path) - (0 if output.directory else TEMP_NAME_EXTRA)
-    if any(len(os.fsencode(part)) > longest for part in path.parts[-1:]):
+    if len(os.fsencode(path.name)) > longest:
         return f"its name is longer than this file system allows ({longest} bytes at most)"
     try:
         return kind_in_the_way(output)
