@@ -22,9 +22,9 @@ def report(directory: Annotated[Path, typer.Argument(help="A results directory."
     from vnetbench.report.html import HTML_REPORT, build_html
     from vnetbench.report.markdown import REPORT, build_report
 
+    read = read_report(directory)  # a directory that is none is said as such first
     check_outputs("report", [Output("", directory / name, ours=True)
                              for name in (REPORT, HTML_REPORT)], results_inputs([directory]))
-    read = read_report(directory)
     path, headline = build_report(directory, read)
     page = build_html(directory, read)
     out_console.print(headline)
