@@ -232,3 +232,47 @@ def test_check_outputs_resolves_links_and_dots(tmp_path: Path) -> None:
     check_outputs("it", [Output("", results / "report.md", ours=True)], inputs)
     with pytest.raises(UserError, match="inside results directory"):  # ours: beside only
         check_outputs("it", [Output("", results / "sub" / "report.md", ours=True)], inputs)
+
+
+# Every option or argument that takes a path, by what the command does with it: a new
+# one must be placed here, and an output among the cases above (CLOBBERS, IN_THE_WAY).
+READ = {("validate", "files"), ("render", "file"), ("run", "--topology"),
+        ("run", "--vnet-profile"), ("sweep", "--topology"), ("capacity", "--topology"),
+        ("cost", "directories"), ("matrix", "--topology"), ("report", "directory"),
+        ("history", "directories"), ("history", "--noise"), ("export", "directory"),
+        ("compare", "old"), ("compare", "new"), ("compare", "--noise"), ("ab", "--topology"),
+        ("up", "--topology"), ("images vnet", "--programs"), ("images vnet", "--vnet-profile"),
+        # where an earlier command put a run directory, read (shape updates its run.json)
+        ("shape", "--out"), ("down", "--out"),
+        # clean removes keys only inside the run directories it marked (test_scratch.py)
+        ("clean", "--results")}
+WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
+           ("capacity", "--out"), ("cost", "--out"), ("matrix", "--out"),
+           ("history", "--out"), ("export", "-o"), ("compare", "--json"), ("ab", "--out"),
+           ("ab", "--summary"), ("up", "--out"), ("calibrate", "--out")}
+
+
+def path_parameters() -> set[tuple[str, str]]:
+    import typer
+
+    found: set[tuple[str, str]] = set()
+
+    def walk(command: object, prefix: str) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{prefix} {name}".strip())
+        for parameter in getattr(command, "params", []):
+            described = getattr(parameter, "type_descriptor", None)
+            if described is not None and "Path" in str(described.annotation):
+                found.add((prefix, parameter.opts[0]))
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def test_every_path_a_command_takes_is_an_input_or_a_checked_output() -> None:
+    assert path_parameters() == READ | WRITTEN
+    aliases = {("render", "-o"): "--output"}  # export's first name is -o itself
+    cases = [args for args, _, _ in CLOBBERS] + [args for args, _, _ in IN_THE_WAY]
+    tested = {(args[0], aliases.get((args[0], option), option)) for args in cases
+              for option in args}
+    assert not WRITTEN - tested, "outputs no case above checks"
