@@ -65,12 +65,3 @@ def read_kept(path: Path) -> bytes:
     with path.open("rb") as kept:
         return kept.read(KEPT_READ_LIMIT + 1)
 
-
-def output_file_problem(out: Path) -> str:
-    """Why `out` cannot be a file to write ('' when it can): checked before anything
-    is read or measured, so a run never ends on a path it could not write."""
-    if out.is_dir() or not out.name or out.name in (".", ".."):
-        return "it is a directory"
-    if not out.parent.is_dir():
-        return f"there is no directory {out.parent}"
-    return ""

@@ -27,6 +27,7 @@ from vnetbench import __version__, gate
 from vnetbench.addressing import AddressPlan, plan_addresses
 from vnetbench.engines.base import RenderedRun
 from vnetbench.engines.facts import EngineFacts
+from vnetbench.files import write_text_atomic
 from vnetbench.images import ImageSet
 from vnetbench.labels import SYSTEM_ROLES, detached_owner, names_for_templates, project_name
 from vnetbench.overlays import Overlay
@@ -143,7 +144,7 @@ def render_run(
     if scratch is not None:
         link_secret_dirs(directory, scratch, overlay.secret_dirs)
     compose_file = directory / COMPOSE_FILE
-    compose_file.write_text(render_compose(topology, overlay, run_id, plan,
-                                           images or ImageSet(), owner, engine))
+    write_text_atomic(compose_file, render_compose(topology, overlay, run_id, plan,
+                                                   images or ImageSet(), owner, engine))
     overlay.write_files(topology, plan, directory)
     return RenderedRun(run_id, project_name(run_id), directory, compose_file, plan)

@@ -1,7 +1,9 @@
 """Nothing removed that is not ours, nothing secret left behind (issue #36): a user's
 volume named like the test swarm's survives `swarm down`; a live run owned from
 another PID namespace survives `clean`; no private key stays in the results
-directory after a SIGKILL mid-run and `clean`, nor after Ctrl-C while keys are made."""
+directory after a SIGKILL mid-run and `clean`, nor after Ctrl-C while keys are made;
+a user's key file under the --results `clean` is given stays, while a key left in
+the run directory of a killed run (marked by vnetbench as it made it) goes (#61)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from tests.integration.conftest import leftovers
 from tests.integration.test_teardown import wait_for_stream
 from vnetbench import labels
 from vnetbench.images import TOOLS_IMAGE
+from vnetbench.rundir import marked_run_directories
 from vnetbench.scratch import private_keys_under
 
 pytestmark = pytest.mark.integration
@@ -146,3 +149,60 @@ def test_no_private_key_stays_after_ctrl_c_while_tinc_s_keys_are_made(tmp_path: 
     assert not any(scratch.rglob("rsa_key.priv")) if scratch.exists() else True
     clean_results(tmp_path, scratch)  # nothing for clean to find either
     assert private_keys_under(tmp_path / "out") == []
+
+
+USER_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+            "-----END OPENSSH PRIVATE KEY-----\n")
+
+
+def users_keys(results: Path) -> dict[Path, bytes]:
+    """A user's own key files under the directory clean is given as --results (a home
+    directory, say): an SSH key, and a stack directory an old vnetbench left with no
+    marker (proof of nothing)."""
+    keys = {results / ".ssh" / "id_ed25519": USER_KEY.encode(),
+            results / "old-run" / "throughput" / "tinc" / "hub" / "rsa_key.priv":
+                USER_KEY.replace("OPENSSH ", "RSA ").encode()}
+    for path, content in keys.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    (results / "old-run" / "throughput" / "compose.yml").write_text("services: {}\n")
+    return keys
+
+
+def test_clean_keeps_a_user_s_key_file_under_the_results_it_is_given(tmp_path: Path) -> None:
+    """`clean --results ~` deleted every file holding a PEM private key under it."""
+    home = tmp_path / "home"
+    keys = users_keys(home)
+    done = vnetbench("clean", "--results", str(home),
+                     env={"VNETBENCH_SCRATCH": str(tmp_path / "scratch")})
+    assert done.returncode == 0, done.stderr
+    assert {path: path.read_bytes() for path in keys} == keys, "clean removed a user's key"
+    left = [line for line in done.stdout.splitlines() if "holding a private key" in line]
+    assert len(left) == 1 and all(str(path) in left[0] for path in keys), done.stdout
+
+
+def test_clean_removes_a_killed_run_s_key_in_its_marked_run_directory_only(
+        tmp_path: Path) -> None:
+    """A run killed mid-stream: a key left in its run directory (marked as vnetbench
+    made it) is removed; the user's beside it, under the same --results, stays."""
+    scratch = tmp_path / "scratch"
+    process = start_run(tmp_path, "wireguard", agents=2, seconds=60, scratch=scratch)
+    try:
+        run_id = wait_for_stream(1, timeout=180)
+        process.kill()  # SIGKILL: no teardown at all
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    out = tmp_path / "out"
+    marked = marked_run_directories(out)
+    assert marked, "the killed run's directory carries no marker"
+    left_by_the_run = marked[0] / "throughput" / "leftover.key"
+    left_by_the_run.parent.mkdir(parents=True, exist_ok=True)
+    left_by_the_run.write_text(USER_KEY)
+    keys = users_keys(out)
+    done = clean_results(tmp_path, scratch)
+    assert not left_by_the_run.exists(), done.stdout
+    assert {path: path.read_bytes() for path in keys} == keys, "clean removed a user's key"
+    assert f"{left_by_the_run}" in done.stdout and str(next(iter(keys))) in done.stdout
+    assert leftovers(run_id) == []

@@ -19,6 +19,14 @@ from vnetbench.lifecycle import Prepared, StackSpec
 from vnetbench.overlays import overlay_for
 from vnetbench.overlays.keys import tinc_keypair, wireguard_keypair
 from vnetbench.render import render_run
+from vnetbench.rundir import (
+    RUN_MARKER,
+    mark_run_directory,
+    marked_run_directories,
+    new_directory,
+    run_marker,
+)
+from vnetbench.runs.session import new_run_directory
 from vnetbench.scratch import holds_private_key, private_keys_under
 from vnetbench.topology import parse_topology
 
@@ -119,16 +127,106 @@ def old_crash(stack_dir: Path) -> list[Path]:
     return [rsa, conf]
 
 
+def gone() -> str:
+    """The owner of a vnetbench process of this host that is no more."""
+    return f"{_host()}:999999999:1"
+
+
 def test_clean_scrubs_the_keys_an_earlier_crash_left_in_results(tmp_path: Path) -> None:
     results = tmp_path / "results"
     rsa, conf = old_crash(results / "old-run" / "throughput")
+    mark_run_directory(results / "old-run", gone())  # its process gone
     stray = results / "old-run" / "throughput" / "openvpn" / "x" / "node.key"
     stray.parent.mkdir(parents=True)
-    stray.write_text("-----BEGIN PRIVATE KEY-----\nMIG\n-----END PRIVATE KEY-----\n")
+    stray.write_text(PEM_KEY)
     assert len(private_keys_under(results)) == 3
-    assert set(scrub_results(results)) == {rsa, conf, stray}
+    scrubbed = scrub_results(results)
+    assert set(scrubbed.removed) == {rsa, conf, stray} and scrubbed.left == []
     assert private_keys_under(results) == [] and not rsa.exists()
     assert "ListenPort = 1" in conf.read_text()  # WireGuard's config kept, redacted
+
+
+PEM_KEY = "-----BEGIN PRIVATE KEY-----\nMIG\n-----END PRIVATE KEY-----\n"
+
+
+def user_keys(results: Path) -> list[Path]:
+    """A user's own keys under the --results clean is given (results=$HOME, say)."""
+    keys = [results / ".ssh" / "id_ed25519", results / "id_rsa",
+            results / "work" / "server.key"]
+    for key in keys:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        key.write_text(PEM_KEY.replace("PRIVATE", "OPENSSH PRIVATE"))
+    return keys
+
+
+def test_clean_leaves_a_key_outside_its_marked_run_directories_and_names_it(
+        tmp_path: Path) -> None:
+    """clean --results ~ deleted every file holding a PEM private key, a user's SSH keys
+    with them: now only what lies in a run directory vnetbench marked is its own."""
+    results = tmp_path / "home"
+    mine = user_keys(results)
+    unmarked = old_crash(results / "before-the-marker" / "throughput")  # proven by nothing
+    crashed = old_crash(results / "crashed" / "throughput")
+    mark_run_directory(results / "crashed", gone())
+    scrubbed = scrub_results(results)
+    assert all(key.exists() for key in mine + unmarked)
+    assert not crashed[0].exists() and set(scrubbed.removed) == set(crashed)
+    assert set(scrubbed.left) == set(mine + unmarked)
+    said = scrubbed.said(results)
+    assert len(said) == 2 and "removed 2 private key file(s)" in said[0]
+    assert said[1].startswith("left 5 file(s) holding a private key")
+    assert all(str(key) in said[1] for key in mine + unmarked)
+
+
+@pytest.mark.parametrize("forge", ["link", "another name", "not json", "no owner",
+                                   "a directory"])
+def test_only_a_marker_vnetbench_wrote_for_the_directory_proves_it(
+        tmp_path: Path, forge: str) -> None:
+    run_dir = tmp_path / "results" / "run-1"
+    rsa, _ = old_crash(run_dir / "throughput")
+    elsewhere = tmp_path / "marked"
+    elsewhere.mkdir()
+    mark_run_directory(elsewhere, gone())
+    marker = run_dir / RUN_MARKER
+    if forge == "link":
+        marker.symlink_to(elsewhere / RUN_MARKER)
+    elif forge == "another name":
+        marker.write_text((elsewhere / RUN_MARKER).read_text())
+    elif forge == "not json":
+        marker.write_text("vnetbench run directory\n")
+    elif forge == "no owner":
+        marker.write_text('{"kind": "vnetbench run directory", "name": "run-1"}')
+    else:
+        marker.mkdir()
+    assert run_marker(run_dir) is None
+    assert scrub_results(tmp_path / "results").removed == [] and rsa.exists()
+
+
+def test_a_run_in_progress_and_a_link_out_of_a_run_directory_are_left(
+        tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    live = old_crash(results / "live" / "throughput")
+    mark_run_directory(results / "live")  # this process: alive
+    mine = user_keys(tmp_path / "home")
+    (results / "gone").mkdir()
+    mark_run_directory(results / "gone", gone())
+    (results / "gone" / "home").symlink_to(tmp_path / "home")  # a link is not followed
+    scrubbed = scrub_results(results)
+    assert scrubbed.removed == [] and scrubbed.left == []
+    assert scrubbed.running == [results / "live"]
+    assert all(key.exists() for key in live + mine)
+    assert "still runs" in scrubbed.said(results)[0]
+
+
+def test_every_new_run_directory_is_marked_as_it_is_made(tmp_path: Path) -> None:
+    made = [new_directory(tmp_path, "two-sites-20261130-054833-compare"),
+            new_directory(tmp_path, "two-sites-20261130-054833-compare"),
+            new_run_directory(topology("wireguard"), tmp_path / "up")[1]]
+    for directory in made:
+        marker = run_marker(directory)
+        assert marker is not None and marker.name == directory.name
+        assert marker.owner == current_owner()
+    assert marked_run_directories(tmp_path) == sorted(made)
 
 
 def test_clean_leaves_a_live_run_s_links_and_scratch_alone(tmp_path: Path) -> None:
@@ -137,8 +235,10 @@ def test_clean_leaves_a_live_run_s_links_and_scratch_alone(tmp_path: Path) -> No
     place = scratch.stack_scratch("live-1", stack_dir, current_owner())
     overlay = overlay_for(topology("tinc"))
     render_run(topology("tinc"), overlay, "live-1", BLOCK, stack_dir, scratch=place)
+    mark_run_directory(results / "live", gone())  # its links say it is this version's
     keys = overlay.private_files(stack_dir)
-    assert keys and scrub_results(results) == []
+    scrubbed = scrub_results(results)
+    assert keys and scrubbed.removed == [] and scrubbed.left == []
     assert scratch_and_results({"live-1"}, set(), False, results) == []
     assert all(key.exists() for key in keys)
 
@@ -149,7 +249,7 @@ def test_clean_wipes_the_scratch_of_runs_removed_or_whose_owner_is_gone(
     for run_id, owner in [("killed", "nohost-but-here:999999999:1"), ("removed", "x:1:1"),
                           ("alive", current_owner()), ("up", "detached:vnetbench up")]:
         scratch.stack_scratch(run_id, results / run_id, owner)
-    scratch.stack_scratch("killed", results / "killed", f"{_host()}:999999999:1")
+    scratch.stack_scratch("killed", results / "killed", gone())
     said = scratch_and_results(set(), {"removed"}, False, results)
     assert sorted(p.name for p in scratch_root.iterdir()) == ["alive", "up"]
     assert "killed" in said[0] and "removed" in said[0]

@@ -9,6 +9,8 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    OUT_HELP,
+    file_inputs,
     guarded,
     out_directory,
     parse_fraction,
@@ -51,14 +53,15 @@ def ab(
     judge_all: Annotated[bool, typer.Option(
         "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
     = False,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     summary: Annotated[Path | None, typer.Option(
         help="Append the outcome and verdict table as Markdown to this file (a CI job "
-             "summary, e.g. $GITHUB_STEP_SUMMARY).")] = None,
+             "summary, e.g. $GITHUB_STEP_SUMMARY; never the topology: refused).")] = None,
 ) -> None:
     """Measure two variants in one session, their bring-ups interleaved, and judge
     each metric over the pairs, adding rounds to confirm a verdict near the line
     (exit 1 when B is worse on a judged metric)."""
+    from vnetbench.outputs import Output, check_outputs
     from vnetbench.report.ab import verdict_summary
     from vnetbench.report.gate_summary import append_summary, check_summary_file
     from vnetbench.report.tables import markdown
@@ -71,10 +74,12 @@ def ab(
     arms = make_arms(read_topology(topology_file, command_line), a or [],
                      b if b is not None else None, command_line)
     chosen = get_scenario(scenario)
+    inputs = file_inputs(topology=topology_file)
     if summary is not None:
+        check_outputs("ab", [Output("--summary", summary, must_exist=True)], inputs)
         check_summary_file(summary)
-    directory = run_ab(chosen, arms, session, out_directory(out), effect,
-                       judge_all)
+    directory = run_ab(chosen, arms, session, out_directory(out, command="ab", inputs=inputs),
+                       effect, judge_all)
     table, verdict, worse = verdict_summary(directory)
     out_console.print(markdown(table))
     out_console.print(verdict, soft_wrap=True)

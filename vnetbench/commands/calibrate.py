@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import guarded, rich_table
+from vnetbench.commands.common import guarded, out_directory, rich_table
 from vnetbench.errors import UserError
 from vnetbench.ui import out_console
 
@@ -21,14 +21,15 @@ def calibrate(
     scale: Annotated[bool, typer.Option(
         help="Also the testbed at scale: 200 containers up and down, the start gate, "
              "join passes on kept containers, rooms of vNet agents.")] = False,
-    out: Annotated[Path, typer.Option(help="Where calibrate-<time>/ goes.")] = Path("results"),
+    out: Annotated[Path, typer.Option(
+        help="Where calibrate-<time>/ goes (a new directory of its own, never over a "
+             "file; refused when it is a file).")] = Path("results"),
 ) -> None:
     """This machine's limits and the testbed's own cost, each against its target: raw
     veth pair, baseline path, delay line, idle cost (and with --scale, the testbed at
     scale)."""
     import pandas as pd
 
-    from vnetbench.rundir import writable_directory
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
     from vnetbench.topology import whole_seconds
@@ -37,7 +38,8 @@ def calibrate(
         whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly
     except ValueError as error:
         raise UserError(f"--seconds: {error}.") from None
-    directory, figures = measure(writable_directory(out, "--out"), seconds, passes, scale)
+    directory, figures = measure(out_directory(out, command="calibrate"), seconds, passes,
+                                 scale)
     out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
     out_console.print(f"calibration: {directory / 'calibration.json'}")
 

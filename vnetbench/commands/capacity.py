@@ -9,6 +9,8 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    OUT_HELP,
+    file_inputs,
     guarded,
     out_directory,
     read_topology,
@@ -66,7 +68,7 @@ def capacity(
     = None,
     rate: Annotated[float | None, typer.Option(help="Requests per second of each machine "
                                                "(--by machines).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     workload: Annotated[str | None, typer.Option(
         help="The room's load as phases, a workload file or a shipped profile's name "
              "(contest), in place of the topology's workload and room_rate (and "
@@ -102,9 +104,11 @@ def capacity(
     first = start if start is not None else (10 if by == "machines" else 5)
     last = most if most is not None else (400 if by == "machines" else 1000)
     check_sizes(topology, by, first, last)
+    results = out_directory(out, command="capacity",
+                            inputs=file_inputs(topology=topology_file, workload=workload))
     adapter = require_overlays(topology, names)[names[0]]
     plan = CapacityPlan(topology, adapter, clauses, by, first, last, precision, passes)
-    directory, search = run_capacity(plan, out_directory(out))
+    directory, search = run_capacity(plan, results)
     best, miss = search.best(), search.first_miss()
     unit = " machines" if by == "machines" else " requests/s per machine"
     if best is None:

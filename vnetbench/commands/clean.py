@@ -1,10 +1,12 @@
 """`vnetbench clean`: remove the runs whose vnetbench process is gone (--all: every run;
 --run: the runs named), their scratch directories, and the private keys an earlier
-crash left in results directories."""
+crash left in run directories: only in those vnetbench marked as it made them
+(rundir.py), never a file found by its name or content elsewhere."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -24,12 +26,16 @@ def clean(
         "--run", help="Remove this run whatever its owner (repeatable): a run whose owner "
                       "clean cannot look up (another PID namespace or host).")] = None,
     results: Annotated[Path, typer.Option(
-        "--results", help="The results directory scrubbed of private keys an earlier "
-                          "crash left.")] = Path("results"),
+        "--results", help="The results directory whose run directories are scrubbed of "
+                          "the private keys an earlier crash left: only directories "
+                          "vnetbench marked as it made them (a .vnetbench-run file); a key "
+                          "anywhere else under it is left, and listed.")] = Path("results"),
 ) -> None:
     """Remove the runs whose vnetbench process is gone (--all: every run; --run: the
     runs named), nothing else; wipe their keys' scratch directories and the keys an
-    earlier crash left under --results."""
+    earlier crash left in run directories under --results that vnetbench made (proven
+    by the marker it wrote in each): it removes nothing else, and names every other key
+    file it finds there."""
     from vnetbench.engines import (
         Removed,
         every_engine,
@@ -96,17 +102,68 @@ def scratch_and_results(present: set[str], removed: set[str], every: bool,
     if wiped:
         lines.append(f"wiped the scratch directories (where keys are made) of {len(wiped)} "
                      f"run(s) in {scratch_root()}: {', '.join(run.run_id for run in wiped)}")
-    scrubbed = scrub_results(results)
-    if scrubbed:
-        lines.append(f"removed {len(scrubbed)} private key file(s) an earlier run left in "
-                     f"{results}: {', '.join(str(path) for path in scrubbed)}")
+    lines += scrub_results(results).said(results)
     return lines
 
 
-def scrub_results(results: Path) -> list[Path]:
-    """The private keys found under a results directory removed (WireGuard's configs:
-    their key redacted); the files handled. A stack directory that links to a scratch
-    directory is a run's of this version: its keys are not here, and not touched."""
+@dataclass(frozen=True)
+class Scrubbed:
+    """What scrubbing a results directory did: the private key files removed (or,
+    WireGuard's configs, redacted) inside run directories vnetbench marked as it made
+    them; those left elsewhere, and the run directories left because their run is in
+    progress."""
+
+    removed: list[Path]
+    left: list[Path]
+    running: list[Path]
+
+    def said(self, results: Path) -> list[str]:
+        lines = []
+        if self.removed:
+            lines.append(f"removed {len(self.removed)} private key file(s) an earlier run "
+                         f"left in its run directories under {results}: "
+                         f"{', '.join(map(str, self.removed))}")
+        if self.left:
+            lines.append(f"left {len(self.left)} file(s) holding a private key under "
+                         f"{results} that lie in no run directory vnetbench marked as it "
+                         "made it (a run directory of a vnetbench before the marker, or "
+                         "not vnetbench's), so clean does not touch them: "
+                         f"{', '.join(map(str, self.left))}; remove them by hand if they "
+                         "are a run's leftovers")
+        if self.running:
+            lines.append(f"left {len(self.running)} run directory(ies) under {results} "
+                         "whose vnetbench process still runs (or runs elsewhere): "
+                         f"{', '.join(map(str, self.running))}")
+        return lines
+
+
+def scrub_results(results: Path) -> Scrubbed:
+    """The private keys a run left in its run directories under results removed
+    (WireGuard's configs: their key redacted): only in directories vnetbench marked as
+    it made them (rundir.py's marker, proof they are its own), whose run is not in
+    progress; every other file holding a key is left, and listed. A stack directory
+    that links to a scratch directory is a run's of this version: its keys are not
+    here, and not touched."""
+    from vnetbench.labels import Liveness, owner_liveness
+    from vnetbench.rundir import marked_run_directories, run_marker
+    from vnetbench.scratch import private_keys_under
+
+    removed: list[Path] = []
+    running: list[Path] = []
+    for run_dir in marked_run_directories(results) if results.is_dir() else []:
+        marker = run_marker(run_dir)
+        owner = marker.owner if marker else None
+        if owner_liveness(owner) in (Liveness.ALIVE, Liveness.UNPROVABLE):
+            running.append(run_dir)
+            continue
+        removed += scrub_run_directory(run_dir)
+    left = [path for path in private_keys_under(results)
+            if not any(path.is_relative_to(run_dir) for run_dir in running)]
+    return Scrubbed(sorted(set(removed)), left, running)
+
+
+def scrub_run_directory(run_dir: Path) -> list[Path]:
+    """One marked run directory's key files removed, WireGuard's configs redacted."""
     from vnetbench.overlays import OVERLAY_TYPES
     from vnetbench.overlays.base import remove_private_files
     from vnetbench.scratch import private_keys_under, scratch_links
@@ -114,14 +171,14 @@ def scrub_results(results: Path) -> list[Path]:
     handled: list[Path] = []
     overlays = [overlay_type() for overlay_type in OVERLAY_TYPES.values()
                 if overlay_type.secret_dirs]
-    for stack_dir in stack_directories(results):
+    for stack_dir in stack_directories(run_dir):
         if not scratch_links(stack_dir):
             for overlay in overlays:
                 handled += remove_private_files(overlay, stack_dir)
-    for path in private_keys_under(results):
+    for path in private_keys_under(run_dir):
         path.unlink(missing_ok=True)
         handled.append(path)
-    return sorted(set(handled))
+    return handled
 
 
 def stack_directories(results: Path) -> list[Path]:

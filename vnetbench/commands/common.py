@@ -22,12 +22,15 @@ from vnetbench.ui import err_console, error_line, out_console
 if TYPE_CHECKING:
     import pandas as pd
 
+    from vnetbench.outputs import Input
     from vnetbench.slo import Target
     from vnetbench.topology import Topology
 
 
 DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
 DEFAULT_BLOCK = "10.191.0.0/16"
+OUT_HELP = ("Results directory (BENCH_OUT, else ./out): the run writes a new directory of "
+            "its own in it, never over a file; refused when it is a file or an input.")
 WRITE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EPERM}
 
 P = ParamSpec("P")
@@ -210,17 +213,39 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
                                                ENGINE_NAMES), str(path))
 
 
-def out_directory(out: Path | None, check: bool = True) -> Path:
-    """--out, else BENCH_OUT, else ./out; checked writable before anything starts."""
+def out_directory(out: Path | None, check: bool = True, command: str = "vnetbench",
+                  inputs: Sequence[Input] = ()) -> Path:
+    """--out, else BENCH_OUT, else ./out; checked before anything starts: a directory
+    that can be written, and no input of the command (vnetbench/outputs.py)."""
     import os
 
+    from vnetbench.outputs import Output, check_outputs
     from vnetbench.rundir import writable_directory
 
-    if out is not None:
-        return writable_directory(out, "--out") if check else out
-    path = Path(os.environ.get("BENCH_OUT") or "out")
-    return writable_directory(path, "BENCH_OUT" if os.environ.get("BENCH_OUT") else "--out"
-                              ) if check else path
+    path = out if out is not None else Path(os.environ.get("BENCH_OUT") or "out")
+    if not check:
+        return path
+    option = "--out" if out is not None or not os.environ.get("BENCH_OUT") else "BENCH_OUT"
+    check_outputs(command, [Output(option, path, directory=True,
+                                   default=out is None and option == "--out")], inputs)
+    return writable_directory(path, option)
+
+
+def file_inputs(**paths: Path | str | None) -> list[Input]:
+    """Options naming files the command reads (--topology=..., --workload=...), as
+    inputs: a name that is no file (a shipped profile's) is none."""
+    from vnetbench.outputs import Input
+
+    return [Input(f"--{option.replace('_', '-')} {path}", Path(path))
+            for option, path in paths.items() if path is not None and exists(Path(path))]
+
+
+def exists(path: Path) -> bool:
+    """Path.exists, False for a name too long to look up."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def with_engine(topology: Topology, engine: str | None) -> Topology:

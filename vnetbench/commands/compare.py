@@ -37,12 +37,15 @@ def compare(
     judge_all: Annotated[bool, typer.Option(
         "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
     = False,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write JSON here.")]
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Also write the table as JSON to this file (written whole; never "
+                       "OLD, NEW, --noise or a file inside them: refused).")]
     = None,
 ) -> None:
     """NEW/OLD per metric with a bootstrap interval over passes, judged only against
     this machine's noise floor: without one, the differences are shown, not judged."""
-    from vnetbench.files import output_file_problem, write_text_atomic
+    from vnetbench.files import write_text_atomic
+    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import (
         compare_directories,
@@ -53,10 +56,9 @@ def compare(
     from vnetbench.report.tables import markdown
 
     threshold = parse_fraction(fail_over, "--fail-over")
-    problem = output_file_problem(json_out) if json_out else ""
-    if problem:
-        raise UserError(f"--json {json_out}: {problem}. Give --json the name of a file in "
-                        "an existing directory, e.g. --json out/compare.json.")
+    check_outputs("compare", [Output("--json", json_out, must_exist=True)] if json_out else [],
+                  results_inputs([old, new]) + results_inputs([noise] if noise else [],
+                                                              "--noise"))
     floor, source = noise_near(noise, [old, new])
     if require_noise_floor and not floor:
         raise UserError(f"compare --require-noise-floor: no noise floor for {old} and {new} "

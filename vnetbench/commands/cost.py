@@ -20,14 +20,22 @@ def cost(
     directories: Annotated[list[Path], typer.Argument(
         help="Results directories with room passes (run room at several --machines, or "
              "a capacity search), or a root holding several.")],
-    out: Annotated[Path, typer.Option(help="Where cost.md and cost.png go.")] = Path("cost"),
+    out: Annotated[Path | None, typer.Option(
+        help="The directory cost.md and cost.png are written into (made if missing; "
+             "default ./cost); refused when it is, or lies inside, a directory read.")]
+    = None,
 ) -> None:
     """What each machine costs, per overlay and role: CPU per request answered and
     memory per container against the room's size, each a straight-line fit where the
     points lie on a line."""
+    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.cost import write_cost
     from vnetbench.results import find_results, load_results
 
+    default, out = out is None, out or Path("cost")
+    check_outputs("cost", [Output("--out", path, directory=path == out, default=default)
+                           for path in (out, out / "cost.md", out / "cost.png")],
+                  results_inputs(directories))
     frames = [load_results(directory) for directory in find_results(directories)]
     table = write_cost(pd.concat(frames, ignore_index=True),
                        lambda: writable_directory(out, "--out"))

@@ -19,9 +19,11 @@ def export(
         "--format", help="github: github-action-benchmark's custom tools (two files, one "
                          "per direction); bencher: Bencher Metric Format.")],
     out: Annotated[Path | None, typer.Option(
-        "-o", "--out", help="The file (github: FILE-bigger-is-better.json and "
-                            "FILE-smaller-is-better.json); bencher: '-' prints it. Default: "
-                            "github.json / bencher.json in DIR.")] = None,
+        "-o", "--out", help="The file, written whole (github: FILE-bigger-is-better.json "
+                            "and FILE-smaller-is-better.json); bencher: '-' prints it. "
+                            "Default: github.json / bencher.json in DIR; any other path "
+                            "inside DIR is refused (it never writes over the results).")]
+    = None,
     judge_all: Annotated[bool, typer.Option(
         "--all", help="Export the metrics declared noisy too (retransmits, mdev, CPU).")]
     = False,

@@ -17,7 +17,9 @@ from vnetbench.ui import out_console
 def history(
     directories: Annotated[list[Path], typer.Argument(
         help="Results directories, or a root holding several (e.g. results/).")],
-    out: Annotated[Path, typer.Option(help="Where history.html goes.")] = Path("history"),
+    out: Annotated[Path | None, typer.Option(
+        help="The directory history.html is written into (made if missing; default "
+             "./history); refused when it is, or lies inside, a directory read.")] = None,
     noise: Annotated[Path | None, typer.Option(
         help="An A/A directory (vnetbench ab with no --b): changes beyond its noise floor "
              "are marked. Default: a noise.json in any of the directories.")] = None,
@@ -35,9 +37,15 @@ def history(
     """One page of the headline metrics across results directories (builds): a graph
     per metric, the changes beyond this machine's noise floor and the change points
     across each series marked and listed."""
-    from vnetbench.report.history import build_history
+    from vnetbench.outputs import Output, check_outputs, results_inputs
+    from vnetbench.report.history import HISTORY, build_history
 
-    written = build_history(directories, out, noise, label_from, label or [], order)
+    where = out or Path("history")
+    check_outputs("history", [Output("--out", where, directory=True, default=out is None),
+                              Output("--out", where / HISTORY, default=out is None)],
+                  results_inputs(directories) + results_inputs([noise] if noise else [],
+                                                               "--noise"))
+    written = build_history(directories, where, noise, label_from, label or [], order)
     if as_json:
         sys.stdout.write(written.json + "\n")
     else:

@@ -10,7 +10,9 @@ import typer
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
     conclude,
+    file_inputs,
     guarded,
+    out_directory,
     read_topology,
     with_engine,
 )
@@ -35,8 +37,10 @@ def matrix(
         help="Also this reference method (repeatable; 'all' for every one); "
              "its short form with --quick.")] = None,
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
-    out: Annotated[Path, typer.Option(help="Where results/<date>-<cores>cpu goes.")]
-    = Path("results"),
+    out: Annotated[Path, typer.Option(
+        help="Where results/<date>-<cores>cpu goes (a new directory of its own, or the "
+             "newest with --resume; never over a file; refused when it is a file or the "
+             "topology).")] = Path("results"),
     engine: EngineOption = None,
     allow_failed: AllowFailedOption = False,
     slo: SloOption = None,
@@ -45,7 +49,6 @@ def matrix(
     when a pass failed, its path was dead or a --slo target was missed."""
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
-    from vnetbench.rundir import writable_directory
     from vnetbench.runs.matrix import CELLS, run_matrix
     from vnetbench.slo import check_scenarios, parse_targets
 
@@ -56,7 +59,8 @@ def matrix(
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
     directory = run_matrix(with_engine(read_topology(topology_file), engine),
-                           writable_directory(out, "--out"),
+                           out_directory(out, command="matrix",
+                                         inputs=file_inputs(topology=topology_file)),
                            quick=quick, resume=resume,
                            overlay_names=overlay, methods=methods)
     out_console.print(str(directory))

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.commands.common import DEFAULT_BLOCK, guarded, read_topology
+from vnetbench.commands.common import DEFAULT_BLOCK, file_inputs, guarded, read_topology
 from vnetbench.errors import UserError
 from vnetbench.ui import out_console
 
@@ -43,19 +43,26 @@ def parse_block(block: str) -> IPv4Network:
 @guarded
 def render(
     file: Annotated[Path, typer.Argument(help="Topology file.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory to write.")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="Directory to write compose.yml and the overlay's files "
+                               "into (made if missing); refused when it is, or holds as "
+                               "compose.yml, the topology file.")],
     run_id: Annotated[str | None, typer.Option(help="Run id (default: the topology's name).")]
     = None,
     block: Annotated[str, typer.Option(help="The run's /16 address block.")] = DEFAULT_BLOCK,
 ) -> None:
     """Render a topology into compose.yml (and its files) without starting anything."""
+    from vnetbench.outputs import Output, check_outputs
     from vnetbench.overlays import overlay_for
-    from vnetbench.render import render_run
+    from vnetbench.render import COMPOSE_FILE, render_run
     from vnetbench.rundir import writable_directory
 
     topology = read_topology(file)
     check_run_id(run_id)
     network = parse_block(block)
+    check_outputs("render", [Output("--output", output, directory=True),
+                             Output("--output", output / COMPOSE_FILE)],
+                  file_inputs(topology=file))
     writable_directory(output, "--output")
     overlay = overlay_for(topology)
     overlay.detect()  # what the images hold, asked once; rendering itself is pure

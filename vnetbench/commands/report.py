@@ -14,12 +14,17 @@ from vnetbench.ui import out_console
 @guarded
 def report(directory: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
     """Write report.md (machine header, ranges, n, CV, ratios) with PNG plots, and
-    report.html (the same sections, interactive figures, one self-contained file)."""
+    report.html (the same sections, interactive figures, one self-contained file),
+    into DIR beside its results; nothing else in DIR is written over (a link or a
+    directory in their place is refused)."""
+    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.document import read_report
-    from vnetbench.report.html import build_html
-    from vnetbench.report.markdown import build_report
+    from vnetbench.report.html import HTML_REPORT, build_html
+    from vnetbench.report.markdown import REPORT, build_report
 
-    read = read_report(directory)
+    read = read_report(directory)  # a directory that is none is said as such first
+    check_outputs("report", [Output("", directory / name, ours=True)
+                             for name in (REPORT, HTML_REPORT)], results_inputs([directory]))
     path, headline = build_report(directory, read)
     page = build_html(directory, read)
     out_console.print(headline)

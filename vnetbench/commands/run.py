@@ -3,7 +3,7 @@ method's steps), tear everything down."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,7 +11,9 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    OUT_HELP,
     conclude,
+    file_inputs,
     guarded,
     out_directory,
     read_topology,
@@ -34,6 +36,7 @@ from vnetbench.errors import UserError
 from vnetbench.ui import note, out_console
 
 if TYPE_CHECKING:
+    from vnetbench.outputs import Input
     from vnetbench.slo import Target
     from vnetbench.topology import Topology
 
@@ -62,7 +65,7 @@ def run(
         help="vNet image per role, ROLE=IMAGE (or one IMAGE for all roles).")] = None,
     vnet_profile: Annotated[Path | None, typer.Option(
         help="vNet profile overrides (VNETBENCH_VNET_PROFILE).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     engine: EngineOption = None,
     fault: Annotated[list[str] | None, typer.Option(
         help="failover: a fault to inject, KEY=VALUE,... as one entry of the topology's "
@@ -91,9 +94,10 @@ def run(
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
     targets = run_targets(slo, scenarios or [], method)
+    inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
     if method is not None:
         directory = run_method_command(method, scenarios or [], topology, overlays, short,
-                                       baseline, out, overrides)
+                                       baseline, out, overrides, inputs)
         conclude(directory, allow_failed)
         return
     if short:
@@ -102,7 +106,7 @@ def run(
     if not scenarios:
         raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
                         "reference method with --method NAME.")
-    conclude(run_scenarios_command(scenarios, topology, overlays, baseline, out),
+    conclude(run_scenarios_command(scenarios, topology, overlays, baseline, out, inputs),
              allow_failed, targets)
 
 
@@ -157,7 +161,8 @@ def check_workload_used(workload: str | None, scenarios: list[str],
 
 
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
-                          baseline: bool, out: Path | None) -> Path:
+                          baseline: bool, out: Path | None,
+                          inputs: Sequence[Input] = ()) -> Path:
     """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
     from vnetbench.report.tables import comparison_table
     from vnetbench.results import load_results
@@ -168,7 +173,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
     for name in overlays:  # every overlay's stacks, before the first one starts
         for scenario in chosen:
             scenario.check(topology.model_copy(update={"overlay": name}))
-    directory = run_overlays(topology, overlays, chosen, out_directory(out), baseline)
+    results = out_directory(out, command="run", inputs=inputs)
+    directory = run_overlays(topology, overlays, chosen, results, baseline)
     table = comparison_table(load_results(directory))
     if not table.empty:
         out_console.print(rich_table(table))
@@ -178,7 +184,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,
                        overlays: list[str], short: bool, baseline: bool,
-                       out: Path | None, given: Mapping[str, object]) -> Path:
+                       out: Path | None, given: Mapping[str, object],
+                       inputs: Sequence[Input] = ()) -> Path:
     """`run --method NAME`: its steps on each overlay, its table, report.md (the
     directory returned); the options given (--passes, --seconds...) above the method's
     own settings."""
@@ -192,7 +199,8 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
         raise UserError(f"--method {name} sets the measurement itself; drop the scenario "
                         f"names ({' '.join(scenarios)}) or the --method option.")
     method = get_method(name)
-    directory = run_method(topology, method, overlays, out_directory(out), short, baseline,
+    results = out_directory(out, command="run", inputs=inputs)
+    directory = run_method(topology, method, overlays, results, short, baseline,
                            dict(given))
     out_console.print(f"{method.name} ({method.reference}):")
     out_console.print(rich_table(method_table(load_results(directory), method, compact=True)))

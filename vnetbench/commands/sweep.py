@@ -9,7 +9,9 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    OUT_HELP,
     conclude,
+    file_inputs,
     guarded,
     out_directory,
     read_topology,
@@ -27,7 +29,7 @@ def sweep(
     overlay: Annotated[str | None, typer.Option(help="Overlays, separated by commas.")] = None,
     passes: Annotated[int | None, typer.Option(help="Passes per value.")] = None,
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory (BENCH_OUT).")] = None,
+    out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     allow_failed: AllowFailedOption = False,
 ) -> None:
     """Run a scenario over a list of values of one link parameter; plot it. Exit 1 when
@@ -43,9 +45,9 @@ def sweep(
     topology = read_topology(topology_file, overrides)
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
+    results = out_directory(out, command="sweep", inputs=file_inputs(topology=topology_file))
     require_engine()
-    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays,
-                          out_directory(out))
+    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays, results)
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")

@@ -9,6 +9,7 @@ import typer
 
 from vnetbench.commands.common import (
     DEFAULT_TOPOLOGY,
+    file_inputs,
     guarded,
     out_directory,
     read_topology,
@@ -21,7 +22,9 @@ from vnetbench.ui import out_console
 @guarded
 def up(
     topology_file: TopologyOption = DEFAULT_TOPOLOGY,
-    out: Annotated[Path | None, typer.Option(help="Where the run directory goes.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Where the run directory goes (BENCH_OUT, else ./out; a new directory of its "
+             "own, never over a file; refused when it is a file or the topology).")] = None,
     engine: EngineOption = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
@@ -30,8 +33,9 @@ def up(
     from vnetbench.runs.session import bring_up_detached
 
     topology = with_engine(read_topology(topology_file), engine)
+    results = out_directory(out, command="up", inputs=file_inputs(topology=topology_file))
     overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
     with claimed_block() as claim:  # until its networks exist
-        rendered = bring_up_detached(topology, overlay, out_directory(out), claim)
+        rendered = bring_up_detached(topology, overlay, results, claim)
     out_console.print(rendered.run_id)
 

@@ -31,8 +31,9 @@ import pandas as pd
 
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
-from vnetbench.files import output_file_problem, write_text_atomic
+from vnetbench.files import write_text_atomic
 from vnetbench.metrics import Better
+from vnetbench.outputs import Output, check_outputs, results_inputs
 from vnetbench.report.document import load_directory
 from vnetbench.report.options import ExportFormat
 from vnetbench.report.tables import number, summary_table
@@ -125,21 +126,30 @@ def github_paths(base: Path) -> dict[Better, Path]:
             for better, (suffix, _) in GITHUB_TOOLS.items()}
 
 
-def check_target(out: Path | None) -> None:
-    """-o names a file in a directory that exists (checked before anything is read)."""
-    if out is None or out == STDOUT:
-        return
-    problem = output_file_problem(out)
-    if problem:
-        raise UserError(f"-o {out}: {problem}. Give -o the name of a file in an existing "
-                        "directory, e.g. -o out/bench.json (github: out/bench-bigger-is-"
-                        "better.json and out/bench-smaller-is-better.json are written).")
+def targets(directory: Path, form: ExportFormat, out: Path | None) -> list[Path]:
+    """The files the export writes: -o's (github: its two), else its own in DIR; -o
+    itself first, so that a directory there is said as given."""
+    if out == STDOUT:
+        return []
+    base = out or directory / ("bencher.json" if form is ExportFormat.BENCHER else "github.json")
+    if form is ExportFormat.BENCHER:
+        return [base]
+    return [*([out] if out else []), *(github_paths(base).values() if base.name else [])]
+
+
+def check_targets(directory: Path, form: ExportFormat, out: Path | None) -> None:
+    """Every file the export writes can be written and is none of the results it reads
+    (checked before anything is read): -o names a file in a directory that exists,
+    outside DIR; without -o, the export's own files beside the results."""
+    check_outputs("export", [
+        Output("-o", path, must_exist=True, ours=out is None, default=out is None)
+        for path in targets(directory, form, out)], results_inputs([directory]))
 
 
 def write_export(directory: Path, form: ExportFormat, out: Path | None,
                  judge_all: bool) -> tuple[list[Written], list[Figure]]:
     """Write the export; return what went where, and the figures exported."""
-    check_target(out)
+    check_targets(directory, form, out)
     _, frame = load_directory(directory)
     found = figures(frame, judge_all)
     if not found:

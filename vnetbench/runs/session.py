@@ -24,7 +24,7 @@ from vnetbench.lifecycle import Prepared, StackSpec, prepare, running, start
 from vnetbench.measure.events import events_frame, write_events
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.results import ResultSet
-from vnetbench.rundir import RunLayout, new_run_id
+from vnetbench.rundir import RunLayout, mark_run_directory, new_run_id
 from vnetbench.runrecord import RunRecord, recorded
 from vnetbench.runs.applicability import runnable
 from vnetbench.runs.passes import run_passes
@@ -44,9 +44,11 @@ from vnetbench.ui import note
 
 
 def new_run_directory(topology: Topology, out_dir: Path) -> tuple[str, Path]:
+    """A new run's directory, named by its run id, marked as vnetbench's."""
     run_id = new_run_id(topology.name)
     directory = out_dir / run_id
     directory.mkdir(parents=True)
+    mark_run_directory(directory)
     return run_id, directory
 
 
