@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib.font_manager  # noqa: F401 - its font cache runs fc-list once, first
 import pytest
 
-from tests.unit.test_cli_inputs import QUICK, refused
+from tests.unit.test_cli_inputs import DATA, QUICK, damaged, refused, with_header
 
 TWO_SITES = Path(__file__).parents[2] / "topologies" / "two-sites.yml"
 TOPOLOGY = "name: t\nswitches: 2\nagents: 2\n"
@@ -28,7 +28,12 @@ YAML_FILES = {
     "dup-workload": "phases:\n  - {name: a, seconds: 5, at_once: 1, mix: {get: 1}}\n"
                     "phases: []\n",
     "dup-profile": "mtu: 1400\nmtu: 1300\n",
+    "list-loss": TOPOLOGY + "links:\n  backbone: {loss: [50%]}\n",
+    "null-loss": TOPOLOGY + "links:\n  backbone:\n    loss:\n",
+    "null-delay": TOPOLOGY + "links:\n  backbone: {delay: }\n",
+    "long-rate": TOPOLOGY + "links:\n  site: {rate: " + "9" * 45 + "mbit}\n",
 }
+LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +43,19 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for name, text in YAML_FILES.items():
         found[name] = tmp_path / f"{name}.yml"
         found[name].write_text(text)
+    aa = DATA / "ab-aa-baseline"
+    found |= {
+        "tools-text": damaged(tmp_path, "tools-text", QUICK, with_header(images={
+            "tools": "vnetbench/tools:trixie"})),
+        "raw-na": damaged(tmp_path, "raw-na", QUICK, with_header(calibration={
+            "raw_veth_mbit": "n/a"})),
+        "timing-na": damaged(tmp_path, "timing-na", QUICK, with_header(cell_timings={
+            "throughput/baseline/default": {"measure_s": "n/a"}})),
+        "spec-number": damaged(tmp_path, "spec-number", aa, with_header(arms={
+            "A": {"spec": [5], "overlay": "baseline"}, "B": {"spec": [], "overlay": "x"}})),
+        "looks-text": damaged(tmp_path, "looks-text", aa, with_header(confirm={
+            "looks": "8,16"})),
+        "aa": aa}
     return {f"{{{name}}}": str(path) for name, path in found.items()}
 
 
@@ -76,6 +94,58 @@ YAML = [
 def test_a_user_s_yaml_is_read_strictly(args: list[str], expected: str,
                                         places: dict[str, str],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+TRACEBACKS = [
+    # a list or nothing where a link's value is one string
+    (["validate", "{list-loss}"], "links.backbone.loss: list ['50%'] is not a percentage: "
+                                  "write one value, e.g. '1%'"),
+    (["validate", "{null-loss}"], "links.backbone.loss: nothing is not a percentage"),
+    (["validate", "{null-delay}"], "links.backbone.delay: nothing is not a duration"),
+    (["run", "throughput", "-t", "{list-loss}"], "list ['50%'] is not a percentage"),
+    # a number too long to be one (float() read it as infinity; int() of that raised)
+    (["validate", "{long-rate}"], "links.site.rate: '99999999999999999999999999999999999999"
+                                  "99...' is a number of 45 characters"),
+    (["ab", "throughput", "--b", "site.rate=" + "9" * 5000 + "mbit"],
+     "is a number of 5000 characters"),
+    (["ab", "throughput", "--b", "backbone.delay=" + "9" * 5000 + "ms"],
+     "is a number of 5000 characters"),
+    # a results directory's run.json with a wrong type where its readers index
+    (["report", "{tools-text}"], "{tools-text}/run.json is not a run.json vnetbench wrote "
+                                 "(images.tools: input should be a valid dictionary)"),
+    (["compare", "{tools-text}", "{quick}"], "images.tools: input should be a valid"),
+    (["history", "{quick}", "{tools-text}", "--label-from", "tools", "--out", "{tmp}/h"],
+     "images.tools: input should be a valid dictionary"),
+    (["export", "{tools-text}", "--format", "bencher", "-o", "-"], "images.tools: input"),
+    (["report", "{raw-na}"], "{raw-na}/run.json is not a run.json vnetbench wrote "
+                             "(calibration: raw_veth_mbit: input should be a valid number"),
+    (["report", "{timing-na}"], "(cell_timings.throughput/baseline/default: measure_s: "
+                                "input should be a valid number"),
+    (["report", "{spec-number}"], "(arms.A: spec.0: input should be a valid string"),
+    (["report", "{looks-text}"], "(confirm: looks: input should be a valid list"),
+    # a name longer than the system allows, as an argument, an option and inside a value
+    (["validate", f"{LONG}.yml"], "aaaa...aaaaaaaa.yml: its name is longer than this system "
+                                  "allows (a file or directory name is at most 255 bytes"),
+    (["report", f"{{tmp}}/{LONG}"], "its name is longer than this system allows"),
+    (["compare", "{quick}", "{quick}", "--json", f"{{tmp}}/{LONG}.json"], "its name is longer"),
+    (["export", "{quick}", "--format", "bencher", "-o", f"{{tmp}}/{LONG}"], "its name is"),
+    (["history", "{quick}", "{aa}", "--out", f"{{tmp}}/{LONG}"], "its name is longer"),
+    (["run", "room", "-t", "{two-sites}", "--workload", f"{LONG}.yml"], "its name is longer"),
+    (["ab", "throughput", "--b", f"topology={LONG}.yml"], "its name is longer"),
+    (["render", "{two-sites}", "-o", f"{{tmp}}/{LONG}"], "its name is longer"),
+    (["validate", "/" + "a/" * 2100], "its name is longer than this system allows"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), TRACEBACKS,
+                         ids=[" ".join(c[0])[:60] for c in TRACEBACKS])
+def test_a_value_of_the_wrong_type_or_size_is_no_traceback(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     said = refused(args, places, monkeypatch)
     for name, path in places.items():
         expected = expected.replace(name, path)
