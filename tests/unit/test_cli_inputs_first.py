@@ -6,6 +6,7 @@ made a command do nothing while saying it succeeded."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.font_manager  # noqa: F401 - its font cache runs fc-list once, first
@@ -32,6 +33,7 @@ YAML_FILES = {
     "null-loss": TOPOLOGY + "links:\n  backbone:\n    loss:\n",
     "null-delay": TOPOLOGY + "links:\n  backbone: {delay: }\n",
     "long-rate": TOPOLOGY + "links:\n  site: {rate: " + "9" * 45 + "mbit}\n",
+    "one-switch": "name: t\nswitches: 1\nagents: 2\n",
 }
 LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 
@@ -56,6 +58,13 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "looks-text": damaged(tmp_path, "looks-text", aa, with_header(confirm={
             "looks": "8,16"})),
         "aa": aa}
+    # a run `up` left, outside --out: shape '../elsewhere' read its run.json
+    from vnetbench.topology import load_topology
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "run.json").write_text(json.dumps({
+        "format_version": 2, "kind": "run", "run_id": "elsewhere",
+        "topology": load_topology(TWO_SITES).model_dump(mode="json")}))
+    (tmp_path / "results").mkdir()
     return {f"{{{name}}}": str(path) for name, path in found.items()}
 
 
@@ -144,6 +153,31 @@ TRACEBACKS = [
 @pytest.mark.parametrize(("args", "expected"), TRACEBACKS,
                          ids=[" ".join(c[0])[:60] for c in TRACEBACKS])
 def test_a_value_of_the_wrong_type_or_size_is_no_traceback(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+BEFORE_THE_ENGINE = [
+    # sweep: its scenario was looked up, and checked against the topology, only once
+    # the engine had answered
+    (["sweep", "banana", "-t", "{two-sites}", "--set", "backbone.loss=1,2"],
+     "There is no scenario called 'banana'"),
+    (["sweep", "failover", "-t", "{one-switch}", "--set", "backbone.loss=1,2"],
+     "The failover scenario needs two switches; topology 't' has 1"),
+    # shape: a run id is a name, not a path out of --out
+    (["shape", "../elsewhere", "--out", "{tmp}/results", "--set", "backbone.loss=1%"],
+     "'../elsewhere' is not a run id: a run id is lower-case letters"),
+    (["shape", "/etc", "--out", "{tmp}/results"], "'/etc' is not a run id"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), BEFORE_THE_ENGINE,
+                         ids=[" ".join(c[0])[:60] for c in BEFORE_THE_ENGINE])
+def test_an_input_is_checked_before_the_engine_is_asked(
         args: list[str], expected: str, places: dict[str, str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     said = refused(args, places, monkeypatch)

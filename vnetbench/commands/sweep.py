@@ -26,18 +26,19 @@ def sweep(
     """Run a scenario over a list of values of one link parameter; plot it."""
     from vnetbench.engines import require_engine
     from vnetbench.runs.comparison import parse_overlays
-    from vnetbench.runs.sweep import run_sweep
+    from vnetbench.runs.sweep import check_sweep, run_sweep
     from vnetbench.scenarios import get_scenario
     from vnetbench.shaping.assign import parse_assignment
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
                  if v is not None}
+    chosen = get_scenario(scenario)
     topology = read_topology(topology_file, overrides)
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
+    check_sweep(topology, chosen, assignment, overlays)
     require_engine()
-    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays,
-                          out_directory(out))
+    directory = run_sweep(topology, chosen, assignment, overlays, out_directory(out))
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")
