@@ -184,3 +184,25 @@ def test_an_input_is_checked_before_the_engine_is_asked(
     for name, path in places.items():
         expected = expected.replace(name, path)
     assert expected in said, said
+
+
+NOTHING_IN_COMMON = [
+    # an empty comparison exited 0: read by a CI job as "no regression"
+    (["compare", "{quick}", "{aa}"], "{quick} and {aa} have no metric measured in both "
+     "({quick} measured throughput/baseline/default; {aa} measured throughput/baseline/A, "
+     "throughput/baseline/B), so there is nothing to compare"),
+    (["history", "{quick}", "{aa}", "--out", "{tmp}/h"], "history: no headline metric was "
+     "measured in two of the directories ({quick}: throughput/baseline/default; {aa}: "),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), NOTHING_IN_COMMON,
+                         ids=[" ".join(c[0])[:60] for c in NOTHING_IN_COMMON])
+def test_a_comparison_of_nothing_is_refused(args: list[str], expected: str,
+                                            places: dict[str, str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+    assert not (Path(places["{tmp}"]) / "h").exists()
