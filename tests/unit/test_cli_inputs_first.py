@@ -206,3 +206,28 @@ def test_a_comparison_of_nothing_is_refused(args: list[str], expected: str,
         expected = expected.replace(name, path)
     assert expected in said, said
     assert not (Path(places["{tmp}"]) / "h").exists()
+
+
+IGNORED = [
+    # an option the workload replaces
+    (["run", "room", "-t", "{two-sites}", "--workload", "contest", "--room-timeout-s", "3"],
+     "--room-timeout-s 3: the room's workload (contest) runs with its own timeout_s (60 s) "
+     "in its place, so it would be ignored"),
+    (["run", "room", "-t", "{two-sites}", "--workload", "contest", "--room-rate", "3",
+      "--room-sizes", "200,400"], "--room-rate 3, --room-sizes 200,400: the room's workload "
+     "(contest) runs with its phases' rates and its phases' sizes in its place"),
+    # the open loop's settings on the closed loop
+    (["run", "room", "-t", "{two-sites}", "--room-loop", "closed", "--room-arrivals",
+      "poisson"], "room_arrivals poisson: the closed loop has no schedule of arrivals"),
+    (["run", "room", "-t", "{two-sites}", "--room-loop", "closed", "--room-connections",
+      "2"], "room_connections 2: the closed loop"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), IGNORED,
+                         ids=[" ".join(c[0])[:60] for c in IGNORED])
+def test_an_option_that_would_be_ignored_is_refused(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    assert expected in said, said
