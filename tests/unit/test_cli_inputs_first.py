@@ -231,3 +231,22 @@ def test_an_option_that_would_be_ignored_is_refused(
         monkeypatch: pytest.MonkeyPatch) -> None:
     said = refused(args, places, monkeypatch)
     assert expected in said, said
+
+
+ARMS = [
+    # an arm setting what it does not run, or one vNet role's image twice
+    (["ab", "throughput", "--b", "option.wireguard.mtu=1300"],
+     "--b option.wireguard.mtu=1300: the arm runs baseline, not wireguard, so it would be "
+     "ignored"),
+    (["ab", "throughput", "--a", "vnet-image=example/vnet:1"],
+     "--a vnet-image=example/vnet:1: the arm runs baseline, not vnet"),
+    (["ab", "throughput", "--b", "overlay=vnet", "--b", "vnet-image=example/vnet:1",
+      "--b", "vnet-image=example/vnet:2"], "the arm gives every role's vNet image twice"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), ARMS, ids=[" ".join(c[0])[:60] for c in ARMS])
+def test_an_arm_runs_what_it_sets(args: list[str], expected: str, places: dict[str, str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    assert expected in said, said
