@@ -34,6 +34,7 @@ YAML_FILES = {
     "null-delay": TOPOLOGY + "links:\n  backbone: {delay: }\n",
     "long-rate": TOPOLOGY + "links:\n  site: {rate: " + "9" * 45 + "mbit}\n",
     "one-switch": "name: t\nswitches: 1\nagents: 2\n",
+    "small-burst": TOPOLOGY + "faults:\n  - {at: 1s, loss: 0.1%, for: 2s}\n",
 }
 LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 
@@ -172,6 +173,10 @@ BEFORE_THE_ENGINE = [
     (["shape", "../elsewhere", "--out", "{tmp}/results", "--set", "backbone.loss=1%"],
      "'../elsewhere' is not a run id: a run id is lower-case letters"),
     (["shape", "/etc", "--out", "{tmp}/results"], "'/etc' is not a run id"),
+    # a loss burst failover's probes would most likely not see (0.2 probes lost)
+    (["run", "failover", "-t", "{two-sites}", "--fault", "loss=1%,for=200ms"],
+     "faults.0 (1% loss on the backbone for 200ms) would most likely lose no probe"),
+    (["ab", "failover", "-t", "{small-burst}"], "would most likely lose no probe"),
 ]
 
 
