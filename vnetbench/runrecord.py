@@ -23,16 +23,20 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    TypeAdapter,
     ValidationError,
     model_serializer,
+    with_config,
 )
+from typing_extensions import TypedDict
 
 from vnetbench.errors import UserError
 from vnetbench.files import read_kept, write_text_atomic
@@ -51,6 +55,91 @@ FORMAT_VERSION = 2  # 2: `overlays` in every kind (1: a single run had `overlay`
 # release (programs restarted between passes, waits for a quiet host), measurement,
 # teardown
 TIMING_PARTS = ("bring_up_s", "restart_s", "measure_s", "teardown_s")
+
+
+# The parts of run.json its readers (report, compare, history, export, ab) index into,
+# typed so that a string where a mapping or number was written (`images.tools: x`,
+# `raw_veth_mbit: n/a`) is refused by read_record, naming the key, instead of raising
+# deep inside a report. Other keys of each are kept as they are.
+KEEP = ConfigDict(extra="allow")
+
+
+@with_config(KEEP)
+class ImageFacts(TypedDict):
+    name: NotRequired[str | None]
+    id: NotRequired[str | None]
+
+
+@with_config(KEEP)
+class Bracket(TypedDict):
+    raw_veth_mbit: NotRequired[float]
+    raw_veth_passes: NotRequired[list[float]]
+    at: NotRequired[str]
+
+
+@with_config(KEEP)
+class Calibration(TypedDict):
+    """A matrix's first cell: this machine's limit (runs/matrix.py's machine_limit)."""
+
+    raw_veth_mbit: NotRequired[float]
+    raw_veth_passes: NotRequired[list[float]]
+    seconds: NotRequired[float | None]
+    brackets: NotRequired[list[Bracket]]
+    moved_percent: NotRequired[float]
+    error: NotRequired[str]
+
+
+@with_config(KEEP)
+class Timing(TypedDict):
+    """One stack's (or a matrix cell's) seconds, TIMING_PARTS."""
+
+    bring_up_s: NotRequired[float]
+    restart_s: NotRequired[float]
+    measure_s: NotRequired[float]
+    teardown_s: NotRequired[float]
+    cells: NotRequired[dict[str, Any]]
+
+
+@with_config(KEEP)
+class Arm(TypedDict):
+    spec: NotRequired[list[str]]
+    overlay: NotRequired[str]
+
+
+@with_config(KEEP)
+class Confirm(TypedDict):
+    looks: NotRequired[list[int]]
+
+
+@with_config(KEEP)
+class OutsideLoad(TypedDict):
+    passes: int
+    marked: int
+
+
+def shaped(shape: type) -> AfterValidator:
+    """A check that a mapping has `shape`'s types, the mapping itself kept as written
+    (a writer's dict stays a dict; the shape is what a reader may rely on)."""
+    adapter: TypeAdapter[Any] = TypeAdapter(shape)
+
+    def check(value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            adapter.validate_python(value)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"{where}: {first['msg'].lower()}" if where
+                             else first["msg"].lower()) from None
+        return value
+    return AfterValidator(check)
+
+
+ImageEntry = Annotated[dict[str, Any], shaped(ImageFacts)]
+CalibrationEntry = Annotated[dict[str, Any], shaped(Calibration)]
+TimingEntry = Annotated[dict[str, Any], shaped(Timing)]
+ArmEntry = Annotated[dict[str, Any], shaped(Arm)]
+ConfirmEntry = Annotated[dict[str, Any], shaped(Confirm)]
+LoadEntry = Annotated[dict[str, Any], shaped(OutsideLoad)]
 
 
 def now_iso() -> str:
@@ -104,7 +193,7 @@ class RunRecord(Kept):
     status: str | None = None
     machine: dict[str, Any] = Field(default_factory=dict)
     engine: dict[str, Any] = Field(default_factory=dict)
-    images: dict[str, Any] = Field(default_factory=dict)
+    images: dict[str, ImageEntry] = Field(default_factory=dict)
     overlays: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # a single run (also one `up` left running)
     run_id: str | None = None
@@ -117,12 +206,12 @@ class RunRecord(Kept):
     steps: dict[str, Any] | list[Any] | None = None
     address_blocks_refused: list[str] | None = None
     hosts: dict[str, Any] = Field(default_factory=dict)
-    timings: list[dict[str, Any]] = Field(default_factory=list)
+    timings: list[TimingEntry] = Field(default_factory=list)
     # a matrix
     quick: bool | None = None
     cells: dict[str, str] = Field(default_factory=dict)
-    calibration: dict[str, Any] = Field(default_factory=dict)
-    cell_timings: dict[str, Any] = Field(default_factory=dict)
+    calibration: CalibrationEntry = Field(default_factory=dict)
+    cell_timings: dict[str, TimingEntry] = Field(default_factory=dict)
     shared_stacks: list[SharedStack] = Field(default_factory=list)
     # one scenario's kinds (ab, sweep, capacity)
     scenario: str | None = None
@@ -131,11 +220,11 @@ class RunRecord(Kept):
     aa: bool | None = None
     min_effect: float | None = None
     judge_all: bool | None = None
-    confirm: dict[str, Any] | None = None
+    confirm: ConfirmEntry | None = None
     order: dict[str, Any] | None = None  # the rounds' order: alternate or random, its seed
-    arms: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    arms: dict[str, ArmEntry] = Field(default_factory=dict)
     schedule: list[dict[str, Any]] = Field(default_factory=list)
-    outside_load: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    outside_load: dict[str, LoadEntry] = Field(default_factory=dict)
     verdicts: dict[str, int] = Field(default_factory=dict)
     # a sweep
     parameter: str | None = None
@@ -220,7 +309,8 @@ def read_record(directory: Path) -> RunRecord:
     try:
         return RunRecord.model_validate(upgrade(data))
     except ValidationError as error:
-        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].lower()}"
+        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: "
+                          f"{e['msg'].lower().removeprefix('value error, ')}"
                           for e in error.errors()[:3])
         raise UserError(f"{path} is not a run.json vnetbench wrote ({wrong}). Something else "
                         "changed it, or it belongs to another tool: restore it from a copy, "

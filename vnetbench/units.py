@@ -10,6 +10,26 @@ _BYTE_RATE_UNITS = {"bps": ("bit", "bytes"), "kbps": ("kbit", "kilobytes"),
                     "mbps": ("mbit", "megabytes"), "gbps": ("gbit", "gigabytes")}
 _TIME_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
 _NUMBER = r"(\d+(?:\.\d+)?)"
+_LONGEST_NUMBER = 30  # characters: no quantity vnetbench reads is written longer
+
+
+def _checked(text: object, kind: str, example: str) -> str:
+    """`text` as the string a parser matches: a list, a mapping or nothing (an empty
+    `loss:`) is refused as a ValueError, which the model reports at its place (an
+    AttributeError escaped it as a traceback)."""
+    if not isinstance(text, str | int | float) or isinstance(text, bool):
+        shown = "nothing" if text is None else f"{type(text).__name__} {str(text)[:40]}"
+        raise ValueError(f"{shown} is not {kind}: write one value, e.g. '{example}'")
+    return str(text)
+
+
+def _number(digits: str, text: object) -> float:
+    """The number a parser matched; an over-long one (float() reads '9' * 5000 as
+    infinity, and int() of that raised OverflowError) is a ValueError."""
+    if len(digits) > _LONGEST_NUMBER:
+        raise ValueError(f"'{str(text)[:40]}...' is a number of {len(digits)} characters: "
+                         f"no quantity here is written with more than {_LONGEST_NUMBER}")
+    return float(digits)
 
 
 def parse_rate(text: str | int | float) -> int:
@@ -17,9 +37,10 @@ def parse_rate(text: str | int | float) -> int:
     and so are tc's byte rates ('mbps' is megabytes per second there)."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         raise ValueError(f"'{text}' has no unit: write e.g. '{text}mbit' (or kbit, gbit, bit)")
-    match = re.fullmatch(_NUMBER + r"\s*([a-z]+)", str(text).strip().lower())
+    match = re.fullmatch(_NUMBER + r"\s*([a-z]+)",
+                         _checked(text, "a rate", "100mbit").strip().lower())
     if match and match.group(2) in _BYTE_RATE_UNITS:
-        number, unit = float(match.group(1)), match.group(2)
+        number, unit = _number(match.group(1), text), match.group(2)
         bits_unit, bytes_name = _BYTE_RATE_UNITS[unit]
         raise ValueError(
             f"'{text}' is a byte rate in tc's spelling ({unit}: {bytes_name} per second, "
@@ -30,17 +51,18 @@ def parse_rate(text: str | int | float) -> int:
             f"'{text}' is not a rate: write a number and one of "
             f"{', '.join(_RATE_UNITS)}, e.g. '100mbit'"
         )
-    return int(float(match.group(1)) * _RATE_UNITS[match.group(2)])
+    return int(_number(match.group(1), text) * _RATE_UNITS[match.group(2)])
 
 
 def parse_milliseconds(text: str | int | float) -> float:
     """'10ms' -> 10.0; '1.5s' -> 1500.0. A number alone is refused (ms? s?)."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         raise ValueError(f"'{text}' has no unit: write e.g. '{text}ms' (or us, s)")
-    match = re.fullmatch(_NUMBER + r"\s*(us|ms|s)", str(text).strip().lower())
+    match = re.fullmatch(_NUMBER + r"\s*(us|ms|s)",
+                         _checked(text, "a duration", "10ms").strip().lower())
     if not match:
         raise ValueError(f"'{text}' is not a duration: write e.g. '10ms', '500us' or '1s'")
-    return float(match.group(1)) * _TIME_UNITS[match.group(2)]
+    return _number(match.group(1), text) * _TIME_UNITS[match.group(2)]
 
 
 _BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
@@ -51,11 +73,12 @@ def parse_bytes(text: str | int) -> int:
     """'100MiB' -> 104857600; '10MB' -> 10_000_000; a whole number is bytes."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    match = re.fullmatch(_NUMBER + r"\s*([a-z]*)", str(text).strip().lower())
+    match = re.fullmatch(_NUMBER + r"\s*([a-z]*)",
+                         _checked(text, "an amount of data", "100MiB").strip().lower())
     if not match or (match.group(2) or "b") not in _BYTE_UNITS:
         raise ValueError(f"'{text}' is not an amount of data: write e.g. '100MiB', "
                          "'10MB' or a number of bytes")
-    return int(float(match.group(1)) * _BYTE_UNITS[match.group(2) or "b"])
+    return int(_number(match.group(1), text) * _BYTE_UNITS[match.group(2) or "b"])
 
 
 def format_bytes(count: int) -> str:
@@ -88,13 +111,13 @@ def format_milliseconds(milliseconds: float) -> str:
 
 def parse_percent(text: str | int | float) -> float:
     """'1%' -> 1.0; a bare number is a percentage too."""
-    if isinstance(text, int | float):
+    if isinstance(text, int | float) and not isinstance(text, bool):
         value = float(text)
     else:
-        match = re.fullmatch(_NUMBER + r"\s*%?", text.strip())
+        match = re.fullmatch(_NUMBER + r"\s*%?", _checked(text, "a percentage", "1%").strip())
         if not match:
             raise ValueError(f"'{text}' is not a percentage: write e.g. '1%' or '0.5%'")
-        value = float(match.group(1))
+        value = _number(match.group(1), text)
     if not 0 <= value <= 100:
         raise ValueError(f"'{text}' is not between 0% and 100%")
     return value

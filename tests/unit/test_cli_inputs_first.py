@@ -6,12 +6,13 @@ made a command do nothing while saying it succeeded."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib.font_manager  # noqa: F401 - its font cache runs fc-list once, first
 import pytest
 
-from tests.unit.test_cli_inputs import QUICK, refused
+from tests.unit.test_cli_inputs import DATA, QUICK, damaged, refused, with_header
 
 TWO_SITES = Path(__file__).parents[2] / "topologies" / "two-sites.yml"
 TOPOLOGY = "name: t\nswitches: 2\nagents: 2\n"
@@ -28,7 +29,14 @@ YAML_FILES = {
     "dup-workload": "phases:\n  - {name: a, seconds: 5, at_once: 1, mix: {get: 1}}\n"
                     "phases: []\n",
     "dup-profile": "mtu: 1400\nmtu: 1300\n",
+    "list-loss": TOPOLOGY + "links:\n  backbone: {loss: [50%]}\n",
+    "null-loss": TOPOLOGY + "links:\n  backbone:\n    loss:\n",
+    "null-delay": TOPOLOGY + "links:\n  backbone: {delay: }\n",
+    "long-rate": TOPOLOGY + "links:\n  site: {rate: " + "9" * 45 + "mbit}\n",
+    "one-switch": "name: t\nswitches: 1\nagents: 2\n",
+    "small-burst": TOPOLOGY + "faults:\n  - {at: 1s, loss: 0.1%, for: 2s}\n",
 }
+LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +46,26 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for name, text in YAML_FILES.items():
         found[name] = tmp_path / f"{name}.yml"
         found[name].write_text(text)
+    aa = DATA / "ab-aa-baseline"
+    found |= {
+        "tools-text": damaged(tmp_path, "tools-text", QUICK, with_header(images={
+            "tools": "vnetbench/tools:trixie"})),
+        "raw-na": damaged(tmp_path, "raw-na", QUICK, with_header(calibration={
+            "raw_veth_mbit": "n/a"})),
+        "timing-na": damaged(tmp_path, "timing-na", QUICK, with_header(cell_timings={
+            "throughput/baseline/default": {"measure_s": "n/a"}})),
+        "spec-number": damaged(tmp_path, "spec-number", aa, with_header(arms={
+            "A": {"spec": [5], "overlay": "baseline"}, "B": {"spec": [], "overlay": "x"}})),
+        "looks-text": damaged(tmp_path, "looks-text", aa, with_header(confirm={
+            "looks": "8,16"})),
+        "aa": aa}
+    # a run `up` left, outside --out: shape '../elsewhere' read its run.json
+    from vnetbench.topology import load_topology
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "run.json").write_text(json.dumps({
+        "format_version": 2, "kind": "run", "run_id": "elsewhere",
+        "topology": load_topology(TWO_SITES).model_dump(mode="json")}))
+    (tmp_path / "results").mkdir()
     return {f"{{{name}}}": str(path) for name, path in found.items()}
 
 
@@ -79,4 +107,151 @@ def test_a_user_s_yaml_is_read_strictly(args: list[str], expected: str,
     said = refused(args, places, monkeypatch)
     for name, path in places.items():
         expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+TRACEBACKS = [
+    # a list or nothing where a link's value is one string
+    (["validate", "{list-loss}"], "links.backbone.loss: list ['50%'] is not a percentage: "
+                                  "write one value, e.g. '1%'"),
+    (["validate", "{null-loss}"], "links.backbone.loss: nothing is not a percentage"),
+    (["validate", "{null-delay}"], "links.backbone.delay: nothing is not a duration"),
+    (["run", "throughput", "-t", "{list-loss}"], "list ['50%'] is not a percentage"),
+    # a number too long to be one (float() read it as infinity; int() of that raised)
+    (["validate", "{long-rate}"], "links.site.rate: '99999999999999999999999999999999999999"
+                                  "99...' is a number of 45 characters"),
+    (["ab", "throughput", "--b", "site.rate=" + "9" * 5000 + "mbit"],
+     "is a number of 5000 characters"),
+    (["ab", "throughput", "--b", "backbone.delay=" + "9" * 5000 + "ms"],
+     "is a number of 5000 characters"),
+    # a results directory's run.json with a wrong type where its readers index
+    (["report", "{tools-text}"], "{tools-text}/run.json is not a run.json vnetbench wrote "
+                                 "(images.tools: input should be a valid dictionary)"),
+    (["compare", "{tools-text}", "{quick}"], "images.tools: input should be a valid"),
+    (["history", "{quick}", "{tools-text}", "--label-from", "tools", "--out", "{tmp}/h"],
+     "images.tools: input should be a valid dictionary"),
+    (["export", "{tools-text}", "--format", "bencher", "-o", "-"], "images.tools: input"),
+    (["report", "{raw-na}"], "{raw-na}/run.json is not a run.json vnetbench wrote "
+                             "(calibration: raw_veth_mbit: input should be a valid number"),
+    (["report", "{timing-na}"], "(cell_timings.throughput/baseline/default: measure_s: "
+                                "input should be a valid number"),
+    (["report", "{spec-number}"], "(arms.A: spec.0: input should be a valid string"),
+    (["report", "{looks-text}"], "(confirm: looks: input should be a valid list"),
+    # a name longer than the system allows, as an argument, an option and inside a value
+    (["validate", f"{LONG}.yml"], "aaaa...aaaaaaaa.yml: its name is longer than this system "
+                                  "allows (a file or directory name is at most 255 bytes"),
+    (["report", f"{{tmp}}/{LONG}"], "its name is longer than this system allows"),
+    (["compare", "{quick}", "{quick}", "--json", f"{{tmp}}/{LONG}.json"], "its name is longer"),
+    (["export", "{quick}", "--format", "bencher", "-o", f"{{tmp}}/{LONG}"], "its name is"),
+    (["history", "{quick}", "{aa}", "--out", f"{{tmp}}/{LONG}"], "its name is longer"),
+    (["run", "room", "-t", "{two-sites}", "--workload", f"{LONG}.yml"], "its name is longer"),
+    (["ab", "throughput", "--b", f"topology={LONG}.yml"], "its name is longer"),
+    (["render", "{two-sites}", "-o", f"{{tmp}}/{LONG}"], "its name is longer"),
+    (["validate", "/" + "a/" * 2100], "its name is longer than this system allows"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), TRACEBACKS,
+                         ids=[" ".join(c[0])[:60] for c in TRACEBACKS])
+def test_a_value_of_the_wrong_type_or_size_is_no_traceback(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+BEFORE_THE_ENGINE = [
+    # sweep: its scenario was looked up, and checked against the topology, only once
+    # the engine had answered
+    (["sweep", "banana", "-t", "{two-sites}", "--set", "backbone.loss=1,2"],
+     "There is no scenario called 'banana'"),
+    (["sweep", "failover", "-t", "{one-switch}", "--set", "backbone.loss=1,2"],
+     "The failover scenario needs two switches; topology 't' has 1"),
+    # shape: a run id is a name, not a path out of --out
+    (["shape", "../elsewhere", "--out", "{tmp}/results", "--set", "backbone.loss=1%"],
+     "'../elsewhere' is not a run id: a run id is lower-case letters"),
+    (["shape", "/etc", "--out", "{tmp}/results"], "'/etc' is not a run id"),
+    # a loss burst failover's probes would most likely not see (0.2 probes lost)
+    (["run", "failover", "-t", "{two-sites}", "--fault", "loss=1%,for=200ms"],
+     "faults.0 (1% loss on the backbone for 200ms) would most likely lose no probe"),
+    (["ab", "failover", "-t", "{small-burst}"], "would most likely lose no probe"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), BEFORE_THE_ENGINE,
+                         ids=[" ".join(c[0])[:60] for c in BEFORE_THE_ENGINE])
+def test_an_input_is_checked_before_the_engine_is_asked(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+
+
+NOTHING_IN_COMMON = [
+    # an empty comparison exited 0: read by a CI job as "no regression"
+    (["compare", "{quick}", "{aa}"], "{quick} and {aa} have no metric measured in both "
+     "({quick} measured throughput/baseline/default; {aa} measured throughput/baseline/A, "
+     "throughput/baseline/B), so there is nothing to compare"),
+    (["history", "{quick}", "{aa}", "--out", "{tmp}/h"], "history: no headline metric was "
+     "measured in two of the directories ({quick}: throughput/baseline/default; {aa}: "),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), NOTHING_IN_COMMON,
+                         ids=[" ".join(c[0])[:60] for c in NOTHING_IN_COMMON])
+def test_a_comparison_of_nothing_is_refused(args: list[str], expected: str,
+                                            places: dict[str, str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    for name, path in places.items():
+        expected = expected.replace(name, path)
+    assert expected in said, said
+    assert not (Path(places["{tmp}"]) / "h").exists()
+
+
+IGNORED = [
+    # an option the workload replaces
+    (["run", "room", "-t", "{two-sites}", "--workload", "contest", "--room-timeout-s", "3"],
+     "--room-timeout-s 3: the room's workload (contest) runs with its own timeout_s (60 s) "
+     "in its place, so it would be ignored"),
+    (["run", "room", "-t", "{two-sites}", "--workload", "contest", "--room-rate", "3",
+      "--room-sizes", "200,400"], "--room-rate 3, --room-sizes 200,400: the room's workload "
+     "(contest) runs with its phases' rates and its phases' sizes in its place"),
+    # the open loop's settings on the closed loop
+    (["run", "room", "-t", "{two-sites}", "--room-loop", "closed", "--room-arrivals",
+      "poisson"], "room_arrivals poisson: the closed loop has no schedule of arrivals"),
+    (["run", "room", "-t", "{two-sites}", "--room-loop", "closed", "--room-connections",
+      "2"], "room_connections 2: the closed loop"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), IGNORED,
+                         ids=[" ".join(c[0])[:60] for c in IGNORED])
+def test_an_option_that_would_be_ignored_is_refused(
+        args: list[str], expected: str, places: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
+    assert expected in said, said
+
+
+ARMS = [
+    # an arm setting what it does not run, or one vNet role's image twice
+    (["ab", "throughput", "--b", "option.wireguard.mtu=1300"],
+     "--b option.wireguard.mtu=1300: the arm runs baseline, not wireguard, so it would be "
+     "ignored"),
+    (["ab", "throughput", "--a", "vnet-image=example/vnet:1"],
+     "--a vnet-image=example/vnet:1: the arm runs baseline, not vnet"),
+    (["ab", "throughput", "--b", "overlay=vnet", "--b", "vnet-image=example/vnet:1",
+      "--b", "vnet-image=example/vnet:2"], "the arm gives every role's vNet image twice"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), ARMS, ids=[" ".join(c[0])[:60] for c in ARMS])
+def test_an_arm_runs_what_it_sets(args: list[str], expected: str, places: dict[str, str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    said = refused(args, places, monkeypatch)
     assert expected in said, said

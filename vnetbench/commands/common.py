@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import errno
 import functools
+import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
@@ -37,6 +38,29 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+NAME_MAX, PATH_MAX = 255, 4096  # bytes: Linux's longest file name and path
+
+
+def overlong_path(values: Iterable[object]) -> str:
+    """The first path among a command's arguments that the system cannot name ('' when
+    none): refused before the command starts (Path.exists() raised ENAMETOOLONG)."""
+    for value in values:
+        for path in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(path, PurePath):
+                raw = os.fsencode(path)
+                if len(raw) >= PATH_MAX or any(len(part) > NAME_MAX
+                                               for part in raw.split(b"/")):
+                    return str(path)
+    return ""
+
+
+def name_too_long(path: object) -> str:
+    shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:60]}...{str(path)[-12:]}"
+    return (f"{shown}: its name is longer than this system allows (a file or directory "
+            f"name is at most {NAME_MAX} bytes, a whole path {PATH_MAX - 1}). Give a "
+            "shorter path.")
+
+
 def guarded(command: Callable[P, R]) -> Callable[P, R]:
     """User errors print one paragraph and exit 2 (the environment's: 3); Ctrl-C/SIGTERM
     exit 130."""
@@ -45,6 +69,10 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from vnetbench.interrupts import teardown_guard
 
+        if too_long := overlong_path([*args, *kwargs.values()]):
+            err_console.print(error_line(name_too_long(too_long)), highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(2)
         try:
             with teardown_guard():
                 return command(*args, **kwargs)
@@ -59,6 +87,10 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             engine_gone(error)
             raise
         except OSError as error:
+            if error.errno == errno.ENAMETOOLONG:  # a path given inside another value
+                err_console.print(error_line(name_too_long(error.filename)),
+                                  highlight=False, soft_wrap=True)
+                raise typer.Exit(2) from None
             if error.errno not in WRITE_ERRNOS:
                 raise
             err_console.print(error_line(

@@ -93,6 +93,7 @@ def run(
     overlays = parse_overlays(overlay, topology.overlay)
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
+    check_not_overridden(topology, overrides)
     targets = run_targets(slo, scenarios or [], method)
     inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
     if method is not None:
@@ -141,6 +142,31 @@ def check_faults_injected(faults: list[str] | None, scenarios: list[str],
     raise UserError(f"--fault {' --fault '.join(faults)}: {given} injects no faults, so it "
                     f"would be ignored. Run {' or '.join(injecting)} with --fault, or leave "
                     "--fault out.")
+
+
+WORKLOAD_OVERRIDES = {"room_rate": "its phases' rates", "room_sizes": "its phases' sizes"}
+
+
+def check_not_overridden(topology: Topology, given: Mapping[str, object]) -> None:
+    """An option the room's workload replaces would be silently ignored: refused."""
+    workload = topology.workload
+    if workload is None:
+        return
+    replaced = {name: why for name, why in WORKLOAD_OVERRIDES.items() if name in given}
+    if workload.timeout_s and "room_timeout_s" in given:
+        replaced["room_timeout_s"] = f"its own timeout_s ({workload.timeout_s} s)"
+    if replaced:
+        options = ", ".join(f"--{name.replace('_', '-')} {option_text(given[name])}"
+                            for name in replaced)
+        raise UserError(f"{options}: the room's workload ({workload.name or 'unnamed'}) runs "
+                        f"with {' and '.join(replaced.values())} in its place, so it would be "
+                        "ignored. Leave it out, or change the workload.")
+
+
+def option_text(value: object) -> str:
+    """A setting's value as its option takes it: (200, 2048) -> '200,2048'."""
+    return ",".join(map(str, value)) if isinstance(value, tuple | list) else f"{value:g}" \
+        if isinstance(value, float) else str(value)
 
 
 def check_workload_used(workload: str | None, scenarios: list[str],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vnetbench.commands.common import guarded, out_directory
+from vnetbench.commands.render import RUN_ID
 from vnetbench.errors import UserError
 from vnetbench.ui import out_console
 
@@ -29,6 +30,10 @@ def shape(
     from vnetbench.runrecord import RunRecord, read_record
     from vnetbench.shaping.apply import check_shaping, shape_run
 
+    if not RUN_ID.fullmatch(run_id):  # '../x' read another directory's run.json
+        raise UserError(f"{run_id!r} is not a run id: a run id is lower-case letters, "
+                        "digits and '-' (64 at most, a letter or digit first), as `vnetbench "
+                        "up` printed it. Give that id, and --out if `up` used one.")
     run_dir = out_directory(out, check=False) / run_id
     record = read_record(run_dir) if run_id.strip() else RunRecord()
     topology = record.recorded_topology(run_dir)

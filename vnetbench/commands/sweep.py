@@ -36,18 +36,20 @@ def sweep(
     a pass failed or its path was dead (--allow-failed for a sweep up to 100 % loss)."""
     from vnetbench.engines import require_engine
     from vnetbench.runs.comparison import parse_overlays
-    from vnetbench.runs.sweep import run_sweep
+    from vnetbench.runs.sweep import check_sweep, run_sweep
     from vnetbench.scenarios import get_scenario
     from vnetbench.shaping.assign import parse_assignment
 
     overrides = {k: v for k, v in {"seconds": seconds, "passes": passes}.items()
                  if v is not None}
+    chosen = get_scenario(scenario)
     topology = read_topology(topology_file, overrides)
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
+    check_sweep(topology, chosen, assignment, overlays)
     results = out_directory(out, command="sweep", inputs=file_inputs(topology=topology_file))
     require_engine()
-    directory = run_sweep(topology, get_scenario(scenario), assignment, overlays, results)
+    directory = run_sweep(topology, chosen, assignment, overlays, results)
     for plot in sorted(directory.glob("sweep-*.png")):
         note(f"plot: {plot}")
     note(f"results: {directory}")

@@ -212,6 +212,19 @@ class RoomSettings(ScenarioSettings):
                              "give room_rate above 0, or room_loop: closed")
         return self
 
+    @model_validator(mode="after")
+    def _open_loop_settings_on_the_open_loop(self) -> RoomSettings:
+        """The closed loop (wrk, one connection, the next request after each reply) has
+        no arrivals and no pool: given to it, either was silently ignored."""
+        ignored = [f"room_{name} {value}" for name, value, default in (
+            ("arrivals", self.arrivals, "even"), ("connections", self.connections, 6))
+            if self.loop == "closed" and value != default]
+        if ignored:
+            raise ValueError(f"{' and '.join(ignored)}: the closed loop has no schedule of "
+                             "arrivals and one connection per machine, so it would be "
+                             "ignored; leave it out, or room_loop: open")
+        return self
+
 
 DECLARATION = Declaration(
     name="room",

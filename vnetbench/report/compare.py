@@ -19,11 +19,12 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.declared import catalogue
+from vnetbench.errors import UserError
 from vnetbench.outcome import State
 from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
 from vnetbench.results import named
-from vnetbench.schema import SERIES, STATE, VALUE
+from vnetbench.schema import OVERLAY, SCENARIO, SERIES, STATE, VALUE, VARIANT
 from vnetbench.stats import Comparison, Verdict, compare_samples
 
 KEYS = list(SERIES)
@@ -38,7 +39,23 @@ def compare_directories(old: Path, new: Path, threshold: float,
                         judge_all: bool = False) -> pd.DataFrame:
     _, old_frame = load_directory(old)
     _, new_frame = load_directory(new)
-    return compare_frames(old_frame, new_frame, threshold, noise, judge_all)
+    table = compare_frames(old_frame, new_frame, threshold, noise, judge_all)
+    if table.empty:  # an empty table and exit 0 read as "no regression"
+        raise UserError(
+            f"{old} and {new} have no metric measured in both ({measured(old, old_frame)}; "
+            f"{measured(new, new_frame)}), so there is nothing to compare. Give two "
+            "results directories of the same scenario on the same overlay.")
+    return table
+
+
+def measured(directory: Path, frame: pd.DataFrame) -> str:
+    """'DIR measured throughput/baseline/A, ...': the cells (scenario, overlay, variant)
+    with a pass that was measured."""
+    ok = frame[frame[STATE] == State.OK]
+    cells = sorted({"/".join(str(part) for part in cell if part)
+                    for cell in zip(ok[SCENARIO], ok[OVERLAY], ok[VARIANT], strict=True)})
+    shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
+    return f"{directory} measured {shown}" if cells else f"{directory} measured no pass"
 
 
 def compare_frames(old: pd.DataFrame, new: pd.DataFrame, threshold: float,

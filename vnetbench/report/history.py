@@ -314,6 +314,7 @@ def build_history(paths: Sequence[Path], out: Path, noise_dir: Path | None,
     builds = read_builds(directories, how, parse_labels(given_labels, directories), order)
     noise, source = noise_near(noise_dir, [b.directory for b in builds])
     table = points(builds)
+    check_in_common(table, builds)
     found = changes(table, noise)
     shifts = find_shifts(table, noise)
     noise_text = (f"Noise floor: {source}. A change is marked when the ratio of the means "
@@ -340,6 +341,24 @@ def build_history(paths: Sequence[Path], out: Path, noise_dir: Path | None,
     write_text_atomic(path, page(f"vnetbench history ({len(builds)} directories)", body, []))
     return History(path, history_json(directories_table(builds), table, shifts, noise,
                                       source, str(path)))
+
+
+def check_in_common(table: pd.DataFrame, builds: Sequence[Build]) -> None:
+    """Refused when no headline series is in two directories: the page would have no
+    line to read, and exit 0 said it was made."""
+    if not table.empty and (table.groupby([*SERIES, METRIC])["position"].nunique() > 1).any():
+        return
+    cells = [f"{b.directory}: {', '.join(cell_names(b.summary)) or 'no headline metric'}"
+             for b in builds]
+    raise UserError(f"history: no headline metric was measured in two of the directories "
+                    f"({'; '.join(cells)}), so there is no series to draw. Give directories "
+                    "of the same scenario on the same overlay (builds of one benchmark).")
+
+
+def cell_names(summary: pd.DataFrame) -> list[str]:
+    """['throughput/baseline/default', ...]: a summary's cells."""
+    return sorted({"/".join(str(part) for part in cell if part) for cell in zip(
+        summary[SCENARIO], summary[OVERLAY], summary[VARIANT], strict=True)})
 
 
 def history_figures(table: pd.DataFrame, found: pd.DataFrame, shifts: Sequence[Shift],

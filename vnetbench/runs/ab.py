@@ -152,7 +152,31 @@ def arm_topology(base: Topology, spec: Sequence[str], option: str,
         given[key.strip()] = item
         topology = changed(topology, key.strip(), value.strip(), f"{option} {item}",
                            command_line or {})
+    check_arm_runs_what_it_sets(topology, items, option)
     return topology
+
+
+def check_arm_runs_what_it_sets(topology: Topology, items: Sequence[str], option: str) -> None:
+    """An overlay's option or a vNet image for an overlay the arm does not run, and a
+    vNet role's image given twice, would be ignored (the later image silently winning):
+    refused before anything starts."""
+    roles: dict[str, str] = {}
+    for item in items:
+        key, _, value = (part.strip() for part in item.partition("="))
+        overlay = ("vnet" if key in ("vnet-image", "vnet-profile") else
+                   key.split(".")[1] if key.startswith("option.") and key.count(".") == 2
+                   else None)
+        if overlay is not None and overlay != topology.overlay:
+            raise UserError(f"{option} {item}: the arm runs {topology.overlay}, not "
+                            f"{overlay}, so it would be ignored. Give the arm "
+                            f"overlay={overlay} too, or leave it out.")
+        if key == "vnet-image":
+            role = value.partition("=")[0] if "=" in value else "every role"
+            if role in roles:
+                raise UserError(f"{option} {roles[role]} and {option} {item}: the arm gives "
+                                f"{role}'s vNet image twice, and the later would win unsaid. "
+                                "Give each role's image once.")
+            roles[role] = item
 
 
 def changed(topology: Topology, key: str, value: str, source: str,

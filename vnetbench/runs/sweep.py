@@ -21,9 +21,21 @@ from vnetbench.topology import Topology
 from vnetbench.ui import job_progress
 
 
+def check_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
+                overlays: list[str]) -> list[Topology]:
+    """Every value's topology, each checked for the scenario on every overlay before
+    the engine is asked (run_tasks checked it only once the engine had answered).
+    The shaping's check asks the engine what its kernel can do: run_sweep's."""
+    variants = [with_link_setting(topology, assignment, value) for value in assignment.values]
+    for variant in variants:
+        for overlay in overlays:
+            scenario.check(variant.model_copy(update={"overlay": overlay}))
+    return variants
+
+
 def run_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,
               overlays: list[str], out_dir: Path) -> Path:
-    variants = [with_link_setting(topology, assignment, value) for value in assignment.values]
+    variants = check_sweep(topology, scenario, assignment, overlays)
     adapters = require_overlays(topology, overlays)
     for variant in variants:  # every value is checked before anything starts
         check_shaping(variant)

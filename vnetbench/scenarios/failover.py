@@ -153,6 +153,11 @@ def labelled(faults: list[Fault]) -> list[tuple[str, Fault]]:
     return named
 
 
+def lost_probes(loss_percent: float, duration_ms: float) -> float:
+    """The probes a loss burst drops on average (probes PROBE_INTERVAL_S apart)."""
+    return loss_percent / 100 * duration_ms / (PROBE_INTERVAL_S * 1000)
+
+
 class Failover(Scenario):
     declaration = DECLARATION
     injects_faults = True
@@ -189,6 +194,16 @@ class Failover(Scenario):
                 "event of a schedule of faults (a flap, a partition, a ramp, churn, a kill "
                 "of the room's server or machines), which failover does not run. Drop "
                 "those entries for failover.")
+        unseen = [f"faults.{i} ({f.describe()})" for i, f in enumerate(topology.faults)
+                  if f.loss is not None and f.duration is not None
+                  and lost_probes(f.loss, f.duration) < 1]
+        if unseen:
+            raise UserError(
+                f"Topology '{topology.name}': {', '.join(unseen)} would most likely lose no "
+                f"probe: failover pings every {PROBE_INTERVAL_S * 1000:g} ms, so a loss "
+                "burst of p % for t ms loses p/100 x t/10 probes on average, under one "
+                "here, and no outage would be measured. Give a higher loss or a longer "
+                "'for' (e.g. loss: 100%, for: 2s).")
         super().check(topology)
 
     def settings(self, topology: Topology) -> dict[str, object]:

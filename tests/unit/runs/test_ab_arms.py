@@ -87,9 +87,13 @@ KINDS = [
     (["--b", "site.rate=50mbit"], {"links.site.rate"}),
     (["--b", "agent:agent1.delay=5ms"], {"agents.0.link"}),
     (["--b", "overlay=wireguard"], {"overlay"}),
-    (["--b", "option.wireguard.mtu=1380"], {"overlay_options.wireguard.mtu"}),
-    (["--b", "vnet-image=switch=vnet-switch:2"], {"overlay_options.vnet.images.switch"}),
-    (["--b", "vnet-profile={dir}/profile.yml"], {"overlay_options.vnet.profile"}),
+    # an overlay's own settings on an arm that runs it (on another: refused, ignored)
+    (["--a", "overlay=wireguard", "--b", "overlay=wireguard", "--b",
+      "option.wireguard.mtu=1380"], {"overlay_options.wireguard.mtu"}),
+    (["--a", "overlay=vnet", "--b", "overlay=vnet", "--b", "vnet-image=switch=vnet-switch:2"],
+     {"overlay_options.vnet.images.switch"}),
+    (["--a", "overlay=vnet", "--b", "overlay=vnet", "--b", "vnet-profile={dir}/profile.yml"],
+     {"overlay_options.vnet.profile"}),
     # a whole other file: what that file says, the command line's settings kept
     (["--b", "topology={dir}/other.yml"], {"name", "links.backbone.delay",
                                            "links.backbone.rate"}),
