@@ -105,7 +105,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor"}),
     ("the lifecycle", {"lifecycle", "examples"}),
     ("runs", {"runs", "testing"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
