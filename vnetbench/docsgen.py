@@ -16,6 +16,8 @@ from typing import Any
 
 import typer.main
 
+from vnetbench.declared import DECLARATIONS
+from vnetbench.declared.declaration import EVERY, Declaration
 from vnetbench.files import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,11 +138,74 @@ def command_pages() -> dict[Path, str]:
     return pages
 
 
+def setting_default(info: Any) -> str:
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, tuple):
+        default = ",".join(str(d) for d in default)
+    return f"`{default}`"
+
+
+def scenario_reference(declaration: Declaration) -> str:
+    """A scenario's declared facts: its line, matrix cells, settings, metrics, figures."""
+    lines = [BEGIN, "", f"`{declaration.name}`: {declaration.description}.", ""]
+    if declaration.variants:
+        lines += ["**In the matrix** (overlay: variant, the settings it overrides):", ""]
+        for overlay, variants in declaration.variants.items():
+            who = "every overlay without a row of its own" if overlay == EVERY else overlay
+            for variant, settings in variants.items():
+                said = ", ".join(f"`{k}: {v}`" for k, v in settings.items()) or "as declared"
+                lines.append(f"- {who}: `{variant}`, {said}")
+        lines.append("")
+    else:
+        lines += ["**Not in the matrix**: it runs by name (`vnetbench run "
+                  f"{declaration.name}`) or in a reference method.", ""]
+    if declaration.settings is not None:
+        lines += ["**Settings** (under `" + declaration.name + ":` in a topology's "
+                  "`settings`, or by their flat name, the `run` option's):", "",
+                  "| setting | flat name | default | what |", "|---|---|---|---|"]
+        for field, info in declaration.settings.model_fields.items():
+            lines.append(f"| `{field}` | `{declaration.settings.flat_name(field)}` | "
+                         f"{setting_default(info)} | {cell(info.description or '')} |")
+        lines.append("")
+    lines += ["**Metrics** (judged: a change gets a verdict from `compare` and `ab`; "
+              "noisy: shown, not judged, unless `--all`):", "",
+              "| metric | unit | better | judged | what |", "|---|---|---|---|---|"]
+    for metric in declaration.metrics:
+        better = {"higher": "higher", "lower": "lower"}.get(str(metric.better.value), "-")
+        judged = "yes" if metric.judged else ("noisy" if metric.noisy else "no")
+        what = metric.headline or metric.label or ""
+        lines.append(f"| `{metric.display or metric.name}` | {cell(metric.unit)} | {better} | "
+                     f"{judged} | {cell(what)} |")
+    lines.append("")
+    if declaration.figures:
+        lines += ["**Figures** (both reports):", ""]
+        lines += [f"- `{figure.name}`: {figure.title}" for figure in declaration.figures]
+        lines.append("")
+    return "\n".join([*lines, END])
+
+
+def scenario_pages(root: Path = ROOT) -> dict[Path, str]:
+    """Every scenario page with its generated part rewritten (the prose kept as it is);
+    a page without one gets its part at the end."""
+    pages = {}
+    for declaration in DECLARATIONS:
+        path = SCENARIOS_DIR / f"{declaration.name}.md"
+        target = root / path
+        text = target.read_text() if target.is_file() else f"# {declaration.name}\n\n"
+        generated = scenario_reference(declaration)
+        if BEGIN in text and END in text:
+            text = text[:text.index(BEGIN)] + generated + text[text.index(END) + len(END):]
+        else:
+            text = text.rstrip("\n") + "\n\n## Declared\n\n" + generated + "\n"
+        pages[path] = text
+    return pages
+
+
 def write(root: Path = ROOT) -> list[Path]:
     """Rewrite the generated pages (and drop command pages no command has); the paths
     that changed."""
     changed = []
-    pages = command_pages()
+    pages = command_pages() | scenario_pages(root)
     stale = [p.relative_to(root) for p in (root / COMMANDS_DIR).glob("*.md")
              if p.relative_to(root) not in pages]
     for path in stale:

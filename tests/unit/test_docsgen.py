@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from vnetbench import docsgen
 from vnetbench.cli import app
+from vnetbench.declared import DECLARATIONS, DECLARED
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "run `python -m vnetbench.docsgen` and commit the pages it writes"
@@ -68,3 +69,32 @@ def test_write_drops_a_page_no_command_has(tmp_path: Path) -> None:
     assert not stale.exists() and docsgen.COMMANDS_DIR / "gone.md" in changed
     assert (tmp_path / docsgen.COMMANDS_DIR / "run.md").is_file()
     assert docsgen.write(tmp_path) == []
+
+
+def test_each_scenario_page_holds_its_declaration_as_generated() -> None:
+    """docs/reference/scenarios/NAME.md: the prose is kept, the declared part is the
+    declaration's (every setting and metric named)."""
+    for path, text in docsgen.scenario_pages().items():
+        committed = ROOT / path
+        assert committed.is_file(), f"{path} is missing: {REGENERATE}"
+        assert committed.read_text() == text, f"{path}'s declared part differs: {REGENERATE}"
+    on_disk = {p.stem for p in (ROOT / docsgen.SCENARIOS_DIR).glob("*.md")}
+    assert on_disk == {d.name for d in DECLARATIONS}, "a page per scenario, no other"
+
+
+def test_a_scenario_page_names_every_setting_and_metric() -> None:
+    room = DECLARED["room"]
+    block = docsgen.scenario_reference(room)
+    assert room.settings is not None
+    for field in room.settings.model_fields:
+        assert f"`{room.settings.flat_name(field)}`" in block
+    assert all(f"`{m.display or m.name}`" in block for m in room.metrics)
+
+
+def test_the_generated_part_is_replaced_and_the_prose_kept(tmp_path: Path) -> None:
+    page = tmp_path / docsgen.SCENARIOS_DIR / "room.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"# room\n\nProse.\n\n{docsgen.BEGIN}\nstale\n{docsgen.END}\n\nAfter.\n")
+    text = docsgen.scenario_pages(tmp_path)[docsgen.SCENARIOS_DIR / "room.md"]
+    assert text.startswith("# room\n\nProse.\n\n") and text.endswith("\n\nAfter.\n")
+    assert "stale" not in text and "`room_rate`" in text
