@@ -207,7 +207,7 @@ PROJECT_TESTS = {"test_docs.py", "test_structure.py",
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
                  "test_error_rates.py",  # tests/error_rates.py, docs/studies/2026-12-ab.md
                  "test_builds_ab.py",  # tests/builds_ab.py, two checkouts interleaved
-                 "test_rtt_residual.py"}  # tests/rtt_residual.py, docs/cost.md's RTT look
+                 "test_rtt_residual.py"}  # tests/rtt_residual.py, the testbed-cost study's RTT look
 
 
 def misplaced_tests(unit: Path = UNIT, package: Path = PACKAGE) -> list[str]:
