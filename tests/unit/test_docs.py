@@ -240,3 +240,23 @@ def test_the_readme_links_only_to_anchors_that_exist() -> None:
     assert broken_readme_anchors("[x](docs/scenarios.md#no-such-part)") == [
         "docs/scenarios.md#no-such-part"]
     assert broken_readme_anchors("[x](docs/scenarios.md#the-seed)") == []
+
+
+SEED = re.compile(r"\bthe seed\b", re.IGNORECASE)
+
+
+def pages_using_the_seed_undefined(docs: Path = DOCS) -> list[str]:
+    """Pages that say "the seed" without a link to its definition (scenarios.md's "The
+    seed"); the generated command pages quote --help and are left out."""
+    return sorted(page.relative_to(docs).as_posix() for page in docs.rglob("*.md")
+                  if page.relative_to(docs).parts[:2] != ("reference", "commands")
+                  and page.name != "scenarios.md" and SEED.search(page.read_text())
+                  and "scenarios.md#the-seed)" not in page.read_text())
+
+
+def test_the_seed_is_defined_and_linked_where_used(tmp_path: Path) -> None:
+    assert "## The seed" in (DOCS / "scenarios.md").read_text()
+    assert pages_using_the_seed_undefined() == []
+    (tmp_path / "a.md").write_text("As the seed does.")
+    (tmp_path / "b.md").write_text("As [the seed](scenarios.md#the-seed) does.")
+    assert pages_using_the_seed_undefined(tmp_path) == ["a.md"]
