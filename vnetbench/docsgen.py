@@ -74,7 +74,16 @@ def type_name(param: Any) -> str:
     """The value a parameter takes: its choices, or its Python type's name."""
     if getattr(param, "is_flag", False):
         return "flag"
-    return annotation_name(param.type_descriptor.annotation)
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        return annotation_name(descriptor.annotation)
+    # Typer before 0.29 keeps Click's own type, not the annotation
+    kind = param.type
+    named = ({"string": "text", "text": "text", "integer": "integer", "float": "number",
+              "path": "path", "boolean": "flag"}.get(kind.name.lower(), kind.name.lower())
+             if not getattr(kind, "choices", None)
+             else " \\| ".join(f"`{getattr(c, 'value', c)}`" for c in kind.choices))
+    return f"list of {named}" if param.multiple or param.nargs == -1 else named
 
 
 def commands(group: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...],
