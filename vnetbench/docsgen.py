@@ -156,7 +156,11 @@ def setting_default(info: Any) -> str:
 
 def scenario_reference(declaration: Declaration) -> str:
     """A scenario's declared facts: its line, matrix cells, settings, metrics, figures."""
-    lines = [BEGIN, "", f"`{declaration.name}`: {declaration.description}.", ""]
+    lines = [BEGIN, "", f"`{declaration.name}`: {declaration.description}.", "",
+             "**States**: each pass ends ok, partial, path dead, failed, not applicable or "
+             "not supported, with a sentence saying why ([pass states]"
+             "(../../scenarios.md#pass-states)); the prose above says when each applies "
+             "here.", ""]
     if declaration.variants:
         lines += ["**In the matrix** (overlay: variant, the settings it overrides):", ""]
         for overlay, variants in declaration.variants.items():
