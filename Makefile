@@ -11,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: setup venv engine browser images bench perf test test-repeat unit integration lint docs compose clean
+.PHONY: setup venv engine browser images bench perf test test-repeat unit integration lint docs reference compose clean
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -56,6 +56,11 @@ lint: venv
 # from mkdocs.yml's nav, fails (and so fails `make test`).
 docs: venv
 	$(BIN)/mkdocs build --strict --site-dir .site
+
+# Rewrite docs/reference/'s generated pages from the CLI and the scenarios' declarations
+# after a change to either (tests/unit/test_docsgen.py fails until they are).
+reference: venv
+	$(BIN)/python -m vnetbench.docsgen
 
 unit: venv
 	$(BIN)/pytest tests/unit

@@ -1,4 +1,5 @@
-"""The verdicts' own error rates, measured on real `vnetbench ab` sessions (docs/ab.md).
+"""The verdicts' own error rates, measured on real `vnetbench ab` sessions
+(docs/studies/2026-12-ab.md).
 
 Two kinds of session, each a row of the plan:
 
@@ -15,7 +16,7 @@ part of the plan), and `table DIR` prints the Markdown tables and the A/As' shar
 false verdicts under the rule. `record DIR KEPT` adds
 the finished sessions to the repository's copy (tests/data/error-rates: sessions.csv
 and each session's run.json, results.parquet and verdicts.csv, not its raw output),
-which the unit tests and docs/ab.md read; a later sitting starts from it (copy its
+which the unit tests and docs/studies/2026-12-ab.md read; a later sitting starts from it (copy its
 sessions.csv into a new DIR: the sessions in it are not run again).
 Each row also holds the verdicts the fixed design (the first 8 rounds, one test at
 p < 0.05) gives on the same rounds, so confirmation and the fixed design are compared

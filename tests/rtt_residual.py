@@ -1,4 +1,5 @@
-"""Where the two-router path's RTT goes beyond the bare namespaces (docs/cost.md).
+"""Where the two-router path's RTT goes beyond the bare namespaces
+(docs/studies/2026-12-testbed-cost.md).
 
 `calibrate` compares vnetbench's baseline path (agent, router, router, agent on
 the engine's bridges) with bare namespaces as Mininet builds them. With the bridges'

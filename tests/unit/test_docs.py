@@ -1,10 +1,11 @@
 """The docs stay true to the tree: docs/modules.md names every module of vnetbench/
-and no other, every page of docs/ is in mkdocs.yml's nav, and the README links only
-to pages that exist. (`make docs` builds the site in strict mode: links and anchors
-between the pages.)"""
+and no other, every page of docs/ is in mkdocs.yml's nav, the README links only to
+pages and anchors that exist, and its room figures are the kept sessions'. (`make docs`
+builds the site in strict mode: links and anchors between the pages.)"""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,118 @@ def test_the_readme_keeps_its_test_command() -> None:
     assert re.search(r"^make test\b", readme, re.MULTILINE)
     assert re.search(r"^make bench\b", readme, re.MULTILINE)
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+# The README's room figures: every figure in its room table is recomputed here from the
+# kept room A/A sessions (tests/data/error-rates, real `vnetbench ab room` sessions).
+KEPT_ROOMS = ROOT / "tests" / "data" / "error-rates"
+OVERLAY_NAMES = {"wireguard": "WireGuard", "openvpn": "OpenVPN", "tinc": "tinc",
+                 "nebula": "Nebula"}
+
+
+def kept_room_passes(kept: Path = KEPT_ROOMS) -> Any:
+    """One row per kept room pass: its session, overlay, p50, p99 and failed requests,
+    with the settings it ran at."""
+    import pandas as pd
+
+    frames = []
+    for session in sorted(kept.glob("aa-*-room-*")):
+        rows = pd.read_parquet(session / "results.parquet")
+        rows = rows[rows["metric"].isin(["room_p50_ms", "room_p99_ms", "room_failed"])]
+        wide = rows.pivot_table(index=["overlay", "variant", "var_round", "pass", "set_machines",
+                                       "set_room_rate", "set_room_loop", "set_seconds"],
+                                columns="metric", values="value").reset_index()
+        wide["session"] = session.name
+        wide["started"] = json.loads((session / "run.json").read_text())["started"][:10]
+        frames.append(wide)
+    return pd.concat(frames, ignore_index=True)
+
+
+def readme_room_table(kept: Path = KEPT_ROOMS) -> str:
+    """The README's room paragraph's figures and table, from the kept sessions."""
+    passes = kept_room_passes(kept)
+    machines, = passes["set_machines"].unique()
+    rate, = passes["set_room_rate"].unique()
+    loop, = passes["set_room_loop"].unique()
+    seconds, = passes["set_seconds"].unique()
+    lines = [f"Kept results: {passes['session'].nunique()} room A/As "
+             f"(`tests/data/error-rates`), {len(passes)} passes of {seconds:g} s, "
+             f"{machines} machines at {rate:g} requests/s each, the {loop} loop, "
+             f"{passes['started'].min()} to {passes['started'].max()}:", "",
+             "| overlay | sessions | passes | p50, median | p99, median | p99, middle half "
+             "of the passes | requests failed |", "|---|---|---|---|---|---|---|"]
+    for overlay, name in OVERLAY_NAMES.items():
+        own = passes[passes["overlay"] == overlay]
+        p99 = own["room_p99_ms"]
+        lines.append(f"| {name} | {own['session'].nunique()} | {len(own)} | "
+                     f"{own['room_p50_ms'].median():.2f} ms | {p99.median():.1f} ms | "
+                     f"{p99.quantile(0.25):.1f}-{p99.quantile(0.75):.1f} ms | "
+                     f"{own['room_failed'].sum():g} |")
+    return "\n".join(lines)
+
+
+def test_the_readme_room_figures_are_the_kept_sessions() -> None:
+    """Edit the README's room table and this fails; re-measure (keep more sessions)
+    and this fails until the README says what they say."""
+    table = readme_room_table()
+    assert table in (ROOT / "README.md").read_text(), (
+        "README.md's room figures differ from the kept sessions; paste:\n" + table)
+
+
+def test_the_room_table_reads_every_kept_pass() -> None:
+    passes = kept_room_passes()
+    assert set(passes["overlay"]) == set(OVERLAY_NAMES)
+    assert passes.groupby("overlay")["session"].nunique().min() >= 3
+    assert passes[["room_p50_ms", "room_p99_ms"]].notna().all().all()
+    assert (passes["room_p99_ms"] >= passes["room_p50_ms"]).all()
+
+
+def test_the_readme_says_the_room_runs_the_open_loop() -> None:
+    """The room's default is the open loop; the README's figures must be of it."""
+    from vnetbench.declared.room import RoomSettings
+
+    assert RoomSettings.model_fields["loop"].default == "open"
+    assert "the open loop" in readme_room_table()
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors mkdocs gives a page's headings (toc's slugify, code marks dropped)."""
+    from markdown.extensions.toc import slugify
+
+    return {slugify(found.group(1).replace("`", ""), "-")
+            for found in re.finditer(r"^#{1,6} (.+?)\s*$", page.read_text(), re.MULTILINE)}
+
+
+def broken_readme_anchors(text: str, root: Path = ROOT) -> list[str]:
+    """The README's links into a page at an anchor the page has no heading for (mkdocs
+    checks the links between pages, not the README's)."""
+    return [target for target in LINK.findall(text) if "#" in target
+            and target.startswith("docs/") and (root / target.split("#")[0]).is_file()
+            and target.split("#")[1] not in heading_anchors(root / target.split("#")[0])]
+
+
+def test_the_readme_links_only_to_anchors_that_exist() -> None:
+    assert broken_readme_anchors((ROOT / "README.md").read_text()) == []
+    assert broken_readme_anchors("[x](docs/scenarios.md#no-such-part)") == [
+        "docs/scenarios.md#no-such-part"]
+    assert broken_readme_anchors("[x](docs/scenarios.md#the-seed)") == []
+
+
+SEED = re.compile(r"\bthe seed\b", re.IGNORECASE)
+
+
+def pages_using_the_seed_undefined(docs: Path = DOCS) -> list[str]:
+    """Pages that say "the seed" without a link to its definition (scenarios.md's "The
+    seed"); the generated command pages quote --help and are left out."""
+    return sorted(page.relative_to(docs).as_posix() for page in docs.rglob("*.md")
+                  if page.relative_to(docs).parts[:2] != ("reference", "commands")
+                  and page.name != "scenarios.md" and SEED.search(page.read_text())
+                  and "scenarios.md#the-seed)" not in page.read_text())
+
+
+def test_the_seed_is_defined_and_linked_where_used(tmp_path: Path) -> None:
+    assert "## The seed" in (DOCS / "scenarios.md").read_text()
+    assert pages_using_the_seed_undefined() == []
+    (tmp_path / "a.md").write_text("As the seed does.")
+    (tmp_path / "b.md").write_text("As [the seed](scenarios.md#the-seed) does.")
+    assert pages_using_the_seed_undefined(tmp_path) == ["a.md"]

@@ -1,5 +1,5 @@
-"""tests/error_rates.py, the campaign behind docs/ab.md's error-rate tables: its plan
-and its arms, which decide what each session measures; and the sessions it kept
+"""tests/error_rates.py, the campaign behind docs/studies/2026-12-ab.md's error-rate tables: its
+plan and its arms, which decide what each session measures; and the sessions it kept
 (tests/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
 docs publish what they say."""
 
@@ -47,7 +47,7 @@ from vnetbench.runrecord import read_record
 from vnetbench.sequential import plan_for
 
 KEPT_SESSIONS = done_sessions(KEPT)
-DOCS = Path(__file__).parents[2] / "docs" / "ab.md"
+DOCS = Path(__file__).parents[2] / "docs" / "studies" / "2026-12-ab.md"
 
 
 def session(overlay: str, tcp: float | None, scenario: str = "throughput") -> Session:
@@ -195,7 +195,7 @@ def test_a_session_kept_from_when_the_mean_rtt_was_judged_loses_only_its_verdict
 
 def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     """Only metrics that varied (loss never did: no verdict possible), each at every
-    round of its session, and docs/ab.md gives the counts the kept sessions say."""
+    round of its session, and docs/studies/2026-12-ab.md gives the counts the kept sessions say."""
     found = symmetry(KEPT)
     aa = [s for s in KEPT_SESSIONS if s.kind == "aa"]
     throughput = [f for f in found if "/throughput/" in f.session]
@@ -210,14 +210,15 @@ def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     assert {f.order for f in found} == {s.order for s in aa}
     summary = symmetry_table(found, draws=20).split("\n\n")[-1]
     assert summary.startswith("alternate order: p < 0.05 in ")
-    for line in summary.splitlines():  # docs/ab.md's P is of 5000 draws: not redrawn here
+    # docs/studies/2026-12-ab.md's P is of 5000 draws: not redrawn here
+    for line in summary.splitlines():
         count, null = line.split("; as many or more")
         assert count in DOCS.read_text() and "flipped by a coin: P = " in null
 
 
 def test_second_against_first_turns_the_rounds_b_went_first() -> None:
     """A random-order session's ratios, turned to second/first: the rounds where B went
-    first change sign, the others stay; docs/ab.md gives the count they make."""
+    first change sign, the others stay; docs/studies/2026-12-ab.md gives the count they make."""
     sessions = {s.key: s for s in KEPT_SESSIONS}
     found = [f for f in symmetry(KEPT) if f.order == "random"]
     turned = by_position(KEPT, found)

@@ -1,4 +1,4 @@
-"""tests/rtt_residual.py, docs/cost.md's look at the two-router path's RTT: its reading
+"""tests/rtt_residual.py, the testbed-cost study's look at the two-router path's RTT: its reading
 of the helper's output (the pings themselves need an engine: `python -m
 tests.rtt_residual OUT`)."""
 

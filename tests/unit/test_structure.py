@@ -107,7 +107,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                                        "plausibility"}),
     ("the lifecycle", {"lifecycle", "examples"}),
     ("runs", {"runs", "testing"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
@@ -207,9 +207,9 @@ def test_the_cycle_finder_finds_one() -> None:
 UNIT = Path(__file__).resolve().parent
 PROJECT_TESTS = {"test_docs.py", "test_structure.py",
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
-                 "test_error_rates.py",  # tests/error_rates.py, docs/ab.md's campaign
+                 "test_error_rates.py",  # tests/error_rates.py, docs/studies/2026-12-ab.md
                  "test_builds_ab.py",  # tests/builds_ab.py, two checkouts interleaved
-                 "test_rtt_residual.py"}  # tests/rtt_residual.py, docs/cost.md's RTT look
+                 "test_rtt_residual.py"}  # tests/rtt_residual.py, the testbed-cost study's RTT look
 
 
 def misplaced_tests(unit: Path = UNIT, package: Path = PACKAGE) -> list[str]:

@@ -165,8 +165,8 @@ def test_the_contest_profile_is_a_statement_burst_steady_work_and_an_end_rush() 
 
 
 def test_the_contest_profile_s_numbers_are_the_ones_its_documentation_gives() -> None:
-    """docs/scenarios.md's table names each phase's length, rates and sizes."""
-    docs = (ROOT / "docs" / "scenarios.md").read_text()
+    """docs/reference/scenarios/room.md's table names each phase's length, rates and sizes."""
+    docs = (ROOT / "docs" / "reference" / "scenarios" / "room.md").read_text()
     table = docs[docs.index("**The `contest` profile**"):]
     table = table[:table.index("\n\n", table.index("| phase |"))]
     for phase_ in workload_from("contest").phases:

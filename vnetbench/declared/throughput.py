@@ -11,7 +11,7 @@ TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
 # Shown, not judged (--all judges it): the mean of 200 round trips of well under a
 # millisecond moves with a few scheduling outliers (16-32 ms on 2 shared cores), and
 # in 24 kept throughput A/As its test over all rounds fell below 0.05 in 6 (1 in 1000
-# for arms that are alike: docs/ab.md). The minimum round trip, from the same pings,
+# for arms that are alike: docs/studies/2026-12-ab.md). The minimum round trip, from the same pings,
 # is the judged latency. Declared before the A/As that check it were run.
 RTT_MEAN_MS = Metric("rtt_mean_ms", "ms", Better.LOWER, "Mean ping round trip", plot="rtt",
                      lead=True, noisy=True)

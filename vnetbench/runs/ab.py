@@ -72,7 +72,7 @@ class AbSession(BaseModel):
     confirm: bool = True
     # each round's order: A B, B A, ... ("alternate"), or a fair coin per round ("random":
     # each pair's sign is then random whatever the machine does in time, which is what
-    # the exact test assumes; docs/ab.md, "Where the false verdicts come from")
+    # the exact test assumes; docs/studies/2026-12-ab.md, "Where the false verdicts come from")
     order: Order = "alternate"
     seed: int = Field(default_factory=lambda: secrets.randbelow(2**31))
 
