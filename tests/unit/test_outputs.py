@@ -46,6 +46,9 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     (work / "root").mkdir(parents=True)
     quick = shutil.copytree(DATA / "results-quick", work / "root" / "quick")
     aa = shutil.copytree(DATA / "ab-aa-baseline", work / "root" / "aa")
+    # a second run of quick's cells: compare and history refuse two directories with
+    # nothing in common, so what they write needs one that has
+    again = shutil.copytree(DATA / "results-quick", work / "root" / "again")
     topology = work / "t.yml"
     topology.write_text(TOPOLOGY)
     (work / "stack").mkdir()
@@ -53,7 +56,8 @@ def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     (work / "link.json").symlink_to(quick / "run.json")
     (work / "afile").write_text("not a directory\n")
     monkeypatch.chdir(work)
-    return {"{quick}": str(quick), "{aa}": str(aa), "{root}": str(work / "root"),
+    return {"{quick}": str(quick), "{aa}": str(aa), "{again}": str(again),
+            "{root}": str(work / "root"),
             "{t}": str(topology), "{work}": str(work)}
 
 
@@ -181,7 +185,7 @@ WRITES: list[tuple[list[str], list[str]]] = [
     (QUICK_GITHUB, ["root/quick/github-bigger-is-better.json"]),
     ([*QUICK_BENCHER, "-o", "{work}/bench.json"], ["bench.json"]),
     (["report", "{quick}"], ["root/quick/report.md", "root/quick/report.html"]),
-    ([*COMPARE, "--json", "{work}/c.json"], ["c.json"]),
+    (["compare", "{quick}", "{again}", "--json", "{work}/c.json"], ["c.json"]),
     (["history", "{root}"], ["history/history.html"]),
 ]
 
