@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -109,7 +110,10 @@ def write_results(directory: Path) -> None:
 
 
 def write_compare_json(directory: Path) -> None:
-    result = CliRunner().invoke(app, ["compare", str(directory), str(directory), "--json",
+    compared = directory.parent / "compared"  # compare never writes into what it reads
+    if not compared.exists():
+        shutil.copytree(directory, compared)
+    result = CliRunner().invoke(app, ["compare", str(compared), str(compared), "--json-file",
                                       str(directory / "compare.json")])
     if result.exit_code:  # the command says a full disk in one paragraph, exit 2
         raise OSError(errno.ENOSPC, f"No space left on device: {result.output}")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from vnetbench.commands.common import guarded
+from vnetbench.machine_output import JsonFile, JsonToStdout, check_json_file, emit_json
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.ui import out_console
 
@@ -28,17 +28,17 @@ def history(
         help="DIR=TEXT: this directory's label (repeatable); over --label-from.")] = None,
     order: Annotated[Order, typer.Option(help="date, or label (natural order).")]
     = Order.DATE,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Print the series and their change points as JSON (history.html "
-                       "is written too).")] = False,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """One page of the headline metrics across results directories (builds): a graph
     per metric, the changes beyond this machine's noise floor and the change points
-    across each series marked and listed."""
+    across each series marked and listed. --json/--json-file: the series and their
+    change points (history.html is written too)."""
     from vnetbench.report.history import build_history
 
+    check_json_file("history", json_file, [*directories, *([noise] if noise else [])])
     written = build_history(directories, out, noise, label_from, label or [], order)
-    if as_json:
-        sys.stdout.write(written.json + "\n")
-    else:
+    emit_json(written.json, as_json, json_file)
+    if not as_json:
         out_console.print(f"history: {written.path}", soft_wrap=True)
