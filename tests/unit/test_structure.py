@@ -104,8 +104,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("overlays and run records", {"overlays", "rundir", "runrecord"}),
     ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor"}),
     ("the lifecycle", {"lifecycle", "examples"}),
-    ("runs", {"runs", "testing"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+    ("runs", {"runs", "testing", "fileschemas"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "machine_output"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
@@ -204,6 +204,7 @@ def test_the_cycle_finder_finds_one() -> None:
 
 UNIT = Path(__file__).resolve().parent
 PROJECT_TESTS = {"test_docs.py", "test_structure.py",
+                 "test_environment.py",  # docs/environment.md against every module's reads
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
                  "test_error_rates.py",  # tests/error_rates.py, docs/ab.md's campaign
                  "test_builds_ab.py",  # tests/builds_ab.py, two checkouts interleaved
