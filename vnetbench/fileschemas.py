@@ -88,6 +88,11 @@ def verdicts_schema() -> Schema:
             "additionalProperties": False}
 
 
+def ab_schema() -> Schema:
+    """What `ab --json` prints: verdicts.csv's rows."""
+    return {"type": "array", "items": verdicts_schema()}
+
+
 def noise_schema() -> Schema:
     """An A/A's noise.json (report/ab.py's noise_record)."""
     entry = {"type": "object", "required": ["noise_pct"],
@@ -171,6 +176,8 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
     "verdicts.schema.json": ("verdicts.csv", "One row of an A/B's verdicts.csv.",
                              verdicts_schema),
     "noise.schema.json": ("noise.json", "An A/A's noise floor per metric.", noise_schema),
+    "ab.schema.json": ("ab --json", "The document ab --json prints (--json-file writes): "
+                       "verdicts.csv's rows.", ab_schema),
     "compare.schema.json": ("compare --json", "The document compare --json prints "
                             "(--json-file writes).", compare_schema),
     "history.schema.json": ("history --json", "The document history --json prints "

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
@@ -69,3 +70,24 @@ def test_history_json_file_in_a_directory_it_reads_is_refused(builds: Path) -> N
     result = runner.invoke(app, ["history", str(builds), "--json-file", str(target)])
     assert result.exit_code == 2, result.output
     assert "lies inside, the input" in result.output and not target.exists()
+
+
+def test_ab_json_prints_the_verdicts_and_the_table_goes_to_stderr(
+        data_copy: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """The session itself recorded (an A/A of OpenVPN kept under tests/data): what ab
+    prints once the engine is done."""
+    import vnetbench.runs.ab
+    from vnetbench.fileschemas import shipped
+    from vnetbench.report.ab import verdict_summary
+
+    recorded = data_copy("error-rates/aa-openvpn-throughput-0-1-random")
+    monkeypatch.setattr(vnetbench.runs.ab, "run_ab", lambda *args, **kwargs: recorded)
+    result = runner.invoke(app, ["ab", "throughput", "--out", str(tmp_path), "--json",
+                                 "--json-file", str(tmp_path / "ab.json")])
+    assert result.exit_code == (1 if verdict_summary(recorded)[2] else 0), result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == len((recorded / "verdicts.csv").read_text().splitlines()) - 1
+    assert json.loads((tmp_path / "ab.json").read_text()) == rows
+    assert "B/A [95 % interval]" in result.stderr
+    jsonschema.validate(rows, shipped("ab.schema.json"))
