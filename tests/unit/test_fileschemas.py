@@ -152,3 +152,16 @@ def test_the_docs_publish_every_schema() -> None:
     for name, (title, _, _) in SCHEMAS.items():
         assert f"(schemas/{name})" in page and f"`{title}`" in page, name
     assert (DOCS / "schemas").resolve() == DIRECTORY.resolve()
+
+
+def test_a_row_written_today_has_every_column_and_validates() -> None:
+    from vnetbench.outcome import State
+    from vnetbench.schema import COLUMNS, ResultRow
+
+    row = ResultRow("r1", "throughput", "wireguard", "default", "", 1, "tcp_mbit", 812.5,
+                    "Mbit/s", State.OK, "ok", "", settings={"seconds": 10},
+                    parameters={"round": 3}, interval_s=1.0,
+                    dimensions={"role": "agent"}).record()
+    assert set(COLUMNS) <= set(row)
+    assert not errors("results.schema.json", row)
+    assert errors("results.schema.json", {**row, "state": "fine"})
