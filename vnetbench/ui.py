@@ -39,6 +39,18 @@ out_console = Console(highlight=False, soft_wrap=True, markup=False)
 
 _job: tuple[Progress, TaskID] | None = None
 
+# How much goes to stderr besides errors: the root's -q (progress and notes dropped,
+# warnings and errors kept) and -v (detail added: each wait as it begins, the
+# environment variables in effect). Set once per invocation by commands/root.py.
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+WARNING_STYLES = ("yellow", "red")  # a note in these is a warning: -q keeps it
+verbosity = NORMAL
+
+
+def set_verbosity(level: int) -> None:
+    global verbosity
+    verbosity = level
+
 
 class TimeBarColumn(BarColumn):
     """A bar that fills with wall-clock time for waits of known length, or with
@@ -75,6 +87,10 @@ def _progress(transient: bool) -> Progress:
 def waiting(description: str, expected_seconds: float | None = None) -> Iterator[None]:
     """Show a spinner (and a time bar when the length is known) while a wait lasts."""
     started = time.monotonic()
+    if verbosity <= QUIET:
+        yield
+        return
+    detail(f"… {description}")
     if _job is not None:
         progress, _ = _job
         task = progress.add_task(description, total=expected_seconds, timed=True)
@@ -97,6 +113,9 @@ def waiting(description: str, expected_seconds: float | None = None) -> Iterator
 def job_progress(description: str, steps: int) -> Iterator[None]:
     """One display for a whole job of `steps` steps (e.g. every pass of a matrix)."""
     global _job
+    if verbosity <= QUIET:
+        yield
+        return
     with _progress(transient=False) as progress:
         _job = (progress, progress.add_task(description, total=steps))
         progress.refresh()
@@ -117,8 +136,17 @@ def step_done(description: str | None = None) -> None:
 
 
 def note(message: str, style: str | None = None) -> None:
-    """A line on stderr, as written (never read as markup), in `style` if given."""
+    """A line on stderr, as written (never read as markup), in `style` if given; -q
+    drops it unless it is a warning (yellow or red)."""
+    if verbosity <= QUIET and style not in WARNING_STYLES:
+        return
     err_console.print(message, style=style, highlight=False)
+
+
+def detail(message: str) -> None:
+    """A line on stderr only under -v/--verbose."""
+    if verbosity >= VERBOSE:
+        err_console.print(message, style="dim", highlight=False, soft_wrap=True)
 
 
 # Control characters but the newline and the tab: an input echoed in a message (an

@@ -279,8 +279,9 @@ LATER_HELD_OUT = [
     (["report", "{newer}"], "is of format 999, written by a newer vnetbench"),
     (["compare", "{quick}", "{banana}"], "{banana}/run.json is not a run.json vnetbench "
      "wrote (kind: input should be"),
-    (["compare", "{quick}", "{quick}", "--json", "{tmp}"], "--json {tmp}: it is a directory"),
-    (["compare", "{quick}", "{quick}", "--json", "{tmp}/none/x.json"],
+    (["compare", "{quick}", "{quick}", "--json-file", "{tmp}"],
+     "--json-file {tmp}: it is a directory"),
+    (["compare", "{quick}", "{quick}", "--json-file", "{tmp}/none/x.json"],
      "there is no directory {tmp}/none"),
     (["render", "{huge-switches}", "-o", "{tmp}/r"], f"at most 15 switches, not {10**30}"),
     (["render", "{failover}", "-o", "{tmp}/r", "--block", "8.8.0.0/16"],

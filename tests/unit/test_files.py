@@ -113,7 +113,7 @@ def write_compare_json(directory: Path) -> None:
     compared = directory.parent / "compared"  # compare never writes into what it reads
     if not compared.exists():
         shutil.copytree(directory, compared)
-    result = CliRunner().invoke(app, ["compare", str(compared), str(compared), "--json",
+    result = CliRunner().invoke(app, ["compare", str(compared), str(compared), "--json-file",
                                       str(directory / "compare.json")])
     if result.exit_code:  # the command says a full disk in one paragraph, exit 2
         raise OSError(errno.ENOSPC, f"No space left on device: {result.output}")

@@ -106,8 +106,9 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor",
                                        "plausibility"}),
     ("the lifecycle", {"lifecycle", "examples"}),
-    ("runs", {"runs", "testing"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen"}),
+    ("runs", {"runs", "testing", "fileschemas"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen",
+                          "machine_output"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
@@ -206,6 +207,7 @@ def test_the_cycle_finder_finds_one() -> None:
 
 UNIT = Path(__file__).resolve().parent
 PROJECT_TESTS = {"test_docs.py", "test_structure.py",
+                 "test_environment.py",  # docs/environment.md against every module's reads
                  "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
                  "test_error_rates.py",  # tests/error_rates.py, docs/studies/2026-12-ab.md
                  "test_builds_ab.py",  # tests/builds_ab.py, two checkouts interleaved

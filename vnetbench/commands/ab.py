@@ -17,7 +17,8 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import TopologyOption
-from vnetbench.ui import note, out_console
+from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
+from vnetbench.ui import err_console, note, out_console
 
 
 @guarded
@@ -57,12 +58,15 @@ def ab(
     summary: Annotated[Path | None, typer.Option(
         help="Append the outcome and verdict table as Markdown to this file (a CI job "
              "summary, e.g. $GITHUB_STEP_SUMMARY; never the topology: refused).")] = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """Measure two variants in one session, their bring-ups interleaved, and judge
     each metric over the pairs, adding rounds to confirm a verdict near the line
-    (exit 1 when B is worse on a judged metric)."""
+    (exit 1 when B is worse on a judged metric). --json/--json-file: the verdicts,
+    verdicts.csv's rows (the table and verdict line then go to stderr)."""
     from vnetbench.outputs import Output, check_outputs
-    from vnetbench.report.ab import verdict_summary
+    from vnetbench.report.ab import read_verdicts, verdict_summary
     from vnetbench.report.gate_summary import append_summary, check_summary_file
     from vnetbench.report.tables import markdown
     from vnetbench.runs.ab import ab_session, make_arms, round_order, run_ab
@@ -75,14 +79,20 @@ def ab(
                      b if b is not None else None, command_line)
     chosen = get_scenario(scenario)
     inputs = file_inputs(topology=topology_file)
+    if json_file is not None:
+        check_outputs("ab", [Output("--json-file", json_file, must_exist=True)], inputs)
     if summary is not None:
         check_outputs("ab", [Output("--summary", summary, must_exist=True)], inputs)
         check_summary_file(summary)
     directory = run_ab(chosen, arms, session, out_directory(out, command="ab", inputs=inputs),
                        effect, judge_all)
     table, verdict, worse = verdict_summary(directory)
-    out_console.print(markdown(table))
-    out_console.print(verdict, soft_wrap=True)
+    if as_json or json_file:
+        emit_json(read_verdicts(directory).to_json(orient="records", indent=2), as_json,
+                  json_file)
+    shown = err_console if as_json else out_console
+    shown.print(markdown(table))
+    shown.print(verdict, soft_wrap=True)
     note(f"results: {directory}")
     if summary is not None:
         append_summary(directory, summary)

@@ -10,6 +10,7 @@ import typer
 
 from vnetbench.commands.common import guarded, parse_fraction
 from vnetbench.errors import UserError
+from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
 from vnetbench.ui import err_console, out_console
 
 HOW_TO_MEASURE_A_FLOOR = (
@@ -37,14 +38,12 @@ def compare(
     judge_all: Annotated[bool, typer.Option(
         "--all", help="Judge the metrics declared noisy too (retransmits, mdev, CPU).")]
     = False,
-    json_out: Annotated[Path | None, typer.Option(
-        "--json", help="Also write the table as JSON to this file (written whole; never "
-                       "OLD, NEW, --noise or a file inside them: refused).")]
-    = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """NEW/OLD per metric with a bootstrap interval over passes, judged only against
-    this machine's noise floor: without one, the differences are shown, not judged."""
-    from vnetbench.files import write_text_atomic
+    this machine's noise floor: without one, the differences are shown, not judged.
+    --json/--json-file: the table's rows (the markdown table is then not printed)."""
     from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import (
@@ -56,7 +55,8 @@ def compare(
     from vnetbench.report.tables import markdown
 
     threshold = parse_fraction(fail_over, "--fail-over")
-    check_outputs("compare", [Output("--json", json_out, must_exist=True)] if json_out else [],
+    check_outputs("compare", [Output("--json-file", json_file, must_exist=True)]
+                  if json_file else [],
                   results_inputs([old, new]) + results_inputs([noise] if noise else [],
                                                               "--noise"))
     floor, source = noise_near(noise, [old, new])
@@ -72,11 +72,12 @@ def compare(
         raise UserError(f"compare --require-noise-floor: the noise floor ({source}) has no "
                         "figure for any metric compared here (it was measured on another "
                         f"scenario or overlay). {HOW_TO_MEASURE_A_FLOOR}")
-    if json_out:
-        write_text_atomic(json_out, table.to_json(orient="records", indent=2))
-    shown = table.assign(**{c: table[c].map(lambda v: f"{v:.3f}")
-                            for c in ("ratio", "ci_low", "ci_high")})
-    out_console.print(markdown(shown.drop(columns=["noise_pct"])), markup=False)
+    if as_json or json_file:
+        emit_json(table.to_json(orient="records", indent=2), as_json, json_file)
+    if not as_json:
+        shown = table.assign(**{c: table[c].map(lambda v: f"{v:.3f}")
+                                for c in ("ratio", "ci_low", "ci_high")})
+        out_console.print(markdown(shown.drop(columns=["noise_pct"])), markup=False)
     say_what_was_judged(floor, source, unfloored)
     worse = regressions(table)
     if not worse.empty:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from vnetbench.commands.common import guarded
+from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.ui import out_console
 
@@ -30,23 +30,24 @@ def history(
         help="DIR=TEXT: this directory's label (repeatable); over --label-from.")] = None,
     order: Annotated[Order, typer.Option(help="date, or label (natural order).")]
     = Order.DATE,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Print the series and their change points as JSON (history.html "
-                       "is written too).")] = False,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """One page of the headline metrics across results directories (builds): a graph
     per metric, the changes beyond this machine's noise floor and the change points
-    across each series marked and listed."""
+    across each series marked and listed. --json/--json-file: the series and their
+    change points (history.html is written too)."""
     from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.history import HISTORY, build_history
 
     where = out or Path("history")
     check_outputs("history", [Output("--out", where, directory=True, default=out is None),
-                              Output("--out", where / HISTORY, default=out is None)],
+                              Output("--out", where / HISTORY, default=out is None),
+                              *([Output("--json-file", json_file, must_exist=True)]
+                                if json_file else [])],
                   results_inputs(directories) + results_inputs([noise] if noise else [],
                                                                "--noise"))
     written = build_history(directories, where, noise, label_from, label or [], order)
-    if as_json:
-        sys.stdout.write(written.json + "\n")
-    else:
+    emit_json(written.json, as_json, json_file)
+    if not as_json:
         out_console.print(f"history: {written.path}", soft_wrap=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from vnetbench import __version__
@@ -23,8 +21,3 @@ def print_version(given: bool) -> None:
         out_console.print(__version__)
         raise typer.Exit(0)
 
-
-def root(show_version: Annotated[bool, typer.Option(
-        "--version", is_eager=True, callback=print_version,
-        help="Print vnetbench's version and exit (as 'vnetbench version').")] = False) -> None:
-    """The root's own option (--version); the app's help is cli.py's."""

@@ -16,10 +16,12 @@ from vnetbench.scenarios import SCENARIOS
 from vnetbench.topology import setting_fields
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
-SHARED = {"__init__", "common", "options"}  # commands/ modules that register nothing
+SHARED = {"__init__", "common", "options", "root"}  # commands/ modules that register no
+# command (root: the root's own options)
 COMMANDS = ["validate", "render", "run", "methods", "sweep", "capacity", "cost", "shape", "matrix",
             "report", "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",
-            "doctor", "version", "images build", "images vnet", "swarm up", "swarm down"]
+            "doctor", "version", "completion", "images build", "images vnet", "swarm up",
+            "swarm down"]
 
 runner = CliRunner()
 

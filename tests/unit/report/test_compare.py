@@ -59,7 +59,7 @@ def slower(directory: Path, destination: Path, metric: str, factor: float) -> Pa
 def compared(tmp_path: Path, *args: str) -> tuple[int, str, pd.DataFrame]:
     table = tmp_path / "compare.json"
     table.unlink(missing_ok=True)
-    result = runner.invoke(app, ["compare", *args, "--json", str(table)])
+    result = runner.invoke(app, ["compare", *args, "--json-file", str(table)])
     rows = pd.DataFrame(json.loads(table.read_text())) if table.exists() else pd.DataFrame()
     return result.exit_code, one_line(result.output), rows
 

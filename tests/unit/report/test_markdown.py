@@ -91,7 +91,7 @@ def test_compare_against_itself_and_against_a_regression(results_dir: Path) -> N
 
 def test_compare_cli_exit_status(results_dir: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", str(results_dir), str(results_dir),
-                                 "--json", str(tmp_path / "c.json")])
+                                 "--json-file", str(tmp_path / "c.json")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "c.json").read_text().startswith("[")
     slower = tmp_path / "slower"

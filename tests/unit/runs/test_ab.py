@@ -207,7 +207,7 @@ def test_compare_judges_against_the_noise_floor(recorded_aa: Path, tmp_path: Pat
         frame.loc[frame.metric == "tcp_mbit", "value"] *= factor
         frame.to_parquet(new / "results.parquet", index=False)
         result = runner.invoke(app, ["compare", str(old), str(new), "--noise",
-                                     str(recorded_aa), "--fail-over", "0.1%", "--json",
+                                     str(recorded_aa), "--fail-over", "0.1%", "--json-file",
                                      str(tmp_path / "c.json")])
         rows = json.loads((tmp_path / "c.json").read_text())
         tcp = next(r for r in rows if r["metric"] == "tcp_mbit")
