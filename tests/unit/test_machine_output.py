@@ -50,9 +50,9 @@ def test_history_json_file_holds_what_json_prints(builds: Path, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("target", "said"), [
-    ("run.json", "it is, or lies inside, the input"),
-    ("results.parquet", "it is, or lies inside, the input"),
-    ("new.json", "it is, or lies inside, the input"), (".", "it is a directory")])
+    ("run.json", "it lies inside results directory"),
+    ("results.parquet", "it lies inside results directory"),
+    ("new.json", "it lies inside results directory"), (".", "it is a directory")])
 def test_json_file_inside_or_equal_to_an_input_is_refused_and_nothing_changes(
         data_copy: Callable[[str], Path], target: str, said: str) -> None:
     quick = data_copy("results-quick")
@@ -69,7 +69,7 @@ def test_history_json_file_in_a_directory_it_reads_is_refused(builds: Path) -> N
     target = builds / "day1" / "history.json"
     result = runner.invoke(app, ["history", str(builds), "--json-file", str(target)])
     assert result.exit_code == 2, result.output
-    assert "lies inside, the input" in result.output and not target.exists()
+    assert "lies inside results directory" in result.output and not target.exists()
 
 
 def test_ab_json_prints_the_verdicts_and_the_table_goes_to_stderr(

@@ -92,11 +92,11 @@ CLOBBERS: list[tuple[list[str], dict[str, str], str]] = [
     ([*QUICK_BENCHER, "-o", "{work}/link.json"], {}, "inside results directory {quick}"),
     ([*QUICK_BENCHER, "-o", "{quick}/new.json"], {}, "inside results directory {quick}"),
     # compare: --json one of OLD, NEW or --noise
-    ([*COMPARE, "--json", "{quick}/run.json"], {}, "compare --json {quick}/run.json"),
-    ([*COMPARE, "--json", "{aa}/noise.json"], {}, "inside results directory {aa}"),
-    (["compare", "{quick}", "{quick}", "--noise", "{aa}", "--json", "{aa}/x.json"], {},
+    ([*COMPARE, "--json-file", "{quick}/run.json"], {}, "compare --json-file {quick}/run.json"),
+    ([*COMPARE, "--json-file", "{aa}/noise.json"], {}, "inside results directory {aa}"),
+    (["compare", "{quick}", "{quick}", "--noise", "{aa}", "--json-file", "{aa}/x.json"], {},
      "inside --noise {aa}"),
-    ([*COMPARE, "--json", "{work}/link.json"], {}, "inside results directory {quick}"),
+    ([*COMPARE, "--json-file", "{work}/link.json"], {}, "inside results directory {quick}"),
     # history and cost: --out an input, or inside one (a root of several included)
     (["history", "{quick}", "{aa}", "--out", "{quick}"], {}, "it is results directory"),
     (["history", "{root}", "--out", "{root}/quick/h"], {}, "inside results directory"),
@@ -115,6 +115,10 @@ CLOBBERS: list[tuple[list[str], dict[str, str], str]] = [
     (["ab", "throughput", "-t", "{t}", "--summary", "{t}"], {},
      "ab --summary {t}: it is --topology {t}"),
     (["ab", "throughput", "-t", "{t}", "--out", "{t}"], {}, "ab --out {t}: it names a file"),
+    (["ab", "throughput", "-t", "{t}", "--json-file", "{t}"], {},
+     "ab --json-file {t}: it is --topology {t}"),
+    (["history", "{quick}", "{again}", "--json-file", "{again}/h.json"], {},
+     "inside results directory {again}"),
     (["sweep", "throughput", "--set", "backbone.loss=0,1%", "-t", "{t}", "--out", "{t}"], {},
      "sweep --out {t}: it names a file"),
     (["matrix", "-t", "{t}", "--out", "{t}"], {}, "matrix --out {t}: it names a file"),
@@ -153,7 +157,7 @@ IN_THE_WAY: list[tuple[list[str], Callable[[Path], object], str]] = [
         parents=True), "history --out {work}/h/history.html: it is a directory"),
     (["cost", "{quick}"], lambda w: (w / "cost").write_text("mine\n"),
      "cost --out cost (its default): it names a file"),
-    ([*COMPARE, "--json", "{work}/afile/x.json"], lambda w: None,
+    ([*COMPARE, "--json-file", "{work}/afile/x.json"], lambda w: None,
      "{work}/afile is a file, not a directory"),
     (["render", "{t}", "-o", "{work}/r"], lambda w: (w / "r/compose.yml").mkdir(parents=True),
      "render --output {work}/r/compose.yml: it is a directory"),
@@ -185,7 +189,7 @@ WRITES: list[tuple[list[str], list[str]]] = [
     (QUICK_GITHUB, ["root/quick/github-bigger-is-better.json"]),
     ([*QUICK_BENCHER, "-o", "{work}/bench.json"], ["bench.json"]),
     (["report", "{quick}"], ["root/quick/report.md", "root/quick/report.html"]),
-    (["compare", "{quick}", "{again}", "--json", "{work}/c.json"], ["c.json"]),
+    (["compare", "{quick}", "{again}", "--json-file", "{work}/c.json"], ["c.json"]),
     (["history", "{root}"], ["history/history.html"]),
 ]
 
@@ -252,7 +256,8 @@ READ = {("validate", "files"), ("render", "file"), ("run", "--topology"),
         ("clean", "--results")}
 WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
            ("capacity", "--out"), ("cost", "--out"), ("matrix", "--out"),
-           ("history", "--out"), ("export", "-o"), ("compare", "--json"), ("ab", "--out"),
+           ("history", "--out"), ("export", "-o"), ("compare", "--json-file"), ("history", "--json-file"),
+           ("ab", "--json-file"), ("ab", "--out"),
            ("ab", "--summary"), ("up", "--out"), ("calibrate", "--out")}
 
 
