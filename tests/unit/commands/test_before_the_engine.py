@@ -5,6 +5,7 @@ require_engine nor any process reached."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -38,3 +39,20 @@ def test_swarm_up_refuses_a_node_count_before_the_engine(
         nodes: str, monkeypatch: pytest.MonkeyPatch) -> None:
     said = refused(["swarm", "up", "--nodes", nodes], monkeypatch)
     assert f"A test swarm has 2 to 5 nodes, not {nodes}" in said
+
+
+@pytest.mark.parametrize(("programs", "profile", "expected"), [
+    ("{tmp}/none", None, "The programs directory {tmp}/none lacks {tmp}/none/conductor"),
+    ("{tmp}/file", None, "The programs directory {tmp}/file lacks"),
+    ("{tmp}", None, "The programs directory {tmp} lacks {tmp}/conductor"),
+    ("{tmp}", "{tmp}/none.yml", "{tmp}/none.yml"),
+    ("{tmp}", "{tmp}/file", "{tmp}/file"),
+])
+def test_images_vnet_refuses_its_programs_and_profile_before_the_engine(
+        programs: str, profile: str | None, expected: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "file").write_text("not a profile: [\n")
+    args = ["images", "vnet", "--programs", programs]
+    args += ["--vnet-profile", profile] if profile else []
+    said = refused([a.replace("{tmp}", str(tmp_path)) for a in args], monkeypatch)
+    assert expected.replace("{tmp}", str(tmp_path)) in said
