@@ -30,8 +30,9 @@ def up(
     from vnetbench.runs.session import bring_up_detached
 
     topology = with_engine(read_topology(topology_file), engine)
+    out_dir = out_directory(out)  # checked before the engine is asked
     overlay = require_overlays(topology, [topology.overlay])[topology.overlay]
     with claimed_block() as claim:  # until its networks exist
-        rendered = bring_up_detached(topology, overlay, out_directory(out), claim)
+        rendered = bring_up_detached(topology, overlay, out_dir, claim)
     out_console.print(rendered.run_id)
 

@@ -72,3 +72,11 @@ def test_down_refuses_an_impossible_run_id_or_out_before_the_engine(
     (tmp_path / "file").write_text("")
     said = refused(["down", *[a.replace("{tmp}", str(tmp_path)) for a in args]], monkeypatch)
     assert expected.replace("{tmp}", str(tmp_path)) in said
+
+
+@pytest.mark.parametrize("out", ["{tmp}/file", "{tmp}/file/x", "/proc/vnetbench-test"])
+def test_up_refuses_an_out_it_cannot_write_before_the_engine(
+        out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "file").write_text("")
+    out = out.replace("{tmp}", str(tmp_path))
+    assert f"--out {out}" in refused(["up", "--out", out], monkeypatch)
