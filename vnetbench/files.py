@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -73,4 +74,9 @@ def output_file_problem(out: Path) -> str:
         return "it is a directory"
     if not out.parent.is_dir():
         return f"there is no directory {out.parent}"
+    try:  # a file can be made there (not /proc, a read-only mount, a full disk)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".vnetbench-write-test"):
+            pass
+    except OSError as error:
+        return f"{out.parent} cannot be written ({error.strerror or error})"
     return ""

@@ -1,4 +1,5 @@
-"""Inputs that are wrong whatever the engine says, refused before it is asked (issue
+"""Inputs that are wrong whatever the engine says, refused before it is asked or any
+work is done (issue
 #61; each found by tests/unit/test_cli_fuzz.py): exit 2, one paragraph, and neither
 require_engine nor any process reached."""
 
@@ -80,3 +81,19 @@ def test_up_refuses_an_out_it_cannot_write_before_the_engine(
     (tmp_path / "file").write_text("")
     out = out.replace("{tmp}", str(tmp_path))
     assert f"--out {out}" in refused(["up", "--out", out], monkeypatch)
+
+
+DATA = Path(__file__).parent.parent.parent / "data"
+
+
+@pytest.mark.parametrize("args", [
+    ["export", str(DATA / "results-quick"), "--format", "github", "-o", "/proc/vnetbench-x"],
+    ["export", str(DATA / "results-quick"), "--format", "bencher", "-o", "/proc/vnetbench-x"],
+    ["compare", str(DATA / "results-quick"), str(DATA / "results-quick"), "--json",
+     "/proc/vnetbench-x"],
+])
+def test_an_output_file_where_none_can_be_made_is_refused_first(
+        args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc exists, but no file can be made in it: a FileNotFoundError traceback after
+    the work was done."""
+    assert "/proc cannot be written (No such file or directory)" in refused(args, monkeypatch)
