@@ -103,9 +103,9 @@ ASK_ENGINE = {"render"}
 # cases per command (about: each Hypothesis example is 1 to PER_EXAMPLE cases), sized
 # by each case's cost so that the whole stays under a minute on 2 cores: a refusal is
 # about 10 ms, a report that succeeds about 1 s (its figures)
-CASES = {"validate": 300, "render": 200, "run": 600, "methods": 30, "sweep": 350,
-         "capacity": 450, "cost": 80, "shape": 300, "matrix": 300, "report": 12,
-         "history": 80, "export": 120, "compare": 150, "ab": 450, "up": 300, "down": 300,
+CASES = {"validate": 300, "render": 200, "run": 700, "methods": 30, "sweep": 400,
+         "capacity": 500, "cost": 80, "shape": 350, "matrix": 350, "report": 12,
+         "history": 80, "export": 120, "compare": 150, "ab": 550, "up": 350, "down": 350,
          "calibrate": 200, "clean": 300, "doctor": 30, "version": 30, "images build": 30,
          "images vnet": 300, "swarm up": 250, "swarm down": 30}
 BUDGET = {name: int(os.environ.get("FUZZ_BUDGET", "0")) or n for name, n in CASES.items()}
@@ -370,6 +370,13 @@ def strings(param: Param, only_bad: bool) -> st.SearchStrategy[Draw]:
                any_text().map(drawn(UNKNOWN, "generated text"))]
     if plausible:
         options.insert(0, st.sampled_from(plausible).map(drawn(UNKNOWN, "plausible")))
+    if param.name == "workload":  # a file, or a shipped workload's name
+        options.append(mutants("workload"))
+    if param.name in ("a", "b"):  # an arm's topology or vNet profile, mutated
+        options.append(mutants("topology").map(lambda d: Draw("topology=" + d.text,
+                                                               d.validity, d.what)))
+        options.append(mutants("profile").map(lambda d: Draw("vnet-profile=" + d.text,
+                                                              UNKNOWN, d.what)))
     return st.one_of(*options)
 
 
@@ -631,6 +638,8 @@ def cases(draw: st.DrawFn, command: str) -> list[tuple[list[str], Draw]]:
         for index in range(count):
             value = draw(values(command, param, param is poison and index == 0))
             given.append((words(param, value), value))
+    if draw(st.integers(0, 3)) == 0:
+        given.append(([], draw(environment(command, {p.name for p in chosen}))))
     if (command in ENGINE_COMMANDS and poison is None) or draw(st.integers(0, 19)) == 0:
         extra, what = draw(st.sampled_from(EXTRAS))
         given.append((extra, Draw(" ".join(extra), INVALID, what)))
@@ -638,20 +647,54 @@ def cases(draw: st.DrawFn, command: str) -> list[tuple[list[str], Draw]]:
     return draw(st.permutations(given))
 
 
-def materialise(world: World, given: list[tuple[list[str], Draw]]) -> list[str]:
-    """The argv, with mutants written under {in}/mut and places filled in."""
+# Environment variables: the seed's BENCH_* settings (every topology read applies them,
+# unless an option of the same setting is given) and BENCH_OUT (where --out is not given)
+TOPOLOGY_READERS = {"validate", "render", "run", "up", "matrix"}
+OUT_FROM_ENVIRONMENT = {"run", "sweep", "capacity", "ab", "up"}
+SETTING_VARIABLES = {"BENCH_SECONDS": "seconds", "BENCH_PASSES": "passes",
+                     "BENCH_MACHINES": "machines", "BENCH_FLOOD_MBIT": "flood_mbit",
+                     "BENCH_TLS": "tls", "BENCH_LIMITS": "limits"}
+BAD_OUT = ["{in}/file.txt", "{in}/file.txt/x", "/proc/vnetbench-fuzz", "{in}/" + "n" * 300]
+
+
+@st.composite
+def environment(draw: st.DrawFn, command: str, options: set[str]) -> Draw:
+    """One environment variable with a wrong value (INVALID where the command reads it)."""
+    name = draw(st.sampled_from([*SETTING_VARIABLES, "BENCH_OUT", "VNETBENCH_VNET_PROFILE"]))
+    if name == "BENCH_OUT":
+        value = draw(st.sampled_from(BAD_OUT))
+        read = command in OUT_FROM_ENVIRONMENT and "out" not in options
+    elif name == "VNETBENCH_VNET_PROFILE":  # read for vNet only
+        value = draw(st.sampled_from(["{in}/nowhere.yml", "{in}/binary.yml", "{in}/dir"]))
+        read = False
+    else:
+        value = draw(st.sampled_from(["maybe", "\u2603"] if name in ("BENCH_TLS", "BENCH_LIMITS")
+                                     else BAD_NUMBER[:10]))
+        read = command in TOPOLOGY_READERS and SETTING_VARIABLES[name] not in options
+    return Draw(f"env:{name}={value}", INVALID if read and value else UNKNOWN,
+                f"{name}={value[:20]!r}")
+
+
+def materialise(world: World, given: list[tuple[list[str], Draw]]
+                ) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment, with mutants written under {in}/mut and places filled."""
     argv: list[str] = []
-    for number, (parts, _value) in enumerate(given):
+    env: dict[str, str] = {}
+    for number, (parts, value) in enumerate(given):
+        if value.text.startswith("env:"):
+            name, _, text = value.text.removeprefix("env:").partition("=")
+            env[name] = fill(world, text, number)
         for part in parts:
             argv.append(fill(world, part, number))
-    return argv
+    return argv, env
 
 
 def fill(world: World, text: str, number: int) -> str:
-    if text.startswith("mutant:"):
+    if "mutant:" in text and not text.startswith("results-mutant:"):
+        prefix, _, document = text.partition("mutant:")  # KEY=mutant:... for ab's arms
         path = world.root / "mut" / f"m{number}.yml"
-        path.write_text(text.removeprefix("mutant:"))
-        return str(path)
+        path.write_text(document)
+        return prefix + str(path)
     if text.startswith("results-mutant:"):
         source, name, document = json.loads(text.removeprefix("results-mutant:"))
         directory = world.root / "mut" / f"r{number}"
@@ -820,6 +863,9 @@ KNOWN: list[Known] = [
           or (REACHED_INVALID in defect and only_invalid("over-long name")(outcome, defect))),
     Known("h2-inputs", "a huge integer in a topology or profile (Python's int-string limit): "
           "a traceback", said("Exceeds the limit (4300 digits)")),
+    Known("h2-inputs", "a list or null where a topology, fault or profile takes a string "
+          "(loss: [1, 2]): a traceback", both(said("traceback (AttributeError",
+                                                   "traceback (TypeError"), gave(" mutated ("))),
     Known("h2-inputs", "wrong types inside a results directory's run.json or noise.json: a "
           "traceback", both(said("traceback"), gave("/run.json ", "/noise.json "))),
     Known("h2-inputs", "sweep's, shape's and ab's inputs checked only after the engine is "
@@ -850,7 +896,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 def run_case(world: World, command: str, given: list[tuple[list[str], Draw]],
              monkeypatch: pytest.MonkeyPatch) -> Outcome:
-    argv = materialise(world, given)
+    argv, env = materialise(world, given)
     before = snapshot(world.root)  # with this case's mutants
     exception: BaseException | None = None
     exit_code, output = None, ""
@@ -858,7 +904,8 @@ def run_case(world: World, command: str, given: list[tuple[list[str], Draw]],
         try:
             result = runner.invoke(app, [*command.split(), *argv], env={
                 "DOCKER_HOST": "unix:///nonexistent", "BENCH_OUT": str(world.scratch / "out"),
-                "VNETBENCH_VNET_PROFILE": None, "VNETBENCH_SWARM": None, "COLUMNS": "100"})
+                "VNETBENCH_VNET_PROFILE": None, "VNETBENCH_SWARM": None, "COLUMNS": "100",
+                **{name: None for name in SETTING_VARIABLES}, **env})
             exception, exit_code, output = result.exception, result.exit_code, result.output
         except ReachedEngine as error:
             exception = error
@@ -866,7 +913,8 @@ def run_case(world: World, command: str, given: list[tuple[list[str], Draw]],
     changed = changed_inputs(before, after)
     changed += [p for p, h in SHIPPED_HASHES.items() if sha256(Path(p)) != h]
     restore(world, after)
-    return Outcome(command, argv, [d for _, d in given], exit_code, exception, output,
+    return Outcome(command, [*argv, *(f"{n}={v}" for n, v in env.items())],
+                   [d for _, d in given], exit_code, exception, output,
                    list(reached), changed)
 
 

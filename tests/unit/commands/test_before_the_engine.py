@@ -1,7 +1,6 @@
 """Inputs that are wrong whatever the engine says, refused before it is asked or any
-work is done (issue
-#61; each found by tests/unit/test_cli_fuzz.py): exit 2, one paragraph, and neither
-require_engine nor any process reached."""
+work is done (issue #61; each found by tests/unit/test_cli_fuzz.py): exit 2, one
+paragraph, and neither require_engine nor any process reached."""
 
 from __future__ import annotations
 
