@@ -209,6 +209,7 @@ def make_world(root: Path) -> World:
     (places / "link-file").symlink_to(places / "topo" / "two-sites.yml")
     (places / "link-dir").symlink_to(places / "quick")
     (places / "dangling").symlink_to(places / "nowhere")
+    (places / "loop").symlink_to(places / "loop")  # ELOOP
     (places / "mut").mkdir()
     scratch = root / "scratch"
     scratch.mkdir()
@@ -432,10 +433,12 @@ def path_role(command: str, param: Param) -> str:
 
 
 WRONG_PATHS = [("{in}/nowhere.yml", "missing file"), ("{in}/dangling", "dangling symlink"),
+               ("{in}/loop", "symlink loop"), ("{in}/loop/x", "under a symlink loop"),
                ("{in}/" + "n" * 300 + ".yml", "over-long name"), ("", "empty path"),
                ("{in}/binary.yml", "binary file"), ("{in}/empty.yml", "empty file"),
                ("{in}/file.txt/x", "under a file")]
-WRONG_RUN_ROOTS = [("{in}/" + "n" * 300, "over-long name"), ("{in}/file.txt/x", "under a file")]
+WRONG_RUN_ROOTS = [("{in}/" + "n" * 300, "over-long name"), ("{in}/file.txt/x", "under a file"),
+                   ("{in}/loop", "symlink loop")]
 GOOD_INPUTS = {
     "topology": [(f"{{in}}/topo/{p.name}", "topology") for p in
                  [*TOPOLOGIES.glob("*.yml"), *(DATA / "topologies").glob("*.yml")]]
@@ -479,7 +482,8 @@ def output_paths(role: str, only_bad: bool) -> st.SearchStrategy[Draw]:
     # an empty path is the working directory (Path('') is Path('.')): a place like another
     good.append(("", "empty path"))
     wrong = [("/proc/vnetbench-fuzz", "an unwritable place"),
-             ("{scratch}/" + "n" * 300, "over-long name"), ("{in}/file.txt/x", "under a file")]
+             ("{scratch}/" + "n" * 300, "over-long name"), ("{in}/file.txt/x", "under a file"),
+             ("{in}/loop", "symlink loop")]
     wrong.append(("{in}/file.txt", "a file") if role == "output dir"
                  else ("{in}/dir", "a directory"))
     wrong_ones = st.sampled_from(wrong).map(lambda p: Draw(p[0], INVALID, p[1]))

@@ -34,7 +34,7 @@ def vnet(
     from vnetbench.overlays.vnet.profile import load_profile
 
     profile = load_profile(vnet_profile)
-    check_programs(programs.resolve(), profile)  # before the engine is asked
+    check_programs(programs.absolute(), profile)  # before the engine (resolve: a loop raises)
     require_engine()
     image = build_runtime_image(local(), programs, profile)
     out_console.print(f"vNet runtime image ready: {image} (used for every role when the "
