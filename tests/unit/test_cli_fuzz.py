@@ -308,7 +308,8 @@ def drawn(validity: str, what: str = "") -> Callable[[str], Draw]:
 
 LONG = "x" * 5000
 BAD_TEXT = ["", " ", "\x1b[2J", "\u2603", "\u2603" * 40, "a\nb", "../../x", "\t", LONG,
-            "-", "=", ",", "a=b=c", "\u202e", "NaN"]
+            "-", "=", ",", "a=b=c", "\u202e", "NaN",
+            "\udcff"]  # a byte no UTF-8 decodes, as Python gives it from argv
 BAD_NUMBER = ["nan", "NaN", "inf", "-inf", "-1", "-0.5", "1e309", "-1e309", "9" * 5000,
               "-" + "9" * 30, "1" + "0" * 30, "", "x", "1,5", "\u0663", "0x10", "1e"]
 FEW_NUMBERS = ["0", "1", "2", "3", "5", "10", "0.5", "100"]
@@ -434,6 +435,7 @@ def path_role(command: str, param: Param) -> str:
 
 WRONG_PATHS = [("{in}/nowhere.yml", "missing file"), ("{in}/dangling", "dangling symlink"),
                ("{in}/loop", "symlink loop"), ("{in}/loop/x", "under a symlink loop"),
+               ("{in}/\udcff.yml", "undecodable name"),
                ("{in}/" + "n" * 300 + ".yml", "over-long name"), ("", "empty path"),
                ("{in}/binary.yml", "binary file"), ("{in}/empty.yml", "empty file"),
                ("{in}/file.txt/x", "under a file")]
@@ -476,7 +478,8 @@ def input_paths(role: str, only_bad: bool) -> st.SearchStrategy[Draw]:
 
 
 def output_paths(role: str, only_bad: bool) -> st.SearchStrategy[Draw]:
-    good = [("{scratch}/new", "a new path"), ("{scratch}/new/deeper", "a new path, deeper")]
+    good = [("{scratch}/new", "a new path"), ("{scratch}/new/deeper", "a new path, deeper"),
+            ("{scratch}/\udcff\u2603 x", "an undecodable, unicode name")]
     if role == "output dir":
         good.append(("{scratch}", "an existing empty directory"))
     # an empty path is the working directory (Path('') is Path('.')): a place like another
