@@ -180,3 +180,19 @@ def grow_into_make_bench(directory: Path) -> Path:
 @pytest.fixture
 def make_bench_results(data_copy: Callable[[str], Path]) -> Path:
     return grow_into_make_bench(data_copy("results-quick"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The CLI fuzzer's count and time (tests/unit/test_cli_fuzz.py records them in
+    each test's user_properties, which pytest-xdist brings back from its workers)."""
+    cases, seconds, cpu = 0, 0.0, 0.0
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            properties = dict(getattr(report, "user_properties", ()) or ())
+            if getattr(report, "when", "") == "call" and "cli_fuzzer_cases" in properties:
+                cases += properties["cli_fuzzer_cases"]
+                seconds += properties["cli_fuzzer_seconds"]
+                cpu += properties["cli_fuzzer_cpu"]
+    if cases:
+        terminalreporter.write_line(f"cli fuzzer: {cases} cases in {seconds:.1f} s "
+                                    f"({cpu:.1f} s of CPU; the tests' times added)")

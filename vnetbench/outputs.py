@@ -13,6 +13,7 @@ directory, is refused the same way (not a traceback once half the work is done).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,19 @@ def kind_in_the_way(output: Output) -> str:
             return f"{parent} is a file, not a directory"
     if output.must_exist and not output.directory and not path.parent.is_dir():
         return f"there is no directory {path.parent}"
+    if not output.directory and path.parent.is_dir():
+        return unwritable(path.parent)
     return ""
+
+
+def unwritable(directory: Path) -> str:
+    """Why no file can be made in directory (/proc, a read-only mount, a full disk), ''
+    when one can: tried, since permissions alone do not tell (root passes them all)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".vnetbench-write-test"):
+            return ""
+    except OSError as error:
+        return f"{directory} cannot be written ({error.strerror or error})"
 
 
 def name_max(path: Path) -> int:

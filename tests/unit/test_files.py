@@ -160,3 +160,19 @@ def test_each_kept_file_is_written_whole_with_the_umasks_mode(
         write(directory)
     assert (directory / name).read_bytes() == kept
     assert not [p for p in directory.rglob("*.tmp")]  # no temp file left behind
+
+
+@pytest.mark.parametrize("args", [
+    ["export", "{quick}", "--format", "github", "-o", "/proc/vnetbench-x"],
+    ["export", "{quick}", "--format", "bencher", "-o", "/proc/vnetbench-x"],
+    ["compare", "{quick}", "{quick}", "--json", "/proc/vnetbench-x"],
+])
+def test_an_output_file_where_none_can_be_made_is_refused_first(
+        args: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc exists, but no file can be made in it: it was a FileNotFoundError traceback
+    after the work was done (found by tests/unit/test_cli_fuzz.py)."""
+    from tests.unit.commands.refusals import refused
+
+    quick = str(data_dir / "results-quick")
+    said = refused([a.replace("{quick}", quick) for a in args], monkeypatch)
+    assert "/proc cannot be written (No such file or directory)" in said

@@ -256,9 +256,9 @@ READ = {("validate", "files"), ("render", "file"), ("run", "--topology"),
         ("clean", "--results")}
 WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
            ("capacity", "--out"), ("cost", "--out"), ("matrix", "--out"),
-           ("history", "--out"), ("export", "-o"), ("compare", "--json-file"), ("history", "--json-file"),
-           ("ab", "--json-file"), ("ab", "--out"),
-           ("ab", "--summary"), ("up", "--out"), ("calibrate", "--out")}
+           ("history", "--out"), ("export", "-o"), ("compare", "--json-file"),
+           ("history", "--json-file"), ("ab", "--json-file"), ("ab", "--out"), ("ab", "--summary"),
+           ("up", "--out"), ("calibrate", "--out")}
 
 
 def path_parameters() -> set[tuple[str, str]]:

@@ -25,11 +25,12 @@ def clean(
     runs: Annotated[list[str] | None, typer.Option(
         "--run", help="Remove this run whatever its owner (repeatable): a run whose owner "
                       "clean cannot look up (another PID namespace or host).")] = None,
-    results: Annotated[Path, typer.Option(
-        "--results", help="The results directory whose run directories are scrubbed of "
-                          "the private keys an earlier crash left: only directories "
-                          "vnetbench marked as it made them (a .vnetbench-run file); a key "
-                          "anywhere else under it is left, and listed.")] = Path("results"),
+    results: Annotated[str | None, typer.Option(
+        "--results", metavar="DIR",
+        help="The results directory whose run directories are scrubbed of the private "
+             "keys an earlier crash left: only directories vnetbench marked as it made "
+             "them (a .vnetbench-run file); a key anywhere else under it is left, and "
+             "listed. Default: ./results where there is one.")] = None,
 ) -> None:
     """Remove the runs whose vnetbench process is gone (--all: every run; --run: the
     runs named), nothing else; wipe their keys' scratch directories and the keys an
@@ -45,6 +46,7 @@ def clean(
     )
     from vnetbench.labels import unprovable
 
+    scrubbed = check_clean_inputs(runs or [], results)
     require_engine()
     named = set(runs or [])
     removed = Removed()
@@ -67,10 +69,34 @@ def clean(
     out_console.print(f"removed {removed} and {rules} leftover iptables rule(s) of "
                       f"{len(chosen)} run(s)" + kept_runs(kept, elsewhere))
     for line in scratch_and_results(set(owners) - set(chosen), named | set(chosen), every,
-                                    results):
+                                    scrubbed):
         out_console.print(line)
     if unknown:
         raise UserError(" ".join(unknown))
+
+
+def check_clean_inputs(runs: list[str], results: str | None) -> Path:
+    """Before the engine is asked: every --run an id a run can have (render's RUN_ID, as
+    `up` and every run print it), and a --results given that is a directory; the
+    results directory to scrub (./results, which may not exist yet, by default)."""
+    from vnetbench.commands.render import RUN_ID
+
+    for run_id in runs:
+        if not RUN_ID.fullmatch(run_id):
+            shown = repr(run_id[:80]) + ("..." if len(run_id) > 80 else "")
+            raise UserError(f"clean --run {shown}: no run has such an id (an id is what "
+                            "`vnetbench up` or a run printed: lower-case letters, digits "
+                            "and '-'). Give the id of a run, or leave --run out to remove "
+                            "every run whose owner is gone.")
+    if results is None:
+        return Path("results")
+    given = Path(results)  # an empty text is no directory, not this one ('.')
+    if not results or not given.is_dir():
+        state = ("is empty" if not results else "is not a directory" if given.exists()
+                 else "does not exist")
+        raise UserError(f"clean --results {results!r}: it {state}. Give the results "
+                        "directory your runs wrote into (--out), or leave --results out.")
+    return given
 
 
 def kept_runs(kept: list[str], elsewhere: list[str]) -> str:

@@ -22,9 +22,7 @@ def down(
     from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
     from vnetbench.runrecord import RunRecord, read_record
 
-    if not run_id.strip() or any(c in run_id for c in "=,*? "):
-        raise UserError(f"'{run_id}': down needs the id of a run, as `vnetbench up` printed "
-                        "it (`vnetbench clean` lists the runs present).")
+    check_down_inputs(run_id, out)
     require_engine()
     present: list[str] = []
     removed = Removed()
@@ -41,6 +39,22 @@ def down(
                         f"present: {', '.join(sorted(set(present))) or 'none'}).")
     forget_up_keys(run_id, out)
     out_console.print(f"removed {removed} and {removed.rules} leftover iptables rule(s)")
+
+
+def check_down_inputs(run_id: str, out: Path | None) -> None:
+    """Before the engine is asked: an id no run can have (render's RUN_ID: what new_run_id
+    makes and --run-id takes), and an --out that is not a directory."""
+    from vnetbench.commands.render import RUN_ID
+
+    if not RUN_ID.fullmatch(run_id):
+        shown = repr(run_id[:80]) + ("..." if len(run_id) > 80 else "")
+        raise UserError(f"{shown}: down needs the id of a run, as `vnetbench up` printed it "
+                        "(lower-case letters, digits and '-'; `vnetbench clean` lists the "
+                        "runs present).")
+    if out is not None and not out.is_dir():
+        raise UserError(f"--out {out}: there is no directory {out}. Give down the --out "
+                        "that `up` was given, or leave it out (the run's containers are "
+                        "found by their labels).")
 
 
 def forget_up_keys(run_id: str, out: Path | None) -> None:

@@ -30,11 +30,13 @@ def vnet(
 ) -> None:
     """Wrap user-built vNet programs into a runtime image (base + the libraries they need)."""
     from vnetbench.engines import local, require_engine
-    from vnetbench.overlays.vnet.artifacts import build_runtime_image
+    from vnetbench.overlays.vnet.artifacts import build_runtime_image, check_programs
     from vnetbench.overlays.vnet.profile import load_profile
 
+    profile = load_profile(vnet_profile)
+    check_programs(programs.absolute(), profile)  # before the engine (resolve: a loop raises)
     require_engine()
-    image = build_runtime_image(local(), programs, load_profile(vnet_profile))
+    image = build_runtime_image(local(), programs, profile)
     out_console.print(f"vNet runtime image ready: {image} (used for every role when the "
                       "named vNet images are absent)")
 

@@ -16,8 +16,10 @@ def up(
 ) -> None:
     """Start a test swarm of Docker-in-Docker nodes here (kept when it is up already)."""
     from vnetbench.engines import require_engine
+    from vnetbench.engines.swarm.testbed import check_node_count
     from vnetbench.engines.swarm.testbed import swarm_up as start
 
+    check_node_count(nodes)
     require_engine()
     out_console.print(start(nodes))
 

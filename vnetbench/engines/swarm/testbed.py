@@ -78,12 +78,17 @@ def test_swarm_nodes() -> list[str]:
     return sorted(str(c.config.hostname) for c in found)
 
 
-@translated
-def swarm_up(count: int = 2) -> str:
-    """The test swarm of `count` nodes (kept when it is there already); its manager."""
+def check_node_count(count: int) -> None:
+    """Checked before the engine is asked: a count no test swarm can have."""
     if not 2 <= count <= MAX_TEST_NODES:
         raise UserError(f"A test swarm has 2 to {MAX_TEST_NODES} nodes, not {count}: give "
                         f"--nodes between 2 and {MAX_TEST_NODES}.")
+
+
+@translated
+def swarm_up(count: int = 2) -> str:
+    """The test swarm of `count` nodes (kept when it is there already); its manager."""
+    check_node_count(count)
     names = node_names(count)
     if test_swarm_nodes() == names and answers(names):
         return endpoint(names[0])
