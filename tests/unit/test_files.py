@@ -165,7 +165,7 @@ def test_each_kept_file_is_written_whole_with_the_umasks_mode(
 @pytest.mark.parametrize("args", [
     ["export", "{quick}", "--format", "github", "-o", "/proc/vnetbench-x"],
     ["export", "{quick}", "--format", "bencher", "-o", "/proc/vnetbench-x"],
-    ["compare", "{quick}", "{quick}", "--json", "/proc/vnetbench-x"],
+    ["compare", "{quick}", "{quick}", "--json-file", "/proc/vnetbench-x"],
 ])
 def test_an_output_file_where_none_can_be_made_is_refused_first(
         args: list[str], data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

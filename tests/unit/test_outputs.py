@@ -252,8 +252,10 @@ READ = {("validate", "files"), ("render", "file"), ("run", "--topology"),
         ("up", "--topology"), ("images vnet", "--programs"), ("images vnet", "--vnet-profile"),
         # where an earlier command put a run directory, read (shape updates its run.json)
         ("shape", "--out"), ("down", "--out"),
-        # clean removes keys only inside the run directories it marked (test_scratch.py)
-        ("clean", "--results")}
+        # (clean's --results, where it removes keys only inside the run directories it
+        # marked (test_scratch.py), is read as text, so that an empty one is refused
+        # rather than taken for '.': it is no Path parameter)
+        }
 WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
            ("capacity", "--out"), ("cost", "--out"), ("matrix", "--out"),
            ("history", "--out"), ("export", "-o"), ("compare", "--json-file"),
