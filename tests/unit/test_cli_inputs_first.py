@@ -141,7 +141,8 @@ TRACEBACKS = [
     (["validate", f"{LONG}.yml"], "aaaa...aaaaaaaa.yml: its name is longer than this system "
                                   "allows (a file or directory name is at most 255 bytes"),
     (["report", f"{{tmp}}/{LONG}"], "its name is longer than this system allows"),
-    (["compare", "{quick}", "{quick}", "--json-file", f"{{tmp}}/{LONG}.json"], "its name is longer"),
+    (["compare", "{quick}", "{quick}", "--json-file", f"{{tmp}}/{LONG}.json"],
+     "its name is longer"),
     (["export", "{quick}", "--format", "bencher", "-o", f"{{tmp}}/{LONG}"], "its name is"),
     (["history", "{quick}", "{aa}", "--out", f"{{tmp}}/{LONG}"], "its name is longer"),
     (["run", "room", "-t", "{two-sites}", "--workload", f"{LONG}.yml"], "its name is longer"),
