@@ -101,18 +101,24 @@ def clean_results(tmp_path: Path, scratch: Path) -> subprocess.CompletedProcess[
     return done
 
 
-@pytest.mark.parametrize("overlay", ["wireguard", "tinc", "openvpn"])
-def test_no_private_key_stays_in_results_after_a_sigkill_mid_run_and_clean(
-        tmp_path: Path, overlay: str) -> None:
-    scratch = tmp_path / "scratch"
+def killed_mid_stream(tmp_path: Path, overlay: str, scratch: Path) -> str:
+    """A run of overlay SIGKILLed once its stream runs (no teardown at all): its id."""
     process = start_run(tmp_path, overlay, agents=2, seconds=60, scratch=scratch)
     try:
         run_id = wait_for_stream(1, timeout=180)
-        process.kill()  # SIGKILL: no teardown at all
+        process.kill()
         process.wait(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
+    return run_id
+
+
+@pytest.mark.parametrize("overlay", ["wireguard", "tinc", "openvpn"])
+def test_no_private_key_stays_in_results_after_a_sigkill_mid_run_and_clean(
+        tmp_path: Path, overlay: str) -> None:
+    scratch = tmp_path / "scratch"
+    run_id = killed_mid_stream(tmp_path, overlay, scratch)
     assert private_keys_under(scratch) != [], "killed before any key was made: nothing tested"
     clean_results(tmp_path, scratch)
     assert private_keys_under(tmp_path / "out") == []
@@ -186,14 +192,7 @@ def test_clean_removes_a_killed_run_s_key_in_its_marked_run_directory_only(
     """A run killed mid-stream: a key left in its run directory (marked as vnetbench
     made it) is removed; the user's beside it, under the same --results, stays."""
     scratch = tmp_path / "scratch"
-    process = start_run(tmp_path, "wireguard", agents=2, seconds=60, scratch=scratch)
-    try:
-        run_id = wait_for_stream(1, timeout=180)
-        process.kill()  # SIGKILL: no teardown at all
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    run_id = killed_mid_stream(tmp_path, "wireguard", scratch)
     out = tmp_path / "out"
     marked = marked_run_directories(out)
     assert marked, "the killed run's directory carries no marker"
