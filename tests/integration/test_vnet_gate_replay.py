@@ -163,7 +163,11 @@ def test_usage_mistakes_exit_2_before_anything_runs(replay: dict[str, str],
                        (["--base", f"images:{BASE}", "--pr", f"images:{PR}", "--out",
                          str(tmp_path / "used")], "is not empty"),
                        (["--base", str(tmp_path / "nothing"), "--pr", f"images:{PR}",
-                         "--out", str(tmp_path / "new")], "no such vNet checkout")]:
+                         "--out", str(tmp_path / "new")], "no such vNet checkout"),
+                       (["--base", f"images:{BASE}", "--pr", f"images:{PR}", "--scenarios",
+                         ""], "names no scenario"),
+                       (["--base", f"images:{BASE}", "--pr", f"images:{PR}", "--scenarios",
+                         "throughput, join"], "' join' is no scenario's name")]:
         result = gate(replay, *args)
         assert result.returncode == 2 and said in result.stderr, (args, result.stderr)
     assert not Path(replay["REPLAY_LOG"]).exists()  # no session was started
