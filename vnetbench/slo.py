@@ -84,7 +84,24 @@ def parse_clause(part: str, source: str) -> Target:
     if not math.isfinite(bound):
         raise UserError(f"{source}: '{value}' is not a number for {scenario}.{metric} (in "
                         f"{unit or 'its unit'}, e.g. {scenario}.{metric}{operator}10).")
-    return Target(scenario, metric, operator == ">=", bound, unit)
+    target = Target(scenario, metric, operator == ">=", bound, unit)
+    check_decides(target, declaration.metric(metric).difference, source)
+    return target
+
+
+def check_decides(target: Target, signed: bool, source: str) -> None:
+    """A measured figure that is not a difference is never below zero: `>= 0` (or
+    below) can never be missed and `<= -1` never met, so the target would decide
+    nothing (a CI gate that always passes, or always fails)."""
+    if signed or (target.at_least and target.bound > 0) or (
+            not target.at_least and target.bound >= 0):
+        return
+    never = "missed" if target.at_least else "met"
+    raise UserError(f"{source}: {target.text} can never be {never}: "
+                    f"{target.scenario}.{target.metric} is never below 0, so the target "
+                    "decides nothing. Give a bound the figure can fall on either side of "
+                    f"(e.g. {target.scenario}.{target.metric}"
+                    f"{'>=' if target.at_least else '<='}10).")
 
 
 def has_metric(scenario: str, name: str) -> bool:

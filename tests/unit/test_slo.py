@@ -39,6 +39,10 @@ def test_targets_name_a_scenario_a_metric_a_direction_and_a_bound() -> None:
     ("throughput.tcp_mbit>=5ms", "'5ms' is not a number"),  # not its unit
     ("throughput.tcp_mbit>=5,throughput.tcp_mbit>=6", "a second bound the same way"),
     (" , ", "--slo is empty"),
+    # a figure that is never below zero: these targets decide nothing
+    ("throughput.tcp_mbit>=0", "can never be missed"),
+    ("room.p99_ms>=-5", "can never be missed"),
+    ("throughput.tcp_mbit<=-1", "can never be met"),
 ])
 def test_a_target_vnetbench_cannot_check_is_refused_naming_it(text: str, said: str) -> None:
     with pytest.raises(UserError, match=said):
@@ -113,3 +117,10 @@ def test_targets_and_failed_passes_are_both_said(tmp_path: Path,
     said = " ".join(result.output.split())
     assert result.exit_code == 0, said  # the target met, the dead pass allowed
     assert "room on wireguard: pass 1 path dead" in said
+
+
+def test_a_target_on_a_difference_may_cross_zero() -> None:
+    """Latency added under load is a difference (loaded less idle): a bound at or below
+    zero can go either way, so it is taken."""
+    (target,) = parse_targets("loaded_latency.one_way_added_p50_ms<=0")
+    assert not target.at_least and target.bound == 0
