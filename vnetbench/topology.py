@@ -56,6 +56,7 @@ from vnetbench.units import (
     format_rate,
 )
 from vnetbench.workload import WorkloadSection
+from vnetbench.yamlfile import not_a_regular_file
 
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
 MAX_AGENT_POOL = 100  # agent processes in one container
@@ -782,7 +783,8 @@ def load_topology(path: Path, overrides: dict[str, Any] | None = None,
         raise UserError(f"{path} is a directory; give the path of a topology file in it, "
                         "e.g. topologies/two-sites.yml.")
     if not path.is_file():
-        raise UserError(
+        raise UserError(not_a_regular_file(path, "Give the path of a YAML topology, e.g. "
+                                           "topologies/two-sites.yml.") or
             f"There is no topology file at {path}. Give the path of a YAML topology, "
             "e.g. topologies/two-sites.yml."
         )

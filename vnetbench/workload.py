@@ -24,7 +24,7 @@ from vnetbench.declared.room import MAX_ROOM_REPLY_BYTES
 from vnetbench.errors import UserError
 from vnetbench.model import NAME_PATTERN, Bytes, Model, Name, read_yaml
 from vnetbench.units import format_bytes
-from vnetbench.yamlfile import load_yaml
+from vnetbench.yamlfile import load_yaml, not_a_regular_file
 
 PROFILES = Path(__file__).resolve().parent / "data" / "workloads"
 MAX_PHASES = 20
@@ -216,8 +216,10 @@ def describe_problems(error: ValidationError, source: str) -> str:
 def load_workload(path: Path) -> Workload:
     """Read and validate a workload file."""
     if not path.is_file():
-        raise UserError(f"There is no workload file at {path}. Give the path of a YAML "
-                        f"workload, or a profile's name ({', '.join(profile_names())}).")
+        fix = f"Give the path of a YAML workload, or a profile's name " \
+              f"({', '.join(profile_names())})."
+        raise UserError(not_a_regular_file(path, fix) or
+                        f"There is no workload file at {path}. {fix}")
     data = read_yaml(path, "a workload file")
     return parse_workload(data, str(path))
 

@@ -117,6 +117,21 @@ def read_yaml_text(path: Path) -> str:
     return data.decode("utf-8")
 
 
+SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_a_regular_file(path: Path, fix: str) -> str | None:
+    """The paragraph for a path that is there but is no file to read (a FIFO, a device, a
+    socket), which `is_file()` reported as missing; None for anything else."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kind = next((name for test, name in SPECIAL_FILES if test(mode)), None)
+    return f"{path} is {kind}, not a regular file. {fix}" if kind else None
+
+
 def yaml_problem(error: yaml.YAMLError | RecursionError) -> tuple[str, str]:
     """(where and what, the fix) of a refusal, for a one-paragraph message."""
     if isinstance(error, RecursionError):

@@ -7,6 +7,7 @@ made a command do nothing while saying it succeeded."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import matplotlib.font_manager  # noqa: F401 - its font cache runs fc-list once, first
@@ -66,6 +67,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "format_version": 2, "kind": "run", "run_id": "elsewhere",
         "topology": load_topology(TWO_SITES).model_dump(mode="json")}))
     (tmp_path / "results").mkdir()
+    os.mkfifo(tmp_path / "fifo.yml")
+    found["fifo"] = tmp_path / "fifo.yml"
     return {f"{{{name}}}": str(path) for name, path in found.items()}
 
 
@@ -202,6 +205,17 @@ ARMS = [
       "--b", "vnet-image=example/vnet:2"], "the arm gives every role's vNet image twice"),
 ]
 
+NOT_A_FILE = [
+    # a FIFO was "no topology file"; reading it would block for ever
+    (["validate", "{fifo}"], "{fifo} is a FIFO (a named pipe), not a regular file. Give the "
+                             "path of a YAML topology"),
+    (["run", "room", "-t", "{two-sites}", "--workload", "{fifo}"],
+     "{fifo} is a FIFO (a named pipe), not a regular file. Give the path of a YAML workload"),
+    (["run", "throughput", "-t", "{two-sites}", "--overlay", "vnet", "--vnet-profile",
+      "{fifo}"], "{fifo} is a FIFO (a named pipe), not a regular file"),
+    (["ab", "throughput", "--b", "topology={fifo}"], "{fifo} is a FIFO (a named pipe)"),
+]
+
 
 # each class of the issue, its cases: every one refused in one paragraph that says this
 GROUPS = {"a user's YAML read strictly": YAML,
@@ -209,7 +223,8 @@ GROUPS = {"a user's YAML read strictly": YAML,
           "checked before the engine is asked": BEFORE_THE_ENGINE,
           "a comparison of nothing": NOTHING_IN_COMMON,
           "an option that would be ignored": IGNORED,
-          "an arm runs what it sets": ARMS}
+          "an arm runs what it sets": ARMS,
+          "a path that is no file to read": NOT_A_FILE}
 CASES = [(group, args, expected) for group, cases in GROUPS.items()
          for args, expected in cases]
 

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from vnetbench.errors import UserError
-from vnetbench.yamlfile import load_yaml, read_yaml_text, yaml_problem
+from vnetbench.yamlfile import load_yaml, not_a_regular_file, read_yaml_text, yaml_problem
 
 SHIPPED_PROFILE = Path(__file__).with_name("profile.yml")
 PROFILE_VARIABLE = "VNETBENCH_VNET_PROFILE"
@@ -171,7 +171,8 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 def read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise UserError(
+        raise UserError(not_a_regular_file(path, "Give the path of a YAML file of profile "
+                                           f"keys, or unset {PROFILE_VARIABLE}.") or
             f"There is no vNet profile at {path}. Give the path of a YAML file holding the "
             f"keys that differ from the shipped profile ({SHIPPED_PROFILE}), or unset "
             f"{PROFILE_VARIABLE}."
