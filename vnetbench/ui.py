@@ -154,10 +154,26 @@ def detail(message: str) -> None:
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+# a run of text no path or value a user means is this long: a 5000-digit number echoed
+# from the input, shown as its start and its length (the paragraph stays readable)
+ECHOED_LIMIT = 240  # characters
+# (its closing quote and punctuation kept: "'999...(5002 characters)' is not")
+ECHOED = re.compile(rf"\S{{{ECHOED_LIMIT + 1},}}?(?=[\"'.,:;)]*(?:\s|$))")
+ECHOED_START = 40
+QUOTES = "'\"("
+
+
+def shortened(found: re.Match[str]) -> str:
+    text = found.group()
+    return f"{text[:ECHOED_START]}...({len(text.lstrip(QUOTES))} characters)"
+
+
 def error_line(message: str) -> Text:
     """'error: MESSAGE', the word in bold red, the message as written, its control
-    characters shown escaped (\\x1b) rather than sent to the terminal."""
-    shown = CONTROL.sub(lambda found: repr(found.group())[1:-1], message)
+    characters shown escaped (\\x1b) rather than sent to the terminal, and a value
+    echoed from the input longer than any meant (ECHOED_LIMIT) cut to its start and
+    its length: every refusal prints through here."""
+    shown = CONTROL.sub(lambda found: repr(found.group())[1:-1], ECHOED.sub(shortened, message))
     return Text.assemble(("error:", "bold red"), " ", shown)
 
 

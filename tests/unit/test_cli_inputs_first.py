@@ -216,6 +216,20 @@ NOT_A_FILE = [
     (["ab", "throughput", "--b", "topology={fifo}"], "{fifo} is a FIFO (a named pipe)"),
 ]
 
+NINES = "9" * 5000
+ECHOED = [
+    # a 5000-character value was echoed whole, twice: ten thousand characters of error
+    (["run", "throughput", "-t", "{two-sites}", "--slo", f"throughput.tcp_mbit>={NINES}"],
+     f"'{'9' * 39}...(5000 characters)' is not a number for throughput.tcp_mbit"),
+    (["ab", "throughput", "--b", "backbone.loss=" + "x" * 5000],
+     "--b backbone.loss=xxxxxxxxxxxxxxxxxxxxxxxxxx...(5014 characters): 'xxxxxxxx"),
+    (["run", "x" * 5000, "-t", "{two-sites}"],
+     f"There is no scenario called '{'x' * 39}...(5000 characters)'. Available: "),
+    (["run", "throughput", "-t", "{two-sites}", "--fault", "kill=" + "x" * 5000],
+     "(5000 characters)"),
+    (["run", "room", "-t", "{two-sites}", "--room-sizes", NINES], "(5000 characters)"),
+]
+
 
 # each class of the issue, its cases: every one refused in one paragraph that says this
 GROUPS = {"a user's YAML read strictly": YAML,
@@ -224,7 +238,8 @@ GROUPS = {"a user's YAML read strictly": YAML,
           "a comparison of nothing": NOTHING_IN_COMMON,
           "an option that would be ignored": IGNORED,
           "an arm runs what it sets": ARMS,
-          "a path that is no file to read": NOT_A_FILE}
+          "a path that is no file to read": NOT_A_FILE,
+          "a huge value echoed as its start and its length": ECHOED}
 CASES = [(group, args, expected) for group, cases in GROUPS.items()
          for args, expected in cases]
 
@@ -238,3 +253,4 @@ def test_each_class_is_refused_in_one_paragraph_saying_why(
     for name, path in places.items():
         expected = expected.replace(name, path)
     assert expected in said, said
+    assert len(said) < 1000, said  # a paragraph, not the echo of a huge value
