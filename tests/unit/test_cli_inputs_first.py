@@ -162,6 +162,13 @@ BEFORE_THE_ENGINE = [
     (["run", "failover", "-t", "{two-sites}", "--fault", "loss=1%,for=200ms"],
      "faults.0 (1% loss on the backbone for 200ms) would most likely lose no probe"),
     (["ab", "failover", "-t", "{small-burst}"], "would most likely lose no probe"),
+    # a closed loop pausing a pass or longer (wrk's delay comes before the first
+    # request too): every machine idle, the pass an empty room
+    (["run", "room", "-t", "{two-sites}", "--room-loop", "closed", "--room-rate", "0.1",
+      "--seconds", "5"], "room_rate 0.1 with seconds 5: the closed loop waits 1/rate (10 s) "
+     "before each request, the first included, so no machine would send a request"),
+    (["ab", "room", "-t", "{two-sites}", "--b", "room_loop=closed", "--b", "room_rate=0.1"],
+     "room_rate 0.1 with seconds 10: the closed loop waits 1/rate (10 s)"),
 ]
 
 

@@ -184,6 +184,8 @@ class Room(Scenario):
             check_workload(topology, topology.workload)
         elif room.loop == "open":
             plan_fits(room.rate, topology.settings.seconds)
+        else:
+            closed_loop_asks(room.rate, topology.settings.seconds)
         if topology.faults:
             schedule_fits(topology, room)
 
@@ -486,6 +488,18 @@ class Room(Scenario):
             missing[machine] = loads.pop(machine).error or "wrk failed"
             requests.pop(machine, None)
         return loads, missing, [r for found in requests.values() for r in found]
+
+
+def closed_loop_asks(rate: float, seconds: float) -> None:
+    """Refuse a closed loop whose pause is a pass or longer: wrk waits 1/rate before
+    every request, its first too (delay() runs before the first write), so each
+    machine would send nothing, and the pass measure an empty room."""
+    if rate > 0 and rate * seconds <= 1:
+        raise UserError(
+            f"room_rate {rate:g} with seconds {seconds:g}: the closed loop waits 1/rate "
+            f"({1 / rate:g} s) before each request, the first included, so no machine would "
+            f"send a request in a pass of {seconds:g} s. Give room_rate above {1 / seconds:g}, "
+            f"seconds above {1 / rate:g}, or room_loop: open (its first request is at 0).")
 
 
 def closed_argv(machines: list[str], room: RoomSettings, seconds: float, url: str,
