@@ -16,6 +16,7 @@ import pytest
 from tests.unit.test_cli_inputs import DATA, QUICK, damaged, refused, with_header
 
 TWO_SITES = Path(__file__).parents[2] / "topologies" / "two-sites.yml"
+FOUR_SITES = TWO_SITES.with_name("four-sites.yml")  # agent1..8 on north, east, south, west
 TOPOLOGY = "name: t\nswitches: 2\nagents: 2\n"
 BOMB = "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n"
                for i in range(8))
@@ -36,6 +37,8 @@ YAML_FILES = {
     "long-rate": TOPOLOGY + "links:\n  site: {rate: " + "9" * 45 + "mbit}\n",
     "one-switch": "name: t\nswitches: 1\nagents: 2\n",
     "small-burst": TOPOLOGY + "faults:\n  - {at: 1s, loss: 0.1%, for: 2s}\n",
+    "aside": "name: t\nswitches: 3\nagents: 3\nmeasure: {from: agent2, to: agent3}\n"
+             "faults:\n  - {at: 1s, partition: [[switch1], [switch2, switch3]], for: 2s}\n",
 }
 LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 
@@ -43,7 +46,8 @@ LONG = "a" * 300  # a name longer than NAME_MAX (255 bytes)
 @pytest.fixture(scope="module")
 def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     tmp_path = tmp_path_factory.mktemp("places")
-    found: dict[str, Path] = {"tmp": tmp_path, "quick": QUICK, "two-sites": TWO_SITES}
+    found: dict[str, Path] = {"tmp": tmp_path, "quick": QUICK, "two-sites": TWO_SITES,
+                              "four-sites": FOUR_SITES}
     for name, text in YAML_FILES.items():
         found[name] = tmp_path / f"{name}.yml"
         found[name].write_text(text)
@@ -173,6 +177,27 @@ BEFORE_THE_ENGINE = [
 
 
 
+OFF_THE_PATH = [
+    # a fault no packet of the measured pair or room meets: measured as if nothing
+    # happened, and reported as a fault run
+    (["run", "throughput", "-t", "{four-sites}", "--pair", "agent1,agent5", "--fault",
+      "loss=50%,for=2s"], "Topology 'four-sites' with baseline: faults.0 (50% loss on the "
+     "backbone for 2s): every measured agent is on north, so no packet of theirs crosses "
+     "the backbone between switches. The stream from agent1 to agent5 would measure as if "
+     "no fault happened"),
+    (["run", "throughput", "-t", "{four-sites}", "--pair", "agent1,agent2", "--fault",
+      "kill=south,restart_after=2s"], "faults.0 (south killed, started again after 2s): "
+     "south holds no measured agent, and baseline's packets cross only the switches of "
+     "their ends (east, north)"),
+    (["run", "throughput", "-t", "{aside}"], "faults.0 (switches partitioned (switch1 | "
+     "switch2, switch3) for 2s): the measured agents' switches (switch2, switch3) are all "
+     "on one side of it"),
+    (["run", "room", "-t", "{four-sites}", "--machines", "1", "--fault",
+      "kill=east,restart_after=2s"], "east holds no measured agent, and baseline's packets "
+     "cross only the switches of their ends (north, west). The room would measure"),
+    (["ab", "throughput", "-t", "{aside}"], "are all on one side of it"),
+]
+
 NOTHING_IN_COMMON = [
     # an empty comparison exited 0: read by a CI job as "no regression"
     (["compare", "{quick}", "{aa}"], "{quick} and {aa} have no metric measured in both "
@@ -246,6 +271,7 @@ GROUPS = {"a user's YAML read strictly": YAML,
           "an option that would be ignored": IGNORED,
           "an arm runs what it sets": ARMS,
           "a path that is no file to read": NOT_A_FILE,
+          "a fault off the measured path": OFF_THE_PATH,
           "a huge value echoed as its start and its length": ECHOED}
 CASES = [(group, args, expected) for group, cases in GROUPS.items()
          for args, expected in cases]

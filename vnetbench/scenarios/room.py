@@ -31,6 +31,7 @@ from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
+from vnetbench.faults.path import refuse_untouched
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
@@ -151,10 +152,10 @@ class Room(Scenario):
         """`machines` agents on every switch but the last, the server on the last (with
         one switch, the server shares it)."""
         machines = topology.settings.machines
-        room_switches = topology.switches[:-1] or topology.switches
-        agents = [{"name": name, "switch": room_switches[n % len(room_switches)]}
-                  for n, name in enumerate(room_machine_names(machines))]
+        agents = [{"name": name, "switch": switch} for name, switch in
+                  zip(room_machine_names(machines), machine_switches(topology), strict=True)]
         agents.append({"name": SERVER, "switch": topology.switches[-1]})
+        room_switches = topology.switches[:-1] or topology.switches
         why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) on "
                f"{len(room_switches)} switch(es) and a server on {topology.switches[-1]}, "
                "one container each")
@@ -188,6 +189,10 @@ class Room(Scenario):
             closed_loop_asks(room.rate, topology.settings.seconds)
         if topology.faults:
             schedule_fits(topology, room)
+            refuse_untouched(topology.faults, room_switches(topology), topology.switches,
+                             topology.overlay, "room", topology.name,
+                             "give the room two switches or more and machines on "
+                             "every one but the server's, the last (--machines)")
 
     @staticmethod
     def schedule(topology: Topology) -> Schedule | None:
@@ -488,6 +493,18 @@ class Room(Scenario):
             missing[machine] = loads.pop(machine).error or "wrk failed"
             requests.pop(machine, None)
         return loads, missing, [r for found in requests.values() for r in found]
+
+
+def machine_switches(topology: Topology) -> list[str]:
+    """Each room machine's switch: every switch but the last in turn (the server's;
+    with one switch, the server shares it)."""
+    room_switches = topology.switches[:-1] or topology.switches
+    return [room_switches[n % len(room_switches)] for n in range(topology.settings.machines)]
+
+
+def room_switches(topology: Topology) -> set[str]:
+    """The switches the room's load crosses: its machines' and its server's."""
+    return {*machine_switches(topology), topology.switches[-1]}
 
 
 def closed_loop_asks(rate: float, seconds: float) -> None:

@@ -23,6 +23,7 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
+from vnetbench.faults.path import refuse_untouched
 from vnetbench.measure.cpu import (
     cpu_percent,
     role_percent,
@@ -77,6 +78,12 @@ class Throughput(PairScenario):
         super().check(topology)
         if topology.faults:
             check_stream_faults(topology)
+            client, server = pick_pair(topology, scenario=self.name)
+            refuse_untouched(topology.faults, {client.switch, server.switch},
+                             topology.switches, topology.overlay,
+                             f"stream from {client.name} to {server.name}", topology.name,
+                             "measure a pair across it (--pair FROM,TO, or the topology's "
+                             "measure: {from: ..., to: ...})")
 
     def settings(self, topology: Topology) -> dict[str, object]:
         s = topology.settings
