@@ -26,10 +26,11 @@ PLACED_AT_RUN_TIME = frozenset({"vnet"})
 
 
 def why_untouched(fault: Fault, ends: Collection[str], switches: Collection[str],
-                  overlay: str) -> str | None:
+                  overlay: str, joined: bool = False) -> str | None:
     """Why `fault` cannot touch a load between agents on the switches `ends`, or None
-    (it may, or that is known only at run time)."""
-    if overlay in PLACED_AT_RUN_TIME:
+    (it may, or that is known only at run time). `joined`: `ends` are where the agents
+    joined, not where the topology places them."""
+    if overlay in PLACED_AT_RUN_TIME and not joined:
         return None
     on = ", ".join(sorted(ends))
     if (fault.event in BACKBONE_EVENTS or fault.partition) and len(set(ends)) == 1:
@@ -62,3 +63,16 @@ def refuse_untouched(faults: Collection[Fault], ends: Collection[str],
             "would measure as if no fault happened, and be reported as a fault run. Put "
             "the fault on the measured path (a switch of its agents, the backbone between "
             f"two of them), or {move}, or leave the fault out.")
+
+
+def missed_at_run_time(faults: Collection[Fault], ends: Collection[str],
+                       switches: Collection[str], overlay: str) -> list[str]:
+    """Where the overlay placed the agents itself (vNet), the faults the joined agents'
+    path missed, one sentence each for the pass's status: known only once they joined,
+    so said with the figures rather than refused."""
+    if overlay not in PLACED_AT_RUN_TIME:
+        return []
+    return [f"faults.{n} ({fault.describe()}) missed the measured path once the agents "
+            f"joined: {why}; this pass measured no fault"
+            for n, fault in enumerate(faults)
+            if (why := why_untouched(fault, ends, switches, overlay, joined=True))]

@@ -23,7 +23,7 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
-from vnetbench.faults.path import refuse_untouched
+from vnetbench.faults.path import missed_at_run_time, refuse_untouched
 from vnetbench.measure.cpu import (
     cpu_percent,
     role_percent,
@@ -130,6 +130,9 @@ class Throughput(PairScenario):
         if outcome.state is State.DEAD:
             with_last_log_lines(context, outcome, pass_no, client, server)
             notes.append(outcome.status)
+        for missed in missed_at_run_time(context.topology.faults, {client.switch, server.switch},
+                                         context.topology.switches, context.overlay.name):
+            outcome.add(Kind.NOTE, missed, addendum=True)
         result = PassResult(metrics, summary, outcome, notes)
         if stream.faults is not None:
             with_stream_faults(result, stream.faults)

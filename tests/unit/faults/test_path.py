@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vnetbench.faults.model import Fault
-from vnetbench.faults.path import why_untouched
+from vnetbench.faults.path import missed_at_run_time, why_untouched
 
 SWITCHES = ("north", "east", "south", "west")
 LOSS = Fault.model_validate({"at": "1s", "loss": "50%", "for": "2s"})
@@ -32,3 +32,16 @@ SPLIT = Fault.model_validate({"at": "1s", "partition": [["north"], ["east", "sou
 def test_a_fault_is_refused_only_where_the_path_is_known_to_miss_it(
         fault: Fault, ends: tuple[str, ...], overlay: str, refused: bool) -> None:
     assert (why_untouched(fault, ends, SWITCHES, overlay) is not None) == refused
+
+
+def test_where_vnet_placed_the_pair_on_one_switch_the_pass_says_the_backbone_fault_missed_it(
+        ) -> None:
+    """vNet's conductor picks each agent's switch: not refused before, said in the pass
+    once the pair joined on one switch; joined across the backbone, nothing is said."""
+    said = missed_at_run_time([LOSS], ("east",), SWITCHES, "vnet")
+    assert said == ["faults.0 (50% loss on the backbone for 2s) missed the measured path "
+                    "once the agents joined: every measured agent is on east, so no packet "
+                    "of theirs crosses the backbone between switches; this pass measured no "
+                    "fault"]
+    assert missed_at_run_time([LOSS], ("east", "north"), SWITCHES, "vnet") == []
+    assert missed_at_run_time([LOSS], ("east",), SWITCHES, "baseline") == []  # refused before
