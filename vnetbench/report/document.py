@@ -28,6 +28,7 @@ from vnetbench.report.tables import (
     raw_fractions,
     summary_table,
 )
+from vnetbench.report.verdict import Verdict, verdict_lines
 from vnetbench.results import PARQUET, load_results
 from vnetbench.runrecord import TIMING_PARTS, RunRecord, read_record
 from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
@@ -47,6 +48,13 @@ class Text:
 @dataclass(frozen=True)
 class Bullets:
     items: list[str]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """The verdict lines above the summary (vnetbench/report/verdict.py)."""
+
+    lines: list[Verdict]
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class RawFiles:
     cells: list[RawCell]
 
 
-Block = Heading | Text | Bullets | Table | Figures | RawFiles | Contents
+Block = Heading | Text | Bullets | Verdicts | Table | Figures | RawFiles | Contents
 
 
 @dataclass(frozen=True)
@@ -116,7 +124,8 @@ def read_report(directory: Path) -> Report:
         cv=[cv_text(n, cv) for n, cv in zip(every["n"], every["cv"], strict=True)])
     blocks: list[Block] = [
         Heading(f"vnetbench results: {directory.name}", 1),
-        Heading("Summary"), Table(lead_table(frame, summary, verdicts)),
+        Heading("Summary"), Verdicts(verdict_lines(frame_all, summary, record)),
+        Table(lead_table(frame, summary, verdicts)),
         Text(lead_note(verdicts)),
         Contents(),
         Heading("Headline plots"), Figures(plots=Plots.HEADLINE),
