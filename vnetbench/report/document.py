@@ -28,10 +28,11 @@ from vnetbench.report.tables import (
     raw_fractions,
     summary_table,
 )
-from vnetbench.report.verdict import Verdict, verdict_lines
+from vnetbench.report.verdict import TARGETS_SECTION, Verdict, checked_targets, verdict_lines
 from vnetbench.results import PARQUET, load_results
 from vnetbench.runrecord import TIMING_PARTS, RunRecord, read_record
 from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
+from vnetbench.slo import targets_table
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ def read_report(directory: Path) -> Report:
         Heading("Overlay / baseline"), Table(ratios),
         Heading("Against this machine's limit"), Text(raw_limit_text(record)),
         Table(raw_fractions(summary, raw_limit(record))),
+        *targets_section(frame_all, record),
         Heading("Passes without numbers"), Table(problems(frame_all)),
         Heading("Outside load"),
         Text("CPU the host spent outside the testbed (other programs) during each pass; a "
@@ -162,6 +164,17 @@ def read_report(directory: Path) -> Report:
         Heading("More plots"), Figures(plots=Plots.OTHER),
     ]
     return Report(directory, record, frame_all, summary, headline, blocks)
+
+
+def targets_section(frame: pd.DataFrame, record: RunRecord) -> list[Block]:
+    """The --slo targets the run was given (run.json), each on each cell, as the run's
+    own table printed them."""
+    if not record.targets:
+        return []
+    return [Heading(TARGETS_SECTION),
+            Text("Each target the run was given (`--slo`) on each cell it applies to: the "
+                 "median of the cell's measured passes; a cell that measured none misses."),
+            Table(targets_table(checked_targets(frame, record.targets)))]
 
 
 def machine_lines(record: RunRecord) -> list[str]:

@@ -23,9 +23,11 @@ from vnetbench.report.tables import (
 )
 from vnetbench.runrecord import RunRecord
 from vnetbench.schema import METRIC, NATIVE, OVERLAY, SCENARIO, UNIT, VARIANT
-from vnetbench.slo import check_targets, parse_targets
+from vnetbench.slo import Checked, check_targets, parse_targets
 
 DEFAULT = "default"
+LISTED = 6  # failed cells or missed targets a line names; the rest are counted
+TARGETS_SECTION = "Targets"
 
 
 @dataclass(frozen=True)
@@ -58,20 +60,32 @@ def failures_line(frame: pd.DataFrame) -> Verdict:
     if not failed:
         return Verdict("Failed", "none: every pass measured (no pass failed, no path dead).")
     count = sum(len(cell.passes) for cell in failed)
-    return Verdict("Failed", f"{count} pass(es) in {len(failed)} cell(s): "
-                   + "; ".join(cell.describe() for cell in failed) + ".", miss=True)
+    return Verdict("Failed", f"{count} pass(es) in {len(failed)} cell(s): " + listed(
+        [cell.describe() for cell in failed], "Passes without numbers"), miss=True)
 
 
 def targets_line(frame: pd.DataFrame, texts: list[str]) -> Verdict:
     """The targets run.json keeps (--slo), checked on these results as the run checked
     them (slo.check_targets): each miss with its cell's median."""
-    checked = check_targets(frame, parse_targets(",".join(texts), "run.json's targets"))
+    checked = checked_targets(frame, texts)
     missed = [c for c in checked if not c.met]
     if missed:
-        return Verdict("Targets missed", f"{len(missed)} of {len(checked)}: "
-                       + "; ".join(c.describe() for c in missed) + ".", miss=True)
+        return Verdict("Targets missed", f"{len(missed)} of {len(checked)}: " + listed(
+            [c.describe() for c in missed], TARGETS_SECTION), miss=True)
     return Verdict("Targets", f"every one met ({', '.join(texts)}; {len(checked)} "
                    "cell(s) checked).")
+
+
+def checked_targets(frame: pd.DataFrame, texts: list[str]) -> list[Checked]:
+    return check_targets(frame, parse_targets(",".join(texts), "run.json's targets"))
+
+
+def listed(items: list[str], section: str) -> str:
+    """The first few items; the rest counted and left to the section listing them all
+    (a line that fills the first screen would push the summary off it)."""
+    shown = "; ".join(items[:LISTED])
+    rest = len(items) - LISTED
+    return shown + (f"; and {rest} more (see {section})." if rest > 0 else ".")
 
 
 def best_overlays(frame: pd.DataFrame, summary: pd.DataFrame) -> list[str]:

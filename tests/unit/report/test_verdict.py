@@ -49,6 +49,17 @@ def test_the_failed_and_dead_cells_are_named_as_a_miss(tmp_path: Path) -> None:
                            "throughput on wireguard: passes 1, 2 path dead.")
 
 
+def test_a_long_list_names_the_first_six_and_counts_the_rest() -> None:
+    frame = load_results(NAMED)
+    for scenario in frame["scenario"].unique():
+        for overlay in ("baseline", "wireguard"):
+            frame = with_states(frame, scenario, overlay, {1}, State.FAILED)
+    (failed,) = verdict_lines(frame, summary_table(frame), RunRecord())
+    assert failed.text.startswith("10 pass(es) in 10 cell(s): ")
+    assert failed.text.count(": pass 1 failed") == 6
+    assert failed.text.endswith("; and 4 more (see Passes without numbers).")
+
+
 def test_the_targets_run_json_keeps_are_checked_each_miss_named() -> None:
     """tcp_mbit: baseline's median 967.5, WireGuard's 744.2 (tests/unit/test_slo.py)."""
     missed = lines_of(record=RunRecord(targets=["throughput.tcp_mbit>=800",
@@ -73,6 +84,8 @@ def test_a_run_with_slo_keeps_its_targets_and_its_report_says_the_miss(
     summary = (directory / "report.md").read_text().split("## Summary", 1)[1]
     assert summary.index("- **Targets missed:** 1 of 4: throughput.tcp_mbit&gt;=800 on "
                          "wireguard: 744.2.") < summary.index("| scenario")
+    targets = summary.split("## Targets\n", 1)[1].split("##", 1)[0]
+    assert targets.count("| MISSED ") == 1 and targets.count("| met ") == 3
 
 
 def test_the_best_overlay_of_each_lead_figure_against_the_next(
