@@ -49,7 +49,7 @@ def verdict_lines(frame: pd.DataFrame, summary: pd.DataFrame,
         lines.append(targets_line(frame, record.targets))
     best = best_overlays(frame, summary)
     if best:
-        lines.append(Verdict("Best overlay", "; ".join(best) + "."))
+        lines.append(Verdict("Best overlay (against the next)", "; ".join(best) + "."))
     return lines
 
 
@@ -70,8 +70,13 @@ def targets_line(frame: pd.DataFrame, texts: list[str]) -> Verdict:
     checked = checked_targets(frame, texts)
     missed = [c for c in checked if not c.met]
     if missed:
+        by_target: dict[str, list[str]] = {}
+        for c in missed:
+            by_target.setdefault(c.target.text, []).append(
+                c.describe().removeprefix(f"{c.target.text} on "))
         return Verdict("Targets missed", f"{len(missed)} of {len(checked)}: " + listed(
-            [c.describe() for c in missed], TARGETS_SECTION), miss=True)
+            [f"{text} on {', '.join(cells)}" for text, cells in by_target.items()],
+            TARGETS_SECTION), miss=True)
     return Verdict("Targets", f"every one met ({', '.join(texts)}; {len(checked)} "
                    "cell(s) checked).")
 

@@ -141,13 +141,14 @@ def test_report_md_and_html_open_on_the_same_lines(make_bench_results: Path) -> 
               if isinstance(b, Heading) and b.text == "Summary")
     verdicts, summary = report.blocks[at + 1], report.blocks[at + 2]
     assert isinstance(verdicts, Verdicts) and isinstance(summary, Table)
-    assert [v.subject for v in verdicts.lines] == ["Failed", "Best overlay"]
+    assert [v.subject for v in verdicts.lines] == ["Failed",
+                                                   "Best overlay (against the next)"]
     markdown = (make_bench_results / "report.md").read_text()
     html = (make_bench_results / "report.html").read_text()
     assert ("- **Failed:** 3 pass(es) in 1 cell(s): throughput on tinc: passes 1, 2, 3 "
             "path dead.") in markdown
     assert ("<li class=\"miss\"><strong>Failed:</strong> 3 pass(es) in 1 cell(s): "
             "throughput on tinc: passes 1, 2, 3 path dead.</li>") in html
-    assert "<li><strong>Best overlay:</strong> TCP between two agents: nebula, 1.82x " \
-           "wireguard;" in html
+    assert ("<li><strong>Best overlay (against the next):</strong> TCP between two agents: "
+            "nebula, 1.82x wireguard;") in html
     assert html.index("class=\"verdicts\"") < html.index("<table")
