@@ -229,6 +229,8 @@ class RunRecord(Kept):
     # a sweep
     parameter: str | None = None
     values: list[Any] | None = None
+    # the --slo targets a run or matrix was given (slo.Target.text), for its report
+    targets: list[str] | None = None
     # a capacity search
     dimension: str | None = None
     slo: list[str] | None = None

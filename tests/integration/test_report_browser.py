@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import RUN_ID
 from vnetbench.cli import app
+from vnetbench.runrecord import read_record
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -162,9 +163,14 @@ USABLE_MS = 3000  # the page's own work: parsing, plotly.js, drawing its figures
 def test_report_answers_in_the_first_screen(browser: WebDriver, make_bench_results: Path,
                                             tmp_path: Path) -> None:
     """A report of make bench's shape (six overlays, every scenario of the matrix and
-    their variants): the summary table lies whole in the first 1400x900 screen, and
-    the page has painted its text and loaded within 3 s."""
+    their variants; tinc's throughput a dead path) given a --slo target five of its
+    cells missed: the verdict lines (what failed, the target missed, the best overlay
+    per lead figure) and the summary table below them lie whole in the first 1400x900
+    screen, and the page has painted its text and loaded within 3 s."""
     bench_results = make_bench_results
+    record = read_record(bench_results)
+    record.targets = ["throughput.tcp_mbit>=6000"]  # as `run --slo` keeps it
+    record.save(bench_results)
     result = runner.invoke(app, ["report", str(bench_results)])
     assert result.exit_code == 0, result.output
     browser.set_window_size(*FIRST_SCREEN)
@@ -189,5 +195,19 @@ def test_report_answers_in_the_first_screen(browser: WebDriver, make_bench_resul
         " [...t.querySelectorAll('th')].map(h => h.textContent)];")
     assert screen <= FIRST_SCREEN[1] and bottom <= screen, (bottom, screen)
     assert columns[2:] == ["baseline", "wireguard", "openvpn", "tinc", "nebula", "vnet"]
+    verdicts = browser.execute_script(
+        "const t = document.querySelector('#summary ~ table');"
+        "return [...document.querySelectorAll('#summary ~ ul.verdicts li')].map(l => ["
+        " l.innerText, l.getBoundingClientRect().top, l.getBoundingClientRect().bottom,"
+        " t.getBoundingClientRect().top, getComputedStyle(l).visibility]);")
+    said = [" ".join(text.split()) for text, *_ in verdicts]
+    assert [line.split(":", 1)[0] for line in said] == [
+        "Failed", "Targets missed", "Best overlay (against the next)"], said
+    assert said[0] == ("Failed: 3 pass(es) in 1 cell(s): throughput on tinc: passes 1, 2, 3 "
+                       "path dead.")
+    assert said[1].startswith("Targets missed: 5 of 8: throughput.tcp_mbit>=6000 on openvpn: ")
+    assert "TCP between two agents: nebula, 1.82x wireguard;" in said[2]
+    for text, top, low, table_top, visible in verdicts:  # on screen, above the table
+        assert 0 < top < low <= table_top and visible == "visible", (text, top, low)
     assert browser.execute_script("return window.scrollY;") == 0
     assert console_errors(browser) == []

@@ -215,6 +215,7 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     frame = load_results(directory)
     status = ExitStatus.OK
     if targets:
+        record_targets(directory, targets)
         checked = check_targets(frame, targets)
         out_console.print(rich_table(targets_table(checked)))
         missed = [c for c in checked if not c.met]
@@ -232,6 +233,15 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
             err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
     if status:
         raise typer.Exit(status)
+
+
+def record_targets(directory: Path, targets: Sequence[Target]) -> None:
+    """run.json keeps the targets, so the report says which were missed."""
+    from vnetbench.runrecord import read_record
+
+    record = read_record(directory)
+    record.targets = [target.text for target in targets]
+    record.save(directory)
 
 
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:

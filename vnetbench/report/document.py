@@ -28,9 +28,11 @@ from vnetbench.report.tables import (
     raw_fractions,
     summary_table,
 )
+from vnetbench.report.verdict import TARGETS_SECTION, Verdict, checked_targets, verdict_lines
 from vnetbench.results import PARQUET, load_results
 from vnetbench.runrecord import TIMING_PARTS, RunRecord, read_record
 from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
+from vnetbench.slo import targets_table
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,13 @@ class Text:
 @dataclass(frozen=True)
 class Bullets:
     items: list[str]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """The verdict lines above the summary (vnetbench/report/verdict.py)."""
+
+    lines: list[Verdict]
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ class RawFiles:
     cells: list[RawCell]
 
 
-Block = Heading | Text | Bullets | Table | Figures | RawFiles | Contents
+Block = Heading | Text | Bullets | Verdicts | Table | Figures | RawFiles | Contents
 
 
 @dataclass(frozen=True)
@@ -116,7 +125,8 @@ def read_report(directory: Path) -> Report:
         cv=[cv_text(n, cv) for n, cv in zip(every["n"], every["cv"], strict=True)])
     blocks: list[Block] = [
         Heading(f"vnetbench results: {directory.name}", 1),
-        Heading("Summary"), Table(lead_table(frame, summary, verdicts)),
+        Heading("Summary"), Verdicts(verdict_lines(frame_all, summary, record)),
+        Table(lead_table(frame, summary, verdicts)),
         Text(lead_note(verdicts)),
         Contents(),
         Heading("Headline plots"), Figures(plots=Plots.HEADLINE),
@@ -134,6 +144,7 @@ def read_report(directory: Path) -> Report:
         Heading("Overlay / baseline"), Table(ratios),
         Heading("Against this machine's limit"), Text(raw_limit_text(record)),
         Table(raw_fractions(summary, raw_limit(record))),
+        *targets_section(frame_all, record),
         Heading("Passes without numbers"), Table(problems(frame_all)),
         Heading("Outside load"),
         Text("CPU the host spent outside the testbed (other programs) during each pass; a "
@@ -153,6 +164,17 @@ def read_report(directory: Path) -> Report:
         Heading("More plots"), Figures(plots=Plots.OTHER),
     ]
     return Report(directory, record, frame_all, summary, headline, blocks)
+
+
+def targets_section(frame: pd.DataFrame, record: RunRecord) -> list[Block]:
+    """The --slo targets the run was given (run.json), each on each cell, as the run's
+    own table printed them."""
+    if not record.targets:
+        return []
+    return [Heading(TARGETS_SECTION),
+            Text("Each target the run was given (`--slo`) on each cell it applies to: the "
+                 "median of the cell's measured passes; a cell that measured none misses."),
+            Table(targets_table(checked_targets(frame, record.targets)))]
 
 
 def machine_lines(record: RunRecord) -> list[str]:

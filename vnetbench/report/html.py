@@ -36,10 +36,12 @@ from vnetbench.report.document import (
     Report,
     Table,
     Text,
+    Verdicts,
     read_report,
 )
 from vnetbench.report.figures import Figure, report_figures, series_figures
 from vnetbench.report.raw import RawCell, ping_samples
+from vnetbench.report.verdict import Verdict
 from vnetbench.rundir import slug
 
 HTML_REPORT = "report.html"
@@ -101,11 +103,22 @@ def render_block(block: Block) -> Markup:
             return Markup(f"<p>{inline(text)}</p>")
         case Bullets(items):
             return Markup("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
+        case Verdicts(lines):
+            return verdicts(lines)
         case Table(frame):
             return table(frame)
         case RawFiles(cells):
             return raw_table(cells)
     raise TypeError(f"no HTML for {block!r}")
+
+
+def verdicts(lines: list[Verdict]) -> Markup:
+    """The verdict lines, a miss (failed pass, missed target) marked as one."""
+    items = Markup("").join(
+        Markup("<li{}><strong>{}:</strong> {}</li>").format(
+            Markup(" class=\"miss\"") if line.miss else "", line.subject, inline(line.text))
+        for line in lines)
+    return Markup("<ul class=\"verdicts\" id=\"verdicts\">") + items + Markup("</ul>")
 
 
 def anchor(text: str) -> str:

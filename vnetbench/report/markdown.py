@@ -29,6 +29,7 @@ from vnetbench.report.document import (
     Report,
     Table,
     Text,
+    Verdicts,
     read_report,
 )
 from vnetbench.report.plots import (
@@ -68,6 +69,9 @@ def render(block: Block, report: Report) -> list[str]:
             return [inline(text), ""]
         case Bullets(items):
             return [*(f"- {inline(item)}" for item in items), ""]
+        case Verdicts(lines):
+            return [*(f"- **{literal(line.subject)}:** {inline(line.text)}" for line in lines),
+                    ""]
         case Table(frame):
             return [markdown(escaped_table(frame))]
         case Figures(method, kind):
