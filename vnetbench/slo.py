@@ -142,6 +142,15 @@ class Checked:
         where = self.overlay + (f" ({self.variant})" if self.variant != "default" else "")
         return f"{self.target.text} on {where}: {said}"
 
+    def line(self) -> str:
+        """The terminal's line: 'met     throughput.tcp_mbit>=1 on baseline: 3.314e+04
+        Mbit/s, the median of 1 pass' (a line, unlike a table's cell, is never cut
+        to the 80 columns a CI log's pipe gets)."""
+        verdict = "met" if self.met else "MISSED"
+        unit = f" {self.target.unit}" if self.value is not None and self.target.unit else ""
+        passes = f", the median of {self.passes} pass{'es' if self.passes != 1 else ''}"
+        return f"{verdict:<7} {self.describe()}{unit}{passes if self.passes else ''}"
+
 
 def check_targets(frame: pd.DataFrame, targets: Sequence[Target]) -> list[Checked]:
     """Each target on every cell of its scenario that was meant to run (a reference

@@ -208,7 +208,7 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     said in one line on stderr."""
     from vnetbench.exitstatus import ExitStatus, failed_cells, failure_summary, passes_status
     from vnetbench.results import PARQUET, load_results
-    from vnetbench.slo import check_targets, misses_summary, targets_table
+    from vnetbench.slo import check_targets, misses_summary
 
     if not (directory / PARQUET).is_file():
         return
@@ -217,7 +217,8 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     if targets:
         record_targets(directory, targets)
         checked = check_targets(frame, targets)
-        out_console.print(rich_table(targets_table(checked)))
+        for line in (c.line() for c in checked):
+            out_console.print(line, highlight=False, markup=False, soft_wrap=True)
         missed = [c for c in checked if not c.met]
         if missed:
             err_console.print(error_line(misses_summary(missed)), highlight=False,
