@@ -120,7 +120,7 @@ def test_the_gate_runs_each_scenario_as_ab_and_exits_on_the_regression(
         replay: dict[str, str], tmp_path: Path) -> None:
     out, history = tmp_path / "gate", tmp_path / "history"
     # an earlier gate's throughput session, kept: with this one, a series to draw
-    (earlier,) = (Path(replay["REPLAY_SESSIONS"]) / "throughput").iterdir()
+    earlier = Path(replay["REPLAY_SESSIONS"]) / "throughput"  # the recorded session
     kept_before = history / "two-sites-20261124-093000-ab-throughput"
     kept_before.mkdir(parents=True)
     for name in ("run.json", "results.parquet", "verdicts.csv"):
