@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -109,6 +109,26 @@ def latencies_ms(record: dict[str, Any]) -> list[float | None]:
     columns = record["columns"]
     return [None if done is None else (done - due) / 1000
             for due, done in zip(columns["scheduled_us"], columns["done_us"], strict=True)]
+
+
+def test_an_epoch_instant_on_the_monotonic_clock_is_never_early(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """START and HOLD are epoch seconds, slept towards on the monotonic clock. Here each
+    read of a clock takes 50 ms (a preemption between the two reads on a loaded host):
+    the instant found is late by that, never early (read monotonic first, it was early
+    by as much: a load begun, a hold released, before its instant)."""
+    elapsed = [0.0]
+
+    def clock(at_zero: float) -> Any:
+        def read() -> float:
+            elapsed[0] += 0.05
+            return at_zero + elapsed[0]
+        return read
+
+    monkeypatch.setattr(ROOM, "time", SimpleNamespace(
+        time=clock(1_800_000_000.0), monotonic=clock(0.0)))
+    # the epoch instant 1_800_000_010 is 10.0 on this monotonic clock
+    assert 10.0 <= ROOM.monotonic_of(1_800_000_010.0) <= 10.0 + 0.05 + 1e-6
 
 
 def test_the_generator_decodes_the_schedule_the_host_encodes() -> None:
