@@ -187,21 +187,27 @@ def test_a_stalled_server_does_not_hold_back_the_schedule_and_the_wait_is_counte
 
 def test_without_a_free_connection_requests_wait_and_each_has_a_bound(
         tmp_path: Path) -> None:
-    """A server that never answers /9: two connections, both held; the rest wait for
-    one, each bounded by its scheduled instant + the timeout (a connection given up
-    frees a slot, so a waiter may still send before its own end)."""
+    """A server that never answers /9: five requests due at one instant, two
+    connections, both held; the other three wait for one, each bounded by its
+    scheduled instant + the timeout (a connection given up frees a slot, too late
+    here: every deadline is the same instant)."""
     server = Server(tmp_path / "s", silent={"/9"})
-    schedule = [(k * 10_000, 0) for k in range(5)]
+    schedule = [(0, 0)] * 5
     began = time.monotonic()
     record = run(server, tmp_path / "s", schedule, sizes=(9,), connections=2,
                  timeout_s=0.3)
-    # bounded by the timeouts (about 0.44 s), not hung; generous for a loaded host
-    assert time.monotonic() - began < 10
+    # a hang guard, not a speed: the timeouts end it 0.3 s after its start on the loop's
+    # clock; only a waiter never woken comes near 60 s
+    assert time.monotonic() - began < 60
     columns = record["columns"]
     assert columns["error"] == ["timeout"] * 5
+    # due at one instant, all are taken up before any runs: the first two take the two
+    # slots and the rest find none, before any timer (a timeout) can free one
     assert columns["waited"] == [False, False, True, True, True]
-    assert columns["sent_us"][:2] != [None, None]
-    assert server.most_open == 2  # the cap held
+    assert server.most_open <= 2  # the cap held
+    # the two with a slot sent their requests, unless the loop did not run at all for
+    # the 0.3 s timeout from the instant (its lag says when it took them up)
+    assert columns["sent_us"][:2] != [None, None] or min(columns["lag_us"]) >= 300_000
 
 
 def test_new_connections_close_after_each_reply_and_stay_under_the_cap(
