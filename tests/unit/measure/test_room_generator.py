@@ -301,9 +301,10 @@ def test_the_machine_holds_its_connections_until_the_rooms_end(
 
     record, hold, returned = asyncio.run(main())
     assert record["columns"]["error"] == [None, None]
-    # the kept connection, one, held past its last reply: the server saw it end only
+    # its kept connections (one, or two when the second request came before the first
+    # reply: the host's speed) held past the last reply: the server saw each end only
     # after the hold (slept towards on the monotonic clock, converted never early)
-    assert server.opened == 1 and len(server.closed) == 1 and server.closed[0] >= hold
+    assert len(server.closed) == server.opened >= 1 and min(server.closed) >= hold
     assert returned >= hold  # it did not end before the room's end
     # the load's end is its last reply's: stamped before the wait for the hold began
     assert len(waits) == 1 and record["ended"] <= waits[0]
