@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import cast
@@ -132,10 +133,24 @@ def wait_for(path: Path) -> None:
         time.sleep(0.02)
 
 
-def open_gate(fifo: Path) -> None:
+def open_gate(fifo: Path, released: Callable[[], bool]) -> None:
+    """Hold the gate open until the released side's sign: a wrapper still between its
+    mark and its open() meets it open however late the host runs it (a fixed 0.2 s
+    hold, as gate.release's, could end first on a loaded host, and the test waited
+    for a program never released)."""
     descriptor = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-    time.sleep(0.2)
-    os.close(descriptor)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not released():
+            assert time.monotonic() < deadline, "nothing came through the gate"
+            time.sleep(0.02)
+    finally:
+        os.close(descriptor)
+
+
+def started(pids: Path, count: int = 1) -> Callable[[], bool]:
+    """The program has started `count` times (each start writes its pid)."""
+    return lambda: pids.exists() and len(pids.read_text().split()) >= count
 
 
 def own_state(tmp_path: Path) -> dict[str, str]:
@@ -164,8 +179,7 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
     wait_for(marks / "agent1.waiting.1")
     time.sleep(0.2)
     assert not pids.exists(), "the program started before the gate opened"
-    open_gate(directory / "release")
-    wait_for(pids)
+    open_gate(directory / "release", started(pids))
     first = int(pids.read_text())
     gate.write_start(directory, 2)  # as Stack.restart_programs does before its signal
     process.send_signal(signal.SIGUSR1)
@@ -173,11 +187,7 @@ def test_the_wrapper_restarts_its_program_behind_the_gate(wrapper) -> None:  # t
     with pytest.raises(ProcessLookupError):  # stopped, and only then at the gate again
         os.kill(first, 0)
     assert len(pids.read_text().split()) == 1, "started again before the gate opened"
-    open_gate(directory / "release")
-    deadline = time.monotonic() + WAIT_S
-    while len(pids.read_text().split()) < 2:
-        assert time.monotonic() < deadline, "the program was not started again"
-        time.sleep(0.02)
+    open_gate(directory / "release", started(pids, 2))
     second = int(pids.read_text().split()[1])
     assert second != first and process.poll() is None
     process.send_signal(signal.SIGTERM)
@@ -203,12 +213,14 @@ def test_a_restart_behind_the_gate_forgets_the_neighbours_first(tmp_path: Path) 
                    "VNETBENCH_MARKS": str(directory / "marks" / "agent1"),
                    "VNETBENCH_FORGET_NEIGHBOURS": "1",
                    "PATH": f"{tools}:{os.environ['PATH']}"}
-    process = subprocess.Popen([str(directory / "vnetbench-entry"), "sleep", "60"],
+    pids = tmp_path / "pids"
+    process = subprocess.Popen([str(directory / "vnetbench-entry"), "bash", "-c",
+                                f"echo $$ >> {pids}; exec sleep 60"],
                                env=environment, stdout=subprocess.DEVNULL)
     try:
         wait_for(directory / "marks" / "agent1.waiting.1")
-        open_gate(directory / "release")
-        time.sleep(0.2)
+        open_gate(directory / "release", started(pids))
+        # it forgets before the gate, so by the program's start it would have
         assert not (tmp_path / "ip-calls").exists()
         gate.write_start(directory, 2)
         process.send_signal(signal.SIGUSR1)
@@ -248,8 +260,7 @@ def test_a_container_still_at_the_gate_answers_the_next_restart(wrapper) -> None
     process.send_signal(signal.SIGUSR1)
     wait_for(directory / "marks" / "agent1.waiting.2")
     assert not pids.exists() and process.poll() is None
-    open_gate(directory / "release")
-    wait_for(pids)  # released by the next opening, as the others
+    open_gate(directory / "release", started(pids))  # released by the next opening
 
 
 def test_preparing_a_gate_clears_stale_marks(tmp_path: Path) -> None:

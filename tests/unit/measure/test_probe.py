@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -59,15 +62,49 @@ AT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-at"
 def test_a_tool_started_at_an_instant_begins_then_and_says_when() -> None:
     """The tools image's vnetbench-at, run here on the same script: it waits for the
     instant, stamps its first line, then becomes the tool (its output and status)."""
-    instant = time.time() + 0.3
+    instant = round(time.time() + 0.3, 3)  # on the millisecond: argv holds it exactly
     done = subprocess.run([sys.executable, str(AT), f"{instant:.6f}", "sh", "-c",
                            "echo report; exit 4"], capture_output=True, text=True,
                           check=False)
     began, rest = split_began(done.stdout)
     assert began is not None and rest == "report\n" and done.returncode == 4
-    # it never begins before the instant; sleep's wake-up is late by a tick, not seconds
-    assert instant <= began.at < instant + 0.25
+    # it never begins before the instant; how late after it is the host's (a loaded one
+    # starts this program after the instant): its sleep is checked on a fake clock below
+    assert instant <= began.at
     assert began.late_s == pytest.approx(began.at - instant, abs=1e-5)
+
+
+def load_at() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("vnetbench_at_script", str(AT))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_vnetbench_at_sleeps_once_exactly_until_its_instant(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a clock that moves only when slept on: one sleep of what is left, then the
+    stamp at the instant, late by nothing, then the tool; an instant past: no sleep,
+    late by as much."""
+    at = load_at()
+    now, slept, became = [1000.0], [], []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(at, "time", SimpleNamespace(time=lambda: now[0], sleep=sleep))
+    monkeypatch.setattr(at, "os", SimpleNamespace(
+        execvp=lambda program, argv: became.append(argv)))
+    at.main(["vnetbench-at", "1000.250000", "sh", "-c", "true"])
+    began, _ = split_began(capsys.readouterr().out)
+    assert slept == [0.25] and became == [["sh", "-c", "true"]]
+    assert began is not None and (began.at, began.late_s) == (1000.25, 0.0)
+    at.main(["vnetbench-at", "1000.000000", "true"])
+    began, _ = split_began(capsys.readouterr().out)
+    assert slept == [0.25] and began is not None and began.late_s == 0.25
 
 
 def test_a_container_started_after_the_instant_begins_at_once_and_is_late() -> None:

@@ -54,10 +54,20 @@ class FakeStack:
         return {"agent": [MemoryReading(MIB, 2 * MIB)]}
 
 
+def asked(stack: FakeStack) -> None:
+    """Until the reading thread has asked the engine, its delay past: a fixed sleep
+    could end first when a loaded host ran the thread late, and result() then stopped
+    it before it read."""
+    deadline = time.monotonic() + 60
+    while stack.calls == 0:
+        assert time.monotonic() < deadline  # a hang guard
+        time.sleep(0.01)
+
+
 def test_memory_under_load_is_read_once_after_its_delay() -> None:
     stack = FakeStack()
     reading = MemoryUnderLoad(cast(Stack, stack), 0.05)
-    time.sleep(0.2)
+    asked(stack)
     assert reading.result() == {"agent": RoleMemory(1, MIB, MIB, 2 * MIB)}
     assert stack.calls == 1
 
@@ -68,8 +78,11 @@ def test_no_reading_under_load_when_the_stream_ended_first_or_the_engine_failed(
     stack = FakeStack(fail)
     delay = 0.01 if fail else 30.0
     reading = MemoryUnderLoad(cast(Stack, stack), delay)
-    time.sleep(0.1)
+    if fail:
+        asked(stack)
     started = time.monotonic()
     assert reading.result() == {}
-    assert time.monotonic() - started < 1  # no wait for the delay
+    # no wait for the delay (30 s): having waited it, result() would return 30 s after
+    # the thread began, which was before `started`
+    assert fail or time.monotonic() - started < delay - 1
     assert stack.calls == (1 if fail else 0)

@@ -147,6 +147,19 @@ def test_the_comparison_says_where_each_role_ran() -> None:
     assert "ran on" not in comparison_table(pd.DataFrame(rows).drop(columns="set_hosts"))
 
 
+def blocked_opening_a_fifo(thread_id: int) -> bool:
+    """The thread waits in open() for a fifo's writer (Linux: its wait channel); where
+    /proc does not say, after a fixed 0.2 s as before."""
+    try:
+        wchan = Path(f"/proc/self/task/{thread_id}/wchan").read_text().strip()
+    except OSError:
+        wchan = ""
+    if wchan in ("", "0"):
+        time.sleep(0.2)
+        return True
+    return wchan == "wait_for_partner"
+
+
 def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path) -> None:
     gate_dir = tmp_path / "gate"
     keeper = subprocess.Popen(["sh", "-c", PROTOCOL, "keeper", str(gate_dir)],
@@ -166,25 +179,34 @@ def test_the_gatekeeper_protocol_marks_starts_and_opens_the_gate(tmp_path: Path)
     assert ask("marks") == "agent1.waiting.3"
     os.mkfifo(gate_dir / "release")
     opened: list[float] = []
+    waiter_id: list[int] = []
 
     def wait_at_gate() -> None:
+        waiter_id.append(threading.get_native_id())
         with (gate_dir / "release").open() as pipe:  # blocks until the keeper opens it
             opened.append(time.time())
             pipe.read()
 
     waiter = threading.Thread(target=wait_at_gate)
     waiter.start()
-    at = time.time() + 0.3
+    # at the gate before the instant is chosen: the keeper's open releases it whatever
+    # its 0.1 s hold (a loaded host could run the thread's open() after the hold ended,
+    # and it waited for a writer that never came again)
+    deadline = time.monotonic() + 60
+    while not (waiter_id and blocked_opening_a_fifo(waiter_id[0])):
+        assert time.monotonic() < deadline, "the waiter never reached the gate"
+        time.sleep(0.01)
+    at = round(time.time() + 0.3, 3)  # on the millisecond: the line holds it exactly
     answer = ask(f"release_at {at:.6f} 0.1").split()
     # the mechanism's bound is "not before the instant told"; how late the keeper wakes
     # is the machine's load (a busy 2-core host took over 0.2 s), so only the open is
     # bounded, by the waiter's own timeout
     assert answer[0] == "released" and at <= float(answer[1])
-    waiter.join(timeout=5)
+    waiter.join(timeout=60)  # a hang guard: the keeper closes its end 0.1 s on
     assert not waiter.is_alive()
     assert at <= opened[0]  # not before the instant told
     keeper.stdin.close()
-    assert keeper.wait(timeout=5) == 0
+    assert keeper.wait(timeout=60) == 0  # a hang guard: it ends at its input's end
 
 
 def test_files_a_ca_writes_are_known_so_other_nodes_get_them() -> None:
