@@ -27,7 +27,9 @@ from vnetbench.ui import out_console
 
 @guarded
 def matrix(
-    quick: Annotated[bool, typer.Option(help="Short passes: a few minutes, for CI.")] = False,
+    quick: Annotated[bool, typer.Option(
+        help="Short passes (2 s streams, 50 pings): over 10 minutes with every overlay on "
+             "2 cores; --overlay for fewer.")] = False,
     resume: Annotated[bool, typer.Option(
         help="Continue the newest matrix under --out (any date): its completed cells are "
              "kept, a cell cut short runs again whole.")]
