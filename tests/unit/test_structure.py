@@ -175,15 +175,81 @@ def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
     assert [getattr(n, "module", None) for n in run_time_imports(tree)] == ["typing", "b"]
 
 
+def reaches_the_client(path: Path) -> bool:
+    """Does the module import python-on-whales (at run time)?"""
+    return any((getattr(n, "module", None) or "").startswith("python_on_whales")
+               or any(a.name.startswith("python_on_whales") for a in n.names)
+               for n in run_time_imports(ast.parse(path.read_text())))
+
+
+def in_engines(path: Path) -> bool:
+    return "engines" in path.relative_to(PACKAGE).parts
+
+
 def test_no_module_outside_engines_reaches_the_engine_s_client() -> None:
     """The engines are behind one interface: only vnetbench/engines/ imports
     python-on-whales."""
     reaching = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-                      if "engines" not in path.relative_to(PACKAGE).parts
-                      and any((getattr(n, "module", None) or "").startswith("python_on_whales")
-                              or any(a.name.startswith("python_on_whales") for a in n.names)
-                              for n in run_time_imports(ast.parse(path.read_text()))))
-    assert reaching == []
+                      if reaches_the_client(path))
+    assert [path for path in reaching if not path.startswith("engines/")] == []
+    assert "engines/docker.py" in reaching  # the check sees an import where there is one
+
+
+# Keys of Docker's JSON (`docker container inspect`, `docker events`): read only in
+# engines/, which hands back the interface's own values (ContainerRecord, EngineEvent).
+DOCKER_KEYS = {"State", "NetworkSettings", "Config", "HostConfig", "Healthcheck", "Networks",
+               "IPAddress", "Mounts", "StartedAt", "FinishedAt", "ExitCode", "Running",
+               "Labels", "Id", "Actor", "Attributes", "Action", "Type", "timeNano"}
+
+
+def docker_keys_read(source: str) -> list[str]:
+    """Each Docker JSON key the code reads: `x["State"]`, `x.get("State")`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "pop", "setdefault") and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            key = node.args[0].value
+        if key in DOCKER_KEYS:
+            found.append(str(key))
+    return found
+
+
+def test_no_module_outside_engines_reads_docker_s_json() -> None:
+    """Container records and events reach shaping/, measure/ and runs/ as the engine
+    interface's values, never as Docker's JSON read there."""
+    reads = {str(path.relative_to(PACKAGE)): keys for path in sorted(PACKAGE.rglob("*.py"))
+             if (keys := docker_keys_read(path.read_text()))}
+    assert {path: keys for path, keys in reads.items() if not path.startswith("engines/")} == {}
+    # the check sees the reads where they are: engines/docker.py's inspection and events
+    assert {"State", "NetworkSettings", "Config", "Actor", "timeNano"} <= set(
+        reads.get("engines/docker.py", []))
+
+
+def test_the_docker_json_check_finds_subscripts_and_gets_only() -> None:
+    source = ('a = record["State"]["Running"]\nb = event.get("Actor", {})\n'
+              'c = frame["time"]\nd = "Config"\ne = settings.get(key)\n')
+    assert sorted(docker_keys_read(source)) == ["Actor", "Running", "State"]
+
+
+def test_the_engine_interface_hands_back_its_own_values() -> None:
+    """No method of the interface returns Any (a client's object passes as one) or a
+    process whose output the caller parses."""
+    import inspect
+
+    from vnetbench.engines.base import Deployment, Engine, HostRuntime
+
+    loose = sorted(f"{interface.__name__}.{name}: {returned}"
+                   for interface in (Engine, HostRuntime, Deployment)
+                   for name, member in vars(interface).items()
+                   if callable(getattr(member, "__func__", member)) and not name.startswith("_")
+                   and any(word in (returned := str(inspect.signature(
+                       getattr(member, "__func__", member)).return_annotation))
+                           for word in ("Any", "Popen")))
+    assert loose == []
 
 
 CONCRETE_ENGINES = ("vnetbench.engines.docker", "vnetbench.engines.compose",

@@ -13,9 +13,12 @@ from typing import Any
 
 from vnetbench import labels
 from vnetbench.engines.base import (
+    ContainerRecord,
     Deployment,
     Engine,
     EngineError,
+    EngineEvent,
+    EventStream,
     HostRuntime,
     Listed,
     Mount,
@@ -32,7 +35,8 @@ from vnetbench.labels import run_filter
 from vnetbench.topology import Topology
 from vnetbench.ui import note
 
-__all__ = ["ENGINES", "ENGINE_NAMES", "Deployment", "Engine", "EngineError", "HostRuntime",
+__all__ = ["ENGINES", "ENGINE_NAMES", "ContainerRecord", "Deployment", "Engine", "EngineError",
+           "EngineEvent", "EventStream", "HostRuntime",
            "Listed", "Mount",
            "Removed", "ToolOutput", "ToolSpec", "engine_facts", "engine_for",
            "engine_services", "every_engine", "local", "recorded_engine", "require_engine"]

@@ -11,9 +11,8 @@ runtime interface.
 
 from __future__ import annotations
 
-import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from ipaddress import IPv4Network
@@ -164,6 +163,49 @@ class Stopped:
     last_line: str
 
 
+@dataclass(frozen=True)
+class ContainerRecord:
+    """A container as the engine's full record of it gives it (Engine.inspect): what
+    shaping, readiness and faults read, in the interface's own terms (no client's
+    object, no engine's JSON above engines/)."""
+
+    id: str
+    name: str
+    labels: Mapping[str, str]
+    addresses: Mapping[str, str]  # network name -> the container's IPv4 address on it
+    running: bool
+    paused: bool
+    exit_code: int
+    started: datetime | None  # None: never started
+    finished: datetime | None  # None: has not ended
+    start_period_s: float = 0.0  # its health check's start period (0: none or no check)
+
+
+@dataclass(frozen=True)
+class EngineEvent:
+    """One event of the engine (Engine.watch_events, watch_starts): `action` without
+    its detail ('health_status', 'exec_create'), `detail` what followed it ('healthy',
+    the command)."""
+
+    time: float  # epoch seconds
+    kind: str  # container or network
+    action: str
+    detail: str
+    name: str  # the container's or the network's name
+    labels: Mapping[str, str] = field(default_factory=dict)  # a container's, and the engine's own
+
+
+class EventStream(Protocol):
+    """The engine's events as they come (Engine.watch_events, watch_starts): iterated
+    by one reader until closed."""
+
+    def __iter__(self) -> Iterator[EngineEvent]:
+        """Each event as it comes; ends once closed."""
+
+    def close(self) -> None:
+        """Stop watching."""
+
+
 class LogStream(Protocol):
     """Lines of some containers' logs as they come (Engine.follow_logs)."""
 
@@ -306,7 +348,7 @@ class Engine(ABC):
         """The IPv4 subnets of every network on this engine (taken blocks)."""
 
     @abstractmethod
-    def inspect(self, containers: Sequence[Listed]) -> list[Any]:
+    def inspect(self, containers: Sequence[Listed]) -> list[ContainerRecord]:
         """The engine's full record of each container still there (gone ones left out)."""
 
     @abstractmethod
@@ -361,12 +403,12 @@ class Engine(ABC):
         """Stop and start a container (killed or not)."""
 
     @abstractmethod
-    def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
-        """A process printing one JSON line per container start of the run."""
+    def watch_starts(self, run_id: str) -> EventStream:
+        """Each start of a container of the run from now on (its name and labels)."""
 
-    def watch_events(self, project: str) -> subprocess.Popen[str]:
-        """A process printing one JSON line per engine event (containers, networks)
-        from now on, with its time; the caller keeps those of `project` and ends it."""
+    def watch_events(self) -> EventStream:
+        """Every event of containers and networks on this engine from now on, with its
+        time; the caller keeps those it wants (a project's, by name) and closes it."""
         raise NotImplementedError(f"{self.name} engine: no event stream")
 
     @abstractmethod
@@ -382,9 +424,7 @@ class Engine(ABC):
         records = self.inspect([container])
         if not records:
             return None, 0.0
-        check = records[0].config.healthcheck
-        period_ns = getattr(check, "start_period", None) or 0
-        return records[0].state.started_at, period_ns / 1e9
+        return records[0].started, records[0].start_period_s
 
 
 class HostRuntime(Engine):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import Engine, HostRuntime, ToolSpec, local, require_engine
+from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, local, require_engine
 from vnetbench.engines.base import Mount
 from vnetbench.engines.build import build_project_images
 from vnetbench.files import write_text_atomic
@@ -49,7 +49,7 @@ from vnetbench.labels import current_owner, project_name, run_filter, run_labels
 from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
 from vnetbench.measure.cpu import host_sample
-from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
+from vnetbench.measure.engine_events import breakdown, breakdown_lines, of_project
 from vnetbench.measure.engine_floor import (
     EngineFloorError,
     FloorTiming,
@@ -486,7 +486,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
     with claimed_block() as claim:
         spec = StackSpec(prepared, new_run_id(topology.name), directory / topology.name,
                          current_owner())
-        with watched(prepared.engine if watch else None) as lines:
+        with watched(prepared.engine if watch else None) as seen:
             started = time.monotonic()
             with running(spec, claim) as stack:
                 timings["up"] = time.monotonic() - started
@@ -497,36 +497,34 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
             timings["stack"] = stack_timing(spec.steps, containers, timings)
             time.sleep(1.0)  # the last events reach the stream
         if watch:
-            events = parse_events(lines, project_name(spec.run_id))
+            events = of_project(seen, project_name(spec.run_id))
             timings["breakdown"] = breakdown(events, spec.steps)
-            write_text_atomic(directory / f"{topology.name}-events.jsonl", "".join(lines))
+            write_text_atomic(directory / f"{topology.name}-events.jsonl",
+                              "".join(json.dumps(asdict(event)) + "\n" for event in seen))
             for line in breakdown_lines(timings["breakdown"]):
                 note(f"{topology.name}: {line}", style="dim")
 
 
 @contextmanager
-def watched(engine: Engine | None) -> Iterator[list[str]]:
-    """The engine's event lines (as they come) for the `with` block; none without one."""
-    lines: list[str] = []
+def watched(engine: Engine | None) -> Iterator[list[EngineEvent]]:
+    """The engine's events (as they come) for the `with` block; none without one."""
+    seen: list[EngineEvent] = []
     if engine is None:
-        yield lines
+        yield seen
         return
-    process = engine.watch_events("")
-    assert process.stdout is not None
-    stream = process.stdout
+    stream = engine.watch_events()
 
     def read() -> None:
-        for line in stream:
-            lines.append(line)
+        for event in stream:
+            seen.append(event)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     time.sleep(0.5)  # the stream is open before anything happens
     try:
-        yield lines
+        yield seen
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stream.close()
         reader.join(timeout=5)
 
 
