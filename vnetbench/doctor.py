@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.engines import local
-from vnetbench.engines.build import image_id
+from vnetbench.engines import HostRuntime
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.images import TOOLS_IMAGE
 
 Check = tuple[str, bool, str]
 
 
-def diagnose() -> tuple[list[Check], bool]:
-    runtime = local()
+def diagnose(runtime: HostRuntime) -> tuple[list[Check], bool]:
     versions = runtime.versions()
     engine, compose = versions.engine, versions.compose
     checks: list[Check] = [
@@ -27,7 +25,7 @@ def diagnose() -> tuple[list[Check], bool]:
     ]
     if engine is None:
         return checks, False
-    tools = image_id(TOOLS_IMAGE)
+    tools = runtime.image_id(TOOLS_IMAGE)
     checks.append(("tools image", tools is not None,
                    tools[:19] if tools else "missing: run 'vnetbench images build'"))
     if tools:

@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import BlockClaim
-from vnetbench.engines import EngineError, engine_facts, engine_for
+from vnetbench.engines import EngineError, engine_facts, engine_for, local
 from vnetbench.engines.base import Engine
-from vnetbench.engines.build import build_project_images
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import BlockTaken, UserError
 from vnetbench.images import ImageSet
@@ -55,13 +54,13 @@ def prepare(topology: Topology, overlay: Overlay, engine: Engine | None = None,
     """Everything checked before a stack starts: the engine (a swarm: found now), the
     settings this overlay runs (`refuse_unsupported`: encryption: false refused where
     it cannot; a run records such a pass as not run instead), the kernel's shaping;
-    the project's images built when missing."""
+    the project's images built on this machine when missing (none given)."""
     engine = engine or engine_for(topology)
     if refuse_unsupported:
         overlay.require_supported_settings(topology)
     adjusted = overlay.adjust(engine.adjust(topology))
     check_shaping(adjusted.topology)
-    return Prepared(adjusted.topology, overlay, engine, images or build_project_images(),
+    return Prepared(adjusted.topology, overlay, engine, images or local().project_images(),
                     adjusted.remark)
 
 

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from vnetbench import __version__
 from vnetbench.engines import EngineError, HostRuntime, local
-from vnetbench.engines.build import image_id
 
 if TYPE_CHECKING:
     pass
@@ -57,5 +56,6 @@ def machine_facts() -> dict[str, Any]:
 
 def host_facts(tools_image: str) -> dict[str, Any]:
     """The machine, engine and image facts every results header carries."""
-    return {"machine": machine_facts(), "engine": engine_facts(local()),
-            "images": {"tools": {"name": tools_image, "id": image_id(tools_image)}}}
+    runtime = local()
+    return {"machine": machine_facts(), "engine": engine_facts(runtime),
+            "images": {"tools": {"name": tools_image, "id": runtime.image_id(tools_image)}}}

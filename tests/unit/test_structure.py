@@ -253,7 +253,8 @@ def test_the_engine_interface_hands_back_its_own_values() -> None:
 
 
 CONCRETE_ENGINES = ("vnetbench.engines.docker", "vnetbench.engines.compose",
-                    "vnetbench.engines.swarm")
+                    "vnetbench.engines.swarm",
+                    "vnetbench.engines.build")  # images: HostRuntime's image methods
 # `vnetbench swarm up|down` makes and removes the test swarm: the swarm engine's own verb
 ENGINE_COMMANDS = {"vnetbench.commands.swarm -> vnetbench.engines.swarm.testbed"}
 

@@ -30,6 +30,7 @@ def calibrate(
     scale)."""
     import pandas as pd
 
+    from vnetbench.engines import local
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
     from vnetbench.topology import whole_seconds
@@ -38,8 +39,8 @@ def calibrate(
         whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly
     except ValueError as error:
         raise UserError(f"--seconds: {error}.") from None
-    directory, figures = measure(out_directory(out, command="calibrate"), seconds, passes,
-                                 scale)
+    root = out_directory(out, command="calibrate")  # refused before the engine is asked
+    directory, figures = measure(local(), root, seconds, passes, scale)
     out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
     out_console.print(f"calibration: {directory / 'calibration.json'}")
 

@@ -16,8 +16,9 @@ def doctor() -> None:
     """Check the engine, Compose v2, /dev/net/tun, kernel features and images (exit 3
     when not ready)."""
     from vnetbench.doctor import diagnose
+    from vnetbench.engines import local
 
-    checks, verdict_ok = diagnose()
+    checks, verdict_ok = diagnose(local())
     table = Table("check", "state", "detail")
     for name, ok, detail in checks:
         table.add_row(name, Text("ok", "green") if ok else Text("missing", "red"), detail)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from vnetbench.addressing import AddressPlan
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.images import TOOLS_IMAGE, ImageSet
 
 if TYPE_CHECKING:
     from vnetbench.engines.usage import MemoryReading
@@ -449,3 +449,25 @@ class HostRuntime(Engine):
     def system_facts(self) -> dict[str, object]:
         """run.json's record of the engine: version, storage and cgroup drivers, kernel,
         the orchestrator's version."""
+
+    # -- images of this machine ------------------------------------------------------
+    @abstractmethod
+    def image_id(self, name: str) -> str | None:
+        """The id of the image of that name here (None: there is none)."""
+
+    @abstractmethod
+    def project_images(self, force: bool = False) -> ImageSet:
+        """The project's own images (tools, overlays), built where missing or older than
+        their context (`force`: built anew)."""
+
+    @abstractmethod
+    def base_image(self) -> str:
+        """The base image to build on: here, pulled, or bootstrapped offline."""
+
+    @abstractmethod
+    def build_image(self, context: Path, tag: str, base: str, label: str) -> None:
+        """An image built from a context directory on the base image."""
+
+    @abstractmethod
+    def remove_image(self, name: str) -> None:
+        """The image removed (forced)."""

@@ -17,6 +17,7 @@ import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
+import vnetbench.engines.build as build
 from vnetbench import gate
 from vnetbench.engines.base import (
     Deployment,
@@ -42,6 +43,7 @@ from vnetbench.engines.docker import (
     run_options,
 )
 from vnetbench.errors import BlockTaken
+from vnetbench.images import ImageSet
 from vnetbench.labels import require_owned
 
 if TYPE_CHECKING:
@@ -108,6 +110,22 @@ class ComposeEngine(DockerEngine, HostRuntime):
             "kernel": getattr(info, "kernel_version", None),
             "compose_version": compose_version(),
         }
+
+    # -- images of this machine (engines/build.py) -------------------------------------
+    def image_id(self, name: str) -> str | None:
+        return build.image_id(name)
+
+    def project_images(self, force: bool = False) -> ImageSet:
+        return build.build_project_images(force)
+
+    def base_image(self) -> str:
+        return build.ensure_base_image()
+
+    def build_image(self, context: Path, tag: str, base: str, label: str) -> None:
+        build.build_image_from(context, tag, base, label)
+
+    def remove_image(self, name: str) -> None:
+        build.remove_image(name)
 
     def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
         """One `docker compose logs` for the whole project instead of a `docker logs`

@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, local, require_engine
+from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, require_engine
 from vnetbench.engines.base import Mount
-from vnetbench.engines.build import build_project_images
 from vnetbench.files import write_text_atomic
 from vnetbench.gate import (
     ENTRY,
@@ -92,12 +91,12 @@ SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work en
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
 
 
-def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
+def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes: int = 3,
               scale: bool = False) -> tuple[Path, list[Figure]]:
-    """Measure every figure into a new directory under out_dir; return both."""
+    """Measure every figure on this machine's engine (`runtime`) into a new directory
+    under out_dir; return both."""
     require_engine()
-    runtime = local()
-    images = build_project_images()
+    images = runtime.project_images()
     # absolute: the gate directory is bind-mounted (a relative path names a volume)
     directory = new_directory(out_dir.resolve(), f"calibrate-{stamp()}")
     figures: list[Figure] = []

@@ -25,7 +25,6 @@ from vnetbench.capabilities import Capability
 from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.declaration import EVERY, Variants
 from vnetbench.engines import HostRuntime, local, require_engine
-from vnetbench.engines.build import build_project_images
 from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.measure.veth import bare_rates
 from vnetbench.methods import Method
@@ -175,12 +174,13 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     report; the short form with --quick), every overlay that runs here."""
     base = without_workload(base)
     require_engine()
-    build_project_images()
+    runtime = local()  # this machine's: its images, its veth limit (calibration)
+    runtime.project_images()
     overlays = available_overlays(base, overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
     with matrix_lock(directory):
-        return run_cells(base, directory, cells, overlays, quick, resume, methods)
+        return run_cells(runtime, base, directory, cells, overlays, quick, resume, methods)
 
 
 def without_workload(base: Topology) -> Topology:
@@ -195,8 +195,9 @@ def without_workload(base: Topology) -> Topology:
     return base.model_copy(update={"workload": None})
 
 
-def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list[Overlay],
-              quick: bool, resume: bool, methods: list[Method] | None) -> Path:
+def run_cells(runtime: HostRuntime, base: Topology, directory: Path, cells: list[Cell],
+              overlays: list[Overlay], quick: bool, resume: bool,
+              methods: list[Method] | None) -> Path:
     """The matrix's cells into its directory (its lock held), cells of one shape on
     one stack (runs/cells.py)."""
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
@@ -218,7 +219,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
         if not method_cell_done(header, method, overlay))
     with recorded(directory, header), job_progress("matrix", steps=steps):
         if not header.calibration and todo:
-            header.calibration = machine_limit(local(), cell_topology(base, cells[0], quick),
+            header.calibration = machine_limit(runtime, cell_topology(base, cells[0], quick),
                                                directory)
             header.save(directory)
         for group in groups:
@@ -227,7 +228,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
             run_method_cells(base, method, overlays, directory, header, results, quick)
         if todo and "raw_veth_mbit" in header.calibration:
             header.calibration = bracketed(header.calibration, machine_limit(
-                local(), cell_topology(base, cells[0], quick), directory))
+                runtime, cell_topology(base, cells[0], quick), directory))
     return directory
 
 

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from vnetbench.addressing import plan_addresses
 from vnetbench.allocation import BlockClaim, claimed_block
-from vnetbench.engines import engine_for, require_engine
+from vnetbench.engines import engine_for, local, require_engine
 from vnetbench.engines.base import RenderedRun
-from vnetbench.engines.build import build_project_images
 from vnetbench.engines.stack import Stack
 from vnetbench.labels import current_owner, detached_owner
 from vnetbench.lifecycle import Prepared, StackSpec, prepare, running, start
@@ -96,7 +95,7 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     overlay = overlay or overlay_for(tasks[0].topology)
     overlay.require_available()  # run() and sweep() check every overlay first
     engine = engine_for(tasks[0].topology)  # a swarm: found and checked before anything starts
-    images = build_project_images()
+    images = local().project_images()  # built here, whichever engine runs them
     variant = variant or Variant()
     tasks = [prepared_task(prepare(task.topology, overlay, engine, images,
                                    refuse_unsupported=False), task, variant.step(task.variant))

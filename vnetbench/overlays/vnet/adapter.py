@@ -115,10 +115,10 @@ class Vnet(Overlay):
     def detect(self) -> None:
         if self._facts is not None:
             return
-        images, reason = resolve_images(self.profile, self.chosen_images())
         from vnetbench.engines import local  # vNet's images are checked on this machine
 
         runtime = local()
+        images, reason = resolve_images(runtime, self.profile, self.chosen_images())
         absent = ({feature: feature_state(runtime, self.profile, images, feature)
                    for feature in self.profile.features} if images else {})
         self._facts = VnetFacts(images, reason or None, absent)
