@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.allocation import BlockClaim
-from vnetbench.engines import EngineError, engine_facts, engine_for, local
+from vnetbench.engines import EngineError, engine_facts, engine_for
 from vnetbench.engines.base import Engine
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import BlockTaken, UserError
@@ -49,19 +49,19 @@ class Prepared:
     remark: str = ""  # how the overlay adjusted the settings
 
 
-def prepare(topology: Topology, overlay: Overlay, engine: Engine | None = None,
-            images: ImageSet | None = None, refuse_unsupported: bool = True) -> Prepared:
+def prepare(topology: Topology, overlay: Overlay, engine: Engine | None = None, *,
+            images: ImageSet, refuse_unsupported: bool = True) -> Prepared:
     """Everything checked before a stack starts: the engine (a swarm: found now), the
     settings this overlay runs (`refuse_unsupported`: encryption: false refused where
     it cannot; a run records such a pass as not run instead), the kernel's shaping;
-    the project's images built on this machine when missing (none given)."""
+    `images`, the project's images, as this machine's runtime made them (its caller
+    has it: HostRuntime.project_images)."""
     engine = engine or engine_for(topology)
     if refuse_unsupported:
         overlay.require_supported_settings(topology)
     adjusted = overlay.adjust(engine.adjust(topology))
     check_shaping(adjusted.topology)
-    return Prepared(adjusted.topology, overlay, engine, images or local().project_images(),
-                    adjusted.remark)
+    return Prepared(adjusted.topology, overlay, engine, images, adjusted.remark)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from vnetbench import labels
 from vnetbench.allocation import claimed_block
-from vnetbench.engines import ENGINE_NAMES, require_engine
+from vnetbench.engines import ENGINE_NAMES, local, require_engine
 from vnetbench.engines.stack import HELPER_ROLES, Stack
 from vnetbench.errors import UserError
 from vnetbench.labels import current_owner
@@ -235,7 +235,7 @@ def running_topology(source: str | Path | Mapping[str, Any] | Topology, director
     require_engine()
     adapter = overlay_for(topology)
     adapter.require_available()
-    prepared = prepare(topology, adapter)
+    prepared = prepare(topology, adapter, images=local().project_images())
     with claimed_block() as claim:
         spec = StackSpec(prepared, new_run_id(topology.name), directory, current_owner())
         with running(spec, claim) as stack:

@@ -268,6 +268,35 @@ def test_no_module_outside_engines_reaches_a_concrete_engine() -> None:
     assert set(reaching) - ENGINE_COMMANDS == set()
 
 
+# Where this machine's runtime (engines.local()) is fetched outside engines/ and
+# commands/ (the top, which passes it down), each with why it is not passed in. By
+# the module's own name, not its package: the root's modules are being regrouped.
+LOCAL_FETCHED = {
+    "session": "a run's images, built here whichever engine runs them (run_tasks, up)",
+    "matrix": "the matrix's images and calibration, at run_matrix's top, passed to its cells",
+    "testing": "the pytest plugin's stacks' images, at running_topology's top",
+    "metadata": "every run record's host facts (runrecord.new_record: a dozen callers)",
+    "allocation": "the engine's taken subnets, inside claimed_block (a dozen callers)",
+    "apply": "the kernel's shaping mechanisms, probed once a process (cached), a swarm's too",
+    "adapter": "vNet's images, checked in Overlay.detect (the overlay interface has no runtime)",
+}
+
+
+def fetches_local(source: str) -> bool:
+    """Does the code call `local()` (engines.local, imported by name)?"""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "local" for node in ast.walk(ast.parse(source)))
+
+
+def test_this_machine_s_runtime_is_passed_in_below_the_top() -> None:
+    fetching = {path.relative_to(PACKAGE) for path in PACKAGE.rglob("*.py")
+                if fetches_local(path.read_text())}
+    below_the_top = {path.stem for path in fetching
+                     if path.parts[0] not in ("engines", "commands")}
+    assert below_the_top == set(LOCAL_FETCHED)
+    assert Path("commands/doctor.py") in fetching  # the check sees a call where there is one
+
+
 def test_the_cycle_finder_finds_one() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

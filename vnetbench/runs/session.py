@@ -55,7 +55,7 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
-    prepared = prepare(topology, overlay)
+    prepared = prepare(topology, overlay, images=local().project_images())
     run_id, directory = new_run_directory(prepared.topology, out_dir)
     record = up_record(run_id, directory, prepared, claim)
 
@@ -97,7 +97,7 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     engine = engine_for(tasks[0].topology)  # a swarm: found and checked before anything starts
     images = local().project_images()  # built here, whichever engine runs them
     variant = variant or Variant()
-    tasks = [prepared_task(prepare(task.topology, overlay, engine, images,
+    tasks = [prepared_task(prepare(task.topology, overlay, engine, images=images,
                                    refuse_unsupported=False), task, variant.step(task.variant))
              for task in tasks]
     topology = tasks[0].topology
