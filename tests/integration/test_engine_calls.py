@@ -69,6 +69,44 @@ def test_a_start_watch_sees_the_run_s_container_start_with_its_labels() -> None:
     assert seen[0].labels[labels.ROLE] == "agent"
 
 
+def test_the_event_watch_sees_a_network_and_a_container_come_and_go() -> None:
+    """watch_events (calibrate --scale's breakdown): networks' and containers' events
+    with their names and times, read from the engine's JSON in engines/ only."""
+    mark = f"vnetbench-it-events-{uuid.uuid4().hex[:8]}"
+    watch = ComposeEngine().watch_events()
+    seen: list[EngineEvent] = []
+    reader = threading.Thread(target=lambda: seen.extend(watch), daemon=True)
+    reader.start()
+    time.sleep(1.0)  # the stream is open before anything happens
+    began = time.time()
+    docker.network.create(mark)
+    docker.run(TOOLS_IMAGE, ["true"], name=mark, networks=[mark], remove=True, pull="never")
+    docker.network.remove(mark)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(e.kind == "network" and e.action == "destroy" and e.name == mark
+                      for e in seen):
+            assert time.monotonic() < deadline, "no network destroy event in 30 s"
+            time.sleep(0.2)
+    finally:
+        watch.close()
+        reader.join(timeout=10)
+    mine = [(e.kind, e.action) for e in seen if e.name == mark]
+    for expected in [("network", "create"), ("container", "create"), ("container", "start"),
+                     ("container", "die"), ("container", "destroy"), ("network", "destroy")]:
+        assert expected in mine
+    assert all(began - 5 < e.time < time.time() + 5 for e in seen if e.name == mark)
+
+
+def test_doctor_finds_the_tools_image_through_the_runtime() -> None:
+    """diagnose(local()): the tools image's id as the engine has it (HostRuntime.image_id)."""
+    from vnetbench.doctor import diagnose
+    from vnetbench.engines import local
+
+    checks = {name: (ok, detail) for name, ok, detail in diagnose(local())[0]}
+    assert checks["tools image"] == (True, str(docker.image.inspect(TOOLS_IMAGE).id)[:19])
+
+
 def test_logs_read_in_one_call_are_the_container_s_both_streams_and_a_gone_one_fails(
 ) -> None:
     """As python-on-whales' logs read them (stdout and stderr, timestamps when asked),
