@@ -249,3 +249,18 @@ def test_each_overlay_declares_the_services_its_template_renders(name: str,
     plan = plan_addresses(topology, "r", IPv4Network("10.170.0.0/16"))
     compose = yaml.safe_load(render_compose(topology, overlay, "r", plan, ImageSet()))
     assert set(compose["services"]) == set(overlay.generated_services(topology))
+
+
+def test_openvpn_hubs_are_ready_only_with_their_site_link_up() -> None:
+    """A hub passed its readiness with only its agents' server listening; the run's
+    first pings across sites were then lost until the site link came up (7 of 50)."""
+    compose = render({"name": "t", "overlay": "openvpn", "switches": 3, "agents": 3})
+    script = {name: "\n".join(service["command"]) for name, service in
+              compose["services"].items() if name.startswith("hub-")}
+    assert 'sport = :1195' in script["hub-switch1"]  # the first hub serves the site links
+    assert "dev tun1" not in script["hub-switch1"]
+    for other in ("hub-switch2", "hub-switch3"):  # the others are its clients
+        assert "show dev tun1" in script[other] and "1195" not in script[other]
+    alone = render({"name": "t", "overlay": "openvpn", "switches": 1, "agents": 2})
+    assert "tun1" not in "\n".join(alone["services"]["hub-switch1"]["command"])
+    assert "1195" not in "\n".join(alone["services"]["hub-switch1"]["command"])

@@ -87,7 +87,8 @@ class OpenVpn(TunnelOverlay):
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         return {"ovpn": {"files": MOUNT, "core": topology.switches[0],
-                         "client_port": CLIENT_PORT, **gate.template_context()}}
+                         "client_port": CLIENT_PORT,
+                         "site_port": SITE_PORT, **gate.template_context()}}
 
     def write_files(self, topology: Topology, plan: AddressPlan, run_dir: Path) -> list[Path]:
         """Per node openvpn/<node>/: ca.pem, cert.pem, key.pem (0600) and its configs
