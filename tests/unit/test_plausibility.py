@@ -103,11 +103,13 @@ def test_a_crr_a_few_times_under_its_rr_is_plausible(data_dir: Path) -> None:
     assert result.outcome == Outcome()
 
 
-def test_a_crr_hundreds_of_times_under_its_rr_names_the_retransmission_timeout(
+def test_a_crr_hundreds_of_times_under_its_rr_names_both_waits_it_can_be(
         data_dir: Path) -> None:
     """OpenVPN in issue #63's matrix: TCP_CRR 6/s with a p99 of 186,666 µs against its
-    TCP_RR 4,284/s: each new connection waited out TCP's minimum RTO. The figures are
-    kept (it is what a new connection gets over that path), the status says why."""
+    TCP_RR 4,284/s. Captured: no packet lost, each held ~44 ms by Nagle for a delayed
+    ACK on the tunnel's TCP link; a lost first packet waits out TCP's RTO instead.
+    The figures are kept (it is what a new connection gets over that path), the
+    status names both mechanisms the p99 allows."""
     metrics = rounds(data_dir, "netperf-tcp-crr.txt").metrics
     metrics |= {"tcp_rr_tps": (4284.0, "transactions/s"),
                 "tcp_crr_tps": (6.0, "transactions/s"), "tcp_crr_p99_us": (186666.0, "µs")}
@@ -119,8 +121,10 @@ def test_a_crr_hundreds_of_times_under_its_rr_names_the_retransmission_timeout(
     assert result.status == (
         "ok; tcp_crr_tps implausible: TCP_CRR 6/s is 714 times under its TCP_RR 4284/s, "
         f"beyond the {CRR_RR_BOUND} times a new connection's handshake and setup can cost: "
-        "each new connection loses its first packets (p99 187 ms ≈ TCP's minimum "
-        "retransmission timeout, 200 ms)")
+        "each new connection waits 187 ms at p99: a packet of its start lost and resent "
+        "(TCP's minimum retransmission timeout, 200 ms), or, on a tunnel carried over "
+        "TCP, packets held by Nagle's algorithm for the peer's delayed ACK (40 ms each; "
+        "OpenVPN without tcp-nodelay)")
 
 
 def test_a_pass_that_did_not_measure_is_not_judged(data_dir: Path) -> None:

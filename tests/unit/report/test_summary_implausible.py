@@ -62,5 +62,5 @@ def test_passes_without_numbers_lists_each_implausible_pass_with_why(
     listed = problems(passes(tmp_path, data_dir))
     said = dict(zip(listed["scenario"] + "/" + listed["overlay"], listed[STATUS], strict=True))
     assert set(said) == {"loaded_latency/baseline", "transactions/openvpn"}
-    assert "each new connection loses its first packets" in said["transactions/openvpn"]
+    assert "Nagle's algorithm for the peer's delayed ACK" in said["transactions/openvpn"]
     assert "below the testbed's resolution" in said["loaded_latency/baseline"]
