@@ -58,9 +58,9 @@ docs: venv
 	$(BIN)/mkdocs build --strict --site-dir .site
 
 # Rewrite docs/reference/'s generated pages from the CLI and the scenarios' declarations
-# after a change to either (tests/unit/test_docsgen.py fails until they are).
+# after a change to either (tests/unit/generators/test_docsgen.py fails until they are).
 reference: venv
-	$(BIN)/python -m vnetbench.docsgen
+	$(BIN)/python -m vnetbench.generators.docsgen
 
 unit: venv
 	$(BIN)/pytest tests/unit
@@ -94,7 +94,7 @@ test-repeat: setup browser
 
 # Re-render the committed example compose files after a template change.
 compose: venv
-	$(BIN)/python -m vnetbench.examples
+	$(BIN)/python -m vnetbench.generators.examples
 
 clean: venv
 	$(BIN)/vnetbench clean

@@ -23,19 +23,19 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from vnetbench import gate
-from vnetbench.addressing import (
+from vnetbench.model.addressing import (
     HUB_LINKS,
     TUNNEL_NETWORK,
     AddressPlan,
     tunnel_addresses,
     tunnel_sites,
 )
-from vnetbench.gate import prepare_gate
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.tunnel import TunnelOverlay
-from vnetbench.pki import make_pki
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
+from vnetbench.runtime.pki import make_pki
 
 CLIENT_PORT = 1194
 SITE_PORT = 1195
