@@ -9,11 +9,11 @@ import pytest
 from python_on_whales import docker
 from python_on_whales.exceptions import NoSuchContainer
 
-from vnetbench import labels
 from vnetbench.engines.base import ContainerRecord, EngineEvent
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.docker import container_logs, inspected_on, quick
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.runtime import labels
+from vnetbench.runtime.images import TOOLS_IMAGE
 
 pytestmark = pytest.mark.integration
 
@@ -100,7 +100,7 @@ def test_the_event_watch_sees_a_network_and_a_container_come_and_go() -> None:
 
 def test_doctor_finds_the_tools_image_through_the_runtime() -> None:
     """diagnose(local()): the tools image's id as the engine has it (HostRuntime.image_id)."""
-    from vnetbench.doctor import diagnose
+    from vnetbench.deploy.doctor import diagnose
     from vnetbench.engines import local
 
     checks = {name: (ok, detail) for name, ok, detail in diagnose(local())[0]}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results
+from vnetbench.analysis.results import load_results
 
 pytestmark = pytest.mark.integration
 

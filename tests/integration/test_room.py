@@ -14,12 +14,12 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers, room_records, stands
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.results import load_results, named
 from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 

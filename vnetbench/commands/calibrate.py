@@ -9,7 +9,7 @@ import typer
 
 from vnetbench.commands.common import guarded, out_directory, rich_table
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -31,9 +31,9 @@ def calibrate(
     import pandas as pd
 
     from vnetbench.engines import local
+    from vnetbench.model.topology import whole_seconds
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
-    from vnetbench.topology import whole_seconds
 
     try:
         whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly

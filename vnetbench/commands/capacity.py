@@ -18,8 +18,8 @@ from vnetbench.commands.common import (
 )
 from vnetbench.commands.options import TopologyOption
 from vnetbench.errors import UserError
-from vnetbench.exitstatus import ExitStatus
-from vnetbench.ui import note
+from vnetbench.terminal.exitstatus import ExitStatus
+from vnetbench.terminal.ui import note
 
 Dimension = Literal["machines", "rate"]
 

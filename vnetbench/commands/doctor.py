@@ -7,15 +7,15 @@ from rich.table import Table
 from rich.text import Text
 
 from vnetbench.commands.common import guarded
-from vnetbench.exitstatus import ExitStatus
-from vnetbench.ui import out_console
+from vnetbench.terminal.exitstatus import ExitStatus
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
 def doctor() -> None:
     """Check the engine, Compose v2, /dev/net/tun, kernel features and images (exit 3
     when not ready)."""
-    from vnetbench.doctor import diagnose
+    from vnetbench.deploy.doctor import diagnose
     from vnetbench.engines import local
 
     checks, verdict_ok = diagnose(local())

@@ -17,7 +17,7 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import AllowFailedOption, TopologyOption
-from vnetbench.ui import note
+from vnetbench.terminal.ui import note
 
 
 @guarded

@@ -18,7 +18,6 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 import vnetbench.engines.build as build
-from vnetbench import gate
 from vnetbench.engines.base import (
     Deployment,
     Engine,
@@ -43,11 +42,12 @@ from vnetbench.engines.docker import (
     run_options,
 )
 from vnetbench.errors import BlockTaken
-from vnetbench.images import ImageSet
-from vnetbench.labels import require_owned
+from vnetbench.runtime import gate
+from vnetbench.runtime.images import ImageSet
+from vnetbench.runtime.labels import require_owned
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: depends_on's health waits and this more,
 # and a second per service for creating and starting them (the engine starts about 8

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from vnetbench.cli import app
 from vnetbench.commands.options import settings_given
+from vnetbench.model.topology import setting_fields
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.topology import setting_fields
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
 SHARED = {"__init__", "common", "options", "root"}  # commands/ modules that register no

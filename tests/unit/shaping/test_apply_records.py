@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from vnetbench import labels
 from vnetbench.engines.base import NETWORK_NAME, ContainerRecord, EngineEvent, Listed, RunRef
+from vnetbench.model.topology import parse_topology
+from vnetbench.runtime import labels
 from vnetbench.shaping.apply import (
     Attachment,
     Member,
@@ -18,7 +19,6 @@ from vnetbench.shaping.apply import (
     members,
     shaper_states,
 )
-from vnetbench.topology import parse_topology
 
 STARTED = datetime(2026, 12, 1, 12, 12, 1, tzinfo=UTC)
 
