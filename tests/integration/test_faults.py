@@ -43,11 +43,21 @@ def streaming_run(timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
     raise AssertionError("no iperf3 client probe appeared")
 
 
+# The stream the router dies in. The kill follows the client probe's appearance by a
+# 0.2 s poll and two engine calls (a listing, the kill: about a second on this host),
+# and the pass it must land in (its deaths are the pass's, outcomes.mark_deaths) lasts
+# at least the stream, its 200 pings at 10 ms after it: 5 s leave several times that.
+# A dead router holds its client until the stream's end plus iperf3's grace
+# (measure/iperf.py CLIENT_GRACE_SECONDS): every second of stream is waited out after
+# the kill (20 s was 15 s more of it).
+KILLED_STREAM_S = 5
+
+
 def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
         tmp_path: Path) -> None:
     (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-kill"))
     process = vnetbench("run", "throughput", "flood", "-t", "t.yml", "--passes", "1",
-                        "--seconds", "20", "--out", "out", cwd=tmp_path)
+                        "--seconds", str(KILLED_STREAM_S), "--out", "out", cwd=tmp_path)
     run_id = streaming_run()
     router = next(c for c in docker.container.list(filters=[
         ("label", f"vnetbench.run={run_id}"), ("label", "vnetbench.node=switch2")])
