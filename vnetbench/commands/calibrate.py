@@ -9,7 +9,7 @@ import typer
 
 from vnetbench.commands.common import guarded, out_directory, rich_table
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.ui import err_console, error_line, out_console
 
 
 @guarded
@@ -27,11 +27,13 @@ def calibrate(
 ) -> None:
     """This machine's limits and the testbed's own cost, each against its target: raw
     veth pair, baseline path, delay line, idle cost (and with --scale, the testbed at
-    scale)."""
+    scale). Exit 1 when a figure missed its target, 3 when one with a target could
+    not be measured (the engine, vNet images absent)."""
     import pandas as pd
 
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
+    from vnetbench.runs.targets import calibration_verdict
     from vnetbench.topology import whole_seconds
 
     try:
@@ -42,4 +44,9 @@ def calibrate(
                                  scale)
     out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
     out_console.print(f"calibration: {directory / 'calibration.json'}")
+    status, lines = calibration_verdict(figures)
+    for line in lines:
+        err_console.print(error_line(line), highlight=False, soft_wrap=True)
+    if status:
+        raise typer.Exit(status)
 
