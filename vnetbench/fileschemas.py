@@ -5,8 +5,10 @@ Generated, never edited by hand: from the pydantic model where a file is written
 one (run.json: RunRecord; calibration.json's figures: Figure), from the declared
 columns where it is a table (results.parquet: vnetbench/schema.py; verdicts.csv:
 report/ab.py's VERDICT_COLUMNS), and declared here for the documents built as dicts
-(noise.json, history's and compare's JSON). A table's schema is that of one row, its
-columns as the typed file (parquet) holds them; the CSV copies have the same columns.
+(noise.json, history's and compare's JSON), and from vnetbench/documents.py's
+models for the result documents of run, matrix, sweep, capacity and doctor. A
+table's schema is that of one row, its columns as the typed file (parquet) holds
+them; the CSV copies have the same columns.
 The schemas describe the files of every format still read: a key or column added
 since is optional. `python -m vnetbench.fileschemas` writes them again; a unit test
 fails when the shipped files, the docs or the real recorded outputs disagree.
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from vnetbench import schema as columns
 from vnetbench.outcome import State
@@ -155,6 +157,18 @@ def history_schema() -> Schema:
                 "series": {"type": "array", "items": series}}}
 
 
+def document_schema(name: str) -> Callable[[], Schema]:
+    """A result document's (vnetbench/documents.py), as it is printed: serialization
+    mode, so the values computed from the record (a target's text, met) are in it."""
+
+    def make() -> Schema:
+        from vnetbench import documents
+
+        model: type[BaseModel] = getattr(documents, name)
+        return model.model_json_schema(mode="serialization")
+    return make
+
+
 def calibration_schema() -> Schema:
     """`calibrate`'s calibration.json: its figures, and at scale the breakdowns."""
     from vnetbench.runs.targets import Figure
@@ -184,6 +198,13 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
                             "(--json-file writes).", history_schema),
     "calibration.schema.json": ("calibration.json", "calibrate's figures and targets.",
                                 calibration_schema),
+    "run-result.schema.json": ("run --json", "The document run --json prints (--json-file "
+                               "writes), and matrix's and sweep's.",
+                               document_schema("MeasuredDocument")),
+    "capacity.schema.json": ("capacity --json", "The document capacity --json prints "
+                             "(--json-file writes).", document_schema("CapacityDocument")),
+    "doctor.schema.json": ("doctor --json", "The document doctor --json prints "
+                           "(--json-file writes).", document_schema("DoctorDocument")),
 }
 
 

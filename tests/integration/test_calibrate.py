@@ -20,9 +20,17 @@ def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
                            "--passes", "1", "--out", "results"], capture_output=True,
                           text=True, timeout=600, env={**os.environ, "COLUMNS": "200"},
                           cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
     (found,) = tmp_path.glob("results/calibrate-*/calibration.json")
     figures = {f["name"]: f for f in json.loads(found.read_text())["figures"]}
+    # the exit status is the contract's: 1 exactly when a figure measured missed its
+    # target (each named on stderr), 3 when one with a target was not measured; which
+    # targets this host meets is its own business (the ratios move with its load)
+    missed = [name for name, f in figures.items() if f["target"] and f["met"] is False]
+    unmeasured = [name for name, f in figures.items() if f["target"] and f["met"] is None]
+    said = " ".join(done.stderr.split())
+    assert done.returncode == (1 if missed else 3 if unmeasured else 0), said[-2000:]
+    assert all(name in said for name in missed + unmeasured), said[-2000:]
+    assert "Traceback" not in done.stderr
     raw = figures["raw veth pair (TCP)"]["value"]
     # A veth pair's rate is this host's CPU (12-33 Gbit/s here on 2 cores, less beside
     # other work): no floor but that it moved; the ratios below are the mechanism's

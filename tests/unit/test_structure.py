@@ -106,7 +106,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor",
                                        "plausibility"}),
     ("the lifecycle", {"lifecycle", "examples"}),
-    ("runs", {"runs", "testing", "fileschemas"}),
+    ("runs", {"runs", "testing", "fileschemas", "documents"}),
     ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen",
                           "machine_output"}),
 ]
