@@ -70,6 +70,26 @@ def results_schema() -> Schema:
             "additionalProperties": False}
 
 
+def events_schema() -> Schema:
+    """One row of a run's logs/events.parquet (measure/events.py's write_events)."""
+    from vnetbench.measure.events import COLUMNS
+
+    said = {"time": "when the container logged the line (UTC; null: its log had no "
+                    "timestamps); a timestamp column in the parquet file",
+            "container": "the container's name", "role": "the topology's role of it",
+            "process": "the pool member that wrote the line, else the container's node",
+            "event": "the name of the overlay's pattern that matched (vNet: its profile's "
+                     "events)",
+            "fields": "the pattern's named groups, as the text of a JSON object (their "
+                      "keys differ per event)",
+            "line": "the log line, without Docker's timestamp"}
+    properties: Schema = {name: {**STRING, "description": said[name]} for name in COLUMNS}
+    properties["time"] = {"type": ["string", "null"], "format": "date-time",
+                          "description": said["time"]}
+    return {"type": "object", "required": list(COLUMNS), "properties": properties,
+            "additionalProperties": False}
+
+
 def run_schema() -> Schema:
     from vnetbench.runrecord import RunRecord
 
@@ -190,6 +210,8 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
     "verdicts.schema.json": ("verdicts.csv", "One row of an A/B's verdicts.csv.",
                              verdicts_schema),
     "noise.schema.json": ("noise.json", "An A/A's noise floor per metric.", noise_schema),
+    "events.schema.json": ("events.parquet", "One row of a run's logs/events.parquet: an "
+                           "event an overlay's log pattern found.", events_schema),
     "ab.schema.json": ("ab --json", "The document ab --json prints (--json-file writes): "
                        "verdicts.csv's rows.", ab_schema),
     "compare.schema.json": ("compare --json", "The document compare --json prints "
