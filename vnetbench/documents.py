@@ -1,7 +1,8 @@
 """The result documents `--json` prints and `--json-file` writes for the measuring
-commands (run, matrix, sweep), capacity and doctor: pydantic models built from the
-typed records each command already has (run.json's RunRecord, the --slo targets
-checked, the failed cells, capacity's search, doctor's diagnosis), so the document,
+commands (run, matrix, sweep), capacity, calibrate and doctor: pydantic models built
+from the typed records each command already has (run.json's RunRecord, the --slo
+targets checked, the failed cells, capacity's search, calibrate's figures, doctor's
+diagnosis), so the document,
 its schema (vnetbench/fileschemas.py, generated from these models) and the terminal
 cannot say different things.
 
@@ -22,6 +23,7 @@ from vnetbench.doctor import Check
 from vnetbench.exitstatus import FailedCell
 from vnetbench.model import Model
 from vnetbench.runs.capacity import Clause, Step
+from vnetbench.runs.targets import Figure
 from vnetbench.slo import Checked
 
 if TYPE_CHECKING:
@@ -171,3 +173,19 @@ class DoctorDocument(Document):
 def doctor_document(diagnosis: Diagnosis, status: int) -> DoctorDocument:
     return DoctorDocument(exit_status=status, ready=diagnosis.ready,
                           checks=diagnosis.checks)
+
+
+class CalibrationDocument(Document):
+    """What `calibrate` prints with --json: each figure against its target (as
+    calibration.json keeps them, beside the breakdowns)."""
+
+    command: Literal["calibrate"] = "calibrate"
+    directory: str
+    figures: list[Figure] = Field(description="met: null for a reference figure (no "
+                                  "target) or one with a target not measured (exit 3)")
+
+
+def calibration_document(directory: Path, figures: Sequence[Figure],
+                         status: int) -> CalibrationDocument:
+    return CalibrationDocument(exit_status=status, directory=str(directory),
+                               figures=list(figures))

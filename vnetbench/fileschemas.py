@@ -6,9 +6,9 @@ one (run.json: RunRecord; calibration.json's figures: Figure), from the declared
 columns where it is a table (results.parquet: vnetbench/schema.py; verdicts.csv:
 report/ab.py's VERDICT_COLUMNS), and declared here for the documents built as dicts
 (noise.json, history's and compare's JSON), and from vnetbench/documents.py's
-models for the result documents of run, matrix, sweep, capacity and doctor. A
-table's schema is that of one row, its columns as the typed file (parquet) holds
-them; the CSV copies have the same columns.
+models for the result documents of run, matrix, sweep, capacity, calibrate and
+doctor. A table's schema is that of one row, its columns as the typed file
+(parquet) holds them; the CSV copies have the same columns.
 The schemas describe the files of every format still read: a key or column added
 since is optional. `python -m vnetbench.fileschemas` writes them again; a unit test
 fails when the shipped files, the docs or the real recorded outputs disagree.
@@ -225,6 +225,9 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
                                document_schema("MeasuredDocument")),
     "capacity.schema.json": ("capacity --json", "The document capacity --json prints "
                              "(--json-file writes).", document_schema("CapacityDocument")),
+    "calibrate.schema.json": ("calibrate --json", "The document calibrate --json prints "
+                              "(--json-file writes).",
+                              document_schema("CalibrationDocument")),
     "doctor.schema.json": ("doctor --json", "The document doctor --json prints "
                            "(--json-file writes).", document_schema("DoctorDocument")),
 }

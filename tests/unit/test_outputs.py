@@ -183,6 +183,8 @@ IN_THE_WAY: list[tuple[list[str], Callable[[Path], object], str]] = [
         w / "loop"), "it lies under a symbolic link that leads back to itself"),
     (["doctor", "--json-file", "{work}"], lambda w: None,
      "doctor --json-file {work}: it is a directory, not a file"),
+    (["calibrate", "--json-file", "{work}/afile/c.json"], lambda w: None,
+     "{work}/afile is a file, not a directory"),
 ]
 
 
@@ -279,7 +281,7 @@ WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
            ("history", "--json-file"), ("ab", "--json-file"), ("ab", "--out"), ("ab", "--summary"),
            ("up", "--out"), ("calibrate", "--out"), ("run", "--json-file"),
            ("matrix", "--json-file"), ("sweep", "--json-file"), ("capacity", "--json-file"),
-           ("doctor", "--json-file")}
+           ("doctor", "--json-file"), ("calibrate", "--json-file")}
 
 
 def path_parameters() -> set[tuple[str, str]]:

@@ -84,3 +84,36 @@ def test_no_engine_exits_3_before_anything_is_measured(monkeypatch: pytest.Monke
     assert result.exit_code == 3, result.output
     assert "The Docker engine does not answer" in " ".join(result.stderr.split())
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_calibrate_json_holds_each_figure_and_the_status(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """stdout is the document alone (the table, and what the measurement printed, on
+    stderr), valid against its schema; the file holds the same."""
+    import json
+
+    import jsonschema
+
+    import vnetbench.runs.calibration
+    from vnetbench.fileschemas import shipped
+    from vnetbench.ui import out_console
+
+    def measure(out_dir: Path, *args: object) -> tuple[Path, list[Figure]]:
+        out_console.print("RESULT scenario=throughput overlay=baseline pass=1")
+        (out_dir / "calibrate-recorded").mkdir()
+        return out_dir / "calibrate-recorded", [MET, MISSED, REFERENCE, UNMEASURED]
+
+    monkeypatch.setattr(vnetbench.runs.calibration, "calibrate", measure)
+    written = tmp_path / "calibrate.json"
+    result = runner.invoke(app, ["calibrate", "--out", str(tmp_path), "--json",
+                                 "--json-file", str(written)])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, shipped("calibrate.schema.json"))
+    assert json.loads(written.read_text()) == document
+    assert (document["command"], document["exit_status"]) == ("calibrate", 1)
+    assert document["directory"] == str(tmp_path / "calibrate-recorded")
+    assert [(f["name"], f["met"]) for f in document["figures"]] == [
+        (MET.name, True), (MISSED.name, False), (REFERENCE.name, None),
+        (UNMEASURED.name, None)]
+    assert "RESULT scenario=throughput" in result.stderr and "NOT met" in result.stderr
