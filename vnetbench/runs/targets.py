@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vnetbench.exitstatus import ExitStatus
@@ -38,6 +38,15 @@ class Figure:
     target: str = ""
     met: bool | None = None
     note: str = ""
+
+
+def without_nan(figure: Figure) -> Figure:
+    """A NaN value (the median of no rows: nothing was read) is no measurement: None,
+    and no verdict on it (NaN compared False, a miss, and calibration.json held NaN,
+    which is not JSON)."""
+    if figure.value is None or figure.value == figure.value:
+        return figure
+    return replace(figure, value=None, met=None)
 
 
 def ratio(testbed: float | None, reference: float | None) -> float | None:
