@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.report.ab import VERDICTS_FILE
-from vnetbench.results import load_results, named
 from vnetbench.runs.ab import ab_session, make_arms, run_ab
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 

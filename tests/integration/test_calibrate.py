@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from vnetbench.fileschemas import shipped
+from vnetbench.generators.fileschemas import shipped
 
 pytestmark = pytest.mark.integration
 

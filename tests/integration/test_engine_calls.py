@@ -10,7 +10,7 @@ from python_on_whales import docker
 from python_on_whales.exceptions import NoSuchContainer
 
 from vnetbench.engines.docker import container_logs, inspected_on, quick
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.runtime.images import TOOLS_IMAGE
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results
+from vnetbench.analysis.results import load_results
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +71,7 @@ def test_run_json_on_a_real_run_is_the_whole_of_stdout_and_says_the_miss(
 
     import jsonschema
 
-    from vnetbench.fileschemas import shipped
+    from vnetbench.generators.fileschemas import shipped
 
     done = vnetbench_run(tmp_path, HEALTHY, "--slo", "throughput.tcp_mbit>=1000000",
                          "--json", "--json-file", "run-result.json")
@@ -111,7 +111,7 @@ def test_doctor_json_on_a_ready_machine(tmp_path: Path) -> None:
 
     import jsonschema
 
-    from vnetbench.fileschemas import shipped
+    from vnetbench.generators.fileschemas import shipped
 
     done = subprocess.run([sys.executable, "-m", "vnetbench", "doctor", "--json"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -11,10 +11,10 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import ROLE, RUN
+from vnetbench.deploy.testing import RunningTopology
 from vnetbench.pytest_plugin import TopologyFactory
-from vnetbench.testing import RunningTopology
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import ROLE, RUN
 
 pytestmark = pytest.mark.integration
 PINGS = 10

@@ -17,7 +17,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results, named
+from vnetbench.analysis.results import load_results, named
 
 pytestmark = pytest.mark.integration
 TOPOLOGY = "name: {name}\nswitches: 2\nagents: 4\n"

@@ -10,7 +10,7 @@ from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
 from vnetbench.engines import local
-from vnetbench.gate import (
+from vnetbench.runtime.gate import (
     ENTRY,
     FIFO_IN_CONTAINER,
     MOUNT_POINT,
@@ -18,10 +18,10 @@ from vnetbench.gate import (
     prepare_gate,
     release_stamp,
 )
-from vnetbench.gate import release as release_gate
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import RUN as RUN_LABEL
-from vnetbench.labels import run_filter as label_filter
+from vnetbench.runtime.gate import release as release_gate
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import RUN as RUN_LABEL
+from vnetbench.runtime.labels import run_filter as label_filter
 
 pytestmark = pytest.mark.integration
 CONTAINERS = 50

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.integration.conftest import leftovers
+from vnetbench.analysis.results import load_results, named
 from vnetbench.cli import app
-from vnetbench.results import load_results, named
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()

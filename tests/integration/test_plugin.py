@@ -11,8 +11,8 @@ import pytest
 from tests.installed import install_wheel, run
 from tests.integration.conftest import leftovers
 from tests.integration.test_shaping import DELAY_TOLERANCE_MS, DELAY_TOLERANCE_SHARE
+from vnetbench.deploy.testing import RunningTopology
 from vnetbench.pytest_plugin import TopologyFactory
-from vnetbench.testing import RunningTopology
 
 pytestmark = pytest.mark.integration
 # 10 ms each way on the backbone adds 20 ms to a round trip, within the delay

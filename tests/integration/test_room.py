@@ -14,12 +14,12 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers, room_records, stands
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.results import load_results, named
 from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 
@@ -248,7 +248,7 @@ def test_capacity_json_is_the_whole_of_stdout(tmp_path: Path) -> None:
     import jsonschema
     import yaml
 
-    from vnetbench.fileschemas import shipped
+    from vnetbench.generators.fileschemas import shipped
 
     (tmp_path / "t.yml").write_text(yaml.safe_dump({
         "name": "it-room", "switches": 2, "agents": 2, "settings": SETTINGS}))

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers, stands
-from vnetbench.results import load_results, named
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +79,7 @@ def test_loaded_latency_on_the_baseline(tmp_path: Path) -> None:
         assert value[f"{load}_load_mbit"] > 0
         for q in (50, 99):
             # the added latency is the loaded figure less the idle p50, as recorded; below
-            # zero it is withheld, the pass saying so (vnetbench/plausibility.py)
+            # zero it is withheld, the pass saying so (vnetbench/analysis/plausibility.py)
             difference = value[f"{load}_rtt_p{q}_ms"] - value["idle_rtt_p50_ms"]
             added = value[f"{load}_added_p{q}_ms"]
             if difference >= 0:

@@ -18,19 +18,19 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers, stands
-from vnetbench import labels
-from vnetbench.allocation import claimed_block
+from vnetbench.analysis.results import load_results, named
+from vnetbench.deploy.lifecycle import StackSpec, prepare, running
+from vnetbench.engines.allocation import claimed_block
 from vnetbench.engines.build import build_project_images
-from vnetbench.images import ImageSet
-from vnetbench.labels import current_owner
-from vnetbench.lifecycle import StackSpec, prepare, running
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays.baseline import Baseline
-from vnetbench.results import load_results, named
-from vnetbench.rundir import new_run_id
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime import labels
+from vnetbench.runtime.images import ImageSet
+from vnetbench.runtime.labels import current_owner
+from vnetbench.runtime.rundir import new_run_id
 from vnetbench.scenarios import get_scenario
 from vnetbench.shaping.apply import ShapingKeeper, available_mechanisms, read_back, shape_run
-from vnetbench.topology import Topology, parse_topology
 
 pytestmark = pytest.mark.integration
 TCP_OVERHEAD = 1448 / 1514  # TCP payload per Ethernet frame (MSS 1448 with timestamps)

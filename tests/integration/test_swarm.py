@@ -26,14 +26,14 @@ import yaml
 from python_on_whales import DockerClient
 
 from tests.integration.conftest import room_records
+from vnetbench.analysis.results import load_results, named
 from vnetbench.engines.swarm.deployment import NODE_RUNS
 from vnetbench.engines.swarm.testbed import endpoint, node_names, swarm_down, swarm_up
-from vnetbench.labels import run_filter
-from vnetbench.results import load_results, named
+from vnetbench.model.topology import parse_topology
+from vnetbench.model.workload import profile_path
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.labels import run_filter
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
-from vnetbench.workload import profile_path
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

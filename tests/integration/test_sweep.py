@@ -10,10 +10,10 @@ import pytest
 
 from tests.integration.conftest import leftovers
 from tests.integration.test_shaping import DELAY_TOLERANCE_MS, DELAY_TOLERANCE_SHARE
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.sweep import run_sweep
 from vnetbench.scenarios import get_scenario
 from vnetbench.shaping.assign import parse_assignment
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 

@@ -23,8 +23,8 @@ import yaml
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers, stands
+from vnetbench.analysis.results import load_results, named
 from vnetbench.overlays.vnet import Vnet
-from vnetbench.results import load_results, named
 
 VNET = Vnet()
 UNAVAILABLE = VNET.unavailable_reason()

@@ -84,41 +84,48 @@ def cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
 
 def test_no_import_cycles() -> None:
     graph = import_graph()
-    assert "vnetbench.overlays" not in graph["vnetbench.topology"]  # the model knows no adapter
+    topology = "vnetbench.model.topology"
+    assert "vnetbench.overlays" not in graph[topology]  # the model knows no adapter
     # nor any scenario: its settings model is built from the registry, not by name
-    assert {t for t in graph["vnetbench.topology"] if t.startswith("vnetbench.declared.")} == set()
-    assert "vnetbench.declared" in graph["vnetbench.topology"]
+    assert {t for t in graph[topology] if t.startswith("vnetbench.declared.")} == set()
+    assert "vnetbench.declared" in graph[topology]
     assert cycles(graph) == []
 
 
 # The layers, bottom to top: a module imports from its own layer or a lower one, never
-# from a higher one. A unit is a top-level module or a subpackage (engines/, measure/...).
+# from a higher one. A unit is a top-level module or a subpackage (engines/, measure/...);
+# each subpackage sits in one layer, so no two packages import each other either.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundations", {"vnetbench", "errors", "files", "images", "labels", "metrics", "outcome",
-                     "outputs", "paths", "pki", "scratch", "ui", "units", "changepoints",
-                     "stats", "sequential", "yamlfile"}),
-    ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
-                   "methods", "gate", "interrupts", "results", "faults", "workload",
-                   "exitstatus", "slo"}),
+    ("the program's own", {"vnetbench", "errors", "files"}),
+    ("the vocabulary", {"core"}),
+    ("the terminal", {"terminal"}),
+    ("the runtime's parts", {"runtime"}),
+    ("declarations", {"declared", "faults"}),
+    ("the model", {"model", "methods"}),
     ("engines", {"engines"}),
-    ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
-    ("overlays and run records", {"overlays", "rundir", "runrecord"}),
-    ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor",
-                                       "plausibility"}),
-    ("the lifecycle", {"lifecycle", "examples"}),
-    ("runs", {"runs", "testing", "fileschemas", "documents"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen",
-                          "machine_output"}),
+    ("measuring", {"measure"}),
+    ("on a running stack", {"shaping", "overlays"}),
+    ("scenarios", {"scenarios"}),
+    ("results and bring-up", {"analysis", "deploy"}),
+    ("reports", {"report"}),
+    ("runs", {"runs"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+    ("generated from the code", {"generators"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
 # from it; no code that measures is in it (test_schema holds that).
-SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
+SUBPACKAGES = {"core", "terminal", "runtime", "model", "analysis", "deploy", "generators",
+               "engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
                "report", "commands", "methods", "faults"}
+# The package's root holds the entry points (cli, __main__, the pytest plugin) and what
+# every layer uses (errors, files); everything else lives in a subpackage named for what
+# it is, so the root reads as a table of contents.
+ROOT_MODULES_AT_MOST = 12
 
 
 def unit_of(module: str) -> str:
-    """vnetbench.engines.swarm.engine -> engines; vnetbench.topology -> topology."""
+    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -150,6 +157,24 @@ def test_every_unit_has_one_layer() -> None:
 
 def test_no_import_goes_up_a_layer() -> None:
     assert upward_imports(import_graph()) == []
+
+
+def test_the_root_holds_a_few_modules() -> None:
+    root = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(root) <= ROOT_MODULES_AT_MOST, root
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == SUBPACKAGES, "place a new subpackage in SUBPACKAGES and LAYERS"
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """Between units, the imports form no loop either (a module's cycle can hide in two
+    packages that each import the other, one module of each)."""
+    graph = import_graph()
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit_of(module), set()).update(
+            unit_of(t) for t in targets if unit_of(t) != unit_of(module))
+    assert cycles(units) == []
 
 
 def test_engines_and_measure_depend_one_way() -> None:

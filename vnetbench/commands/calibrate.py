@@ -9,8 +9,13 @@ import typer
 
 from vnetbench.commands.common import guarded, out_directory, rich_table
 from vnetbench.errors import UserError
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import err_console, error_line, out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import err_console, error_line, out_console
 
 
 @guarded
@@ -35,11 +40,11 @@ def calibrate(
     against its target (the table then goes to stderr)."""
     import pandas as pd
 
-    from vnetbench.documents import calibration_document
+    from vnetbench.commands.documents import calibration_document
+    from vnetbench.model.topology import whole_seconds
     from vnetbench.runs.calibration import calibrate as measure
     from vnetbench.runs.calibration import figure_rows
     from vnetbench.runs.targets import calibration_verdict
-    from vnetbench.topology import whole_seconds
 
     try:
         whole_seconds(seconds)  # the raw veth figures run iperf3 -t with it directly

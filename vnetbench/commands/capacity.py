@@ -18,9 +18,14 @@ from vnetbench.commands.common import (
 )
 from vnetbench.commands.options import TopologyOption
 from vnetbench.errors import UserError
-from vnetbench.exitstatus import ExitStatus
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import note
+from vnetbench.terminal.exitstatus import ExitStatus
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note
 
 if TYPE_CHECKING:
     from vnetbench.runs.capacity import Search
@@ -84,7 +89,7 @@ def capacity(
     Exit 1 when no size met it. --json/--json-file: the search, its every step, the
     largest size that met the target and the limit (each pass's line then goes to
     stderr)."""
-    from vnetbench.documents import capacity_document
+    from vnetbench.commands.documents import capacity_document
     from vnetbench.runs.capacity import (
         CapacityPlan,
         check_sizes,

@@ -17,16 +17,16 @@ from typer.core import TyperCommand, TyperGroup
 
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.ui import err_console, error_line, out_console
+from vnetbench.runtime.paths import TOPOLOGIES
+from vnetbench.terminal.ui import err_console, error_line, out_console
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from vnetbench.machine_output import JsonWanted
-    from vnetbench.outputs import Input
-    from vnetbench.slo import Target
-    from vnetbench.topology import Topology
+    from vnetbench.analysis.slo import Target
+    from vnetbench.model.topology import Topology
+    from vnetbench.terminal.machine_output import JsonWanted
+    from vnetbench.terminal.outputs import Input
 
 
 DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
@@ -68,7 +68,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from vnetbench.interrupts import teardown_guard
+        from vnetbench.runtime.interrupts import teardown_guard
 
         if too_long := overlong_path([*args, *kwargs.values()]):
             err_console.print(error_line(name_too_long(too_long)), highlight=False,
@@ -210,9 +210,14 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     said in one line on stderr; with --json/--json-file, the result document first."""
     import pandas as pd
 
-    from vnetbench.exitstatus import ExitStatus, failed_cells, failure_summary, passes_status
-    from vnetbench.results import PARQUET, load_results
-    from vnetbench.slo import check_targets, misses_summary
+    from vnetbench.analysis.results import PARQUET, load_results
+    from vnetbench.analysis.slo import check_targets, misses_summary
+    from vnetbench.terminal.exitstatus import (
+        ExitStatus,
+        failed_cells,
+        failure_summary,
+        passes_status,
+    )
 
     measured = (directory / PARQUET).is_file()
     frame = load_results(directory) if measured else pd.DataFrame()
@@ -236,7 +241,7 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
         else:
             err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
     if wanted:
-        from vnetbench.documents import measured_document
+        from vnetbench.commands.documents import measured_document
 
         wanted.emit(measured_document(wanted.command, directory, frame, checked, failed,
                                       allow_failed, status))
@@ -246,7 +251,7 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
 
 def record_targets(directory: Path, targets: Sequence[Target]) -> None:
     """run.json keeps the targets, so the report says which were missed."""
-    from vnetbench.runrecord import read_record
+    from vnetbench.analysis.runrecord import read_record
 
     record = read_record(directory)
     record.targets = [target.text for target in targets]
@@ -257,8 +262,8 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
     """A topology file, its overlay name and overlay_options keys checked against the
     adapters vnetbench has."""
     from vnetbench.engines import ENGINE_NAMES
+    from vnetbench.model.topology import load_topology
     from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
-    from vnetbench.topology import load_topology
 
     return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES,
                                                ENGINE_NAMES), str(path))
@@ -267,11 +272,11 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
 def out_directory(out: Path | None, check: bool = True, command: str = "vnetbench",
                   inputs: Sequence[Input] = ()) -> Path:
     """--out, else BENCH_OUT, else ./out; checked before anything starts: a directory
-    that can be written, and no input of the command (vnetbench/outputs.py)."""
+    that can be written, and no input of the command (vnetbench/terminal/outputs.py)."""
     import os
 
-    from vnetbench.outputs import Output, check_outputs
-    from vnetbench.rundir import writable_directory
+    from vnetbench.runtime.rundir import writable_directory
+    from vnetbench.terminal.outputs import Output, check_outputs
 
     path = out if out is not None else Path(os.environ.get("BENCH_OUT") or "out")
     if not check:
@@ -285,7 +290,7 @@ def out_directory(out: Path | None, check: bool = True, command: str = "vnetbenc
 def file_inputs(**paths: Path | str | None) -> list[Input]:
     """Options naming files the command reads (--topology=..., --workload=...), as
     inputs: a name that is no file (a shipped profile's) is none."""
-    from vnetbench.outputs import Input
+    from vnetbench.terminal.outputs import Input
 
     return [Input(f"--{option.replace('_', '-')} {path}", Path(path))
             for option, path in paths.items() if path is not None and exists(Path(path))]
@@ -316,8 +321,8 @@ def with_faults(topology: Topology, items: list[str] | None) -> Topology:
     """The topology injecting the faults `--fault KEY=VALUE,...` gives (each one entry of
     `faults:`, e.g. kill=switch2,restart_after=3s), in place of the file's; validated
     as the file's would be."""
+    from vnetbench.model.topology import parse_topology
     from vnetbench.overlays import OVERLAY_NAMES
-    from vnetbench.topology import parse_topology
 
     if not items:
         return topology
@@ -329,7 +334,7 @@ def with_faults(topology: Topology, items: list[str] | None) -> Topology:
 def with_workload(topology: Topology, workload: str | None) -> Topology:
     """The topology with `--workload`'s workload (a file, or a shipped profile's name)
     in place of its own `workload:` section."""
-    from vnetbench.workload import workload_from
+    from vnetbench.model.workload import workload_from
 
     if workload is None:
         return topology
@@ -356,7 +361,7 @@ def fault_fields(item: str) -> dict[str, str]:
 
 def with_pair(topology: Topology, pair: str | None) -> Topology:
     """The topology measuring the agents `--pair FROM,TO` names."""
-    from vnetbench.topology import MeasurePair
+    from vnetbench.model.topology import MeasurePair
 
     if pair is None:
         return topology
@@ -394,7 +399,7 @@ def number_list(text: str | None, option: str) -> tuple[int, ...] | None:
 
 def parse_fraction(text: str, option: str) -> float:
     """'5%' -> 0.05, for an option given in percent."""
-    from vnetbench.units import parse_percent
+    from vnetbench.core.units import parse_percent
 
     try:
         return parse_percent(text) / 100

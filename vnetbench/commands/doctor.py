@@ -7,9 +7,14 @@ from rich.table import Table
 from rich.text import Text
 
 from vnetbench.commands.common import guarded
-from vnetbench.exitstatus import ExitStatus
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import out_console
+from vnetbench.terminal.exitstatus import ExitStatus
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -17,8 +22,8 @@ def doctor(as_json: JsonToStdout = False, json_file: JsonFile = None) -> None:
     """Check the engine, Compose v2, /dev/net/tun, kernel features and images (exit 3
     when not ready). --json/--json-file: each check and the verdict (the table then
     goes to stderr)."""
-    from vnetbench.doctor import diagnose
-    from vnetbench.documents import doctor_document
+    from vnetbench.commands.documents import doctor_document
+    from vnetbench.deploy.doctor import diagnose
 
     wanted = JsonWanted("doctor", as_json, json_file)
     wanted.check()

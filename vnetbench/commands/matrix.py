@@ -22,8 +22,13 @@ from vnetbench.commands.options import (
     SloOption,
     TopologyOption,
 )
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -53,10 +58,10 @@ def matrix(
     """Every available scenario on every available overlay, three passes each. Exit 1
     when a pass failed, its path was dead or a --slo target was missed.
     --json/--json-file: as run's (docs/machine-output.md)."""
+    from vnetbench.analysis.slo import check_scenarios, parse_targets
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.runs.matrix import CELLS, run_matrix
-    from vnetbench.slo import check_scenarios, parse_targets
 
     for name in overlay or []:
         check_overlay_name(name)

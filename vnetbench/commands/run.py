@@ -33,13 +33,18 @@ from vnetbench.commands.options import (
 )
 from vnetbench.declared import DECLARED
 from vnetbench.errors import UserError
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import note, out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note, out_console
 
 if TYPE_CHECKING:
-    from vnetbench.outputs import Input
-    from vnetbench.slo import Target
-    from vnetbench.topology import Topology
+    from vnetbench.analysis.slo import Target
+    from vnetbench.model.topology import Topology
+    from vnetbench.terminal.outputs import Input
 
 SCENARIO_NAMES = ", ".join(DECLARED)  # the registered scenarios, in registration order
 
@@ -128,7 +133,7 @@ def check_scenarios_named(scenarios: list[str], short: bool) -> None:
 def run_targets(slo: str | None, scenarios: list[str], method: str | None) -> list[Target]:
     """--slo's targets, each on a scenario the run measures (a method's steps are its
     own: no target of a scenario applies to them)."""
-    from vnetbench.slo import check_scenarios, parse_targets
+    from vnetbench.analysis.slo import check_scenarios, parse_targets
 
     if slo is None:
         return []
@@ -204,8 +209,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
                           baseline: bool, out: Path | None,
                           inputs: Sequence[Input] = ()) -> Path:
     """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
+    from vnetbench.analysis.results import load_results
     from vnetbench.report.tables import comparison_table
-    from vnetbench.results import load_results
     from vnetbench.runs.comparison import run_overlays
     from vnetbench.scenarios import get_scenario
 
@@ -229,10 +234,10 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
     """`run --method NAME`: its steps on each overlay, its table, report.md (the
     directory returned); the options given (--passes, --seconds...) above the method's
     own settings."""
+    from vnetbench.analysis.results import load_results
     from vnetbench.methods import get_method
     from vnetbench.report.markdown import build_report
     from vnetbench.report.tables import method_table
-    from vnetbench.results import load_results
     from vnetbench.runs.method import run_method
 
     if scenarios:

@@ -17,8 +17,13 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import AllowFailedOption, TopologyOption
-from vnetbench.machine_output import JsonFile, JsonToStdout, JsonWanted, people_on_stderr
-from vnetbench.ui import note
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note
 
 
 @guarded

@@ -20,12 +20,12 @@ from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.runtime.images import TOOLS_IMAGE
 
 if TYPE_CHECKING:
     from vnetbench.engines.usage import MemoryReading
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
 

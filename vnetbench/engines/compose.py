@@ -17,7 +17,6 @@ import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import gate
 from vnetbench.engines.base import (
     Deployment,
     Engine,
@@ -42,10 +41,11 @@ from vnetbench.engines.docker import (
     run_options,
 )
 from vnetbench.errors import BlockTaken
-from vnetbench.labels import require_owned
+from vnetbench.runtime import gate
+from vnetbench.runtime.labels import require_owned
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: depends_on's health waits and this more,
 # and a second per service for creating and starting them (the engine starts about 8

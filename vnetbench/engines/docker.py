@@ -33,7 +33,6 @@ from python_on_whales import DockerClient
 from python_on_whales.components.container.models import ContainerInspectResult
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import labels
 from vnetbench.engines.base import (
     NETWORK_NAME,
     Deployment,
@@ -49,9 +48,10 @@ from vnetbench.engines.base import (
 )
 from vnetbench.engines.usage import MemoryReading, memory_reading
 from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
-from vnetbench.labels import require_owned as labels_required
-from vnetbench.labels import run_filter
-from vnetbench.ui import note
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import require_owned as labels_required
+from vnetbench.runtime.labels import run_filter
+from vnetbench.terminal.ui import note
 
 ENGINE_CALL_SECONDS = 1800
 QUICK_CALL_SECONDS = 60

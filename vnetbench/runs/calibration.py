@@ -29,24 +29,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from vnetbench.allocation import claimed_block
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
+from vnetbench.deploy.lifecycle import StackSpec, prepare, running
 from vnetbench.engines import Engine, HostRuntime, ToolSpec, local, require_engine
+from vnetbench.engines.allocation import claimed_block
 from vnetbench.engines.base import Mount
 from vnetbench.engines.build import build_project_images
 from vnetbench.files import write_text_atomic
-from vnetbench.gate import (
-    ENTRY,
-    FIFO_IN_CONTAINER,
-    MOUNT_POINT,
-    gate_spread,
-    prepare_gate,
-    release,
-    release_stamp,
-)
-from vnetbench.images import TOOLS_IMAGE, ImageSet
-from vnetbench.interrupts import shielded, teardown_guard
-from vnetbench.labels import current_owner, project_name, run_filter, run_labels
-from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
 from vnetbench.measure.cpu import host_sample
 from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
@@ -57,10 +47,8 @@ from vnetbench.measure.engine_floor import (
     engine_floor,
 )
 from vnetbench.measure.veth import bare_rates
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.results import load_results
-from vnetbench.rundir import new_directory, new_run_id, stamp
-from vnetbench.runrecord import read_record
 from vnetbench.runs.session import run_scenarios
 from vnetbench.runs.targets import (
     DOWN_TARGET,
@@ -78,9 +66,21 @@ from vnetbench.runs.targets import (
 from vnetbench.runs.targets import (
     path_figures as against_bare_path,
 )
+from vnetbench.runtime.gate import (
+    ENTRY,
+    FIFO_IN_CONTAINER,
+    MOUNT_POINT,
+    gate_spread,
+    prepare_gate,
+    release,
+    release_stamp,
+)
+from vnetbench.runtime.images import TOOLS_IMAGE, ImageSet
+from vnetbench.runtime.interrupts import shielded, teardown_guard
+from vnetbench.runtime.labels import current_owner, project_name, run_filter, run_labels
+from vnetbench.runtime.rundir import new_directory, new_run_id, stamp
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import Topology, parse_topology
-from vnetbench.ui import note, waiting
+from vnetbench.terminal.ui import note, waiting
 
 __all__ = ["Figure", "calibrate", "figure_rows"]
 

@@ -21,7 +21,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from vnetbench.capabilities import Capability
+from vnetbench.analysis.results import PARQUET, ResultSet, load_results
+from vnetbench.analysis.runrecord import RunRecord, new_record, read_record, recorded
+from vnetbench.core.outcome import NotApplicable
+from vnetbench.core.schema import CELL, METHOD, OVERLAY, PASS
 from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.declaration import EVERY, Variants
 from vnetbench.engines import HostRuntime, local, require_engine
@@ -29,17 +32,14 @@ from vnetbench.engines.build import build_project_images
 from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.measure.veth import bare_rates
 from vnetbench.methods import Method
-from vnetbench.outcome import NotApplicable
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
-from vnetbench.results import PARQUET, ResultSet, load_results
-from vnetbench.rundir import new_directory
-from vnetbench.runrecord import RunRecord, new_record, read_record, recorded
 from vnetbench.runs.cells import Cell, group_cells, run_group, summed_timings
 from vnetbench.runs.method import run_method_into
+from vnetbench.runtime.rundir import new_directory
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, METHOD, OVERLAY, PASS
-from vnetbench.topology import Topology
-from vnetbench.ui import job_progress, note
+from vnetbench.terminal.ui import job_progress, note
 
 QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
 LOCK_FILE = ".matrix.lock"

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from vnetbench.exitstatus import ExitStatus
 from vnetbench.measure.engine_floor import FloorTiming
+from vnetbench.terminal.exitstatus import ExitStatus
 
 UP_TARGET = 4.0  # vnetbench's bring-up / bare namespaces', at most
 DOWN_TARGET = 4.0

@@ -28,25 +28,25 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from vnetbench.capabilities import Capability
+from vnetbench.core.metrics import SKIPPED
+from vnetbench.core.outcome import OK_STATUS, Kind, Outcome, Problem, State, single
+from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.join import DECLARATION, JoinSettings
 from vnetbench.engines.base import LogStream, Source
 from vnetbench.engines.stack import Restarted
-from vnetbench.gate import gate_spread, release_stamp
 from vnetbench.measure.events import in_time_order, lines_of, lookup_events
-from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import OK_STATUS, Kind, Outcome, Problem, State, single
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import MAX_AGENT_POOL, Topology
 from vnetbench.overlays import Overlay
+from vnetbench.runtime.gate import gate_spread, release_stamp
 from vnetbench.scenarios.base import (
     PassResult,
     Scenario,
     ScenarioContext,
     build_room,
 )
-from vnetbench.schema import MACHINES
-from vnetbench.topology import MAX_AGENT_POOL, Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 CONTAINERS_TARGET = 40  # pools of agents so that big rooms fit: 40 containers started in ~4 s
 POLL_SECONDS = 0.5

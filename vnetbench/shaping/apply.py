@@ -31,10 +31,11 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from vnetbench import labels
 from vnetbench.engines.base import NETWORK_NAME, EngineError, RunOnEngine, ToolSpec
 from vnetbench.errors import UserError
-from vnetbench.labels import role_filter, run_filter, run_labels
+from vnetbench.model.topology import LinkProfile, Topology
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import (
@@ -45,8 +46,7 @@ from vnetbench.shaping.verify import (
     compare,
     parse_seen,
 )
-from vnetbench.topology import LinkProfile, Topology
-from vnetbench.ui import note, waiting
+from vnetbench.terminal.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
 UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}

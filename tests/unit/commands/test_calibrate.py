@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
-from vnetbench.exitstatus import ExitStatus
 from vnetbench.runs.targets import Figure, calibration_verdict
+from vnetbench.terminal.exitstatus import ExitStatus
 
 runner = CliRunner()
 
@@ -95,8 +95,8 @@ def test_calibrate_json_holds_each_figure_and_the_status(monkeypatch: pytest.Mon
     import jsonschema
 
     import vnetbench.runs.calibration
-    from vnetbench.fileschemas import shipped
-    from vnetbench.ui import out_console
+    from vnetbench.generators.fileschemas import shipped
+    from vnetbench.terminal.ui import out_console
 
     def measure(out_dir: Path, *args: object) -> tuple[Path, list[Figure]]:
         out_console.print("RESULT scenario=throughput overlay=baseline pass=1")

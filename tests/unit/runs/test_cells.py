@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_render import vnet_build
+from tests.unit.deploy.test_render import vnet_build
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import RunRecord, read_record
+from vnetbench.core.schema import PASS, SCENARIO, VARIANT, Variant
+from vnetbench.model.topology import Fault, Topology, load_topology
 from vnetbench.overlays import OVERLAY_TYPES, Overlay
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.results import ResultSet
-from vnetbench.runrecord import RunRecord, read_record
 from vnetbench.runs import cells as cells_module
 from vnetbench.runs import passes
 from vnetbench.runs.cells import (
@@ -30,10 +31,9 @@ from vnetbench.runs.matrix import cell_topology, finished_cells, plan_cells
 from vnetbench.runs.passes import run_passes
 from vnetbench.runs.plan import Task, prepared_task
 from vnetbench.runs.recording import StackClock
+from vnetbench.runtime.paths import TOPOLOGIES
 from vnetbench.scenarios import SCENARIOS, ScenarioContext, get_scenario
 from vnetbench.scenarios.base import PassResult
-from vnetbench.schema import PASS, SCENARIO, VARIANT, Variant
-from vnetbench.topology import Fault, Topology, load_topology
 
 BASE = load_topology(TOPOLOGIES / "two-sites.yml")
 PAIR = ("throughput", "transactions", "loaded_latency")

@@ -110,9 +110,9 @@ def test_a_nan_figure_is_not_measured_not_missed() -> None:
     import json
     import math
 
-    from vnetbench.exitstatus import ExitStatus
     from vnetbench.runs.calibration import as_json
     from vnetbench.runs.targets import calibration_verdict, without_nan
+    from vnetbench.terminal.exitstatus import ExitStatus
 
     nan = math.nan
     delay = Figure("10 ms each way: added RTT - 20 ms", nan, "ms", "within +-1.5",

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from vnetbench import gate
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability
-from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import (
     Adjusted,
     AgentLimits,
@@ -46,8 +45,9 @@ from vnetbench.overlays.vnet.files import (
     virtual_addresses,
 )
 from vnetbench.overlays.vnet.profile import ImageName, VnetProfile, load_profile
-from vnetbench.pki import make_pki, write_private
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
+from vnetbench.runtime.pki import make_pki, write_private
 
 if TYPE_CHECKING:
     from vnetbench.engines.stack import Stack

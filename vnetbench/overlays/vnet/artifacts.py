@@ -25,11 +25,11 @@ from vnetbench.engines.build import (
     remove_image,
 )
 from vnetbench.errors import UserError
-from vnetbench.labels import helper_labels
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
 from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile, load_profile
-from vnetbench.paths import IMAGES
-from vnetbench.topology import Topology
+from vnetbench.runtime.labels import helper_labels
+from vnetbench.runtime.paths import IMAGES
 
 IMAGES_VARIABLE = "VNETBENCH_VNET_IMAGES"
 HOW_TO_PROVIDE = (
