@@ -2,9 +2,8 @@
 commands (run, matrix, sweep), capacity, calibrate and doctor: pydantic models built
 from the typed records each command already has (run.json's RunRecord, the --slo
 targets checked, the failed cells, capacity's search, calibrate's figures, doctor's
-diagnosis), so the document,
-its schema (vnetbench/generators/fileschemas.py, generated from these models) and the terminal
-cannot say different things.
+diagnosis), so the document, its schema (vnetbench/generators/fileschemas.py,
+generated from these models) and the terminal cannot say different things.
 
 Each document carries `format_version` (DOCUMENT_VERSION: raised when a key changes
 meaning or goes; a key added is optional to readers) and `exit_status`, the status
