@@ -103,7 +103,7 @@ def test_doctor_finds_the_tools_image_through_the_runtime() -> None:
     from vnetbench.deploy.doctor import diagnose
     from vnetbench.engines import local
 
-    checks = {name: (ok, detail) for name, ok, detail in diagnose(local())[0]}
+    checks = {check.name: (check.ok, check.detail) for check in diagnose(local()).checks}
     assert checks["tools image"] == (True, str(docker.image.inspect(TOOLS_IMAGE).id)[:19])
 
 

@@ -284,3 +284,31 @@ def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
     assert len(list(raw.glob("room-pass1-schedule-fault-*.txt"))) == 3
     timeline = frame[frame["metric"] == "room_timeline_answered"]
     assert len(timeline) >= 100 and timeline["interval_s"].is_monotonic_increasing
+
+
+def test_capacity_json_is_the_whole_of_stdout(tmp_path: Path) -> None:
+    """capacity --json on a real search (two steps, as above): stdout is one document,
+    valid against its schema, with every step's line on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    import jsonschema
+    import yaml
+
+    from vnetbench.generators.fileschemas import shipped
+
+    (tmp_path / "t.yml").write_text(yaml.safe_dump({
+        "name": "it-room", "switches": 2, "agents": 2, "settings": SETTINGS}))
+    done = subprocess.run([sys.executable, "-m", "vnetbench", "capacity", "--slo",
+                           "failed=0,p99=5s", "-t", "t.yml", "--start", "2", "--max", "4",
+                           "--passes", "1", "--seconds", "2", "--out", "out", "--json"],
+                          cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "BENCH_SECONDS": ""})
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, shipped("capacity.schema.json"))
+    assert [(s["size"], s["met"]) for s in document["steps"]] == [(2, True), (4, True)]
+    assert (document["largest"], document["smallest_missed"]) == (4, None)
+    assert "capacity step: machines=2" in done.stderr

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from pydantic import computed_field
+from pydantic.dataclasses import dataclass
 
 from vnetbench.core.outcome import State
 from vnetbench.core.schema import (
@@ -37,12 +39,15 @@ NOT_RUN = (State.NOT_APPLICABLE.value, State.UNSUPPORTED.value)
 
 @dataclass(frozen=True)
 class Target:
+    """One target (pydantic's dataclass: it is part of run --json's document)."""
+
     scenario: str
     metric: str  # the metric's name, or one series' (cpu_agent_percent)
     at_least: bool  # >= (else <=)
     bound: float
     unit: str
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def text(self) -> str:
         operator = ">=" if self.at_least else "<="
@@ -142,6 +147,7 @@ class Checked:
     value: float | None
     passes: int
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def met(self) -> bool:
         return self.value is not None and self.target.met(self.value)

@@ -17,7 +17,12 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import TopologyOption
-from vnetbench.terminal.machine_output import JsonFile, JsonToStdout, emit_json
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    emit_json,
+    people_on_stderr,
+)
 from vnetbench.terminal.ui import err_console, note, out_console
 
 
@@ -84,8 +89,9 @@ def ab(
     if summary is not None:
         check_outputs("ab", [Output("--summary", summary, must_exist=True)], inputs)
         check_summary_file(summary)
-    directory = run_ab(chosen, arms, session, out_directory(out, command="ab", inputs=inputs),
-                       effect, judge_all)
+    with people_on_stderr(as_json):  # each pass's result line
+        directory = run_ab(chosen, arms, session,
+                           out_directory(out, command="ab", inputs=inputs), effect, judge_all)
     table, verdict, worse = verdict_summary(directory)
     if as_json or json_file:
         emit_json(read_verdicts(directory).to_json(orient="records", indent=2), as_json,

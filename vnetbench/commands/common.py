@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from vnetbench.analysis.slo import Target
     from vnetbench.model.topology import Topology
+    from vnetbench.terminal.machine_output import JsonWanted
     from vnetbench.terminal.outputs import Input
 
 
@@ -202,10 +203,13 @@ def engine_gone(error: EngineError) -> None:
     raise typer.Exit(EnvironmentProblem.exit_code) from None
 
 
-def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()) -> None:
-    """A measuring command's end: its targets' table (--slo), then exit 1 when a target
+def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = (),
+             wanted: JsonWanted | None = None) -> None:
+    """A measuring command's end: its targets' lines (--slo), then exit 1 when a target
     was missed, or a pass failed or its path was dead (unless --allow-failed), each
-    said in one line on stderr."""
+    said in one line on stderr; with --json/--json-file, the result document first."""
+    import pandas as pd
+
     from vnetbench.analysis.results import PARQUET, load_results
     from vnetbench.analysis.slo import check_targets, misses_summary
     from vnetbench.terminal.exitstatus import (
@@ -215,13 +219,12 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
         passes_status,
     )
 
-    if not (directory / PARQUET).is_file():
-        return
-    frame = load_results(directory)
+    measured = (directory / PARQUET).is_file()
+    frame = load_results(directory) if measured else pd.DataFrame()
     status = ExitStatus.OK
-    if targets:
+    checked = check_targets(frame, targets) if targets and measured else []
+    if targets and measured:
         record_targets(directory, targets)
-        checked = check_targets(frame, targets)
         for line in (c.line() for c in checked):
             out_console.print(line, highlight=False, markup=False, soft_wrap=True)
         missed = [c for c in checked if not c.met]
@@ -237,6 +240,11 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
             status = ExitStatus.MISSED
         else:
             err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
+    if wanted:
+        from vnetbench.commands.documents import measured_document
+
+        wanted.emit(measured_document(wanted.command, directory, frame, checked, failed,
+                                      allow_failed, status))
     if status:
         raise typer.Exit(status)
 

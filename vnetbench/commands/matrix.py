@@ -22,6 +22,12 @@ from vnetbench.commands.options import (
     SloOption,
     TopologyOption,
 )
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
 from vnetbench.terminal.ui import out_console
 
 
@@ -46,9 +52,12 @@ def matrix(
     engine: EngineOption = None,
     allow_failed: AllowFailedOption = False,
     slo: SloOption = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each. Exit 1
-    when a pass failed, its path was dead or a --slo target was missed."""
+    when a pass failed, its path was dead or a --slo target was missed.
+    --json/--json-file: as run's (docs/machine-output.md)."""
     from vnetbench.analysis.slo import check_scenarios, parse_targets
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
@@ -60,10 +69,13 @@ def matrix(
     check_scenarios(targets, list(CELLS), "--slo", "the matrix")
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
-    directory = run_matrix(with_engine(read_topology(topology_file), engine),
-                           out_directory(out, command="matrix",
-                                         inputs=file_inputs(topology=topology_file)),
-                           quick=quick, resume=resume,
-                           overlay_names=overlay, methods=methods)
-    out_console.print(str(directory))
-    conclude(directory, allow_failed, targets)
+    wanted = JsonWanted("matrix", as_json, json_file)
+    inputs = file_inputs(topology=topology_file)
+    wanted.check(inputs)
+    with people_on_stderr(as_json):
+        directory = run_matrix(with_engine(read_topology(topology_file), engine),
+                               out_directory(out, command="matrix", inputs=inputs),
+                               quick=quick, resume=resume,
+                               overlay_names=overlay, methods=methods)
+        out_console.print(str(directory))
+        conclude(directory, allow_failed, targets, wanted)

@@ -4,17 +4,47 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
+
+from vnetbench.core.model import Model
 from vnetbench.engines import HostRuntime
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.runtime.images import TOOLS_IMAGE
 
-Check = tuple[str, bool, str]
+REQUIRED = ("docker engine", "compose v2", "tools image")  # the verdict's; the rest inform
 
 
-def diagnose(runtime: HostRuntime) -> tuple[list[Check], bool]:
+class Check(Model):
+    """One thing the testbed needs of this machine, and what was found."""
+
+    name: str
+    ok: bool
+    detail: str
+    required: bool = Field(description="the verdict depends on it (the others say what "
+                           "a scenario or overlay will lack)")
+
+
+class Diagnosis(Model):
+    """Every check, and the verdict: ready when every required check passed."""
+
+    checks: list[Check]
+
+    @property
+    def ready(self) -> bool:
+        found = {check.name for check in self.checks}
+        return set(REQUIRED) <= found and all(c.ok for c in self.checks if c.required)
+
+
+def diagnosis(found: list[tuple[str, bool, str]]) -> Diagnosis:
+    """(check, ok, detail) as the checks and the overlays' describe() give them."""
+    return Diagnosis(checks=[Check(name=name, ok=ok, detail=detail, required=name in REQUIRED)
+                             for name, ok, detail in found])
+
+
+def diagnose(runtime: HostRuntime) -> Diagnosis:
     versions = runtime.versions()
     engine, compose = versions.engine, versions.compose
-    checks: list[Check] = [
+    checks: list[tuple[str, bool, str]] = [
         ("docker engine", engine is not None, engine or "does not answer: run 'make setup'"),
         ("health checks only while starting", EngineFacts(engine).start_interval,
          "yes (start_interval)" if EngineFacts(engine).start_interval else
@@ -24,7 +54,7 @@ def diagnose(runtime: HostRuntime) -> tuple[list[Check], bool]:
         ("/dev/net/tun", Path("/dev/net/tun").exists(), "needed by overlays with TUN devices"),
     ]
     if engine is None:
-        return checks, False
+        return diagnosis(checks)
     tools = runtime.image_id(TOOLS_IMAGE)
     checks.append(("tools image", tools is not None,
                    tools[:19] if tools else "missing: run 'vnetbench images build'"))
@@ -40,6 +70,4 @@ def diagnose(runtime: HostRuntime) -> tuple[list[Check], bool]:
 
         for overlay_type in OVERLAY_TYPES.values():
             checks.extend(overlay_type().describe())
-    required = {"docker engine", "compose v2", "tools image"}
-    ready = all(ok for name, ok, _ in checks if name in required)
-    return checks, ready
+    return diagnosis(checks)

@@ -5,8 +5,10 @@ Generated, never edited by hand: from the pydantic model where a file is written
 one (run.json: RunRecord; calibration.json's figures: Figure), from the declared
 columns where it is a table (results.parquet: vnetbench/core/schema.py; verdicts.csv:
 report/ab.py's VERDICT_COLUMNS), and declared here for the documents built as dicts
-(noise.json, history's and compare's JSON). A table's schema is that of one row, its
-columns as the typed file (parquet) holds them; the CSV copies have the same columns.
+(noise.json, history's and compare's JSON), and from vnetbench/commands/documents.py's
+models for the result documents of run, matrix, sweep, capacity, calibrate and
+doctor. A table's schema is that of one row, its columns as the typed file
+(parquet) holds them; the CSV copies have the same columns.
 The schemas describe the files of every format still read: a key or column added
 since is optional. `python -m vnetbench.generators.fileschemas` writes them again; a unit test
 fails when the shipped files, the docs or the real recorded outputs disagree.
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from vnetbench.core import schema as columns
 from vnetbench.core.outcome import State
@@ -65,6 +67,26 @@ def results_schema() -> Schema:
                 f"^{columns.PARAMETER_PREFIX}": {"description": "a parameter of the row's "
                                                  "variant (a matrix cell's override, a "
                                                  "sweep's value, an A/B's round)"}},
+            "additionalProperties": False}
+
+
+def events_schema() -> Schema:
+    """One row of a run's logs/events.parquet (measure/events.py's write_events)."""
+    from vnetbench.measure.events import COLUMNS
+
+    said = {"time": "when the container logged the line (UTC; null: its log had no "
+                    "timestamps); a timestamp column in the parquet file",
+            "container": "the container's name", "role": "the topology's role of it",
+            "process": "the pool member that wrote the line, else the container's node",
+            "event": "the name of the overlay's pattern that matched (vNet: its profile's "
+                     "events)",
+            "fields": "the pattern's named groups, as the text of a JSON object (their "
+                      "keys differ per event)",
+            "line": "the log line, without Docker's timestamp"}
+    properties: Schema = {name: {**STRING, "description": said[name]} for name in COLUMNS}
+    properties["time"] = {"type": ["string", "null"], "format": "date-time",
+                          "description": said["time"]}
+    return {"type": "object", "required": list(COLUMNS), "properties": properties,
             "additionalProperties": False}
 
 
@@ -155,6 +177,18 @@ def history_schema() -> Schema:
                 "series": {"type": "array", "items": series}}}
 
 
+def document_schema(name: str) -> Callable[[], Schema]:
+    """A result document's (vnetbench/commands/documents.py), as it is printed: serialization
+    mode, so the values computed from the record (a target's text, met) are in it."""
+
+    def make() -> Schema:
+        from vnetbench.commands import documents
+
+        model: type[BaseModel] = getattr(documents, name)
+        return model.model_json_schema(mode="serialization")
+    return make
+
+
 def calibration_schema() -> Schema:
     """`calibrate`'s calibration.json: its figures, and at scale the breakdowns."""
     from vnetbench.runs.targets import Figure
@@ -176,6 +210,8 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
     "verdicts.schema.json": ("verdicts.csv", "One row of an A/B's verdicts.csv.",
                              verdicts_schema),
     "noise.schema.json": ("noise.json", "An A/A's noise floor per metric.", noise_schema),
+    "events.schema.json": ("events.parquet", "One row of a run's logs/events.parquet: an "
+                           "event an overlay's log pattern found.", events_schema),
     "ab.schema.json": ("ab --json", "The document ab --json prints (--json-file writes): "
                        "verdicts.csv's rows.", ab_schema),
     "compare.schema.json": ("compare --json", "The document compare --json prints "
@@ -184,6 +220,16 @@ SCHEMAS: dict[str, tuple[str, str, Callable[[], Schema]]] = {
                             "(--json-file writes).", history_schema),
     "calibration.schema.json": ("calibration.json", "calibrate's figures and targets.",
                                 calibration_schema),
+    "run-result.schema.json": ("run --json", "The document run --json prints (--json-file "
+                               "writes), and matrix's and sweep's.",
+                               document_schema("MeasuredDocument")),
+    "capacity.schema.json": ("capacity --json", "The document capacity --json prints "
+                             "(--json-file writes).", document_schema("CapacityDocument")),
+    "calibrate.schema.json": ("calibrate --json", "The document calibrate --json prints "
+                              "(--json-file writes).",
+                              document_schema("CalibrationDocument")),
+    "doctor.schema.json": ("doctor --json", "The document doctor --json prints "
+                           "(--json-file writes).", document_schema("DoctorDocument")),
 }
 
 

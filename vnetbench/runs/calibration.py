@@ -60,6 +60,7 @@ from vnetbench.runs.targets import (
     floor_figures,
     stack_timing,
     timing_figures,
+    without_nan,
 )
 from vnetbench.runs.targets import (
     path_figures as against_bare_path,
@@ -103,7 +104,7 @@ def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes:
     extra: dict[str, Any] = {}  # the breakdown of the bring-up and teardown at scale
 
     def keep(*found: Figure) -> None:
-        figures.extend(found)
+        figures.extend(map(without_nan, found))
         write_text_atomic(directory / "calibration.json", as_json(figures, extra))
 
     sizes = [*SHAPE_SIZES, *([TARGET_N] if scale else [])]

@@ -6,10 +6,18 @@ file, whole. The documents' schemas are published under vnetbench/schemas/
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from vnetbench.terminal.outputs import Input
 
 JsonToStdout = Annotated[bool, typer.Option(
     "--json", help="Write the result document as JSON to stdout (and nothing else there; "
@@ -30,3 +38,45 @@ def emit_json(document: str, to_stdout: bool, path: Path | None) -> None:
     if to_stdout:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+@dataclass(frozen=True)
+class JsonWanted:
+    """A command's --json and --json-file: where its result document goes, if anywhere."""
+
+    command: str
+    to_stdout: bool = False
+    path: Path | None = None
+
+    def __bool__(self) -> bool:
+        return self.to_stdout or self.path is not None
+
+    def check(self, inputs: Sequence[Input] = ()) -> None:
+        """--json-file can be written and is none of the inputs: refused (exit 2) before
+        anything starts."""
+        from vnetbench.terminal.outputs import Output, check_outputs
+
+        if self.path is not None:
+            check_outputs(self.command, [Output("--json-file", self.path, must_exist=True)],
+                          inputs)
+
+    def emit(self, document: BaseModel) -> None:
+        if self:
+            emit_json(document.model_dump_json(indent=2), self.to_stdout, self.path)
+
+
+@contextmanager
+def people_on_stderr(json_on_stdout: bool) -> Iterator[None]:
+    """With --json, what vnetbench prints for people (tables, each pass's result line,
+    verdicts) goes to stderr for the block, so stdout holds the document alone."""
+    from vnetbench.terminal.ui import out_console
+
+    if not json_on_stdout:
+        yield
+        return
+    before = out_console.stderr
+    out_console.stderr = True
+    try:
+        yield
+    finally:
+        out_console.stderr = before

@@ -12,6 +12,7 @@ directory, is refused the same way (not a traceback once half the work is done).
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterable
@@ -85,6 +86,9 @@ def in_the_way(output: Output) -> str:
 
 def kind_in_the_way(output: Output) -> str:
     path = output.path
+    if loops(path):  # is_dir() and exists() say False, and a write would replace the link
+        where = "it is" if path.is_symlink() else "it lies under"
+        return f"{where} a symbolic link that leads back to itself (a loop)"
     if output.directory and path.exists() and not path.is_dir():
         return "it names a file, not a directory: vnetbench cannot write into it"
     if not output.directory and path.is_dir():
@@ -97,6 +101,15 @@ def kind_in_the_way(output: Output) -> str:
     if not output.directory and path.parent.is_dir():
         return unwritable(path.parent)
     return ""
+
+
+def loops(path: Path) -> bool:
+    """The path is a symbolic link whose chain of links never ends."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def unwritable(directory: Path) -> str:

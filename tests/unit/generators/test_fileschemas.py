@@ -103,6 +103,22 @@ def test_the_recorded_noise_json_validates() -> None:
         assert not errors("noise.schema.json", json.loads(path.read_text())), path
 
 
+def test_events_parquet_from_the_recorded_vnet_logs_validates(tmp_path: Path) -> None:
+    """The file a vNet run writes under logs/, made from the logs one recorded."""
+    from tests.unit.overlays.vnet.test_adapter import sources
+    from vnetbench.measure.events import events_frame, write_events
+    from vnetbench.overlays.vnet.profile import load_profile
+
+    write_events(events_frame(sources(), load_profile().events), tmp_path / "events.parquet")
+    frame = pd.read_parquet(tmp_path / "events.parquet")
+    assert len(frame) > 10 and frame["time"].notna().all()
+    document = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="ns"))
+    for row in document:
+        assert not errors("events.schema.json", row), row
+        assert isinstance(json.loads(row["fields"]), dict)
+    assert errors("events.schema.json", {**document[0], "fields": {"agent": "agent1"}})
+
+
 def test_compare_json_validates(data_copy: Callable[[str], Path]) -> None:
     quick = data_copy("results-quick")
     for extra in ([], ["--noise", str(DATA / "ab-aa-baseline"), "--all"]):

@@ -91,3 +91,23 @@ def test_ab_json_prints_the_verdicts_and_the_table_goes_to_stderr(
     assert json.loads((tmp_path / "ab.json").read_text()) == rows
     assert "B/A [95 % interval]" in result.stderr
     jsonschema.validate(rows, shipped("ab.schema.json"))
+
+
+def test_ab_json_keeps_each_pass_s_line_off_stdout(
+        data_copy: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """A pass prints its result line for people as it ends (runs/passes.py's emit): under
+    --json it goes to stderr, or stdout would not parse."""
+    import vnetbench.runs.ab
+    from vnetbench.terminal.ui import out_console
+
+    recorded = data_copy("error-rates/aa-openvpn-throughput-0-1-random")
+
+    def measured(*args: object, **kwargs: object) -> Path:
+        out_console.print("throughput openvpn pass 1: tcp_mbit=512.0")
+        return recorded
+
+    monkeypatch.setattr(vnetbench.runs.ab, "run_ab", measured)
+    result = runner.invoke(app, ["ab", "throughput", "--out", str(tmp_path), "--json"])
+    assert json.loads(result.stdout), result.output
+    assert "pass 1: tcp_mbit=512.0" in result.stderr

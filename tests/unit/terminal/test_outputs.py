@@ -126,6 +126,15 @@ CLOBBERS: list[tuple[list[str], dict[str, str], str]] = [
     (["up", "-t", "{t}", "--out", "{t}"], {}, "up --out {t}: it names a file"),
     (["capacity", "--slo", "p99=50ms", "-t", "{t}", "--out", "{t}"], {},
      "capacity --out {t}: it names a file"),
+    # --json-file the topology each measuring command reads
+    (["run", "throughput", "-t", "{t}", "--json-file", "{t}"], {},
+     "run --json-file {t}: it is --topology {t}"),
+    (["sweep", "throughput", "--set", "backbone.loss=0,1%", "-t", "{t}", "--json-file",
+      "{t}"], {}, "sweep --json-file {t}: it is --topology {t}"),
+    (["matrix", "-t", "{t}", "--json-file", "{t}"], {},
+     "matrix --json-file {t}: it is --topology {t}"),
+    (["capacity", "--slo", "p99=50ms", "-t", "{t}", "--json-file", "{t}"], {},
+     "capacity --json-file {t}: it is --topology {t}"),
 ]
 
 
@@ -166,6 +175,16 @@ IN_THE_WAY: list[tuple[list[str], Callable[[Path], object], str]] = [
         w / "root/quick/run.json"), "report: {quick}/report.md: it is a link to"),
     ([*QUICK_BENCHER, "-o", "{work}/" + "x" * 250 + ".json"], lambda w: None,
      "its name is longer than this file system allows"),
+    # a link that leads back to itself: exists() and is_dir() say False, and the write
+    # would replace the link (doctor asked the engine first)
+    (["doctor", "--json-file", "{work}/loop"], lambda w: (w / "loop").symlink_to(w / "loop"),
+     "doctor --json-file {work}/loop: it is a symbolic link that leads back to itself"),
+    (["doctor", "--json-file", "{work}/loop/x"], lambda w: (w / "loop").symlink_to(
+        w / "loop"), "it lies under a symbolic link that leads back to itself"),
+    (["doctor", "--json-file", "{work}"], lambda w: None,
+     "doctor --json-file {work}: it is a directory, not a file"),
+    (["calibrate", "--json-file", "{work}/afile/c.json"], lambda w: None,
+     "{work}/afile is a file, not a directory"),
 ]
 
 
@@ -260,7 +279,9 @@ WRITTEN = {("render", "--output"), ("run", "--out"), ("sweep", "--out"),
            ("capacity", "--out"), ("cost", "--out"), ("matrix", "--out"),
            ("history", "--out"), ("export", "-o"), ("compare", "--json-file"),
            ("history", "--json-file"), ("ab", "--json-file"), ("ab", "--out"), ("ab", "--summary"),
-           ("up", "--out"), ("calibrate", "--out")}
+           ("up", "--out"), ("calibrate", "--out"), ("run", "--json-file"),
+           ("matrix", "--json-file"), ("sweep", "--json-file"), ("capacity", "--json-file"),
+           ("doctor", "--json-file"), ("calibrate", "--json-file")}
 
 
 def path_parameters() -> set[tuple[str, str]]:
