@@ -58,7 +58,7 @@ def test_a_pass_beside_a_busy_core_is_marked(tmp_path: Path) -> None:
     # takes both cores with its softirq time, and the loop got only 0.16 of one)
     topology = parse_topology({"name": "it-busy", "switches": 2, "agents": 2,
                                "links": {"backbone": {"rate": "10mbit"}},
-                               # 3 s: the pass's outside-load sample beside the loop
+                               # 3 s, as when its 0.5-core bound was set: kept
                                "settings": {**SHORT, "seconds": 3, "passes": 1}},
                               "test", overrides={})
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
