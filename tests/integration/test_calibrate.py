@@ -18,6 +18,11 @@ pytestmark = pytest.mark.integration
 
 
 def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
+    # --seconds 1 --passes 1: the fewest the command takes; every assertion reads a
+    # figure's presence or a mechanism's bound, none its precision. The rest of its time
+    # is the mechanism's own, not the test's to set (runs/calibration.py): the idle
+    # samples (2 x 10 s and a 5 s settle), the 20- and 50-agent stacks the engine's
+    # floor is read beside, the bare shapes
     # a relative --out, as `make perf` gives it: every bind mount must still be a path
     done = subprocess.run([sys.executable, "-m", "vnetbench", "calibrate", "--seconds", "1",
                            "--passes", "1", "--out", "results", "--json"], capture_output=True,

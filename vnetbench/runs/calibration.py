@@ -18,6 +18,7 @@ in calibration.json of the run's directory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import threading
@@ -117,9 +118,9 @@ def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes:
                          "agent, router, router, agent on veth pairs: no bridge, no "
                          "netfilter")
     keep(raw, routed, *bare_shape_figures(bare))
-    path = path_figures(directory, seconds, passes, raw.value, routed.value)
+    path, plain_rtt = path_figures(directory, seconds, passes, raw.value, routed.value)
     keep(*path)
-    delay = delay_figures(directory)
+    delay = delay_figures(directory, plain_rtt)
     keep(*delay)
     ups: dict[int, float] = {}
     downs: dict[int, float] = {}
@@ -240,13 +241,16 @@ def bare_figure(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
 
 
 def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float | None,
-                 routed_mbit: float | None) -> list[Figure]:
+                 routed_mbit: float | None) -> tuple[list[Figure], float | None]:
     """The baseline path as vnetbench runs it, against the raw pair (the target) and
     against the same path without the testbed (what the bridges and the engine's
-    bridge netfilter cost; the rest is the path's own routing)."""
-    topology = two_sites("calibrate-path", seconds, passes)
+    bridge netfilter cost; the rest is the path's own routing); and its RTT, the
+    unshaped reference of the delay line's error (200 pings each pass, as the shaped
+    run's: one stack for both, where the reference had a stack of its own)."""
+    topology = two_sites("calibrate-path", seconds, passes, pings=200)
     run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
     frame = load_results(run_dir)
+    rtts = frame[frame["metric"] == "rtt_mean_ms"]["value"].dropna()
     rates = frame[frame["metric"] == "tcp_mbit"]["value"].dropna().tolist()
     path = statistics.median(rates) if rates else None
     ratio = path / raw_mbit if path and raw_mbit else None
@@ -260,20 +264,19 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
                "host-wide (the next line isolates them; docs/cost.md: where the gap goes)"),
         Figure("baseline path / bare routed path", testbed, "ratio",
                note="below 1: the cost of Docker bridges and the engine's bridge netfilter"),
-    ]
+    ], (float(rtts.median()) if len(rtts) else None)
 
 
-def delay_figures(directory: Path) -> list[Figure]:
+def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     """The delay line's own latency (subtracted from each delay) and what is left of
-    the error on a 10 ms delay each way, against the same path unshaped."""
-    plain = two_sites("calibrate-plain", 1, 1, pings=200)
+    the error on a 10 ms delay each way, against the same path unshaped (`plain_rtt`,
+    the path run's just before)."""
     shaped = two_sites("calibrate-delay", 1, 1, pings=200,
                        backbone={"delay": f"{DELAY_MS:g}ms"})
-    rtts = []
-    for topology in (plain, shaped):
-        run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
-        frame = load_results(run_dir)
-        rtts.append(frame[frame["metric"] == "rtt_mean_ms"]["value"].median())
+    run_dir = run_scenarios(shaped, [get_scenario("throughput")], directory / "runs")
+    frame = load_results(run_dir)
+    rtts = [math.nan if plain_rtt is None else plain_rtt,
+            frame[frame["metric"] == "rtt_mean_ms"]["value"].median()]
     applied = read_record(run_dir).links.applied.get("throughput", {})
     overheads = [node["delay_line_overhead_us"] for node in applied.values()
                  if isinstance(node, dict) and "delay_line_overhead_us" in node]
@@ -495,7 +498,8 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
                 stopping = time.monotonic()
             timings["down"] = time.monotonic() - stopping
             timings["stack"] = stack_timing(spec.steps, containers, timings)
-            time.sleep(1.0)  # the last events reach the stream
+            if watch:
+                time.sleep(1.0)  # the last events reach the stream
         if watch:
             events = of_project(seen, project_name(spec.run_id))
             timings["breakdown"] = breakdown(events, spec.steps)
