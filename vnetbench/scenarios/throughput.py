@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vnetbench.core.outcome import Kind, State, single
+from vnetbench.core.units import burst_bytes
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
@@ -31,6 +32,9 @@ from vnetbench.measure.cpu import (
     went_backwards,
 )
 from vnetbench.measure.iperf import (
+    CLIENT_GRACE_SECONDS,
+    CONNECT_TIMEOUT_MS,
+    END_MARGIN_S,
     PORT,
     IperfError,
     IperfResult,
@@ -62,6 +66,7 @@ from vnetbench.scenarios.throughput_faults import (
     check_stream_faults,
     stream_fault_result,
 )
+from vnetbench.shaping.plan import TBF_LATENCY_MS
 from vnetbench.shaping.schedule import expand
 from vnetbench.terminal.ui import waiting
 
@@ -154,9 +159,10 @@ class Throughput(PairScenario):
         with ExitStack() as servers, waiting(
                 f"pass {pass_no}: {count}{kind} {client} → {server} ({target})",
                 settings.seconds):
+            grace_s = stream_grace_s(context.topology)
             iperfs = [servers.enter_context(iperf_server(
                 stack, context.container(server), target,
-                f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
+                f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n, grace_s))
                 for n in range(settings.clients)]
             idle = by_role(stack.memory_by_role())
             schedule = Throughput.schedule(context, pass_no)
@@ -493,6 +499,37 @@ def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
         value = mtus.get(tunnel, "")
         values["tunnel_mtu"] = int(value) if value.isdigit() else None
     return DECLARATION.emitted(values)
+
+
+# iperf3's round trips besides its stream: connect, parameters, the stream's own
+# connect, results (topology.py MAX_HOLD_MS)
+EXCHANGE_ROUND_TRIPS = 5
+SEGMENTS_EACH_WAY = 3  # site, backbone, site: the worst profile taken for each
+# above this loss on a segment, the end's exchange may lose a packet several times
+# over (each retransmission waits twice the last): the whole grace is kept
+LOSSY_PERCENT = 5.0
+
+
+def stream_grace_s(topology: Topology) -> float:
+    """The clients' bound beyond their stream (measure/iperf.py END_MARGIN_S): their
+    connect, five round trips of the slowest profile on every segment, a rate's shaper
+    queue to drain (what is queued at the stream's end holds the report back), and the
+    margin; at most CLIENT_GRACE_SECONDS, which the link profiles' bounds are made for.
+    Kept whole where the topology cannot say the path: faults change it during the
+    stream, another host's path is not in it, a lossy one may retransmit at length,
+    and a UDP client waits 30 s for the answer to its opening datagram (iperf.py
+    UDP_OPEN_LOST): cut short, it could not say why itself."""
+    profiles = [topology.links.site, topology.links.backbone,
+                *(agent.link for agent in topology.agents if agent.link is not None)]
+    if (topology.faults or topology.engine != "compose" or topology.settings.udp_mbit
+            or any(profile.loss > LOSSY_PERCENT for profile in profiles)):
+        return CLIENT_GRACE_SECONDS
+    hold_s = max(profile.delay + profile.jitter for profile in profiles) / 1000
+    drain_s = max((TBF_LATENCY_MS / 1000 + 8 * burst_bytes(profile.rate) / profile.rate
+                   for profile in profiles if profile.rate), default=0.0)
+    needed = (CONNECT_TIMEOUT_MS / 1000 + EXCHANGE_ROUND_TRIPS * 2 * SEGMENTS_EACH_WAY * hold_s
+              + drain_s + END_MARGIN_S)
+    return min(float(CLIENT_GRACE_SECONDS), needed)
 
 
 def stream_options(topology: Topology) -> list[str]:
