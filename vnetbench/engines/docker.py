@@ -315,6 +315,21 @@ class DockerEngine(Engine):
         with suppress(DockerException):  # gone already: a one-off server that exited
             self.client_for(name).container.remove(name, force=True)
 
+    def remove_all(self, names: Sequence[str]) -> None:
+        """A pass's probes together: REMOVERS `docker rm -f` calls at once per host,
+        each of a share of the names (a call each was a CLI process each: 50 of them,
+        four at a time, for a room of 50 machines)."""
+        by_host: dict[str, list[str]] = {}
+        for name in names:
+            by_host.setdefault(self.host_of(name), []).append(name)
+
+        def remove(where: str, chunk: list[str]) -> None:
+            with suppress(DockerException):  # one gone already: the CLI removes the rest
+                self.client_at(where).container.remove(chunk, force=True)
+
+        with ThreadPoolExecutor(REMOVERS) as removers:
+            list(removers.map(lambda call: remove(*call), removal_calls(by_host)))
+
     def logs(self, container: str, since: datetime | None = None,
              timestamps: bool = False, quick: bool = False) -> str:
         return container_logs(self.client_for(container, quick), container, since, timestamps)
@@ -404,6 +419,14 @@ class DockerEngine(Engine):
             note(f"{removed.rules} DOCKER-USER rule(s) of {run_id} outlived the "
                  "fabric helper and were removed", style="yellow")
         return removed
+
+
+def removal_calls(by_host: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """(host, names) of each `docker rm -f`: the names of a host dealt out to at most
+    REMOVERS calls (one `docker rm -f` of many removes them one after another: about
+    20 a second here; the engine does more side by side)."""
+    return [(where, names[i::REMOVERS]) for where, names in by_host.items()
+            for i in range(REMOVERS) if names[i::REMOVERS]]
 
 
 def container_logs(client: DockerClient, container: str, since: datetime | None,
@@ -551,11 +574,8 @@ def remove_containers(run_id: str | None, client: DockerClient, removed: Removed
             with suppress(DockerException):  # some may be gone already (--rm probes)
                 client.container.remove(chunk, force=True, volumes=True)
 
-        # a few removal calls at once: one `docker rm -f` of 200 ids removed them one
-        # after another (about 20 a second here), the engine does more side by side
         with ThreadPoolExecutor(REMOVERS) as removers:
-            list(removers.map(remove, [ids[i::REMOVERS] for i in range(REMOVERS)
-                                       if ids[i::REMOVERS]]))
+            list(removers.map(remove, [chunk for _, chunk in removal_calls({where: ids})]))
         left = {c.id for c in listed_on(client, run_filter(run_id), where)}
         removed.containers += sum(c.id not in left for c in containers)
         if left:  # counted as what is gone, and said: the sweep after goes on

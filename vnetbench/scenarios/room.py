@@ -35,7 +35,7 @@ from vnetbench.errors import UserError
 from vnetbench.faults.path import refuse_untouched
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
-from vnetbench.measure.probe import save_raw, start_probe, stop_probe
+from vnetbench.measure.probe import save_raw, start_probe, stop_probes
 from vnetbench.measure.room import (
     BEHIND_SHARE_OF_GAP,
     CDF_POINTS,
@@ -399,8 +399,7 @@ class Room(Scenario):
 
     @staticmethod
     def remove_probes(context: ScenarioContext, names: list[str]) -> None:
-        with ThreadPoolExecutor(max_workers=STARTERS) as pool:
-            list(pool.map(lambda name: stop_probe(context.stack, name), names))
+        stop_probes(context.stack, names)
 
     def resume(self, context: ScenarioContext, resume: Resume, url: str,
                pass_no: int) -> bool:

@@ -14,7 +14,7 @@ from python_on_whales.exceptions import DockerException
 from vnetbench.engines import docker as docker_module
 from vnetbench.engines import fabric
 from vnetbench.engines.compose import ComposeEngine
-from vnetbench.engines.docker import remove_networks
+from vnetbench.engines.docker import REMOVERS, removal_calls, remove_networks
 
 HANG_GUARD_S = 60.0  # a wait that would block for ever if the code were serial
 
@@ -106,3 +106,34 @@ def test_the_fabric_sweep_runs_beside_the_networks_removal(
     removed = Engine().remove_run("r1")
     assert overlapped == [True]
     assert removed.networks == 1 and removed.rules == 2
+
+
+def test_removal_calls_deal_each_host_s_names_to_at_most_removers_calls() -> None:
+    names = [f"p{n}" for n in range(10)]
+    calls = removal_calls({"": names, "node-b": ["q1"]})
+    assert [where for where, _ in calls] == ["", "", "", "", "node-b"]
+    assert len(calls) == REMOVERS + 1
+    assert sorted(n for _, chunk in calls[:REMOVERS] for n in chunk) == sorted(names)
+    assert calls[-1] == ("node-b", ["q1"])
+    assert removal_calls({"": ["only"]}) == [("", ["only"])]  # one probe: one call
+
+
+def test_a_pass_s_probes_go_in_a_few_calls_and_one_gone_already_is_fine() -> None:
+    calls: list[tuple[list[str], dict[str, Any]]] = []
+
+    class Containers:
+        def remove(self, names: list[str], **options: Any) -> None:
+            calls.append((list(names), options))
+            if "gone" in names:  # the CLI removes the others and exits 1
+                raise DockerException(["docker", "rm", "-f", *names], 1,
+                                      stderr=b"No such container: gone")
+
+    class Engine(ComposeEngine):
+        def client_at(self, where: str, quick: bool = False) -> Any:
+            return type("Client", (), {"container": Containers()})()
+
+    names = ["gone", *(f"p{n}" for n in range(49))]
+    Engine().remove_all(names)
+    assert len(calls) == REMOVERS  # 50 probes: 4 calls, not 50
+    assert sorted(n for chunk, _ in calls for n in chunk) == sorted(names)
+    assert all(options == {"force": True} for _, options in calls)
