@@ -147,7 +147,26 @@ class Stack:
             if all(state != "starting" for _, state in states.values()) or (
                     time.monotonic() >= deadline):
                 return states
-            time.sleep(SETTLE_POLL_SECONDS)
+            starting = {self.service_of(name) for name, (_, state) in states.items()
+                        if state == "starting"}
+            if starting <= unmarked:  # each waits for its mark alone: watched, not slept on
+                self.wait_for_marks_of(marked, starting, SETTLE_POLL_SECONDS)
+            else:
+                time.sleep(SETTLE_POLL_SECONDS)
+
+    def wait_for_marks_of(self, marked: dict[str, str], services: set[str],
+                          seconds: float) -> None:
+        """Until each of `services` (of `marked`: service -> kind) has its first mark, at
+        most `seconds`: the marks directory looked at every 50 ms (no engine call), so
+        the listing that confirms them comes as the last one appears, not up to a poll
+        of SETTLE_POLL_SECONDS later (a bring-up's last step, and join's per pass)."""
+        deadline = time.monotonic() + seconds
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for service in sorted(services):
+            kinds[marked[service]].append(service)
+        for kind, named in kinds.items():
+            self.deployment.wait_for_marks(named, kind, 1,
+                                           max(0.0, deadline - time.monotonic()))
 
     def unmarked(self, marked: dict[str, str]) -> set[str]:
         """The services of `marked` (service -> kind) whose first mark is not there yet:
