@@ -271,12 +271,22 @@ class Stack:
     def cpu_by_role(self) -> dict[str, dict[str, float]]:
         """CPU seconds used so far by each running container of the run (by id), per role
         label: kept apart so that a container that restarts or ends shows (role_percent)."""
+        return self.cpu_readings(set())[0]
+
+    def cpu_readings(self, names: set[str]) -> tuple[dict[str, dict[str, float]],
+                                                     dict[str, float]]:
+        """cpu_by_role and cpu_by_container(names) from one listing, each container's
+        counter read once: a pass's readings before and after its load were two
+        listings (CLI calls) each, one right after the other."""
         readings: dict[str, dict[str, float]] = defaultdict(dict)
+        named: dict[str, float] = {}
         for container in self.containers():
             used = self.engine.cpu_seconds(container) if container.state == "running" else None
             if used is not None:
                 readings[container.labels.get(labels.ROLE, "other")][container.id] = used
-        return dict(readings)
+                if container.name in names:
+                    named[container.name] = used
+        return dict(readings), named
 
     def memory_by_role(self) -> dict[str, list[MemoryReading]]:
         """Memory now of each running container of the run, per role label (the raw
@@ -290,13 +300,7 @@ class Stack:
 
     def cpu_by_container(self, names: set[str]) -> dict[str, float]:
         """CPU seconds used so far by the named running containers of the run."""
-        used = {}
-        for container in self.containers():
-            if container.name in names and container.state == "running":
-                seconds = self.engine.cpu_seconds(container)
-                if seconds is not None:
-                    used[container.name] = seconds
-        return used
+        return self.cpu_readings(names)[1]
 
     def placement_settings(self) -> dict[str, str]:
         return self.deployment.placement_settings()

@@ -297,12 +297,12 @@ class Room(Scenario):
             time.sleep(max(0.0, planned - time.time()))
             server = {context.container(SERVER)}
             idle = by_role(stack.memory_by_role())
-            before = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            before = (*stack.cpu_readings(server), cpu_jiffies())
             at = time.time()
             time.sleep(max(0.0, planned + seconds / 2 - time.time()))
             loaded = by_role(stack.memory_by_role())
             time.sleep(max(0.0, planned + seconds - time.time()))
-            after = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            after = (*stack.cpu_readings(server), cpu_jiffies())
             seconds = time.time() - at
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)

@@ -171,7 +171,7 @@ class Throughput(PairScenario):
                 start_at = time.time() + CLIENTS_LEAD_S + schedule.lead_s
                 schedule.stage_at(start_at)
                 options = [*options, *INTERVAL_OPTIONS]
-            roles_before, sides_before = stack.cpu_by_role(), side_cpu(stack, sides)
+            roles_before, sides_before = role_and_side_cpu(stack, sides)
             started = time.monotonic()
             loaded = MemoryUnderLoad(stack, LOAD_READ_SHARE * settings.seconds)
             try:
@@ -187,8 +187,8 @@ class Throughput(PairScenario):
             finally:
                 load = loaded.result()
             elapsed = time.monotonic() - started
-            cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
-                                side_cpu(stack, sides), elapsed)
+            roles_after, sides_after = role_and_side_cpu(stack, sides)
+            cpu = CpuFigures.of(roles_before, roles_after, sides_before, sides_after, elapsed)
             tunnel_bytes = tunnel.delta()
             faulted = schedule.finish() if schedule is not None else None
         stream = Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load), settings.seconds)
@@ -299,10 +299,12 @@ def offered_short(udp: UdpResult | None, settings: SharedSettings) -> str:
     return generator_short(udp, settings.udp_mbit * settings.clients)
 
 
-def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
-    """CPU seconds so far of the sending and the receiving agent's containers."""
-    used = stack.cpu_by_container(set(sides.values()))
-    return {side: used[name] for side, name in sides.items() if name in used}
+def role_and_side_cpu(stack: Stack, sides: dict[str, str]
+                      ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """CPU seconds so far per role (Stack.cpu_by_role), and of the sending and the
+    receiving agent's containers, from one listing (Stack.cpu_readings)."""
+    roles, used = stack.cpu_readings(set(sides.values()))
+    return roles, {side: used[name] for side, name in sides.items() if name in used}
 
 
 CPU_ROLES = ("agent", "switch", "conductor")  # the roles whose CPU is a metric

@@ -204,3 +204,25 @@ def test_marks_still_to_come_are_watched_not_slept_on(
     with pytest.raises(Slept):
         stack.settle(deadline=time.monotonic() + 60)
     assert marks.waits == [] and slept == [SETTLE_POLL_SECONDS]
+
+
+def test_cpu_per_role_and_of_named_containers_come_from_one_listing(tmp_path: Path) -> None:
+    """A pass reads CPU per role and of its two sides before and after its load: one
+    listing each time, each running container's counter read once."""
+    listed = [box("p-a1", "running", None), box("p-a2", "running", None),
+              box("p-r1", "running", None, role="switch"), box("p-a3", "exited", None)]
+    looks: list[int] = []
+    read: list[str] = []
+
+    class Counters(Engine):
+        def cpu_seconds(self, container: Listed) -> float:
+            read.append(container.name)
+            return float(len(container.name) + int(container.name[-1]))
+
+    stack = stack_of(Counters(ago=1), listed, tmp_path)
+    stack.containers = lambda role=None: looks.append(1) or listed  # type: ignore[method-assign,func-returns-value]
+    roles, named = stack.cpu_readings({"p-a2", "p-a3"})
+    assert looks == [1] and read == ["p-a1", "p-a2", "p-r1"]  # the exited one: no counter
+    assert roles == {"agent": {"p-a1": 5.0, "p-a2": 6.0}, "switch": {"p-r1": 5.0}}
+    assert named == {"p-a2": 6.0}
+    assert stack.cpu_by_role() == roles and stack.cpu_by_container({"p-a1"}) == {"p-a1": 5.0}
