@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from vnetbench.core.outcome import Kind, State, single
 from vnetbench.core.units import burst_bytes
@@ -102,12 +104,18 @@ class Throughput(PairScenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
-        mtus = interface_mtus(context, client.name)
         # a series of ping sizes (VpnCloud's own ping test) goes first, before this
         # pass's stream, as VpnCloud ran it apart from its throughput test
         early = context.topology.settings.ping_sizes
-        pings = self._pings(context, client.name, target, pass_no) if early else []
-        stream = self._stream(context, client.name, server.name, target, pass_no)
+        if early:  # the tunnel's counter read after them: their bytes are not the stream's
+            mtus = interface_mtus(context, client.name)
+            pings = self._pings(context, client.name, target, pass_no)
+            tunnel = TunnelCounter(context, server.name)
+        else:  # two reads in two namespaces before anything measures: side by side
+            pings = []
+            mtus, tunnel = beside(lambda: interface_mtus(context, client.name),
+                                  lambda: TunnelCounter(context, server.name))
+        stream = self._stream(context, client.name, server.name, target, pass_no, tunnel)
         tcp, udp, tcp_error = stream.tcp, stream.udp, stream.error
         pings = pings or self._pings(context, client.name, target, pass_no)
         ping, ping_error = pings[0].result, pings[0].error
@@ -144,14 +152,14 @@ class Throughput(PairScenario):
         return result
 
     def _stream(
-        self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
+        self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int,
+        tunnel: TunnelCounter,
     ) -> Stream:
         """The stream (or the clients' streams, all at once), with the CPU each role and
         each side of it used meanwhile, each role's memory before it and under it, and
-        the bytes the server's tunnel received."""
+        the bytes the server's tunnel received (`tunnel`: its counter, read before)."""
         stack, settings = context.stack, context.topology.settings
         options = stream_options(context.topology)
-        tunnel = TunnelCounter(context, server)
         sides = {"sending": context.container(server if settings.reverse else client),
                  "receiving": context.container(client if settings.reverse else server)}
         kind = " ".join(options) or "TCP"
@@ -226,6 +234,18 @@ class Throughput(PairScenario):
 
 
 ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]
+First = TypeVar("First")
+Second = TypeVar("Second")
+
+
+def beside(first: Callable[[], First], second: Callable[[], Second]) -> tuple[First, Second]:
+    """`first` in a thread while `second` runs here (each a probe: a container's start
+    and end, most of its time the engine's); both results, `first`'s error raised."""
+    with ThreadPoolExecutor(max_workers=1) as other:
+        running = other.submit(first)
+        done = second()
+        return running.result(), done
+
 
 # Several clients are started at one instant (the tools image's vnetbench-at), this
 # long after their containers are asked for: started as the engine starts each

@@ -1,18 +1,21 @@
-"""The stream clients' bound beyond their stream (throughput.stream_grace_s): what the
-path the topology declares needs, so that a stream whose path died mid-stream is cut
-after that instead of after iperf3's whole 30 s grace."""
+"""Throughput's own time around its stream: the clients' bound beyond the stream
+(stream_grace_s: what the path the topology declares needs, so that a stream whose
+path died mid-stream is cut after that instead of after iperf3's whole 30 s grace),
+and the reads before it side by side (beside)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
+from vnetbench.engines.base import EngineError
 from vnetbench.measure import iperf
 from vnetbench.measure.iperf import CLIENT_GRACE_SECONDS, IperfServer
 from vnetbench.measure.probe import ProbeOutput
 from vnetbench.model.topology import Topology, parse_topology
-from vnetbench.scenarios.throughput import stream_grace_s
+from vnetbench.scenarios.throughput import beside, stream_grace_s
 
 
 def topology(**extra: object) -> Topology:
@@ -71,3 +74,30 @@ def test_the_client_is_bounded_by_its_server_s_grace(
     IperfServer("run1", "10.0.1.2", grace_s=15.0).run("client-c", 2, [], tmp_path / "r.json")
     IperfServer("run1", "10.0.1.2").run("client-c", 2, [], tmp_path / "r.json")
     assert bounds == [2 + 15.0, 2 + CLIENT_GRACE_SECONDS]
+
+
+HANG_GUARD_S = 60.0  # a wait that would block for ever if the two ran one after the other
+
+
+def test_two_reads_before_the_stream_run_side_by_side() -> None:
+    """The MTUs' probe and the tunnel counter's (two namespaces) overlap: each waits
+    until the other has begun, which one after the other could not."""
+    first_began, second_began = threading.Event(), threading.Event()
+
+    def first() -> str:
+        first_began.set()
+        return "mtus" if second_began.wait(HANG_GUARD_S) else "alone"
+
+    def second() -> str:
+        second_began.set()
+        return "tunnel" if first_began.wait(HANG_GUARD_S) else "alone"
+
+    assert beside(first, second) == ("mtus", "tunnel")
+
+
+def test_the_first_read_s_error_is_raised() -> None:
+    def failing() -> str:
+        raise EngineError("no such container")
+
+    with pytest.raises(EngineError, match="no such container"):
+        beside(failing, lambda: "tunnel")
