@@ -564,18 +564,26 @@ def remove_containers(run_id: str | None, client: DockerClient, removed: Removed
     containers = listed_on(client, run_filter(run_id), where)
     detach_veths(client, containers)
     graceful = [c.id for c in containers if c.labels.get(labels.ROLE) in GRACEFUL_ROLES]
-    if graceful:
-        with suppress(DockerException):
-            client.container.stop(graceful, time=GRACE_SECONDS)
     if containers:
-        ids = [c.id for c in containers]
+        others = [c.id for c in containers if c.id not in graceful]
 
         def remove(chunk: list[str]) -> None:
             with suppress(DockerException):  # some may be gone already (--rm probes)
                 client.container.remove(chunk, force=True, volumes=True)
 
-        with ThreadPoolExecutor(REMOVERS) as removers:
-            list(removers.map(remove, [chunk for _, chunk in removal_calls({where: ids})]))
+        def stop_then_remove(chunk: list[str]) -> None:
+            with suppress(DockerException):
+                client.container.stop(chunk, time=GRACE_SECONDS)
+            remove(chunk)
+
+        # The graceful ones (the fabric: its rule goes with SIGTERM, a few iptables
+        # calls) are stopped, then removed, beside the others' removal, not before it
+        # all: nothing of the others waits for their rule.
+        with ThreadPoolExecutor(REMOVERS + 1) as removers:
+            stopping = removers.submit(stop_then_remove, graceful) if graceful else None
+            list(removers.map(remove, [chunk for _, chunk in removal_calls({where: others})]))
+            if stopping is not None:
+                stopping.result()
         left = {c.id for c in listed_on(client, run_filter(run_id), where)}
         removed.containers += sum(c.id not in left for c in containers)
         if left:  # counted as what is gone, and said: the sweep after goes on

@@ -137,3 +137,40 @@ def test_a_pass_s_probes_go_in_a_few_calls_and_one_gone_already_is_fine() -> Non
     assert len(calls) == REMOVERS  # 50 probes: 4 calls, not 50
     assert sorted(n for chunk, _ in calls for n in chunk) == sorted(names)
     assert all(options == {"force": True} for _, options in calls)
+
+
+def test_the_fabric_is_stopped_beside_the_others_removal_then_removed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fabric helper gets its SIGTERM (its rule goes with it) and is removed only
+    after; the run's other containers are removed meanwhile: its stop waits until their
+    removal has begun, which one after the other could not."""
+    from vnetbench.engines.base import Listed, Removed
+    from vnetbench.engines.docker import remove_containers
+    from vnetbench.runtime import labels
+
+    listed = [Listed("f", "p-fabric", "exited", None, {labels.ROLE: "fabric"}),
+              *(Listed(f"a{n}", f"p-a{n}", "running", None, {labels.ROLE: "agent"})
+                for n in range(6))]
+    others_began = threading.Event()
+    events: list[tuple[str, list[str]]] = []
+
+    class Containers:
+        def stop(self, ids: list[str], time: int) -> None:
+            events.append(("stop", list(ids)))
+            assert others_began.wait(HANG_GUARD_S), "the others waited for the stop"
+
+        def remove(self, ids: list[str], **options: Any) -> None:
+            if "f" not in ids:
+                others_began.set()
+            events.append(("remove", list(ids)))
+
+    client = type("Client", (), {"container": Containers()})()
+    listings = [listed, []]
+    monkeypatch.setattr(docker_module, "listed_on", lambda *args: listings.pop(0))
+    removed = Removed()
+    remove_containers("r1", client, removed)  # type: ignore[arg-type]
+    assert removed.containers == 7
+    fabric = [event for event in events if "f" in event[1]]
+    assert fabric == [("stop", ["f"]), ("remove", ["f"])]  # stopped, then removed alone
+    assert sorted(i for kind, ids in events if kind == "remove" and "f" not in ids
+                  for i in ids) == [f"a{n}" for n in range(6)]
