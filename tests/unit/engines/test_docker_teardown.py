@@ -174,3 +174,4 @@ def test_the_fabric_is_stopped_beside_the_others_removal_then_removed(
     assert fabric == [("stop", ["f"]), ("remove", ["f"])]  # stopped, then removed alone
     assert sorted(i for kind, ids in events if kind == "remove" and "f" not in ids
                   for i in ids) == [f"a{n}" for n in range(6)]
+
