@@ -1,9 +1,15 @@
 """The Docker engine adapter's own reading of containers, on a real engine."""
 
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from python_on_whales import docker
@@ -129,3 +135,37 @@ def test_logs_read_in_one_call_are_the_container_s_both_streams_and_a_gone_one_f
         docker.container.remove(name, force=True)
     with pytest.raises(NoSuchContainer):
         container_logs(quick, name, None, False)
+
+
+def test_a_pass_s_docker_calls_counted_and_the_networks_removed_in_one(
+        tmp_path: Path) -> None:
+    """Every docker CLI process of a one-pass throughput run, through a shim that logs
+    its arguments (python-on-whales and vnetbench's own calls find `docker` on PATH):
+    the run's networks go in one `network remove`; the count of each subcommand is
+    printed, the engine round trips a run costs (compare before and after a change)."""
+    real = shutil.which("docker")
+    assert real is not None
+    log = tmp_path / "calls.log"
+    shim = tmp_path / "bin" / "docker"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    (tmp_path / "t.yml").write_text("name: it-calls\nswitches: 2\nagents: 2\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "vnetbench", "run", "throughput", "-t", "t.yml", "--passes",
+         "1", "--seconds", "1", "--pings", "20", "--out", "out"], cwd=tmp_path, text=True,
+        capture_output=True, timeout=600,
+        env={**os.environ, "BENCH_SECONDS": "", "PATH": f"{shim.parent}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    calls = log.read_text().splitlines()
+    kinds = Counter(subcommand(call) for call in calls)
+    print(f"{len(calls)} docker CLI calls:", dict(kinds.most_common()))
+    removals = [call for call in calls if call.startswith(("network remove", "network rm"))]
+    assert len(removals) == 1, removals  # the run's networks (each switch's, the backbone)
+    assert len(removals[0].split()) > 3, removals  # more than one network in it
+
+
+def subcommand(call: str) -> str:
+    """'container ls', 'network remove', 'compose' (its options and files left out)."""
+    words = call.split() or [""]
+    return " ".join(words[:2]) if len(words) > 1 and words[1].isalpha() else words[0]

@@ -67,9 +67,20 @@ def engine_services(topology: Topology) -> dict[str, str]:
     return engine_type(topology).helper_services(topology)
 
 
+_ANSWERED: list[EngineFacts] = []  # this machine's engine, once it answered
+
+
 def engine_facts() -> EngineFacts:
-    """What rendering needs to know of this machine's engine."""
-    return EngineFacts(engine_version())
+    """What rendering needs to know of this machine's engine, asked once a process: a
+    `docker version` (a CLI call and a round trip to the engine) per stack rendered was
+    one per scenario of a run, per cell of a matrix. An engine that did not answer is
+    asked again next time."""
+    if not _ANSWERED:
+        facts = EngineFacts(engine_version())
+        if facts.version is None:
+            return facts
+        _ANSWERED.append(facts)
+    return _ANSWERED[0]
 
 
 def local() -> HostRuntime:

@@ -370,6 +370,12 @@ class Engine(ABC):
     def remove(self, name: str) -> None:
         """Remove a container (running or not); gone already is fine."""
 
+    def remove_all(self, names: Sequence[str]) -> None:
+        """Remove these containers (running or not); gone already is fine. Here one
+        after another; an engine that can removes them together."""
+        for name in names:
+            self.remove(name)
+
     @abstractmethod
     def logs(self, container: str, since: datetime | None = None,
              timestamps: bool = False, quick: bool = False) -> str:

@@ -147,7 +147,26 @@ class Stack:
             if all(state != "starting" for _, state in states.values()) or (
                     time.monotonic() >= deadline):
                 return states
-            time.sleep(SETTLE_POLL_SECONDS)
+            starting = {self.service_of(name) for name, (_, state) in states.items()
+                        if state == "starting"}
+            if starting <= unmarked:  # each waits for its mark alone: watched, not slept on
+                self.wait_for_marks_of(marked, starting, SETTLE_POLL_SECONDS)
+            else:
+                time.sleep(SETTLE_POLL_SECONDS)
+
+    def wait_for_marks_of(self, marked: dict[str, str], services: set[str],
+                          seconds: float) -> None:
+        """Until each of `services` (of `marked`: service -> kind) has its first mark, at
+        most `seconds`: the marks directory looked at every 50 ms (no engine call), so
+        the listing that confirms them comes as the last one appears, not up to a poll
+        of SETTLE_POLL_SECONDS later (a bring-up's last step, and join's per pass)."""
+        deadline = time.monotonic() + seconds
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for service in sorted(services):
+            kinds[marked[service]].append(service)
+        for kind, named in kinds.items():
+            self.deployment.wait_for_marks(named, kind, 1,
+                                           max(0.0, deadline - time.monotonic()))
 
     def unmarked(self, marked: dict[str, str]) -> set[str]:
         """The services of `marked` (service -> kind) whose first mark is not there yet:
@@ -252,12 +271,22 @@ class Stack:
     def cpu_by_role(self) -> dict[str, dict[str, float]]:
         """CPU seconds used so far by each running container of the run (by id), per role
         label: kept apart so that a container that restarts or ends shows (role_percent)."""
+        return self.cpu_readings(set())[0]
+
+    def cpu_readings(self, names: set[str]) -> tuple[dict[str, dict[str, float]],
+                                                     dict[str, float]]:
+        """cpu_by_role and cpu_by_container(names) from one listing, each container's
+        counter read once: a pass's readings before and after its load were two
+        listings (CLI calls) each, one right after the other."""
         readings: dict[str, dict[str, float]] = defaultdict(dict)
+        named: dict[str, float] = {}
         for container in self.containers():
             used = self.engine.cpu_seconds(container) if container.state == "running" else None
             if used is not None:
                 readings[container.labels.get(labels.ROLE, "other")][container.id] = used
-        return dict(readings)
+                if container.name in names:
+                    named[container.name] = used
+        return dict(readings), named
 
     def memory_by_role(self) -> dict[str, list[MemoryReading]]:
         """Memory now of each running container of the run, per role label (the raw
@@ -271,13 +300,7 @@ class Stack:
 
     def cpu_by_container(self, names: set[str]) -> dict[str, float]:
         """CPU seconds used so far by the named running containers of the run."""
-        used = {}
-        for container in self.containers():
-            if container.name in names and container.state == "running":
-                seconds = self.engine.cpu_seconds(container)
-                if seconds is not None:
-                    used[container.name] = seconds
-        return used
+        return self.cpu_readings(names)[1]
 
     def placement_settings(self) -> dict[str, str]:
         return self.deployment.placement_settings()

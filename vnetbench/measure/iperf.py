@@ -26,6 +26,15 @@ from vnetbench.measure.probe import (
 CONNECT_TIMEOUT_MS = 5000
 CONNECT_ATTEMPTS = 5  # while a server just started does not listen yet
 CLIENT_GRACE_SECONDS = 30  # beyond the test's length before the client is killed
+# A TCP client on a path that died mid-stream never ends by itself: iperf3 (3.18) sends
+# its end of test on the control connection and waits for the server's results with no
+# timeout of its own when it is the sender, so only timeout(1) ends it, the whole grace
+# after the stream (a router killed 1 s into a 20 s stream: killed at 50 s). A healthy
+# client needs beyond the stream only its connect (CONNECT_TIMEOUT_MS at most) and the
+# end's exchange of results, a few round trips; this much more is left for a busy host
+# (the 2 s streams of CI's steps took 2.2-2.7 s whole, server, probe and removal
+# included). stream_grace_s (scenarios/throughput.py) adds what a shaped path needs.
+END_MARGIN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -218,6 +227,7 @@ class IperfServer:
     run_on: RunOnEngine  # the run and its engine
     address: str
     port: int = PORT
+    grace_s: float = CLIENT_GRACE_SECONDS  # a client's bound beyond its test's length
 
     def run(self, client: str, seconds: float, options: list[str],
             raw_path: Path) -> IperfRun:
@@ -245,7 +255,7 @@ class IperfServer:
             wait = max(0.0, start_at - time.time()) if start_at is not None else 0.0
             gated = at_instant(start_at, argv) if start_at is not None else argv
             raw = run_probe(self.run_on, client, gated,
-                            wait + seconds + CLIENT_GRACE_SECONDS).stdout
+                            wait + seconds + self.grace_s).stdout
             began, output = split_began(raw) if start_at is not None else (None, raw)
             if "Connection refused" not in output:
                 break
@@ -256,10 +266,12 @@ class IperfServer:
 
 @contextmanager
 def iperf_server(run: RunOnEngine, container: str, address: str, name: str,
-                 port: int = PORT) -> Iterator[IperfServer]:
-    """A one-off server in container's namespace (reached at address), removed afterwards."""
+                 port: int = PORT, grace_s: float = CLIENT_GRACE_SECONDS
+                 ) -> Iterator[IperfServer]:
+    """A one-off server in container's namespace (reached at address), removed afterwards;
+    `grace_s`: its clients' bound beyond their test's length."""
     server = start_probe(run, container, ["iperf3", "-s", "-1", "-p", str(port)], name=name)
     try:
-        yield IperfServer(run, address, port)
+        yield IperfServer(run, address, port, grace_s)
     finally:
         stop_probe(run, server)

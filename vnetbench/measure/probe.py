@@ -17,7 +17,7 @@ from vnetbench.engines.base import RunOnEngine, ToolOutput, ToolSpec
 
 __all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_instant",
            "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
-           "stop_probe", "timeout_argument"]
+           "stop_probe", "stop_probes", "timeout_argument"]
 from vnetbench.files import write_text_atomic
 from vnetbench.runtime.labels import TOOL, run_labels
 
@@ -106,6 +106,11 @@ def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
 
 def stop_probe(run: RunOnEngine, name: str) -> None:
     run.engine.remove(name)  # already gone is fine: a one-off server that exited
+
+
+def stop_probes(run: RunOnEngine, names: list[str]) -> None:
+    """Several probes at once (Engine.remove_all), not one engine call after another."""
+    run.engine.remove_all(names)
 
 
 T = TypeVar("T")

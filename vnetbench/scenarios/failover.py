@@ -53,7 +53,7 @@ from vnetbench.measure.outage import (
     parse_ping_trace,
     parse_stream_trace,
 )
-from vnetbench.measure.probe import save_raw, start_probe, stop_probe
+from vnetbench.measure.probe import save_raw, start_probe, stop_probes
 from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.overlays import Overlay
@@ -266,8 +266,7 @@ class Failover(Scenario):
                     outcome.stream = parse_stream_trace(text)
                 else:
                     setattr(outcome, kind, parse_ping_trace(text))
-            for name in names.values():
-                stop_probe(stack, name)
+            stop_probes(stack, list(names.values()))
             self.restore(context, outcome)
         self.latecomer_join(context, outcome)  # first: its wait lets rejoins see it
         self.rejoins(context, outcome, roles)

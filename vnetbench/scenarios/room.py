@@ -35,7 +35,7 @@ from vnetbench.errors import UserError
 from vnetbench.faults.path import refuse_untouched
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
-from vnetbench.measure.probe import save_raw, start_probe, stop_probe
+from vnetbench.measure.probe import save_raw, start_probe, stop_probes
 from vnetbench.measure.room import (
     BEHIND_SHARE_OF_GAP,
     CDF_POINTS,
@@ -297,12 +297,12 @@ class Room(Scenario):
             time.sleep(max(0.0, planned - time.time()))
             server = {context.container(SERVER)}
             idle = by_role(stack.memory_by_role())
-            before = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            before = (*stack.cpu_readings(server), cpu_jiffies())
             at = time.time()
             time.sleep(max(0.0, planned + seconds / 2 - time.time()))
             loaded = by_role(stack.memory_by_role())
             time.sleep(max(0.0, planned + seconds - time.time()))
-            after = stack.cpu_by_role(), stack.cpu_by_container(server), cpu_jiffies()
+            after = (*stack.cpu_readings(server), cpu_jiffies())
             seconds = time.time() - at
         roles, _ = role_percent(before[0], after[0], seconds)
         server_cpu = cpu_percent(before[1], after[1], seconds)
@@ -399,8 +399,7 @@ class Room(Scenario):
 
     @staticmethod
     def remove_probes(context: ScenarioContext, names: list[str]) -> None:
-        with ThreadPoolExecutor(max_workers=STARTERS) as pool:
-            list(pool.map(lambda name: stop_probe(context.stack, name), names))
+        stop_probes(context.stack, names)
 
     def resume(self, context: ScenarioContext, resume: Resume, url: str,
                pass_no: int) -> bool:

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from vnetbench.core.outcome import Kind, State, single
+from vnetbench.core.units import burst_bytes
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
@@ -31,6 +34,9 @@ from vnetbench.measure.cpu import (
     went_backwards,
 )
 from vnetbench.measure.iperf import (
+    CLIENT_GRACE_SECONDS,
+    CONNECT_TIMEOUT_MS,
+    END_MARGIN_S,
     PORT,
     IperfError,
     IperfResult,
@@ -62,6 +68,7 @@ from vnetbench.scenarios.throughput_faults import (
     check_stream_faults,
     stream_fault_result,
 )
+from vnetbench.shaping.plan import TBF_LATENCY_MS
 from vnetbench.shaping.schedule import expand
 from vnetbench.terminal.ui import waiting
 
@@ -97,12 +104,18 @@ class Throughput(PairScenario):
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
         client, server = pick_pair(context.topology, context.placement())
         target = context.overlay.target_address(context.topology, context.plan, server.name)
-        mtus = interface_mtus(context, client.name)
         # a series of ping sizes (VpnCloud's own ping test) goes first, before this
         # pass's stream, as VpnCloud ran it apart from its throughput test
         early = context.topology.settings.ping_sizes
-        pings = self._pings(context, client.name, target, pass_no) if early else []
-        stream = self._stream(context, client.name, server.name, target, pass_no)
+        if early:  # the tunnel's counter read after them: their bytes are not the stream's
+            mtus = interface_mtus(context, client.name)
+            pings = self._pings(context, client.name, target, pass_no)
+            tunnel = TunnelCounter(context, server.name)
+        else:  # two reads in two namespaces before anything measures: side by side
+            pings = []
+            mtus, tunnel = beside(lambda: interface_mtus(context, client.name),
+                                  lambda: TunnelCounter(context, server.name))
+        stream = self._stream(context, client.name, server.name, target, pass_no, tunnel)
         tcp, udp, tcp_error = stream.tcp, stream.udp, stream.error
         pings = pings or self._pings(context, client.name, target, pass_no)
         ping, ping_error = pings[0].result, pings[0].error
@@ -139,14 +152,14 @@ class Throughput(PairScenario):
         return result
 
     def _stream(
-        self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int
+        self, context: ScenarioContext, client: str, server: str, target: str, pass_no: int,
+        tunnel: TunnelCounter,
     ) -> Stream:
         """The stream (or the clients' streams, all at once), with the CPU each role and
         each side of it used meanwhile, each role's memory before it and under it, and
-        the bytes the server's tunnel received."""
+        the bytes the server's tunnel received (`tunnel`: its counter, read before)."""
         stack, settings = context.stack, context.topology.settings
         options = stream_options(context.topology)
-        tunnel = TunnelCounter(context, server)
         sides = {"sending": context.container(server if settings.reverse else client),
                  "receiving": context.container(client if settings.reverse else server)}
         kind = " ".join(options) or "TCP"
@@ -154,9 +167,10 @@ class Throughput(PairScenario):
         with ExitStack() as servers, waiting(
                 f"pass {pass_no}: {count}{kind} {client} → {server} ({target})",
                 settings.seconds):
+            grace_s = stream_grace_s(context.topology)
             iperfs = [servers.enter_context(iperf_server(
                 stack, context.container(server), target,
-                f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n))
+                f"{stack.rendered.project}-iperf-server-{pass_no}-{n}", PORT + n, grace_s))
                 for n in range(settings.clients)]
             idle = by_role(stack.memory_by_role())
             schedule = Throughput.schedule(context, pass_no)
@@ -165,7 +179,7 @@ class Throughput(PairScenario):
                 start_at = time.time() + CLIENTS_LEAD_S + schedule.lead_s
                 schedule.stage_at(start_at)
                 options = [*options, *INTERVAL_OPTIONS]
-            roles_before, sides_before = stack.cpu_by_role(), side_cpu(stack, sides)
+            roles_before, sides_before = role_and_side_cpu(stack, sides)
             started = time.monotonic()
             loaded = MemoryUnderLoad(stack, LOAD_READ_SHARE * settings.seconds)
             try:
@@ -181,8 +195,8 @@ class Throughput(PairScenario):
             finally:
                 load = loaded.result()
             elapsed = time.monotonic() - started
-            cpu = CpuFigures.of(roles_before, stack.cpu_by_role(), sides_before,
-                                side_cpu(stack, sides), elapsed)
+            roles_after, sides_after = role_and_side_cpu(stack, sides)
+            cpu = CpuFigures.of(roles_before, roles_after, sides_before, sides_after, elapsed)
             tunnel_bytes = tunnel.delta()
             faulted = schedule.finish() if schedule is not None else None
         stream = Stream.of(runs, cpu, tunnel_bytes, MemoryFigures(idle, load), settings.seconds)
@@ -220,6 +234,18 @@ class Throughput(PairScenario):
 
 
 ClientRun = ToolRun[IperfResult] | ToolRun[UdpResult]
+First = TypeVar("First")
+Second = TypeVar("Second")
+
+
+def beside(first: Callable[[], First], second: Callable[[], Second]) -> tuple[First, Second]:
+    """`first` in a thread while `second` runs here (each a probe: a container's start
+    and end, most of its time the engine's); both results, `first`'s error raised."""
+    with ThreadPoolExecutor(max_workers=1) as other:
+        running = other.submit(first)
+        done = second()
+        return running.result(), done
+
 
 # Several clients are started at one instant (the tools image's vnetbench-at), this
 # long after their containers are asked for: started as the engine starts each
@@ -293,10 +319,12 @@ def offered_short(udp: UdpResult | None, settings: SharedSettings) -> str:
     return generator_short(udp, settings.udp_mbit * settings.clients)
 
 
-def side_cpu(stack: Stack, sides: dict[str, str]) -> dict[str, float]:
-    """CPU seconds so far of the sending and the receiving agent's containers."""
-    used = stack.cpu_by_container(set(sides.values()))
-    return {side: used[name] for side, name in sides.items() if name in used}
+def role_and_side_cpu(stack: Stack, sides: dict[str, str]
+                      ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """CPU seconds so far per role (Stack.cpu_by_role), and of the sending and the
+    receiving agent's containers, from one listing (Stack.cpu_readings)."""
+    roles, used = stack.cpu_readings(set(sides.values()))
+    return roles, {side: used[name] for side, name in sides.items() if name in used}
 
 
 CPU_ROLES = ("agent", "switch", "conductor")  # the roles whose CPU is a metric
@@ -493,6 +521,37 @@ def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
         value = mtus.get(tunnel, "")
         values["tunnel_mtu"] = int(value) if value.isdigit() else None
     return DECLARATION.emitted(values)
+
+
+# iperf3's round trips besides its stream: connect, parameters, the stream's own
+# connect, results (topology.py MAX_HOLD_MS)
+EXCHANGE_ROUND_TRIPS = 5
+SEGMENTS_EACH_WAY = 3  # site, backbone, site: the worst profile taken for each
+# above this loss on a segment, the end's exchange may lose a packet several times
+# over (each retransmission waits twice the last): the whole grace is kept
+LOSSY_PERCENT = 5.0
+
+
+def stream_grace_s(topology: Topology) -> float:
+    """The clients' bound beyond their stream (measure/iperf.py END_MARGIN_S): their
+    connect, five round trips of the slowest profile on every segment, a rate's shaper
+    queue to drain (what is queued at the stream's end holds the report back), and the
+    margin; at most CLIENT_GRACE_SECONDS, which the link profiles' bounds are made for.
+    Kept whole where the topology cannot say the path: faults change it during the
+    stream, another host's path is not in it, a lossy one may retransmit at length,
+    and a UDP client waits 30 s for the answer to its opening datagram (iperf.py
+    UDP_OPEN_LOST): cut short, it could not say why itself."""
+    profiles = [topology.links.site, topology.links.backbone,
+                *(agent.link for agent in topology.agents if agent.link is not None)]
+    if (topology.faults or topology.engine != "compose" or topology.settings.udp_mbit
+            or any(profile.loss > LOSSY_PERCENT for profile in profiles)):
+        return CLIENT_GRACE_SECONDS
+    hold_s = max(profile.delay + profile.jitter for profile in profiles) / 1000
+    drain_s = max((TBF_LATENCY_MS / 1000 + 8 * burst_bytes(profile.rate) / profile.rate
+                   for profile in profiles if profile.rate), default=0.0)
+    needed = (CONNECT_TIMEOUT_MS / 1000 + EXCHANGE_ROUND_TRIPS * 2 * SEGMENTS_EACH_WAY * hold_s
+              + drain_s + END_MARGIN_S)
+    return min(float(CLIENT_GRACE_SECONDS), needed)
 
 
 def stream_options(topology: Topology) -> list[str]:

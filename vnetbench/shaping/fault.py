@@ -183,19 +183,19 @@ def read_and_clear(run: RunOnEngine, edges: list[Edge], fault: Fault,
     """Every helper's stamps (`refused`: those the engine did not start); a helper that
     applied and did not lift has its rule deleted by a one-shot helper; then the
     helpers are removed."""
-    stamps = []
-    for edge in edges:
-        if edge.helper in refused:
-            stamps.append(EdgeStamps(edge.helper, failure=refused[edge.helper]))
-            continue
-        found = parse_fault_helper(edge.helper, helper_log(run, edge.helper))
-        run.engine.remove(edge.helper)
-        if found.apply is not None and (found.lift is None or found.lift.done is None):
+    started = [edge for edge in edges if edge.helper not in refused]
+    found = {edge.helper: parse_fault_helper(edge.helper, helper_log(run, edge.helper))
+             for edge in started}
+    # every helper gone (together: Engine.remove_all) before any rule is cleared
+    run.engine.remove_all([edge.helper for edge in started])
+    for edge in started:
+        stamped = found[edge.helper]
+        if stamped.apply is not None and (stamped.lift is None or stamped.lift.done is None):
             run.engine.run_tool(edge.container, ToolSpec(
                 ("sh", "-c", CLEAR_SCRIPT, "vnetbench-fault-clear", edge.address,
                  *drop_match(fault)), helper_labels(run, edge), capabilities=CAPABILITIES))
-        stamps.append(found)
-    return stamps
+    return [found[edge.helper] if edge.helper in found
+            else EdgeStamps(edge.helper, failure=refused[edge.helper]) for edge in edges]
 
 
 def lifted_everywhere(run: RunOnEngine, edges: list[Edge]) -> bool:

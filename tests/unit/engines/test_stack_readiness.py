@@ -4,15 +4,18 @@ failed or starting, and when an inspection can tell."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from vnetbench.engines import stack as stack_module
 from vnetbench.engines.base import Listed
 from vnetbench.engines.stack import (
     MARK_WITHIN_S,
+    SETTLE_POLL_SECONDS,
     Stack,
     compose_spec,
     marked_services,
@@ -150,3 +153,76 @@ def _written(tmp_path: Path, services: str) -> Path:
     path = tmp_path / "spec.yml"
     path.write_text(f"services: {services}\n")
     return path
+
+
+class Slept(Exception):
+    """The settle loop slept its poll."""
+
+
+class AppearingMarks(Marks):
+    """Marks that appear while the stack waits for them (a wait with a bound: the
+    settle loop watching), each wait recorded with its bound."""
+
+    def __init__(self, gate_dir: Path) -> None:
+        super().__init__(gate_dir)
+        self.waits: list[tuple[list[str], str, float]] = []
+
+    def wait_for_marks(self, names: list[str], kind: str, start: int,
+                       timeout_s: float) -> list[str]:
+        if timeout_s > 0:
+            self.waits.append((names, kind, timeout_s))
+            for name in names:
+                (self.gate_dir / gate.MARKS_DIR / f"{name}.{kind}.{start}").touch()
+        return super().wait_for_marks(names, kind, start, timeout_s)
+
+
+def test_marks_still_to_come_are_watched_not_slept_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once only marks are missing, the stack waits on the marks directory (bounded by
+    a poll), so its next listing comes as they appear; with a health check still
+    starting it sleeps the poll as before."""
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:  # one look, then out
+        slept.append(seconds)
+        raise Slept
+
+    monkeypatch.setattr(stack_module.time, "sleep", sleep)
+    listed = [box("p-a1", "running", None), box("p-a2", "running", None),
+              box("p-h1", "running", "healthy", role="switch")]
+    stack = stack_of(Engine(ago=1), listed, tmp_path, MARKED)
+    stack.deployment = marks = AppearingMarks(tmp_path / gate.GATE_DIR)  # type: ignore[assignment]
+    states = stack.settle(deadline=time.monotonic() + 60)
+    assert {name: state for name, (_, state) in states.items()} == {
+        "p-a1": "ready", "p-a2": "ready", "p-h1": "ready"}
+    assert slept == []
+    assert marks.waits == [(["a1"], "ready", pytest.approx(SETTLE_POLL_SECONDS, abs=0.5)),
+                           (["a2"], "waiting", pytest.approx(SETTLE_POLL_SECONDS, abs=0.5))]
+    checking = [box("p-h1", "running", "starting", role="switch")]
+    stack = stack_of(Engine(ago=1), checking, tmp_path, MARKED)
+    stack.deployment = marks = AppearingMarks(tmp_path / gate.GATE_DIR)  # type: ignore[assignment]
+    with pytest.raises(Slept):
+        stack.settle(deadline=time.monotonic() + 60)
+    assert marks.waits == [] and slept == [SETTLE_POLL_SECONDS]
+
+
+def test_cpu_per_role_and_of_named_containers_come_from_one_listing(tmp_path: Path) -> None:
+    """A pass reads CPU per role and of its two sides before and after its load: one
+    listing each time, each running container's counter read once."""
+    listed = [box("p-a1", "running", None), box("p-a2", "running", None),
+              box("p-r1", "running", None, role="switch"), box("p-a3", "exited", None)]
+    looks: list[int] = []
+    read: list[str] = []
+
+    class Counters(Engine):
+        def cpu_seconds(self, container: Listed) -> float:
+            read.append(container.name)
+            return float(len(container.name) + int(container.name[-1]))
+
+    stack = stack_of(Counters(ago=1), listed, tmp_path)
+    stack.containers = lambda role=None: looks.append(1) or listed  # type: ignore[method-assign,func-returns-value]
+    roles, named = stack.cpu_readings({"p-a2", "p-a3"})
+    assert looks == [1] and read == ["p-a1", "p-a2", "p-r1"]  # the exited one: no counter
+    assert roles == {"agent": {"p-a1": 5.0, "p-a2": 6.0}, "switch": {"p-r1": 5.0}}
+    assert named == {"p-a2": 6.0}
+    assert stack.cpu_by_role() == roles and stack.cpu_by_container({"p-a1"}) == {"p-a1": 5.0}

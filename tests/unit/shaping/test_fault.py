@@ -145,6 +145,7 @@ class LocalHelpers:
         self.directory, self.env, self.targets = directory, env, targets
         self.running: dict[str, subprocess.Popen[str]] = {}
         self.cleared: list[str] = []
+        self.removed: list[list[str]] = []  # each remove_all's names
 
     def start_tool(self, target: str, tool: ToolSpec) -> str:
         if self.targets[target].get("REFUSE"):
@@ -172,6 +173,12 @@ class LocalHelpers:
         if process := self.running.pop(name, None):
             process.kill()
             process.wait()
+
+    def remove_all(self, names: list[str]) -> None:
+        assert not self.cleared, "a rule was cleared while its helper still ran"
+        self.removed.append(list(names))
+        for name in names:
+            self.remove(name)
 
     def run_tool(self, target: str, tool: ToolSpec) -> ToolOutput:
         self.cleared.append(target)
@@ -240,3 +247,5 @@ def test_staged_helpers_on_every_edge_give_one_window_and_name_what_failed(
     # the rule a failed lift left: a one-shot helper deletes it, on that edge alone
     assert engine.cleared == ["router-switch2"]
     assert engine.running == {}  # every helper removed
+    # in one removal of the two it started (the refused one never ran), before the clear
+    assert engine.removed == [["p-fault-router-switch1", "p-fault-router-switch2"]]
