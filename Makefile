@@ -47,7 +47,7 @@ perf: setup
 
 # ...and vNet's CI gate: the workflow (shellcheck on its steps too) and its script.
 lint: venv
-	$(BIN)/ruff check vnetbench tests
+	$(BIN)/ruff check vnetbench tests research
 	$(BIN)/mypy vnetbench
 	$(BIN)/actionlint -shellcheck $(BIN)/shellcheck docs/ci/vnet-gate.yml
 	$(BIN)/shellcheck scripts/vnet-gate
@@ -62,16 +62,21 @@ docs: venv
 reference: venv
 	$(BIN)/python -m vnetbench.docsgen
 
+# The unit tests and the research campaigns' own (research/test_*.py: their plans,
+# resuming and readers, no engine), on every core.
+UNIT_TESTS := tests/unit research
+
 unit: venv
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest $(UNIT_TESTS)
 
 integration: setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
-# Lint and the docs, then the unit tests with no engine reachable at all (they
-# must not need one), then the set-up and the integration tests on the real engine.
+# Lint and the docs, then the unit tests (research/'s too) with no engine reachable
+# at all (they must not need one), then the set-up and the integration tests on the
+# real engine.
 test: lint docs
-	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit
+	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest $(UNIT_TESTS)
 	$(MAKE) --no-print-directory setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 

@@ -1,6 +1,6 @@
-"""tests/error_rates.py, the campaign behind docs/studies/2026-12-ab.md's error-rate tables: its
+"""research/error_rates.py, the campaign behind docs/studies/2026-12-ab.md's error-rate tables: its
 plan and its arms, which decide what each session measures; and the sessions it kept
-(tests/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
+(research/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
 docs publish what they say."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.error_rates import (
+from research.error_rates import (
     CEILING_SHARE,
     KEPT,
     KEPT_FILES,
@@ -47,7 +47,7 @@ from vnetbench.runrecord import read_record
 from vnetbench.sequential import plan_for
 
 KEPT_SESSIONS = done_sessions(KEPT)
-DOCS = Path(__file__).parents[2] / "docs" / "studies" / "2026-12-ab.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "studies" / "2026-12-ab.md"
 
 
 def session(overlay: str, tcp: float | None, scenario: str = "throughput") -> Session:
