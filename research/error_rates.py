@@ -239,12 +239,13 @@ def rule_now() -> str:
     return "mean RTT judged" if catalogue().judged("rtt_mean_ms") else "mean RTT shown"
 
 
-def session_metrics(directory: Path) -> list[MetricRounds]:
+def session_metrics(directory: Path, frame: pd.DataFrame | None = None) -> list[MetricRounds]:
     """A kept session's metrics, each judged as its own verdicts.csv says: the rule it
-    ran under, whatever this build declares."""
+    ran under, whatever this build declares (`frame`: its results, when already read)."""
     said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")["judged"]
+    frame = load_results(directory) if frame is None else frame
     return [replace(m, judged=bool(said.get(m.name, False)))
-            for m in metric_rounds(load_results(directory), True)]
+            for m in metric_rounds(frame, True)]
 
 
 def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataFrame:
