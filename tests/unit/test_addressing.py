@@ -55,9 +55,9 @@ def topology_of(counts: list[int], pool: int = 1, overlay: str = "baseline") -> 
 
 
 def host_of(address: IPv4Address, network: IPv4Network) -> bool:
-    """Inside the network and neither its network nor its broadcast address."""
-    return address in network and address not in (network.network_address,
-                                                   network.broadcast_address)
+    """Inside the network and neither its network nor its broadcast address (one
+    comparison: half a million calls a run)."""
+    return network.network_address < address < network.broadcast_address
 
 
 def assert_unique(addresses: dict[str, IPv4Address], what: str) -> None:
