@@ -58,9 +58,9 @@ docs: venv
 	$(BIN)/mkdocs build --strict --site-dir .site
 
 # Rewrite docs/reference/'s generated pages from the CLI and the scenarios' declarations
-# after a change to either (tests/unit/test_docsgen.py fails until they are).
+# after a change to either (tests/unit/generators/test_docsgen.py fails until they are).
 reference: venv
-	$(BIN)/python -m vnetbench.docsgen
+	$(BIN)/python -m vnetbench.generators.docsgen
 
 # The unit tests and the research campaigns' own (research/test_*.py: their plans,
 # resuming and readers, no engine), on every core.
@@ -73,11 +73,16 @@ integration: setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
 # Lint and the docs, then the unit tests (research/'s too) with no engine reachable
-# at all (they must not need one), then the set-up and the integration tests on the
-# real engine.
-test: lint docs
-	DOCKER_HOST=unix:///nonexistent $(BIN)/pytest $(UNIT_TESTS)
-	$(MAKE) --no-print-directory setup browser
+# at all (they must not need one), then the integration tests on the real engine. The set-up
+# (engine, images, browser: 1-3 minutes on a fresh machine, mostly waiting on
+# debootstrap and apt) runs meanwhile, its output kept in .setup.log and shown
+# once the unit tests are done; it must have succeeded before the integration tests.
+test: venv
+	rm -f .setup.log; $(MAKE) --no-print-directory setup browser > .setup.log 2>&1 & setup=$$!; \
+	checks=0; { $(MAKE) --no-print-directory lint docs && \
+	  DOCKER_HOST=unix:///nonexistent $(BIN)/pytest $(UNIT_TESTS); } || checks=$$?; \
+	ready=0; wait $$setup || ready=$$?; echo "--- set-up (make setup browser):"; cat .setup.log; \
+	if [ $$checks -ne 0 ]; then exit $$checks; fi; if [ $$ready -ne 0 ]; then exit $$ready; fi
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
 # The integration suite N times on this clone (make test-repeat N=5), then every test
@@ -93,7 +98,7 @@ test-repeat: setup browser
 
 # Re-render the committed example compose files after a template change.
 compose: venv
-	$(BIN)/python -m vnetbench.examples
+	$(BIN)/python -m vnetbench.generators.examples
 
 clean: venv
 	$(BIN)/vnetbench clean

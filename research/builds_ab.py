@@ -33,12 +33,12 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.outcome import State
+from vnetbench.analysis.results import PARQUET, load_results
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import METRIC, OVERLAY, ROUND, SCENARIO, STATE, VARIANT, parameter_column
+from vnetbench.core.units import parse_percent
 from vnetbench.report.ab import verdict_table
-from vnetbench.results import PARQUET, load_results
 from vnetbench.runs.ab import schedule
-from vnetbench.schema import METRIC, OVERLAY, ROUND, SCENARIO, STATE, VARIANT, parameter_column
-from vnetbench.units import parse_percent
 
 PYTHON = "/work/main/.venv/bin/python"  # the main venv; PYTHONPATH picks the checkout
 BRINGUPS = "bringups.csv"
@@ -128,7 +128,7 @@ def plan(rounds: int, overlays: Sequence[str]) -> list[BringUp]:
 
 
 # `run`'s exit statuses of a bring-up that measured: 1 when a pass failed or its path
-# was dead (vnetbench/exitstatus.py; a checkout older than that exits 0 for it); such
+# was dead (vnetbench/terminal/exitstatus.py; a checkout older than that exits 0 for it); such
 # a bring-up is kept, and load_bringups leaves it out
 MEASURED = (0, 1)
 
@@ -277,8 +277,8 @@ def report(out: Path, min_effect: float, judge_all: bool = False) -> str:
             f"effect {100 * min_effect:g} %; excluded (a pass not ok): "
             f"{len(loaded.excluded)}{': ' + ', '.join(loaded.excluded) if loaded.excluded else ''}")
     return (f"{head}\n\n{markdown_table(table)}\n\nround gap max: the largest difference "
-            "between a round's two builds (vnetbench.stats.noise_floor), the A/A noise floor "
-            "where the builds measure alike.")
+            "between a round's two builds (vnetbench.analysis.stats.noise_floor), the A/A noise "
+            "floor where the builds measure alike.")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom, binomtest
 
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.sequential import is_close, plan_for
+from vnetbench.analysis.stats import Verdict, compare_rounds, signed_rank_p
+from vnetbench.core.metrics import Better
 from vnetbench.declared import catalogue
-from vnetbench.metrics import Better
 from vnetbench.report.ab import VERDICTS_FILE, MetricRounds, metric_rounds, verdict_table
-from vnetbench.results import load_results
-from vnetbench.sequential import is_close, plan_for
-from vnetbench.stats import Verdict, compare_rounds, signed_rank_p
 
 KEPT = Path(__file__).parent / "data" / "error-rates"
 OVERLAYS = ("wireguard", "openvpn", "tinc", "nebula")

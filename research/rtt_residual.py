@@ -43,9 +43,9 @@ from statistics import mean
 
 import numpy as np
 
-from vnetbench.labels import ROLE, RUN
+from vnetbench.analysis.stats import hodges_lehmann, signed_rank_p
 from vnetbench.measure.iperf import IperfError, parse_iperf_json
-from vnetbench.stats import hodges_lehmann, signed_rank_p
+from vnetbench.runtime.labels import ROLE, RUN
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = "vnetbench/tools:trixie"

@@ -16,9 +16,9 @@ from research.builds_ab import (
     report,
     run,
 )
-from vnetbench.outcome import State
-from vnetbench.results import ResultSet
-from vnetbench.schema import CellKey
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import CellKey
 
 
 def checkout(root: Path, name: str) -> Path:

@@ -42,10 +42,10 @@ from research.error_rates import (
     symmetry_table,
     tables,
 )
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
+from vnetbench.analysis.sequential import plan_for
 from vnetbench.report.ab import VERDICTS_FILE, judge
-from vnetbench.results import load_results
-from vnetbench.runrecord import read_record
-from vnetbench.sequential import plan_for
 
 KEPT_SESSIONS = done_sessions(KEPT)
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "studies" / "2026-12-ab.md"

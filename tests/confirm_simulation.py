@@ -8,7 +8,7 @@ rounds, one pass each, log ratios of SD 4.4 %) by a smoothed bootstrap (Gaussian
 jitter of Silverman's bandwidth) with a random sign: in an A/A the arms are the
 same build, so B/A and A/B are equally likely. An injected change multiplies B by
 a fixed factor (0.95: a 5 % rate cut). The fixed design judges the first 8 rounds
-at p < 0.05; the sequential one follows vnetbench/sequential.py from 8 rounds up
+at p < 0.05; the sequential one follows vnetbench/analysis/sequential.py from 8 rounds up
 to 16.
 """
 
@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from vnetbench.metrics import Better
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.sequential import SequentialPlan, judge_sequentially, plan_for
+from vnetbench.analysis.stats import Verdict, compare_rounds
+from vnetbench.core.metrics import Better
 from vnetbench.report.ab import metric_rounds
-from vnetbench.results import load_results
-from vnetbench.sequential import SequentialPlan, judge_sequentially, plan_for
-from vnetbench.stats import Verdict, compare_rounds
 
 AA = Path(__file__).parent / "data" / "ab-aa-baseline"
 FIXED_ROUNDS = 8

@@ -89,8 +89,8 @@ def grow_into_bench(directory: Path) -> Path:
 
     import pandas as pd
 
-    from vnetbench.outcome import State
-    from vnetbench.results import load_results
+    from vnetbench.analysis.results import load_results
+    from vnetbench.core.outcome import State
 
     quick = load_results(directory)
     frames = [quick]
@@ -153,7 +153,7 @@ def grow_into_make_bench(directory: Path) -> Path:
     variant (one pass: the matrix runs most of them once), values made up."""
     import pandas as pd
 
-    from vnetbench.results import load_results
+    from vnetbench.analysis.results import load_results
 
     grow_into_bench(directory)
     grown = load_results(directory)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from vnetbench.changepoints import DEFAULT_FLOOR_PCT, MIN_POINTS, change_points
+from vnetbench.analysis.changepoints import DEFAULT_FLOOR_PCT, MIN_POINTS, change_points
 
 DATA = Path(__file__).parent / "data"
 AA = DATA / "ab-aa-baseline"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
 from vnetbench.report.ab import verdict_table, write_verdicts
-from vnetbench.results import load_results
-from vnetbench.runrecord import read_record
 
 DATA = Path(__file__).parent / "data"
 DEAD_STATUS = "path dead: 0 of 200 pings answered <img src=x onerror=alert(1)> | cell"

@@ -34,7 +34,7 @@ from vnetbench.commands import (
     version,
 )
 from vnetbench.commands.common import OnceOnlyCommand, OneParagraphUsage
-from vnetbench.exitstatus import help_epilog
+from vnetbench.terminal.exitstatus import help_epilog
 
 app = typer.Typer(
     cls=OneParagraphUsage,

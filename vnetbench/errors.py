@@ -3,7 +3,7 @@
 Its message is a complete paragraph: what is wrong and what to do about it.
 The CLI prints it as is (no traceback) and exits with status 2, or 3 when the
 environment (the engine, the images, the disk), not the input, is at fault
-(vnetbench/exitstatus.py has the whole contract).
+(vnetbench/terminal/exitstatus.py has the whole contract).
 """
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:  # imported when a fixture is used: every pytest session loads this
-    from vnetbench.testing import RunningTopology
+    from vnetbench.deploy.testing import RunningTopology
 
 TopologyFactory = Callable[..., "RunningTopology"]
 
@@ -35,8 +35,8 @@ def _factory(stack: ExitStack, tmp_path_factory: pytest.TempPathFactory) -> Topo
                  overlay: str | None = None,
                  links: Mapping[str, Mapping[str, Any]] | None = None,
                  skip_if_unavailable: bool = False) -> RunningTopology:
+        from vnetbench.deploy.testing import running_topology
         from vnetbench.errors import OverlayUnavailable
-        from vnetbench.testing import running_topology
 
         directory = tmp_path_factory.mktemp("vnetbench-run")
         try:

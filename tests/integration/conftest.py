@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from python_on_whales import docker
 
+from vnetbench.core.outcome import State
 from vnetbench.engines import local, require_engine
 from vnetbench.engines.build import build_project_images
 from vnetbench.engines.fabric import fabric_rules
-from vnetbench.labels import run_filter as label_filter
 from vnetbench.measure.room import MARK as ROOM_MARK
-from vnetbench.outcome import State
+from vnetbench.runtime.labels import run_filter as label_filter
 
 HERE = Path(__file__).parent
 
@@ -66,7 +66,7 @@ STANDING_MARKS = (
     # a join's gate opened without a quiet moment (scenarios/join.py)
     r"the host stayed busy: the gate opened after [^;]*",
     # a latency added under load below zero is withheld, the rest stands
-    # (vnetbench/plausibility.py): on an idle core each ping waits for it to wake
+    # (vnetbench/analysis/plausibility.py): on an idle core each ping waits for it to wake
     r"\w+_added_p\d+_ms implausible: [^;]*below the testbed's resolution, not given[^;]*",
 )
 

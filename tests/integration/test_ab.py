@@ -10,15 +10,17 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.report.ab import VERDICTS_FILE
-from vnetbench.results import load_results, named
 from vnetbench.runs.ab import ab_session, make_arms, run_ab
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 
+# 1 s streams: iperf3's -t is whole seconds (topology.py whole_seconds), so the least;
+# 20 pings 10 ms apart (0.2 s) for each pass's liveness
 SHORT = {"seconds": 1, "pings": 20, "ping_interval_ms": 10}
 
 
@@ -26,6 +28,8 @@ def test_a_backbone_halved_is_worse_on_tcp_with_the_ratio_tbf_imposes(tmp_path: 
     base = parse_topology({"name": "it-ab", "switches": 2, "agents": 2,
                            "settings": {**SHORT, "passes": 1}}, "test", overrides={})
     arms = make_arms(base, ["backbone.rate=100mbit"], ["backbone.rate=50mbit"])
+    # 6 rounds: stats.MIN_PAIRS, the fewest whose exact signed-rank test can reach
+    # p < 0.05 (a verdict); each a bring-up per arm, which is what ab is (12 runs)
     directory = run_ab(get_scenario("throughput"), arms, ab_session(6, confirm=False),
                        tmp_path, 0.05)
 
@@ -54,6 +58,7 @@ def test_a_pass_beside_a_busy_core_is_marked(tmp_path: Path) -> None:
     # takes both cores with its softirq time, and the loop got only 0.16 of one)
     topology = parse_topology({"name": "it-busy", "switches": 2, "agents": 2,
                                "links": {"backbone": {"rate": "10mbit"}},
+                               # 3 s, as when its 0.5-core bound was set: kept
                                "settings": {**SHORT, "seconds": 3, "passes": 1}},
                               "test", overrides={})
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])

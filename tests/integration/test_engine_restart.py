@@ -36,7 +36,8 @@ def test_an_engine_restarted_mid_run_is_one_error_and_clean_leaves_nothing(
         started = subprocess.run([str(ROOT / "scripts" / "ensure-docker")],
                                  capture_output=True, text=True, timeout=600)
     assert started.returncode == 0, started.stderr
-    assert run.returncode == 3, stderr[-2000:]  # the environment's (vnetbench/exitstatus.py)
+    # the environment's status (vnetbench/terminal/exitstatus.py)
+    assert run.returncode == 3, stderr[-2000:]
     assert "the Docker engine stopped answering" in " ".join(stderr.split())
     assert "Traceback" not in stderr
     time.sleep(2)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results
+from vnetbench.analysis.results import load_results
 
 pytestmark = pytest.mark.integration
 
@@ -60,3 +60,65 @@ def test_a_run_that_meets_its_slo_exits_0_and_one_that_misses_it_exits_1(
     for directory in (tmp_path / "met" / "out", tmp_path / "missed" / "out"):
         (run_dir,) = directory.iterdir()
         assert leftovers(run_dir.name) == []
+
+
+def test_run_json_on_a_real_run_is_the_whole_of_stdout_and_says_the_miss(
+        tmp_path: Path) -> None:
+    """--json on a real run: stdout is one document (each pass's result line, the
+    comparison table and the targets' lines go to stderr), valid against its schema,
+    the file holds the same, and the document says the exit status and the miss."""
+    import json
+
+    import jsonschema
+
+    from vnetbench.generators.fileschemas import shipped
+
+    done = vnetbench_run(tmp_path, HEALTHY, "--slo", "throughput.tcp_mbit>=1000000",
+                         "--json", "--json-file", "run-result.json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    document = json.loads(done.stdout)  # nothing else on stdout
+    jsonschema.validate(document, shipped("run-result.schema.json"))
+    assert json.loads((tmp_path / "run-result.json").read_text()) == document
+    assert (document["command"], document["exit_status"], document["status"]) == (
+        "run", 1, "completed")
+    (target,) = document["targets"]
+    assert (target["overlay"], target["met"], target["passes"]) == ("baseline", False, 1)
+    (tcp,) = [f for f in document["figures"] if f["metric"] == "tcp_mbit"]
+    assert tcp["passes"] == 1 and tcp["median"] == target["value"] > 0
+    assert document["failed"] == []
+    said = " ".join(done.stderr.split())
+    assert "1 target(s) missed: throughput.tcp_mbit>=1000000 on baseline" in said
+    assert "MISSED throughput.tcp_mbit>=1000000" in said  # people's line, on stderr
+    assert leftovers(Path(document["directory"]).name) == []
+
+
+def test_run_json_of_a_dead_path_names_the_failed_cell(tmp_path: Path) -> None:
+    import json
+
+    done = vnetbench_run(tmp_path, DEAD_PATH, "--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    assert document["exit_status"] == 1
+    assert document["failed"] == [{"scenario": "throughput", "overlay": "baseline",
+                                   "variant": "default", "passes": [1],
+                                   "states": ["path dead"]}]
+    assert not [f for f in document["figures"] if f["scenario"] == "throughput"]
+
+
+def test_doctor_json_on_a_ready_machine(tmp_path: Path) -> None:
+    """The machine `make test` set up is ready: exit 0, and the document says so."""
+    import json
+
+    import jsonschema
+
+    from vnetbench.generators.fileschemas import shipped
+
+    done = subprocess.run([sys.executable, "-m", "vnetbench", "doctor", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, shipped("doctor.schema.json"))
+    assert document["ready"] is True and document["exit_status"] == 0
+    required = {c["name"]: c["ok"] for c in document["checks"] if c["required"]}
+    assert required == {"docker engine": True, "compose v2": True, "tools image": True}
+    assert "verdict: ready" in done.stderr

@@ -11,13 +11,26 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import ROLE, RUN
+from vnetbench.deploy.testing import RunningTopology
 from vnetbench.pytest_plugin import TopologyFactory
-from vnetbench.testing import RunningTopology
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import ROLE, RUN
 
 pytestmark = pytest.mark.integration
 PINGS = 10
+
+
+@pytest.fixture(scope="module")
+def net(engine_and_images: None, vnetbench_module_topology: TopologyFactory
+        ) -> RunningTopology:
+    """One two-switch baseline for both tests, one bring-up and teardown instead of two.
+    The forge test leaves it as it found it (its outsider network and container are
+    removed, nothing of the run is touched); the detach test, which deletes the run's
+    veths, is the module's last (pytest runs a module's tests in file order). The
+    engine and images first (conftest's session fixture): a module's fixture is set up
+    before the per-test one that otherwise brings them."""
+    return vnetbench_module_topology({"name": "fabric", "switches": 2, "agents": 2},
+                                     overlay="baseline")
 
 
 def echoes_received(net: RunningTopology, agent: str) -> int:
@@ -28,9 +41,7 @@ def echoes_received(net: RunningTopology, agent: str) -> int:
 
 
 def test_a_forged_source_from_another_network_does_not_get_in(
-        vnetbench_topology: TopologyFactory) -> None:
-    net = vnetbench_topology({"name": "forge", "switches": 2, "agents": 2},
-                             overlay="baseline")
+        net: RunningTopology) -> None:
     target = net.address("agent2")
     assert net.ping("agent1", "agent2", count=PINGS, interval_s=0.05).received == PINGS
     before = echoes_received(net, "agent2")
@@ -57,12 +68,9 @@ def host_ports(pattern: str) -> set[str]:
     return {word for word in str(listed).split() if not word.endswith(":")}
 
 
-def test_detach_deletes_the_runs_veths_and_only_those(
-        vnetbench_topology: TopologyFactory) -> None:
+def test_detach_deletes_the_runs_veths_and_only_those(net: RunningTopology) -> None:
     """The teardown's batch deletion (vnetbench-fabric detach): every veth on the run's
     bridges (2 agents, 2 routers with a site and the backbone each: 6), none elsewhere."""
-    net = vnetbench_topology({"name": "detach", "switches": 2, "agents": 2},
-                             overlay="baseline")
     fabric = f"{net.run_id}-fabric"
     env = dict(item.split("=", 1) for item in docker.container.inspect(fabric).config.env)
     prefix = env["VNETBENCH_BRIDGES"].removesuffix("+")

@@ -10,18 +10,29 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import MEASURED_STATES, leftovers
-from vnetbench.results import load_results, named
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
+
+# How long after a fault's lift the probes wait for the path (failover_window_s). Only a
+# fault the path does not recover from waits it out (switch-kill: the whole window,
+# asserted below); the others end once the path answers steadily (STEADY_S, 1 s) and the
+# stream moves again. The longest of those waits is the TCP stream's after the 2 s
+# restart: the outage (2 s, the restart call, the routes: 2.3-3.5 s) can outlast the
+# retransmission 3.0 s after the first loss (RTO 200 ms, doubling: 0.2, 0.6, 1.4, 3.0,
+# 6.2 s), so the next is 6.2 s after it, at most 4.2 s after the lift; its 0.1 s report
+# and a 0.5 s poll on top leave over a second of 6 s. (10 s waited 4 s more on
+# switch-kill, for nothing an assertion reads.)
+WINDOW_S = 6
 
 
 def measured(tmp_path: Path, faults: list[dict[str, str]]) -> pd.Series:
     topology = parse_topology({"name": "it-failover", "switches": 2, "agents": 4,
                                "faults": faults,
-                               "settings": {"passes": 1, "failover_window_s": 10}}, "t")
+                               "settings": {"passes": 1, "failover_window_s": WINDOW_S}}, "t")
     directory = run_scenarios(topology, [get_scenario("failover")], tmp_path)
     frame = named(load_results(directory))
     assert leftovers(directory.name) == []
@@ -40,9 +51,9 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     # the deliberate kills are not the pass's failure (nor is the restart a death)
     assert "exited" not in str(values["status"]), values["status"]
     # killed 2 s: the router is gone at least that long; its restart (a container start,
-    # its routes) comes on top, bounded by the 10 s window; 10 ms probes lost meanwhile
+    # its routes) comes on top, bounded by the window; 10 ms probes lost meanwhile
     outage = values["outage_ms_switch-restart"]
-    assert 2000 <= outage <= 2000 + 10_000
+    assert 2000 <= outage <= 2000 + WINDOW_S * 1000
     # probes lost meanwhile: some, and at most one per 10 ms of the outage (a busy host
     # sends them later than every 10 ms: fewer, never more)
     assert 1 <= values["lost_switch-restart"] <= outage / 10 + 2
@@ -64,10 +75,10 @@ def test_switch_and_link_faults_on_the_baseline(tmp_path: Path) -> None:
     assert values["not_recovered_switch-restart"] == 0
     # killed for good: never answered again within the window. The outage runs from the
     # last answer to the window's end, and probes are still answered between the fault's
-    # mark and the kill taking effect (the engine's kill: 12 ms short of the 10 s window
+    # mark and the kill taking effect (the engine's kill: 12 ms short of a 10 s window
     # in one fresh-clone run), so it is the window less that, which is well under 1 s
     assert values["not_recovered_switch-kill"] == 1
-    assert values["outage_ms_switch-kill"] >= 10_000 - 1_000
+    assert values["outage_ms_switch-kill"] >= WINDOW_S * 1000 - 1_000
     assert pd.isna(values["recovery_ms_switch-kill"])  # nothing lifted it
     # a link fault: a helper per backbone edge staged before the instant, each woken
     # in vnetbench-at within the 20 ms bound (else the pass is partial, naming it),

@@ -17,7 +17,7 @@ import pytest
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
-from vnetbench.results import load_results, named
+from vnetbench.analysis.results import load_results, named
 
 pytestmark = pytest.mark.integration
 TOPOLOGY = "name: {name}\nswitches: 2\nagents: 4\n"
@@ -43,11 +43,21 @@ def streaming_run(timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
     raise AssertionError("no iperf3 client probe appeared")
 
 
+# The stream the router dies in. The kill follows the client probe's appearance by a
+# 0.2 s poll and two engine calls (a listing, the kill: about a second on this host),
+# and the pass it must land in (its deaths are the pass's, outcomes.mark_deaths) lasts
+# at least the stream, its 200 pings at 10 ms after it: 5 s leave several times that.
+# A dead router holds its client until the stream's end plus iperf3's grace
+# (measure/iperf.py CLIENT_GRACE_SECONDS): every second of stream is waited out after
+# the kill (20 s was 15 s more of it).
+KILLED_STREAM_S = 5
+
+
 def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
         tmp_path: Path) -> None:
     (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-kill"))
     process = vnetbench("run", "throughput", "flood", "-t", "t.yml", "--passes", "1",
-                        "--seconds", "20", "--out", "out", cwd=tmp_path)
+                        "--seconds", str(KILLED_STREAM_S), "--out", "out", cwd=tmp_path)
     run_id = streaming_run()
     router = next(c for c in docker.container.list(filters=[
         ("label", f"vnetbench.run={run_id}"), ("label", "vnetbench.node=switch2")])
@@ -107,11 +117,18 @@ def test_a_killed_vnetbench_leaves_an_orphan_that_clean_alone_removes(tmp_path: 
     assert leftovers(live_run) == [] and leftovers(up_run) == []
 
 
+# A run whose measurement nothing reads: the claims (block, directory) come before it,
+# and the pass's state is asserted, which a 1 s stream and 10 pings (no loss on a veth
+# path) give as any longer one does (was 2 s and the default 200 pings at 10 ms: 3 s more
+# a run)
+BRIEF_RUN = ("--passes", "1", "--seconds", "1", "--pings", "10")
+
+
 def test_two_runs_started_together_both_complete(tmp_path: Path) -> None:
     """Address blocks and run directories are claimed under a lock: no collision."""
     (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-twins"))
-    runs = [vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds", "2",
-                      "--out", "out", cwd=tmp_path) for _ in range(2)]
+    runs = [vnetbench("run", "throughput", "-t", "t.yml", *BRIEF_RUN, "--out", "out",
+                      cwd=tmp_path) for _ in range(2)]
     outputs = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], [err[-1500:] for _, err in outputs]
     directories = sorted((tmp_path / "out").iterdir())
@@ -150,9 +167,8 @@ def test_a_block_refused_by_the_engine_is_given_up_for_another(tmp_path: Path) -
         lock = (state / "blocks.lock").open("a")
         fcntl.flock(lock, fcntl.LOCK_EX)
         held.append(lock)
-        runs.append(vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1",
-                              "--seconds", "2", "--out", "out", cwd=tmp_path,
-                              env={"VNETBENCH_STATE": str(state)}))
+        runs.append(vnetbench("run", "throughput", "-t", "t.yml", *BRIEF_RUN, "--out", "out",
+                              cwd=tmp_path, env={"VNETBENCH_STATE": str(state)}))
     try:
         waiting_for_flock({run.pid for run in runs})
     finally:

@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.integration.conftest import leftovers
+from vnetbench.analysis.results import load_results, named
 from vnetbench.cli import app
 from vnetbench.measure.iperf import OFFERED_SHARE
 from vnetbench.methods import get_method
+from vnetbench.model.topology import parse_topology
 from vnetbench.report.markdown import build_report
 from vnetbench.report.tables import method_table
-from vnetbench.results import load_results, named
 from vnetbench.runs.method import run_method
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 TWO_SITES = {"name": "it-method", "switches": 2, "agents": 2}

@@ -21,10 +21,10 @@ from python_on_whales import docker
 
 from tests.integration.conftest import leftovers
 from tests.integration.test_teardown import wait_for_stream
-from vnetbench import labels
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.rundir import marked_run_directories
-from vnetbench.scratch import private_keys_under
+from vnetbench.runtime import labels
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.rundir import marked_run_directories
+from vnetbench.runtime.scratch import private_keys_under
 
 pytestmark = pytest.mark.integration
 

@@ -28,8 +28,9 @@ def test_installed_wheel_renders_outside_the_checkout(tmp_path: Path) -> None:
     for name in ("images/tools/Dockerfile", "images/base/bootstrap",
                  "templates/compose.yml.j2", "topologies/two-sites.yml"):
         assert (data / name).is_file(), name
-    paths = run([python, "-c", "from vnetbench import paths; from vnetbench.commands import "
-                               "common; print(paths.TEMPLATES, paths.IMAGES, paths.TOPOLOGIES, "
+    paths = run([python, "-c", "from vnetbench.runtime import paths; "
+                               "from vnetbench.commands import common; "
+                               "print(paths.TEMPLATES, paths.IMAGES, paths.TOPOLOGIES, "
                                "common.DEFAULT_TOPOLOGY)"],
                 cwd=tmp_path, env=env).split()
     default_topology = data / "topologies" / "two-sites.yml"

@@ -24,8 +24,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
 
 from tests.conftest import RUN_ID
+from vnetbench.analysis.runrecord import read_record
 from vnetbench.cli import app
-from vnetbench.runrecord import read_record
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

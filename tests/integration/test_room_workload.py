@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import leftovers, room_records, stands
-from vnetbench.results import load_results, named
+from vnetbench.analysis.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 

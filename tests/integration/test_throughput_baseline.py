@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from tests.integration.conftest import leftovers, stands
+from vnetbench.analysis.results import load_results, named
 from vnetbench.measure.iperf import OFFERED_SHARE
-from vnetbench.results import load_results, named
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.session import run_scenarios
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import parse_topology
 
 pytestmark = pytest.mark.integration
 

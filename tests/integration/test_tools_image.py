@@ -4,7 +4,7 @@ measurement relies on are there, at the versions the results record."""
 import pytest
 from testcontainers.core.container import DockerContainer
 
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.runtime.images import TOOLS_IMAGE
 
 pytestmark = pytest.mark.integration
 

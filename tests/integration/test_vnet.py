@@ -23,8 +23,8 @@ import yaml
 from python_on_whales import docker
 
 from tests.integration.conftest import leftovers, stands
+from vnetbench.analysis.results import load_results, named
 from vnetbench.overlays.vnet import Vnet
-from vnetbench.results import load_results, named
 
 VNET = Vnet()
 UNAVAILABLE = VNET.unavailable_reason()
@@ -49,9 +49,12 @@ def vnetbench(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Complete
 def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None:
     (tmp_path / "t.yml").write_text(TOPOLOGY)
     started = time.time()
+    # 1 pass of 1 s streams and floods: every assertion reads one pass's state and
+    # figures, none its length (a vNet that delivers gives a rate > 1 Mbit/s in 1 s); the
+    # join's length is its wait, which ends once the missing agents were refused
     done = vnetbench("run", "throughput", "join", "config", "flood", "--overlay", "vnet",
                      "--no-baseline", "-t", str(tmp_path / "t.yml"), "--passes", "1",
-                     "--seconds", "2", "--out", str(tmp_path / "out"),
+                     "--seconds", "1", "--out", str(tmp_path / "out"),
                      env={"BENCH_TLS": "off", "BENCH_MACHINES": "20"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -94,9 +97,11 @@ def test_four_scenarios_each_give_a_result_line_per_pass(tmp_path: Path) -> None
 
 def test_tls_on_a_build_without_it_is_a_result_row_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "t.yml").write_text(TOPOLOGY)
+    # 2 passes: each pass gets its own row (not supported, or measured); 1 s streams, as
+    # nothing reads a rate (the default 10 s cost a build with TLS 18 s)
     done = vnetbench("run", "throughput", "--overlay", "vnet", "--no-baseline", "-t",
-                     str(tmp_path / "t.yml"), "--passes", "2", "--out", str(tmp_path / "out"),
-                     env={"BENCH_TLS": "on"}, cwd=tmp_path)
+                     str(tmp_path / "t.yml"), "--passes", "2", "--seconds", "1",
+                     "--out", str(tmp_path / "out"), env={"BENCH_TLS": "on"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     frame = named(load_results(next((tmp_path / "out").iterdir())))
     assert sorted(frame["pass"].unique()) == [1, 2]
@@ -151,6 +156,8 @@ def test_vnet_images_under_other_names_from_the_command_line(tmp_path: Path) -> 
 
 def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
     (tmp_path / "t.yml").write_text(TOPOLOGY)
+    # 100 machines: over 80 is what makes pools of 3 (join.py pool_size: 40 containers at
+    # most); the pass ends once every agent not joined was refused (join.py Refusals)
     done = vnetbench("run", "join", "--overlay", "vnet", "-t", str(tmp_path / "t.yml"),
                      "--passes", "1", "--machines", "100", "--out", str(tmp_path / "out"),
                      env={"BENCH_TLS": "off"}, cwd=tmp_path)
@@ -181,6 +188,9 @@ def test_the_conductor_killed_and_a_room_either_measure_or_say_why(tmp_path: Pat
     (tmp_path / "t.yml").write_text(TOPOLOGY + "faults:\n  - {at: 1s, kill: control-plane, "
                                     "restart_after: 3s}\n")
     started = time.time()
+    # the room's 5 s: the fault is in effect from 1 s to 4 s, and the room must outlast
+    # it to stamp its lift; failover's 10 s window is a bound (its probes stop once the
+    # path answers again); 6 machines: a small room, named in its status sentence
     done = vnetbench("run", "failover", "room", "--overlay", "vnet", "--no-baseline", "-t",
                      str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "5",
                      "--machines", "6", "--failover-window-s", "10",

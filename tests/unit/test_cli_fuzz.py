@@ -74,7 +74,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
-from vnetbench.paths import TOPOLOGIES
+from vnetbench.runtime.paths import TOPOLOGIES
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]

@@ -344,7 +344,7 @@ def test_a_path_with_brackets_is_reported_as_it_is(tmp_path: Path) -> None:
 
 
 def test_no_rich_markup_is_written_in_the_package() -> None:
-    """The consoles read no markup (vnetbench/ui.py): a '[yellow]' left in a string would
+    """The consoles read no markup (vnetbench/terminal/ui.py): a '[yellow]' left in a string would
     be printed as written. Styles are given as style= or rich.text.Text."""
     package = Path(__file__).parent.parent.parent / "vnetbench"
     tags = ("[/]", "[bold", "[red]", "[green]", "[yellow]", "[dim]")
@@ -355,7 +355,7 @@ def test_no_rich_markup_is_written_in_the_package() -> None:
 
 def test_rich_reads_no_markup_from_a_message_or_a_progress_line(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from vnetbench.ui import err_console, note, waiting
+    from vnetbench.terminal.ui import err_console, note, waiting
 
     with err_console.capture() as captured:
         note("copied to /tmp/[red]x[/red] and [bold]", style="yellow")

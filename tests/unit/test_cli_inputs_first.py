@@ -65,7 +65,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "looks": "8,16"})),
         "aa": aa}
     # a run `up` left, outside --out: shape '../elsewhere' read its run.json
-    from vnetbench.topology import load_topology
+    from vnetbench.model.topology import load_topology
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "run.json").write_text(json.dumps({
         "format_version": 2, "kind": "run", "run_id": "elsewhere",

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from vnetbench.analysis.results import CSV, PARQUET, ResultSet, load_results
+from vnetbench.analysis.runrecord import RUN_FILE, RunRecord, read_record
 from vnetbench.cli import app
 from vnetbench.files import write_atomic, write_text_atomic
 from vnetbench.measure.probe import save_raw
@@ -21,8 +23,6 @@ from vnetbench.report.html import HTML_REPORT, build_html
 from vnetbench.report.markdown import REPORT, build_report
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
-from vnetbench.results import CSV, PARQUET, ResultSet, load_results
-from vnetbench.runrecord import RUN_FILE, RunRecord, read_record
 
 OLD = "the previous, whole copy\n"
 

@@ -84,41 +84,48 @@ def cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
 
 def test_no_import_cycles() -> None:
     graph = import_graph()
-    assert "vnetbench.overlays" not in graph["vnetbench.topology"]  # the model knows no adapter
+    topology = "vnetbench.model.topology"
+    assert "vnetbench.overlays" not in graph[topology]  # the model knows no adapter
     # nor any scenario: its settings model is built from the registry, not by name
-    assert {t for t in graph["vnetbench.topology"] if t.startswith("vnetbench.declared.")} == set()
-    assert "vnetbench.declared" in graph["vnetbench.topology"]
+    assert {t for t in graph[topology] if t.startswith("vnetbench.declared.")} == set()
+    assert "vnetbench.declared" in graph[topology]
     assert cycles(graph) == []
 
 
 # The layers, bottom to top: a module imports from its own layer or a lower one, never
-# from a higher one. A unit is a top-level module or a subpackage (engines/, measure/...).
+# from a higher one. A unit is a top-level module or a subpackage (engines/, measure/...);
+# each subpackage sits in one layer, so no two packages import each other either.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundations", {"vnetbench", "errors", "files", "images", "labels", "metrics", "outcome",
-                     "outputs", "paths", "pki", "scratch", "ui", "units", "changepoints",
-                     "stats", "sequential", "yamlfile"}),
-    ("the model", {"topology", "model", "declared", "schema", "addressing", "capabilities",
-                   "methods", "gate", "interrupts", "results", "faults", "workload",
-                   "exitstatus", "slo"}),
+    ("the program's own", {"vnetbench", "errors", "files"}),
+    ("the vocabulary", {"core"}),
+    ("the terminal", {"terminal"}),
+    ("the runtime's parts", {"runtime"}),
+    ("declarations", {"declared", "faults"}),
+    ("the model", {"model", "methods"}),
     ("engines", {"engines"}),
-    ("on an engine", {"measure", "shaping", "allocation", "metadata"}),
-    ("overlays and run records", {"overlays", "rundir", "runrecord"}),
-    ("scenarios, rendering, reports", {"scenarios", "render", "report", "doctor",
-                                       "plausibility"}),
-    ("the lifecycle", {"lifecycle", "examples"}),
-    ("runs", {"runs", "testing", "fileschemas"}),
-    ("the command line", {"commands", "cli", "__main__", "pytest_plugin", "docsgen",
-                          "machine_output"}),
+    ("measuring", {"measure"}),
+    ("on a running stack", {"shaping", "overlays"}),
+    ("scenarios", {"scenarios"}),
+    ("results and bring-up", {"analysis", "deploy"}),
+    ("reports", {"report"}),
+    ("runs", {"runs"}),
+    ("the command line", {"commands", "cli", "__main__", "pytest_plugin"}),
+    ("generated from the code", {"generators"}),
 ]
 # declared/: what each scenario declares (name, settings, metrics, matrix variants),
 # part of the model: the topology's settings and the results' catalogue are built
 # from it; no code that measures is in it (test_schema holds that).
-SUBPACKAGES = {"engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
+SUBPACKAGES = {"core", "terminal", "runtime", "model", "analysis", "deploy", "generators",
+               "engines", "measure", "overlays", "scenarios", "declared", "shaping", "runs",
                "report", "commands", "methods", "faults"}
+# The package's root holds the entry points (cli, __main__, the pytest plugin) and what
+# every layer uses (errors, files); everything else lives in a subpackage named for what
+# it is, so the root reads as a table of contents.
+ROOT_MODULES_AT_MOST = 12
 
 
 def unit_of(module: str) -> str:
-    """vnetbench.engines.swarm.engine -> engines; vnetbench.topology -> topology."""
+    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 
@@ -152,6 +159,24 @@ def test_no_import_goes_up_a_layer() -> None:
     assert upward_imports(import_graph()) == []
 
 
+def test_the_root_holds_a_few_modules() -> None:
+    root = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(root) <= ROOT_MODULES_AT_MOST, root
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == SUBPACKAGES, "place a new subpackage in SUBPACKAGES and LAYERS"
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """Between units, the imports form no loop either (a module's cycle can hide in two
+    packages that each import the other, one module of each)."""
+    graph = import_graph()
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit_of(module), set()).update(
+            unit_of(t) for t in targets if unit_of(t) != unit_of(module))
+    assert cycles(units) == []
+
+
 def test_engines_and_measure_depend_one_way() -> None:
     """measure/ runs tools through engines/; engines/ knows nothing of measuring."""
     graph = import_graph()
@@ -175,19 +200,86 @@ def test_imports_inside_functions_count_and_type_checking_ones_do_not() -> None:
     assert [getattr(n, "module", None) for n in run_time_imports(tree)] == ["typing", "b"]
 
 
+def reaches_the_client(path: Path) -> bool:
+    """Does the module import python-on-whales (at run time)?"""
+    return any((getattr(n, "module", None) or "").startswith("python_on_whales")
+               or any(a.name.startswith("python_on_whales") for a in n.names)
+               for n in run_time_imports(ast.parse(path.read_text())))
+
+
+def in_engines(path: Path) -> bool:
+    return "engines" in path.relative_to(PACKAGE).parts
+
+
 def test_no_module_outside_engines_reaches_the_engine_s_client() -> None:
     """The engines are behind one interface: only vnetbench/engines/ imports
     python-on-whales."""
     reaching = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-                      if "engines" not in path.relative_to(PACKAGE).parts
-                      and any((getattr(n, "module", None) or "").startswith("python_on_whales")
-                              or any(a.name.startswith("python_on_whales") for a in n.names)
-                              for n in run_time_imports(ast.parse(path.read_text()))))
-    assert reaching == []
+                      if reaches_the_client(path))
+    assert [path for path in reaching if not path.startswith("engines/")] == []
+    assert "engines/docker.py" in reaching  # the check sees an import where there is one
+
+
+# Keys of Docker's JSON (`docker container inspect`, `docker events`): read only in
+# engines/, which hands back the interface's own values (ContainerRecord, EngineEvent).
+DOCKER_KEYS = {"State", "NetworkSettings", "Config", "HostConfig", "Healthcheck", "Networks",
+               "IPAddress", "Mounts", "StartedAt", "FinishedAt", "ExitCode", "Running",
+               "Labels", "Id", "Actor", "Attributes", "Action", "Type", "timeNano"}
+
+
+def docker_keys_read(source: str) -> list[str]:
+    """Each Docker JSON key the code reads: `x["State"]`, `x.get("State")`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "pop", "setdefault") and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            key = node.args[0].value
+        if key in DOCKER_KEYS:
+            found.append(str(key))
+    return found
+
+
+def test_no_module_outside_engines_reads_docker_s_json() -> None:
+    """Container records and events reach shaping/, measure/ and runs/ as the engine
+    interface's values, never as Docker's JSON read there."""
+    reads = {str(path.relative_to(PACKAGE)): keys for path in sorted(PACKAGE.rglob("*.py"))
+             if (keys := docker_keys_read(path.read_text()))}
+    assert {path: keys for path, keys in reads.items() if not path.startswith("engines/")} == {}
+    # the check sees the reads where they are: engines/docker.py's inspection and events
+    assert {"State", "NetworkSettings", "Config", "Actor", "timeNano"} <= set(
+        reads.get("engines/docker.py", []))
+
+
+def test_the_docker_json_check_finds_subscripts_and_gets_only() -> None:
+    source = ('a = record["State"]["Running"]\nb = event.get("Actor", {})\n'
+              'c = frame["time"]\nd = "Config"\ne = settings.get(key)\n')
+    assert sorted(docker_keys_read(source)) == ["Actor", "Running", "State"]
+
+
+def test_the_engine_interface_hands_back_its_own_values() -> None:
+    """No method of the interface returns Any (a client's object passes as one) or a
+    process whose output the caller parses."""
+    import inspect
+
+    from vnetbench.engines.base import Deployment, Engine, HostRuntime
+
+    loose = sorted(f"{interface.__name__}.{name}: {returned}"
+                   for interface in (Engine, HostRuntime, Deployment)
+                   for name, member in vars(interface).items()
+                   if callable(getattr(member, "__func__", member)) and not name.startswith("_")
+                   and any(word in (returned := str(inspect.signature(
+                       getattr(member, "__func__", member)).return_annotation))
+                           for word in ("Any", "Popen")))
+    assert loose == []
 
 
 CONCRETE_ENGINES = ("vnetbench.engines.docker", "vnetbench.engines.compose",
-                    "vnetbench.engines.swarm")
+                    "vnetbench.engines.swarm",
+                    "vnetbench.engines.build")  # images: HostRuntime's image methods
 # `vnetbench swarm up|down` makes and removes the test swarm: the swarm engine's own verb
 ENGINE_COMMANDS = {"vnetbench.commands.swarm -> vnetbench.engines.swarm.testbed"}
 
@@ -199,6 +291,34 @@ def test_no_module_outside_engines_reaches_a_concrete_engine() -> None:
                       if unit_of(module) != "engines" for target in targets
                       if target.startswith(CONCRETE_ENGINES))
     assert set(reaching) - ENGINE_COMMANDS == set()
+
+
+# Where this machine's runtime (engines.local()) is fetched outside engines/ and
+# commands/ (the top, which passes it down), each with why it is not passed in.
+LOCAL_FETCHED = {
+    "runs/session.py": "a run's images, built here whichever engine runs them (run_tasks, up)",
+    "runs/matrix.py": "the matrix's images and calibration, at run_matrix's top, for its cells",
+    "deploy/testing.py": "the pytest plugin's stacks' images, at running_topology's top",
+    "analysis/metadata.py": "every run record's host facts (runrecord.new_record: a dozen callers)",
+    "shaping/apply.py": "the kernel's shaping mechanisms, probed once a process (cached)",
+    "overlays/vnet/adapter.py": "vNet's images, checked in Overlay.detect (no runtime in that "
+                                "interface)",
+}
+
+
+def fetches_local(source: str) -> bool:
+    """Does the code call `local()` (engines.local, imported by name)?"""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "local" for node in ast.walk(ast.parse(source)))
+
+
+def test_this_machine_s_runtime_is_passed_in_below_the_top() -> None:
+    fetching = {path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
+                if fetches_local(path.read_text())}
+    below_the_top = {path for path in fetching
+                     if path.split("/")[0] not in ("engines", "commands")}
+    assert below_the_top == set(LOCAL_FETCHED)
+    assert "commands/doctor.py" in fetching  # the check sees a call where there is one
 
 
 def test_the_cycle_finder_finds_one() -> None:

@@ -17,8 +17,13 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import TopologyOption
-from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
-from vnetbench.ui import err_console, note, out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    emit_json,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import err_console, note, out_console
 
 
 @guarded
@@ -65,12 +70,12 @@ def ab(
     each metric over the pairs, adding rounds to confirm a verdict near the line
     (exit 1 when B is worse on a judged metric). --json/--json-file: the verdicts,
     verdicts.csv's rows (the table and verdict line then go to stderr)."""
-    from vnetbench.outputs import Output, check_outputs
     from vnetbench.report.ab import read_verdicts, verdict_summary
     from vnetbench.report.gate_summary import append_summary, check_summary_file
     from vnetbench.report.tables import markdown
     from vnetbench.runs.ab import ab_session, make_arms, round_order, run_ab
     from vnetbench.scenarios import get_scenario
+    from vnetbench.terminal.outputs import Output, check_outputs
 
     effect = parse_fraction(min_effect, "--min-effect")
     session = ab_session(rounds, max_rounds, confirm, round_order(order))
@@ -84,8 +89,9 @@ def ab(
     if summary is not None:
         check_outputs("ab", [Output("--summary", summary, must_exist=True)], inputs)
         check_summary_file(summary)
-    directory = run_ab(chosen, arms, session, out_directory(out, command="ab", inputs=inputs),
-                       effect, judge_all)
+    with people_on_stderr(as_json):  # each pass's result line
+        directory = run_ab(chosen, arms, session,
+                           out_directory(out, command="ab", inputs=inputs), effect, judge_all)
     table, verdict, worse = verdict_summary(directory)
     if as_json or json_file:
         emit_json(read_verdicts(directory).to_json(orient="records", indent=2), as_json,

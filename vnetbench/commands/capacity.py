@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -18,8 +18,17 @@ from vnetbench.commands.common import (
 )
 from vnetbench.commands.options import TopologyOption
 from vnetbench.errors import UserError
-from vnetbench.exitstatus import ExitStatus
-from vnetbench.ui import note
+from vnetbench.terminal.exitstatus import ExitStatus
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note
+
+if TYPE_CHECKING:
+    from vnetbench.runs.capacity import Search
 
 Dimension = Literal["machines", "rate"]
 
@@ -73,9 +82,14 @@ def capacity(
         help="The room's load as phases, a workload file or a shipped profile's name "
              "(contest), in place of the topology's workload and room_rate (and "
              "--seconds: a pass lasts the workload).")] = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """Find the largest room (or rate per machine) that meets a target, step by step.
-    Exit 1 when no size met it."""
+    Exit 1 when no size met it. --json/--json-file: the search, its every step, the
+    largest size that met the target and the limit (each pass's line then goes to
+    stderr)."""
+    from vnetbench.commands.documents import capacity_document
     from vnetbench.runs.capacity import (
         CapacityPlan,
         check_sizes,
@@ -104,11 +118,23 @@ def capacity(
     first = start if start is not None else (10 if by == "machines" else 5)
     last = most if most is not None else (400 if by == "machines" else 1000)
     check_sizes(topology, by, first, last)
-    results = out_directory(out, command="capacity",
-                            inputs=file_inputs(topology=topology_file, workload=workload))
+    inputs = file_inputs(topology=topology_file, workload=workload)
+    wanted = JsonWanted("capacity", as_json, json_file)
+    wanted.check(inputs)
+    results = out_directory(out, command="capacity", inputs=inputs)
     adapter = require_overlays(topology, names)[names[0]]
     plan = CapacityPlan(topology, adapter, clauses, by, first, last, precision, passes)
-    directory, search = run_capacity(plan, results)
+    with people_on_stderr(as_json):
+        directory, search = run_capacity(plan, results)
+    status = ExitStatus.MISSED if search.best() is None else ExitStatus.OK
+    say_found(search, slo, by, first, directory)
+    wanted.emit(capacity_document(plan, search, directory, status))
+    if status:
+        raise typer.Exit(status)
+
+
+def say_found(search: Search, slo: str, by: str, first: float, directory: Path) -> None:
+    """The search's answer and where its files are, on stderr."""
     best, miss = search.best(), search.first_miss()
     unit = " machines" if by == "machines" else " requests/s per machine"
     if best is None:
@@ -122,5 +148,3 @@ def capacity(
     if (directory / "cost.md").is_file():
         note(f"what each machine costs: {directory / 'cost.md'} ({directory / 'cost.png'})")
     note(f"results: {directory}")
-    if best is None:
-        raise typer.Exit(ExitStatus.MISSED)

@@ -14,7 +14,7 @@ import typer
 
 from vnetbench.commands.common import guarded
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -44,7 +44,7 @@ def clean(
         require_engine,
         run_owners,
     )
-    from vnetbench.labels import unprovable
+    from vnetbench.runtime.labels import unprovable
 
     scrubbed = check_clean_inputs(runs or [], results)
     require_engine()
@@ -117,8 +117,8 @@ def scratch_and_results(present: set[str], removed: set[str], every: bool,
                         results: Path) -> list[str]:
     """Scratch directories of runs removed now, or with no objects left whose owner is
     gone, wiped; then the keys left in results scrubbed: what was done, one line each."""
-    from vnetbench.labels import owner_gone
-    from vnetbench.scratch import scratch_root, scratch_runs, wipe_run_scratch
+    from vnetbench.runtime.labels import owner_gone
+    from vnetbench.runtime.scratch import scratch_root, scratch_runs, wipe_run_scratch
 
     lines = []
     wiped = [run for run in scratch_runs() if run.run_id in removed or (
@@ -170,9 +170,9 @@ def scrub_results(results: Path) -> Scrubbed:
     progress; every other file holding a key is left, and listed. A stack directory
     that links to a scratch directory is a run's of this version: its keys are not
     here, and not touched."""
-    from vnetbench.labels import Liveness, owner_liveness
-    from vnetbench.rundir import marked_run_directories, run_marker
-    from vnetbench.scratch import private_keys_under
+    from vnetbench.runtime.labels import Liveness, owner_liveness
+    from vnetbench.runtime.rundir import marked_run_directories, run_marker
+    from vnetbench.runtime.scratch import private_keys_under
 
     removed: list[Path] = []
     running: list[Path] = []
@@ -192,7 +192,7 @@ def scrub_run_directory(run_dir: Path) -> list[Path]:
     """One marked run directory's key files removed, WireGuard's configs redacted."""
     from vnetbench.overlays import OVERLAY_TYPES
     from vnetbench.overlays.base import remove_private_files
-    from vnetbench.scratch import private_keys_under, scratch_links
+    from vnetbench.runtime.scratch import private_keys_under, scratch_links
 
     handled: list[Path] = []
     overlays = [overlay_type() for overlay_type in OVERLAY_TYPES.values()
@@ -210,7 +210,7 @@ def scrub_run_directory(run_dir: Path) -> list[Path]:
 def stack_directories(results: Path) -> list[Path]:
     """Every rendered stack directory (one with a compose.yml) under results, links not
     followed."""
-    from vnetbench.render import COMPOSE_FILE
+    from vnetbench.deploy.render import COMPOSE_FILE
 
     return sorted(Path(directory) for directory, _, files in os.walk(results)
                   if COMPOSE_FILE in files)

@@ -17,15 +17,16 @@ from typer.core import TyperCommand, TyperGroup
 
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.ui import err_console, error_line, out_console
+from vnetbench.runtime.paths import TOPOLOGIES
+from vnetbench.terminal.ui import err_console, error_line, out_console
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from vnetbench.outputs import Input
-    from vnetbench.slo import Target
-    from vnetbench.topology import Topology
+    from vnetbench.analysis.slo import Target
+    from vnetbench.model.topology import Topology
+    from vnetbench.terminal.machine_output import JsonWanted
+    from vnetbench.terminal.outputs import Input
 
 
 DEFAULT_TOPOLOGY = TOPOLOGIES / "two-sites.yml"
@@ -67,7 +68,7 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from vnetbench.interrupts import teardown_guard
+        from vnetbench.runtime.interrupts import teardown_guard
 
         if too_long := overlong_path([*args, *kwargs.values()]):
             err_console.print(error_line(name_too_long(too_long)), highlight=False,
@@ -202,21 +203,28 @@ def engine_gone(error: EngineError) -> None:
     raise typer.Exit(EnvironmentProblem.exit_code) from None
 
 
-def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()) -> None:
-    """A measuring command's end: its targets' table (--slo), then exit 1 when a target
+def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = (),
+             wanted: JsonWanted | None = None) -> None:
+    """A measuring command's end: its targets' lines (--slo), then exit 1 when a target
     was missed, or a pass failed or its path was dead (unless --allow-failed), each
-    said in one line on stderr."""
-    from vnetbench.exitstatus import ExitStatus, failed_cells, failure_summary, passes_status
-    from vnetbench.results import PARQUET, load_results
-    from vnetbench.slo import check_targets, misses_summary
+    said in one line on stderr; with --json/--json-file, the result document first."""
+    import pandas as pd
 
-    if not (directory / PARQUET).is_file():
-        return
-    frame = load_results(directory)
+    from vnetbench.analysis.results import PARQUET, load_results
+    from vnetbench.analysis.slo import check_targets, misses_summary
+    from vnetbench.terminal.exitstatus import (
+        ExitStatus,
+        failed_cells,
+        failure_summary,
+        passes_status,
+    )
+
+    measured = (directory / PARQUET).is_file()
+    frame = load_results(directory) if measured else pd.DataFrame()
     status = ExitStatus.OK
-    if targets:
+    checked = check_targets(frame, targets) if targets and measured else []
+    if targets and measured:
         record_targets(directory, targets)
-        checked = check_targets(frame, targets)
         for line in (c.line() for c in checked):
             out_console.print(line, highlight=False, markup=False, soft_wrap=True)
         missed = [c for c in checked if not c.met]
@@ -232,13 +240,18 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
             status = ExitStatus.MISSED
         else:
             err_console.print(said, style="yellow", highlight=False, soft_wrap=True)
+    if wanted:
+        from vnetbench.commands.documents import measured_document
+
+        wanted.emit(measured_document(wanted.command, directory, frame, checked, failed,
+                                      allow_failed, status))
     if status:
         raise typer.Exit(status)
 
 
 def record_targets(directory: Path, targets: Sequence[Target]) -> None:
     """run.json keeps the targets, so the report says which were missed."""
-    from vnetbench.runrecord import read_record
+    from vnetbench.analysis.runrecord import read_record
 
     record = read_record(directory)
     record.targets = [target.text for target in targets]
@@ -249,8 +262,8 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
     """A topology file, its overlay name and overlay_options keys checked against the
     adapters vnetbench has."""
     from vnetbench.engines import ENGINE_NAMES
+    from vnetbench.model.topology import load_topology
     from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
-    from vnetbench.topology import load_topology
 
     return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES,
                                                ENGINE_NAMES), str(path))
@@ -259,11 +272,11 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
 def out_directory(out: Path | None, check: bool = True, command: str = "vnetbench",
                   inputs: Sequence[Input] = ()) -> Path:
     """--out, else BENCH_OUT, else ./out; checked before anything starts: a directory
-    that can be written, and no input of the command (vnetbench/outputs.py)."""
+    that can be written, and no input of the command (vnetbench/terminal/outputs.py)."""
     import os
 
-    from vnetbench.outputs import Output, check_outputs
-    from vnetbench.rundir import writable_directory
+    from vnetbench.runtime.rundir import writable_directory
+    from vnetbench.terminal.outputs import Output, check_outputs
 
     path = out if out is not None else Path(os.environ.get("BENCH_OUT") or "out")
     if not check:
@@ -277,7 +290,7 @@ def out_directory(out: Path | None, check: bool = True, command: str = "vnetbenc
 def file_inputs(**paths: Path | str | None) -> list[Input]:
     """Options naming files the command reads (--topology=..., --workload=...), as
     inputs: a name that is no file (a shipped profile's) is none."""
-    from vnetbench.outputs import Input
+    from vnetbench.terminal.outputs import Input
 
     return [Input(f"--{option.replace('_', '-')} {path}", Path(path))
             for option, path in paths.items() if path is not None and exists(Path(path))]
@@ -308,8 +321,8 @@ def with_faults(topology: Topology, items: list[str] | None) -> Topology:
     """The topology injecting the faults `--fault KEY=VALUE,...` gives (each one entry of
     `faults:`, e.g. kill=switch2,restart_after=3s), in place of the file's; validated
     as the file's would be."""
+    from vnetbench.model.topology import parse_topology
     from vnetbench.overlays import OVERLAY_NAMES
-    from vnetbench.topology import parse_topology
 
     if not items:
         return topology
@@ -321,7 +334,7 @@ def with_faults(topology: Topology, items: list[str] | None) -> Topology:
 def with_workload(topology: Topology, workload: str | None) -> Topology:
     """The topology with `--workload`'s workload (a file, or a shipped profile's name)
     in place of its own `workload:` section."""
-    from vnetbench.workload import workload_from
+    from vnetbench.model.workload import workload_from
 
     if workload is None:
         return topology
@@ -348,7 +361,7 @@ def fault_fields(item: str) -> dict[str, str]:
 
 def with_pair(topology: Topology, pair: str | None) -> Topology:
     """The topology measuring the agents `--pair FROM,TO` names."""
-    from vnetbench.topology import MeasurePair
+    from vnetbench.model.topology import MeasurePair
 
     if pair is None:
         return topology
@@ -386,7 +399,7 @@ def number_list(text: str | None, option: str) -> tuple[int, ...] | None:
 
 def parse_fraction(text: str, option: str) -> float:
     """'5%' -> 0.05, for an option given in percent."""
-    from vnetbench.units import parse_percent
+    from vnetbench.core.units import parse_percent
 
     try:
         return parse_percent(text) / 100

@@ -10,8 +10,8 @@ import typer
 
 from vnetbench.commands.common import guarded, parse_fraction
 from vnetbench.errors import UserError
-from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
-from vnetbench.ui import err_console, out_console
+from vnetbench.terminal.machine_output import JsonFile, JsonToStdout, emit_json
+from vnetbench.terminal.ui import err_console, out_console
 
 HOW_TO_MEASURE_A_FLOOR = (
     "Measure this machine's noise floor with an A/A, 'vnetbench ab SCENARIO' with no --b "
@@ -44,7 +44,6 @@ def compare(
     """NEW/OLD per metric with a bootstrap interval over passes, judged only against
     this machine's noise floor: without one, the differences are shown, not judged.
     --json/--json-file: the table's rows (the markdown table is then not printed)."""
-    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.ab import noise_near
     from vnetbench.report.compare import (
         compare_directories,
@@ -53,6 +52,7 @@ def compare(
         without_floor,
     )
     from vnetbench.report.tables import markdown
+    from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
 
     threshold = parse_fraction(fail_over, "--fail-over")
     check_outputs("compare", [Output("--json-file", json_file, must_exist=True)]

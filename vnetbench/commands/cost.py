@@ -11,8 +11,8 @@ import typer
 
 from vnetbench.commands.common import guarded
 from vnetbench.errors import UserError
-from vnetbench.rundir import writable_directory
-from vnetbench.ui import note, out_console
+from vnetbench.runtime.rundir import writable_directory
+from vnetbench.terminal.ui import note, out_console
 
 
 @guarded
@@ -28,9 +28,9 @@ def cost(
     """What each machine costs, per overlay and role: CPU per request answered and
     memory per container against the room's size, each a straight-line fit where the
     points lie on a line."""
-    from vnetbench.outputs import Output, check_outputs, results_inputs
+    from vnetbench.analysis.results import find_results, load_results
     from vnetbench.report.cost import write_cost
-    from vnetbench.results import find_results, load_results
+    from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
 
     default, out = out is None, out or Path("cost")
     check_outputs("cost", [Output("--out", path, directory=path == out, default=default)

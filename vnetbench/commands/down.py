@@ -10,7 +10,7 @@ import typer
 
 from vnetbench.commands.common import guarded, out_directory
 from vnetbench.errors import UserError
-from vnetbench.ui import note, out_console
+from vnetbench.terminal.ui import note, out_console
 
 
 @guarded
@@ -19,8 +19,8 @@ def down(
     out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
 ) -> None:
     """Tear down one run: every container, network and volume with its label."""
+    from vnetbench.analysis.runrecord import RunRecord, read_record
     from vnetbench.engines import Removed, every_engine, require_engine, run_ids_present
-    from vnetbench.runrecord import RunRecord, read_record
 
     check_down_inputs(run_id, out)
     require_engine()
@@ -59,9 +59,9 @@ def check_down_inputs(run_id: str, out: Path | None) -> None:
 
 def forget_up_keys(run_id: str, out: Path | None) -> None:
     """The private keys of a topology `up` left running, once it is down."""
-    from vnetbench.lifecycle import forget_private_keys
+    from vnetbench.analysis.runrecord import RUN_FILE, read_record
+    from vnetbench.deploy.lifecycle import forget_private_keys
     from vnetbench.overlays import overlay_for
-    from vnetbench.runrecord import RUN_FILE, read_record
 
     run_dir = out_directory(out, check=False) / run_id
     if not (run_dir / RUN_FILE).exists():

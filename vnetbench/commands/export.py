@@ -9,7 +9,7 @@ import typer
 
 from vnetbench.commands.common import guarded
 from vnetbench.report.options import ExportFormat
-from vnetbench.ui import err_console, note, out_console
+from vnetbench.terminal.ui import err_console, note, out_console
 
 
 @guarded

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from vnetbench.commands.common import guarded
-from vnetbench.machine_output import JsonFile, JsonToStdout, emit_json
 from vnetbench.report.options import LabelFrom, Order
-from vnetbench.ui import out_console
+from vnetbench.terminal.machine_output import JsonFile, JsonToStdout, emit_json
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -37,8 +37,8 @@ def history(
     per metric, the changes beyond this machine's noise floor and the change points
     across each series marked and listed. --json/--json-file: the series and their
     change points (history.html is written too)."""
-    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.history import HISTORY, build_history
+    from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
 
     where = out or Path("history")
     check_outputs("history", [Output("--out", where, directory=True, default=out is None),

@@ -8,17 +8,16 @@ from typing import Annotated
 import typer
 
 from vnetbench.commands.common import guarded
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
 def build() -> None:
     """Build the project's images (offline base with debootstrap if no registry)."""
-    from vnetbench.engines import require_engine
-    from vnetbench.engines.build import build_project_images
+    from vnetbench.engines import local, require_engine
 
     require_engine()
-    images = build_project_images(force=True)
+    images = local().project_images(force=True)
     out_console.print(f"images ready: {images.tools}")
 
 

@@ -22,14 +22,20 @@ from vnetbench.commands.options import (
     SloOption,
     TopologyOption,
 )
-from vnetbench.ui import out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
 def matrix(
     quick: Annotated[bool, typer.Option(
-        help="Short passes (2 s streams, 50 pings): over 10 minutes with every overlay on "
-             "2 cores; --overlay for fewer.")] = False,
+        help="Two short passes a cell at most (2 s streams, 50 pings): over 10 minutes "
+             "with every overlay on 2 cores; --overlay for fewer.")] = False,
     resume: Annotated[bool, typer.Option(
         help="Continue the newest matrix under --out (any date): its completed cells are "
              "kept, a cell cut short runs again whole.")]
@@ -46,13 +52,16 @@ def matrix(
     engine: EngineOption = None,
     allow_failed: AllowFailedOption = False,
     slo: SloOption = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """Every available scenario on every available overlay, three passes each. Exit 1
-    when a pass failed, its path was dead or a --slo target was missed."""
+    when a pass failed, its path was dead or a --slo target was missed.
+    --json/--json-file: as run's (docs/machine-output.md)."""
+    from vnetbench.analysis.slo import check_scenarios, parse_targets
     from vnetbench.methods import METHODS, get_method
     from vnetbench.overlays import check_overlay_name
     from vnetbench.runs.matrix import CELLS, run_matrix
-    from vnetbench.slo import check_scenarios, parse_targets
 
     for name in overlay or []:
         check_overlay_name(name)
@@ -60,10 +69,13 @@ def matrix(
     check_scenarios(targets, list(CELLS), "--slo", "the matrix")
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
-    directory = run_matrix(with_engine(read_topology(topology_file), engine),
-                           out_directory(out, command="matrix",
-                                         inputs=file_inputs(topology=topology_file)),
-                           quick=quick, resume=resume,
-                           overlay_names=overlay, methods=methods)
-    out_console.print(str(directory))
-    conclude(directory, allow_failed, targets)
+    wanted = JsonWanted("matrix", as_json, json_file)
+    inputs = file_inputs(topology=topology_file)
+    wanted.check(inputs)
+    with people_on_stderr(as_json):
+        directory = run_matrix(with_engine(read_topology(topology_file), engine),
+                               out_directory(out, command="matrix", inputs=inputs),
+                               quick=quick, resume=resume,
+                               overlay_names=overlay, methods=methods)
+        out_console.print(str(directory))
+        conclude(directory, allow_failed, targets, wanted)

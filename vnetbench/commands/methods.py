@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 def methods() -> None:

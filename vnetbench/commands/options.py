@@ -16,7 +16,7 @@ from pydantic import BeforeValidator
 from pydantic.fields import FieldInfo
 
 from vnetbench.commands.common import number_list
-from vnetbench.topology import setting_fields
+from vnetbench.model.topology import setting_fields
 
 TopologyOption = Annotated[
     Path, typer.Option("--topology", "-t", help="Topology YAML file.")

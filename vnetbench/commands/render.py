@@ -11,7 +11,7 @@ import typer
 
 from vnetbench.commands.common import DEFAULT_BLOCK, file_inputs, guarded, read_topology
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 RUN_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # as new_run_id makes them: name-stamp-hex
 
@@ -26,7 +26,7 @@ def check_run_id(run_id: str | None) -> None:
 
 
 def parse_block(block: str) -> IPv4Network:
-    from vnetbench.addressing import block_problem
+    from vnetbench.model.addressing import block_problem
 
     try:
         network = IPv4Network(block)
@@ -52,10 +52,10 @@ def render(
     block: Annotated[str, typer.Option(help="The run's /16 address block.")] = DEFAULT_BLOCK,
 ) -> None:
     """Render a topology into compose.yml (and its files) without starting anything."""
-    from vnetbench.outputs import Output, check_outputs
+    from vnetbench.deploy.render import COMPOSE_FILE, render_run
     from vnetbench.overlays import overlay_for
-    from vnetbench.render import COMPOSE_FILE, render_run
-    from vnetbench.rundir import writable_directory
+    from vnetbench.runtime.rundir import writable_directory
+    from vnetbench.terminal.outputs import Output, check_outputs
 
     topology = read_topology(file)
     check_run_id(run_id)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from vnetbench.commands.common import guarded
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -17,10 +17,10 @@ def report(directory: Annotated[Path, typer.Argument(help="A results directory."
     report.html (the same sections, interactive figures, one self-contained file),
     into DIR beside its results; nothing else in DIR is written over (a link or a
     directory in their place is refused)."""
-    from vnetbench.outputs import Output, check_outputs, results_inputs
     from vnetbench.report.document import read_report
     from vnetbench.report.html import HTML_REPORT, build_html
     from vnetbench.report.markdown import REPORT, build_report
+    from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
 
     read = read_report(directory)  # a directory that is none is said as such first
     check_outputs("report", [Output("", directory / name, ours=True)

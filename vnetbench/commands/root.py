@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from vnetbench.commands.version import print_version
-from vnetbench.ui import NORMAL, QUIET, VERBOSE, detail, set_verbosity
+from vnetbench.terminal.ui import NORMAL, QUIET, VERBOSE, detail, set_verbosity
 
 OWN_PREFIXES = ("VNETBENCH_", "BENCH_", "DOCKER_HOST")
 

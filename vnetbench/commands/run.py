@@ -33,12 +33,18 @@ from vnetbench.commands.options import (
 )
 from vnetbench.declared import DECLARED
 from vnetbench.errors import UserError
-from vnetbench.ui import note, out_console
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note, out_console
 
 if TYPE_CHECKING:
-    from vnetbench.outputs import Input
-    from vnetbench.slo import Target
-    from vnetbench.topology import Topology
+    from vnetbench.analysis.slo import Target
+    from vnetbench.model.topology import Topology
+    from vnetbench.terminal.outputs import Input
 
 SCENARIO_NAMES = ", ".join(DECLARED)  # the registered scenarios, in registration order
 
@@ -77,11 +83,15 @@ def run(
              "topology's workload.")] = None,
     allow_failed: AllowFailedOption = False,
     slo: SloOption = None,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
     **settings: Any,
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
     steps), tear everything down. Exit 1 when a pass failed, its path was dead or a
-    --slo target was missed."""
+    --slo target was missed. --json/--json-file: the results directory, each cell's
+    figures, the targets checked and the failed cells (the tables and each pass's
+    line then go to stderr)."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
     from vnetbench.runs.comparison import parse_overlays
 
@@ -96,25 +106,34 @@ def run(
     check_not_overridden(topology, overrides)
     targets = run_targets(slo, scenarios or [], method)
     inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
-    if method is not None:
-        directory = run_method_command(method, scenarios or [], topology, overlays, short,
-                                       baseline, out, overrides, inputs)
-        conclude(directory, allow_failed)
-        return
+    wanted = JsonWanted("run", as_json, json_file)
+    if method is None:
+        check_scenarios_named(scenarios or [], short)
+    wanted.check(inputs)
+    with people_on_stderr(as_json):
+        if method is not None:
+            directory = run_method_command(method, scenarios or [], topology, overlays,
+                                           short, baseline, out, overrides, inputs)
+            conclude(directory, allow_failed, wanted=wanted)
+            return
+        conclude(run_scenarios_command(scenarios or [], topology, overlays, baseline, out,
+                                       inputs), allow_failed, targets, wanted)
+
+
+def check_scenarios_named(scenarios: list[str], short: bool) -> None:
+    """Without --method: scenarios named, and no method's --short."""
     if short:
         raise UserError("--short is a reference method's short form; give --method NAME "
                         "with it, or shorten scenarios with --seconds and --passes.")
     if not scenarios:
         raise UserError(f"Name what to run: one or more scenarios ({SCENARIO_NAMES}), or a "
                         "reference method with --method NAME.")
-    conclude(run_scenarios_command(scenarios, topology, overlays, baseline, out, inputs),
-             allow_failed, targets)
 
 
 def run_targets(slo: str | None, scenarios: list[str], method: str | None) -> list[Target]:
     """--slo's targets, each on a scenario the run measures (a method's steps are its
     own: no target of a scenario applies to them)."""
-    from vnetbench.slo import check_scenarios, parse_targets
+    from vnetbench.analysis.slo import check_scenarios, parse_targets
 
     if slo is None:
         return []
@@ -190,8 +209,8 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
                           baseline: bool, out: Path | None,
                           inputs: Sequence[Input] = ()) -> Path:
     """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
+    from vnetbench.analysis.results import load_results
     from vnetbench.report.tables import comparison_table
-    from vnetbench.results import load_results
     from vnetbench.runs.comparison import run_overlays
     from vnetbench.scenarios import get_scenario
 
@@ -215,10 +234,10 @@ def run_method_command(name: str, scenarios: list[str], topology: Topology,
     """`run --method NAME`: its steps on each overlay, its table, report.md (the
     directory returned); the options given (--passes, --seconds...) above the method's
     own settings."""
+    from vnetbench.analysis.results import load_results
     from vnetbench.methods import get_method
     from vnetbench.report.markdown import build_report
     from vnetbench.report.tables import method_table
-    from vnetbench.results import load_results
     from vnetbench.runs.method import run_method
 
     if scenarios:

@@ -10,10 +10,10 @@ import typer
 from vnetbench.commands.common import guarded, out_directory
 from vnetbench.commands.render import RUN_ID
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 
 @guarded
@@ -25,9 +25,9 @@ def shape(
     out: Annotated[Path | None, typer.Option(help="Where `up` put the run directory.")] = None,
 ) -> None:
     """Change the link profiles of a running topology (from `vnetbench up`)."""
+    from vnetbench.analysis.runrecord import RunRecord, read_record
     from vnetbench.engines import recorded_engine, require_engine
     from vnetbench.engines.base import RunRef
-    from vnetbench.runrecord import RunRecord, read_record
     from vnetbench.shaping.apply import check_shaping, shape_run
 
     if not RUN_ID.fullmatch(run_id):  # '../x' read another directory's run.json

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from vnetbench.commands.common import guarded
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded

@@ -17,7 +17,13 @@ from vnetbench.commands.common import (
     read_topology,
 )
 from vnetbench.commands.options import AllowFailedOption, TopologyOption
-from vnetbench.ui import note
+from vnetbench.terminal.machine_output import (
+    JsonFile,
+    JsonToStdout,
+    JsonWanted,
+    people_on_stderr,
+)
+from vnetbench.terminal.ui import note
 
 
 @guarded
@@ -31,9 +37,12 @@ def sweep(
     seconds: Annotated[float | None, typer.Option(help="TCP stream length.")] = None,
     out: Annotated[Path | None, typer.Option(help=OUT_HELP)] = None,
     allow_failed: AllowFailedOption = False,
+    as_json: JsonToStdout = False,
+    json_file: JsonFile = None,
 ) -> None:
     """Run a scenario over a list of values of one link parameter; plot it. Exit 1 when
-    a pass failed or its path was dead (--allow-failed for a sweep up to 100 % loss)."""
+    a pass failed or its path was dead (--allow-failed for a sweep up to 100 % loss).
+    --json/--json-file: as run's (docs/machine-output.md)."""
     from vnetbench.engines import require_engine
     from vnetbench.runs.comparison import parse_overlays
     from vnetbench.runs.sweep import check_sweep, run_sweep
@@ -47,10 +56,14 @@ def sweep(
     assignment = parse_assignment(setting)
     overlays = parse_overlays(overlay, topology.overlay)
     check_sweep(topology, chosen, assignment, overlays)
-    results = out_directory(out, command="sweep", inputs=file_inputs(topology=topology_file))
+    inputs = file_inputs(topology=topology_file)
+    wanted = JsonWanted("sweep", as_json, json_file)
+    wanted.check(inputs)
+    results = out_directory(out, command="sweep", inputs=inputs)
     require_engine()
-    directory = run_sweep(topology, chosen, assignment, overlays, results)
-    for plot in sorted(directory.glob("sweep-*.png")):
-        note(f"plot: {plot}")
-    note(f"results: {directory}")
-    conclude(directory, allow_failed)
+    with people_on_stderr(as_json):
+        directory = run_sweep(topology, chosen, assignment, overlays, results)
+        for plot in sorted(directory.glob("sweep-*.png")):
+            note(f"plot: {plot}")
+        note(f"results: {directory}")
+        conclude(directory, allow_failed, wanted=wanted)

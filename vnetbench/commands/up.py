@@ -16,7 +16,7 @@ from vnetbench.commands.common import (
     with_engine,
 )
 from vnetbench.commands.options import EngineOption, TopologyOption
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded
@@ -28,7 +28,7 @@ def up(
     engine: EngineOption = None,
 ) -> None:
     """Bring a topology up, shaped, and leave it running (`vnetbench down RUN` stops it)."""
-    from vnetbench.allocation import claimed_block
+    from vnetbench.engines.allocation import claimed_block
     from vnetbench.runs.comparison import require_overlays
     from vnetbench.runs.session import bring_up_detached
 

@@ -9,7 +9,7 @@ import typer
 
 from vnetbench.commands.common import guarded, read_topology
 from vnetbench.errors import UserError
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded

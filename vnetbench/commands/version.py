@@ -6,7 +6,7 @@ import typer
 
 from vnetbench import __version__
 from vnetbench.commands.common import guarded
-from vnetbench.ui import out_console
+from vnetbench.terminal.ui import out_console
 
 
 @guarded

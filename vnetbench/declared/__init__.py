@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from vnetbench.core.metrics import Catalogue
 from vnetbench.declared import (
     config,
     failover,
@@ -20,7 +21,6 @@ from vnetbench.declared import (
     transfer,
 )
 from vnetbench.declared.declaration import Declaration
-from vnetbench.metrics import Catalogue
 
 DECLARATIONS: tuple[Declaration, ...] = (
     throughput.DECLARATION, join.DECLARATION, config.DECLARATION, flood.DECLARATION,

@@ -3,8 +3,8 @@ vnetbench/scenarios/config.py."""
 
 from __future__ import annotations
 
+from vnetbench.core.metrics import Better, Metric
 from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration, sizes
-from vnetbench.metrics import Better, Metric
 
 CONFIG = (
     Metric("config_seconds", "s", Better.LOWER, "Config change", lead=True),

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnetbench.metrics import Metric
-from vnetbench.model import ScenarioSettings
-from vnetbench.schema import MACHINES
+from vnetbench.core.metrics import Metric
+from vnetbench.core.model import ScenarioSettings
+from vnetbench.core.schema import MACHINES
 
 Values = dict[str, float | None]  # a pass's values by metric name, before their units
 Variants = Mapping[str, Mapping[str, Any]]  # variant name -> the settings it overrides

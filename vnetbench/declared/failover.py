@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from vnetbench.core.metrics import BOOL, Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
 from vnetbench.declared.declaration import EVERY, Declaration
-from vnetbench.metrics import BOOL, Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
 
 ANSWERED = "answered"  # failover's timeline: probes answered per 0.1 s
 FAULT_AT = "fault_at_s"  # where on that timeline the fault took effect on every edge

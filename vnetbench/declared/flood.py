@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
 from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
 
 FLOOD = (
     Metric("pings_answered", "count", Better.HIGHER, "Pings answered under flood",

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
+from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, sizes
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.schema import MACHINES
 
 JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once",
                       lead=True)

@@ -3,8 +3,8 @@ vnetbench/scenarios/loaded_latency.py."""
 
 from __future__ import annotations
 
+from vnetbench.core.metrics import Better, Metric
 from vnetbench.declared.declaration import EVERY, Declaration
-from vnetbench.metrics import Better, Metric
 
 # loaded_latency: pings every 10 ms idle, under TCP one way, then both ways (RRUL)
 LOAD_PHASES = {"idle": "idle", "one_way": "under load one way",

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
+from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
-from vnetbench.schema import MACHINES
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
                      plot="room-p99", lead=True)
@@ -121,7 +121,7 @@ ROOM_FAULTS = (
     Metric(ROOM_FAULT_TIMELINE[3], "ms", label="Room: latency p99 per 100 ms"),
 )
 
-# a workload (vnetbench/workload.py) instead of the steady rate: one of each per phase,
+# a workload (vnetbench/model/workload.py) instead of the steady rate: one of each per phase,
 # its `phase` the phase's name, over its mix's requests; one of each per at-once event,
 # its `event` the event's name (measure/workload_figures.py)
 ROOM_WORKLOAD = (

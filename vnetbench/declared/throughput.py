@@ -3,8 +3,8 @@ vnetbench/scenarios/throughput.py."""
 
 from __future__ import annotations
 
+from vnetbench.core.metrics import Better, Metric
 from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration, PingCdf
-from vnetbench.metrics import Better, Metric
 
 TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
                   plot="throughput", lead=True)

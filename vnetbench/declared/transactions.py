@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
 from vnetbench.declared.declaration import EVERY, Declaration, PingCdf
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
 
 # transactions: netperf's request/response tests, alone, then `{instances}` at once
 # (rr_parallel; their rates summed, the worst instance's p99)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pydantic import Field, field_serializer
 
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Bytes, Measured, ScenarioSettings
+from vnetbench.core.units import exact_bytes
 from vnetbench.declared.declaration import Declaration
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Bytes, Measured, ScenarioSettings
-from vnetbench.units import exact_bytes
 
 TRANSFER_DIRECTIONS = ("upload", "download")
 INTERVAL_BYTES_SUFFIX = "_interval_bytes"  # a direction's bytes of one interval (interval_s)

@@ -11,11 +11,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
 
-from vnetbench import labels
 from vnetbench.engines.base import (
+    ContainerRecord,
     Deployment,
     Engine,
     EngineError,
+    EngineEvent,
+    EventStream,
     HostRuntime,
     Listed,
     Mount,
@@ -28,11 +30,13 @@ from vnetbench.engines.docker import ENGINE_HELP, compose_version, engine_versio
 from vnetbench.engines.facts import EngineFacts
 from vnetbench.engines.swarm.engine import SwarmEngine
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.labels import run_filter
-from vnetbench.topology import Topology
-from vnetbench.ui import note
+from vnetbench.model.topology import Topology
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import run_filter
+from vnetbench.terminal.ui import note
 
-__all__ = ["ENGINES", "ENGINE_NAMES", "Deployment", "Engine", "EngineError", "HostRuntime",
+__all__ = ["ENGINES", "ENGINE_NAMES", "ContainerRecord", "Deployment", "Engine", "EngineError",
+           "EngineEvent", "EventStream", "HostRuntime",
            "Listed", "Mount",
            "Removed", "ToolOutput", "ToolSpec", "engine_facts", "engine_for",
            "engine_services", "every_engine", "local", "recorded_engine", "require_engine"]

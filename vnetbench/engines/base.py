@@ -11,21 +11,20 @@ runtime interface.
 
 from __future__ import annotations
 
-import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.images import TOOLS_IMAGE
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.runtime.images import TOOLS_IMAGE, ImageSet
 
 if TYPE_CHECKING:
     from vnetbench.engines.usage import MemoryReading
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 NETWORK_NAME = "vnetbench.network-name"  # Engine.network_labels: the network's own name
 
@@ -162,6 +161,49 @@ class Stopped:
     exit_code: int
     finished: datetime | None
     last_line: str
+
+
+@dataclass(frozen=True)
+class ContainerRecord:
+    """A container as the engine's full record of it gives it (Engine.inspect): what
+    shaping, readiness and faults read, in the interface's own terms (no client's
+    object, no engine's JSON above engines/)."""
+
+    id: str
+    name: str
+    labels: Mapping[str, str]
+    addresses: Mapping[str, str]  # network name -> the container's IPv4 address on it
+    running: bool
+    paused: bool
+    exit_code: int
+    started: datetime | None  # None: never started
+    finished: datetime | None  # None: has not ended
+    start_period_s: float = 0.0  # its health check's start period (0: none or no check)
+
+
+@dataclass(frozen=True)
+class EngineEvent:
+    """One event of the engine (Engine.watch_events, watch_starts): `action` without
+    its detail ('health_status', 'exec_create'), `detail` what followed it ('healthy',
+    the command)."""
+
+    time: float  # epoch seconds
+    kind: str  # container or network
+    action: str
+    detail: str
+    name: str  # the container's or the network's name
+    labels: Mapping[str, str] = field(default_factory=dict)  # a container's, and the engine's own
+
+
+class EventStream(Protocol):
+    """The engine's events as they come (Engine.watch_events, watch_starts): iterated
+    by one reader until closed."""
+
+    def __iter__(self) -> Iterator[EngineEvent]:
+        """Each event as it comes; ends once closed."""
+
+    def close(self) -> None:
+        """Stop watching."""
 
 
 class LogStream(Protocol):
@@ -306,7 +348,7 @@ class Engine(ABC):
         """The IPv4 subnets of every network on this engine (taken blocks)."""
 
     @abstractmethod
-    def inspect(self, containers: Sequence[Listed]) -> list[Any]:
+    def inspect(self, containers: Sequence[Listed]) -> list[ContainerRecord]:
         """The engine's full record of each container still there (gone ones left out)."""
 
     @abstractmethod
@@ -361,12 +403,12 @@ class Engine(ABC):
         """Stop and start a container (killed or not)."""
 
     @abstractmethod
-    def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
-        """A process printing one JSON line per container start of the run."""
+    def watch_starts(self, run_id: str) -> EventStream:
+        """Each start of a container of the run from now on (its name and labels)."""
 
-    def watch_events(self, project: str) -> subprocess.Popen[str]:
-        """A process printing one JSON line per engine event (containers, networks)
-        from now on, with its time; the caller keeps those of `project` and ends it."""
+    def watch_events(self) -> EventStream:
+        """Every event of containers and networks on this engine from now on, with its
+        time; the caller keeps those it wants (a project's, by name) and closes it."""
         raise NotImplementedError(f"{self.name} engine: no event stream")
 
     @abstractmethod
@@ -382,9 +424,7 @@ class Engine(ABC):
         records = self.inspect([container])
         if not records:
             return None, 0.0
-        check = records[0].config.healthcheck
-        period_ns = getattr(check, "start_period", None) or 0
-        return records[0].state.started_at, period_ns / 1e9
+        return records[0].started, records[0].start_period_s
 
 
 class HostRuntime(Engine):
@@ -409,3 +449,25 @@ class HostRuntime(Engine):
     def system_facts(self) -> dict[str, object]:
         """run.json's record of the engine: version, storage and cgroup drivers, kernel,
         the orchestrator's version."""
+
+    # -- images of this machine ------------------------------------------------------
+    @abstractmethod
+    def image_id(self, name: str) -> str | None:
+        """The id of the image of that name here (None: there is none)."""
+
+    @abstractmethod
+    def project_images(self, force: bool = False) -> ImageSet:
+        """The project's own images (tools, overlays), built where missing or older than
+        their context (`force`: built anew)."""
+
+    @abstractmethod
+    def base_image(self) -> str:
+        """The base image to build on: here, pulled, or bootstrapped offline."""
+
+    @abstractmethod
+    def build_image(self, context: Path, tag: str, base: str, label: str) -> None:
+        """An image built from a context directory on the base image."""
+
+    @abstractmethod
+    def remove_image(self, name: str) -> None:
+        """The image removed (forced)."""

@@ -13,14 +13,14 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench.engines.docker import docker, translated
 from vnetbench.errors import EnvironmentProblem
-from vnetbench.images import (
+from vnetbench.runtime.images import (
     BOOTSTRAPPED_BASE,
     OFFICIAL_BASE,
     ImageSet,
     context_digest,
 )
-from vnetbench.paths import IMAGES
-from vnetbench.ui import waiting
+from vnetbench.runtime.paths import IMAGES
+from vnetbench.terminal.ui import waiting
 
 
 def image_id(name: str) -> str | None:

@@ -17,7 +17,7 @@ import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import gate
+import vnetbench.engines.build as build
 from vnetbench.engines.base import (
     Deployment,
     Engine,
@@ -42,10 +42,12 @@ from vnetbench.engines.docker import (
     run_options,
 )
 from vnetbench.errors import BlockTaken
-from vnetbench.labels import require_owned
+from vnetbench.runtime import gate
+from vnetbench.runtime.images import ImageSet
+from vnetbench.runtime.labels import require_owned
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 COMPOSE_MARGIN_SECONDS = 30  # the whole `compose up`: depends_on's health waits and this more,
 # and a second per service for creating and starting them (the engine starts about 8
@@ -108,6 +110,22 @@ class ComposeEngine(DockerEngine, HostRuntime):
             "kernel": getattr(info, "kernel_version", None),
             "compose_version": compose_version(),
         }
+
+    # -- images of this machine (engines/build.py) -------------------------------------
+    def image_id(self, name: str) -> str | None:
+        return build.image_id(name)
+
+    def project_images(self, force: bool = False) -> ImageSet:
+        return build.build_project_images(force)
+
+    def base_image(self) -> str:
+        return build.ensure_base_image()
+
+    def build_image(self, context: Path, tag: str, base: str, label: str) -> None:
+        build.build_image_from(context, tag, base, label)
+
+    def remove_image(self, name: str) -> None:
+        build.remove_image(name)
 
     def project_logs(self, project: str, containers: Sequence[Listed]) -> dict[str, str]:
         """One `docker compose logs` for the whole project instead of a `docker logs`

@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -30,15 +30,16 @@ from typing import Any, ParamSpec, TypeVar
 
 import python_on_whales.utils
 from python_on_whales import DockerClient
-from python_on_whales.components.container.models import ContainerInspectResult
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import labels
 from vnetbench.engines.base import (
     NETWORK_NAME,
+    ContainerRecord,
     Deployment,
     Engine,
     EngineError,
+    EngineEvent,
+    EventStream,
     HostRuntime,
     Listed,
     Removed,
@@ -49,9 +50,10 @@ from vnetbench.engines.base import (
 )
 from vnetbench.engines.usage import MemoryReading, memory_reading
 from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
-from vnetbench.labels import require_owned as labels_required
-from vnetbench.labels import run_filter
-from vnetbench.ui import note
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import require_owned as labels_required
+from vnetbench.runtime.labels import run_filter
+from vnetbench.terminal.ui import note
 
 ENGINE_CALL_SECONDS = 1800
 QUICK_CALL_SECONDS = 60
@@ -258,8 +260,8 @@ class DockerEngine(Engine):
                         found.append(IPv4Network(subnet))
         return found
 
-    def inspect(self, containers: Sequence[Listed]) -> list[Any]:
-        found: list[Any] = []
+    def inspect(self, containers: Sequence[Listed]) -> list[ContainerRecord]:
+        found: list[ContainerRecord] = []
         for where in dict.fromkeys(c.where for c in containers):  # one call per host
             client = self.client_at(where, quick=True)
             found += inspected_on(client, [c.id for c in containers if c.where == where])
@@ -353,21 +355,15 @@ class DockerEngine(Engine):
     def kill(self, container: str) -> None:
         self.client_for(container).container.kill(container)
 
-    def watch_starts(self, run_id: str) -> subprocess.Popen[str]:
-        host = self.endpoint("")
-        return subprocess.Popen(
-            ["docker", *(["--host", host] if host else []), "events", "--format",
-             "{{json .}}", "--filter", f"label={labels.RUN}={run_id}", "--filter",
-             "event=start"], stdout=subprocess.PIPE, text=True)
+    def watch_starts(self, run_id: str) -> EventStream:
+        return DockerEvents(self.endpoint(""), ["--filter", f"label={labels.RUN}={run_id}",
+                                                "--filter", "event=start"])
 
-    def watch_events(self, project: str) -> subprocess.Popen[str]:
-        """Container and network events of this machine's engine (one CLI call; the
+    def watch_events(self) -> EventStream:
+        """Container and network events of this machine's engine (one CLI call; a
         project's are told apart by name when read: measure/engine_events.py)."""
-        host = self.endpoint("")
-        return subprocess.Popen(
-            ["docker", *(["--host", host] if host else []), "events", "--format",
-             "{{json .}}", "--filter", "type=container", "--filter", "type=network"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        return DockerEvents(self.endpoint(""), ["--filter", "type=container",
+                                                "--filter", "type=network"])
 
     # -- removal ------------------------------------------------------------------------
     def remove_run(self, run_id: str | None) -> Removed:
@@ -419,7 +415,7 @@ def container_logs(client: DockerClient, container: str, since: datetime | None,
     return "".join(line.decode() for _, line in lines)
 
 
-def inspected_on(client: DockerClient, ids: list[str]) -> list[ContainerInspectResult]:
+def inspected_on(client: DockerClient, ids: list[str]) -> list[ContainerRecord]:
     """Every container of `ids` in one `docker container inspect`, as records read
     once: python-on-whales' inspect makes one call per container, and one more on
     each attribute read once the last is 0.2 s old (a room of 200 machines, shaped:
@@ -434,9 +430,77 @@ def inspected_on(client: DockerClient, ids: list[str]) -> list[ContainerInspectR
     except json.JSONDecodeError:
         raise EngineError.of_command(["container", "inspect", *ids[:1]], ToolOutput(
             done.returncode, done.stdout, done.stderr)) from None
-    # the engine's name has a leading '/', which python-on-whales' Container drops
-    return [ContainerInspectResult(**{**record, "Name": str(record.get("Name", "")).lstrip("/")})
-            for record in records]
+    return [container_record(record) for record in records]
+
+
+def container_record(raw: Mapping[str, Any]) -> ContainerRecord:
+    """One record of `docker container inspect`'s JSON in the interface's terms."""
+    state = raw.get("State") or {}
+    networks = (raw.get("NetworkSettings") or {}).get("Networks") or {}
+    config = raw.get("Config") or {}
+    check = config.get("Healthcheck") or {}
+    return ContainerRecord(
+        id=str(raw.get("Id", "")),
+        name=str(raw.get("Name", "")).lstrip("/"),  # the engine's has a leading '/'
+        labels=dict(config.get("Labels") or {}),
+        addresses={name: str(settings["IPAddress"]) for name, settings in networks.items()
+                   if (settings or {}).get("IPAddress")},
+        running=bool(state.get("Running")), paused=bool(state.get("Paused")),
+        exit_code=int(state.get("ExitCode") or 0),
+        started=engine_time(state.get("StartedAt")),
+        finished=engine_time(state.get("FinishedAt")),
+        start_period_s=int(check.get("StartPeriod") or 0) / 1e9)
+
+
+def engine_time(text: object) -> datetime | None:
+    """A time of the engine's JSON ('2026-12-01T12:11:59.123456789Z'); None for none or
+    its zero time ('0001-01-01T00:00:00Z': never started, not ended)."""
+    if not text:
+        return None
+    moment = datetime.fromisoformat(str(text))
+    return None if moment.year <= 1 else moment
+
+
+def docker_event(line: str) -> EngineEvent | None:
+    """One line of `docker events --format '{{json .}}'` as an event of a container or
+    a network (None: another kind, or not an event)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("Type") not in ("container", "network"):
+        return None
+    attributes = (record.get("Actor") or {}).get("Attributes") or {}
+    action, _, detail = str(record.get("Action", "")).partition(":")
+    nano = record.get("timeNano") or int(record.get("time", 0)) * 10**9
+    return EngineEvent(int(nano) / 1e9, str(record["Type"]), action.strip(), detail.strip(),
+                       str(attributes.get("name", "")),
+                       {str(key): str(value) for key, value in attributes.items()})
+
+
+class DockerEvents:
+    """`docker events` of one engine as EngineEvents, read by one reader until closed."""
+
+    def __init__(self, endpoint: str | None, filters: list[str]) -> None:
+        self.process = subprocess.Popen(
+            ["docker", *(["--host", endpoint] if endpoint else []), "events", "--format",
+             "{{json .}}", *filters], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True)
+
+    def __iter__(self) -> Iterator[EngineEvent]:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            event = docker_event(line)
+            if event is not None:
+                yield event
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def listed_on(client: DockerClient, filters: Sequence[tuple[str, str]],

@@ -16,8 +16,8 @@ from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
 from vnetbench.errors import UserError
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import helper_labels
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import helper_labels
 
 FLAVOURS = ("iptables-nft", "iptables-legacy")
 

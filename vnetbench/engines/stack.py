@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from vnetbench import labels
 from vnetbench.engines.base import (
     Engine,
     EngineError,
@@ -35,11 +34,12 @@ from vnetbench.engines.base import (
 from vnetbench.engines.usage import MemoryReading, wait_until_quiet
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
-from vnetbench.labels import run_filter
-from vnetbench.ui import note, waiting
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import run_filter
+from vnetbench.terminal.ui import note, waiting
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 
 @dataclass(frozen=True)

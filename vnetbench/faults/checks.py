@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from vnetbench.core.model import duration_text
 from vnetbench.faults.model import CONTROL_PLANE, SERVER, Fault, MachineCount
-from vnetbench.model import duration_text
 
 FOR_GOOD = math.inf
 

@@ -21,8 +21,8 @@ from pydantic import (
     model_validator,
 )
 
-from vnetbench.model import Milliseconds, Model, Percent, duration_text
-from vnetbench.units import format_rate, parse_milliseconds, parse_percent, parse_rate
+from vnetbench.core.model import Milliseconds, Model, Percent, duration_text
+from vnetbench.core.units import format_rate, parse_milliseconds, parse_percent, parse_rate
 
 # Bounds of a fault (failover): each span long enough to be seen by probes 10 ms apart,
 # short enough that a pass stays minutes (a pass waits `at` + the fault + its window).

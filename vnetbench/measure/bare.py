@@ -148,7 +148,7 @@ def bare_shape(runtime: HostRuntime, run_id: str, sizes: list[int], seconds: flo
     """The two-site shape of bare namespaces at each N (helper container: veth.py's)."""
     from vnetbench.engines.base import EngineError, ToolSpec
     from vnetbench.errors import EnvironmentProblem
-    from vnetbench.labels import run_labels
+    from vnetbench.runtime.labels import run_labels
 
     try:
         out = runtime.run_helper(ToolSpec(

@@ -1,51 +1,24 @@
 """Where the seconds of a bring-up and a teardown go: the engine's own events
-(`docker events --format '{{json .}}'`: create, start, health_status, kill, die,
-destroy of containers; create, connect, disconnect, destroy of networks, each
-with its time) beside vnetbench's own steps (render, up, shape, save logs,
-remove: lifecycle.StackSpec.steps), read into one breakdown. Pure: the lines
-come from Engine.watch_events, the steps from the stack's spec.
+(create, start, health_status, kill, die, destroy of containers; create, connect,
+disconnect, destroy of networks, each with its time) beside vnetbench's own steps
+(render, up, shape, save logs, remove: lifecycle.StackSpec.steps), read into one
+breakdown. Pure: the events come from Engine.watch_events, the steps from the
+stack's spec.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class EngineEvent:
-    """One event of the engine: `action` without its detail ('health_status',
-    'exec_create'), `detail` what followed the colon ('healthy', the command)."""
-
-    time: float  # epoch seconds
-    kind: str  # container or network
-    action: str
-    detail: str
-    name: str  # the container's or the network's name
+from vnetbench.engines.base import EngineEvent
 
 
-def parse_events(lines: Iterable[str], project: str) -> list[EngineEvent]:
+def of_project(events: Iterable[EngineEvent], project: str) -> list[EngineEvent]:
     """The events of a compose project's containers and networks (named
-    `<project>-...` and `<project>_...`), in time order; other lines are skipped."""
-    found = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        attributes = (record.get("Actor") or {}).get("Attributes") or {}
-        name = str(attributes.get("name", ""))
-        kind = str(record.get("Type", ""))
-        if kind not in ("container", "network") or not name.startswith(project):
-            continue
-        action, _, detail = str(record.get("Action", "")).partition(":")
-        nano = record.get("timeNano") or int(record.get("time", 0)) * 10**9
-        found.append(EngineEvent(int(nano) / 1e9, kind, action.strip(), detail.strip(), name))
-    return sorted(found, key=lambda event: event.time)
+    `<project>-...` and `<project>_...`), in time order."""
+    return sorted((event for event in events if event.kind in ("container", "network")
+                   and event.name.startswith(project)), key=lambda event: event.time)
 
 
 # (phase, kind, action, detail or None for any), in the order they happen

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import yaml
 
-from vnetbench.addressing import plan_addresses
-from vnetbench.allocation import claimed_block
+from vnetbench.engines.allocation import claimed_block
 from vnetbench.engines.base import Engine, RenderedRun
 from vnetbench.files import write_text_atomic
-from vnetbench.interrupts import shielded, teardown_guard
-from vnetbench.labels import project_name, run_filter, run_labels
-from vnetbench.topology import Topology
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import Topology
+from vnetbench.runtime.interrupts import shielded, teardown_guard
+from vnetbench.runtime.labels import project_name, run_filter, run_labels
 
 FLOOR_ROLE = "engine-floor"
 UP_TIMEOUT_S = 300

@@ -19,7 +19,7 @@ __all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_
            "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
            "stop_probe", "timeout_argument"]
 from vnetbench.files import write_text_atomic
-from vnetbench.labels import TOOL, run_labels
+from vnetbench.runtime.labels import TOOL, run_labels
 
 ProbeOutput = ToolOutput
 

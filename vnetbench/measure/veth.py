@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from vnetbench.engines.base import EngineError, HostRuntime, ToolSpec
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.labels import run_labels
 from vnetbench.measure.iperf import IperfError, IperfResult, parse_iperf_json
+from vnetbench.runtime.labels import run_labels
 
 # $1: seconds; $2: routers between the two ends (0, or 2 as the baseline path)
 BARE_PATH = r"""
@@ -49,7 +49,7 @@ ip netns exec n0 iperf3 -c $target -t "$1" -J
 def bare_rates(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
                routers: int = 0) -> list[float]:
     """Receiver Mbit/s of `passes` streams over a bare path, with progress."""
-    from vnetbench.ui import waiting
+    from vnetbench.terminal.ui import waiting
 
     rates = []
     for pass_no in range(1, passes + 1):

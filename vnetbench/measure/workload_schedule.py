@@ -1,4 +1,4 @@
-"""A workload (vnetbench/workload.py) compiled into what the room's open loop runs:
+"""A workload (vnetbench/model/workload.py) compiled into what the room's open loop runs:
 each machine's schedule, the reply sizes the server serves, and what each request
 belongs to (its phase, and its kind or at-once event), for the figures per phase.
 
@@ -34,7 +34,7 @@ from vnetbench.measure.schedule import (
     requests_per_machine,
     within,
 )
-from vnetbench.workload import Phase, RequestKind, Workload
+from vnetbench.model.workload import Phase, RequestKind, Workload
 
 Connection = Literal["keep", "new"]
 

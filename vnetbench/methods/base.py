@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vnetbench.errors import UserError
-from vnetbench.topology import Topology, describe_validation_error
+from vnetbench.model.topology import Topology, describe_validation_error
 
 
 @dataclass(frozen=True)

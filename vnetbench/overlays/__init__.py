@@ -1,6 +1,7 @@
 """The overlay registry: name -> adapter class, and one configured adapter per run."""
 
 from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
@@ -8,7 +9,6 @@ from vnetbench.overlays.openvpn import OpenVpn
 from vnetbench.overlays.tinc import Tinc
 from vnetbench.overlays.vnet import Vnet
 from vnetbench.overlays.wireguard import WireGuard
-from vnetbench.topology import Topology
 
 OVERLAY_TYPES: dict[str, type[Overlay]] = {
     overlay.name: overlay for overlay in (Baseline, Vnet, WireGuard, OpenVpn, Tinc, Nebula)

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability
+from vnetbench.core.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.engines import engine_services
 from vnetbench.errors import OverlayUnavailable, UserError
-from vnetbench.labels import FABRIC_SERVICE
-from vnetbench.outcome import APPLICABLE, Applicability, Unsupported
-from vnetbench.topology import Topology
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
+from vnetbench.runtime.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,7 +78,7 @@ class Overlay(ABC):
     summary: ClassVar[str]
     options_model: ClassVar[type[OverlayOptions]] = OverlayOptions
     data_path: str  # the hops a packet between two sites takes
-    # What it can do (vnetbench.capabilities); what its build in use lacks: missing().
+    # What it can do (vnetbench.model.capabilities); what its build in use lacks: missing().
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     # (role, event) of event_patterns() that marks one agent joined; its fields
     # name the agent ("agent") and where it attached ("switch").
@@ -106,7 +106,7 @@ class Overlay(ABC):
     # adapter; None: templates/overlays/<name>/.
     templates: ClassVar[Path | None] = None
     # The folders of the run directory write_files puts keys in: made in the run's
-    # scratch directory, linked from the run directory (vnetbench/scratch.py).
+    # scratch directory, linked from the run directory (vnetbench/runtime/scratch.py).
     secret_dirs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability
-from vnetbench.gate import prepare_gate
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import Adjusted, Overlay
-from vnetbench.topology import Topology
+from vnetbench.runtime.gate import prepare_gate
 
 
 class Baseline(Overlay):

@@ -17,11 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vnetbench import gate
-from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
-from vnetbench.gate import prepare_gate
+from vnetbench.model.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.tunnel import TunnelOverlay
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
 
 FILES = "nebula"
 PORT = 4242

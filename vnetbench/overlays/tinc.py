@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vnetbench import gate
-from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
-from vnetbench.gate import prepare_gate
+from vnetbench.model.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import Adjusted
 from vnetbench.overlays.keys import tinc_keypair
 from vnetbench.overlays.tunnel import TunnelOverlay
-from vnetbench.pki import write_private
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
+from vnetbench.runtime.pki import write_private
 
 NETWORK = "vnetbench"
 FILES = "tinc"

@@ -8,11 +8,11 @@ from ipaddress import IPv4Address
 from pathlib import Path
 from typing import ClassVar
 
-from vnetbench.addressing import AddressPlan, tunnel_addresses
-from vnetbench.capabilities import Capability
+from vnetbench.model.addressing import AddressPlan, tunnel_addresses
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import Overlay
-from vnetbench.pki import write_private
-from vnetbench.topology import Topology
+from vnetbench.runtime.pki import write_private
 
 
 class TunnelOverlay(Overlay):

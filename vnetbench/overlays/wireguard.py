@@ -18,13 +18,13 @@ from typing import Any
 
 from pydantic import Field
 
-from vnetbench import gate
-from vnetbench.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses, tunnel_sites
-from vnetbench.gate import prepare_gate
+from vnetbench.model.addressing import TUNNEL_NETWORK, AddressPlan, tunnel_addresses, tunnel_sites
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import OverlayOptions
 from vnetbench.overlays.keys import wireguard_keypair
 from vnetbench.overlays.tunnel import TunnelOverlay
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
 
 PORT = 51820
 MTU = 1420

@@ -2,7 +2,7 @@
 
 From the rows of an A/B directory (variant = arm A or B, var_round = the round):
 one value per arm and round (the mean of that bring-up's measured passes), then
-per metric the paired test of vnetbench/stats.py, "A/B over interleaved
+per metric the paired test of vnetbench/analysis/stats.py, "A/B over interleaved
 bring-ups". An A/A's pairs give the largest difference between two bring-ups of
 one build (noise.json), which `compare` judges two separate directories with.
 """
@@ -20,14 +20,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
-from vnetbench.declared import catalogue
-from vnetbench.errors import UserError
-from vnetbench.files import read_kept, write_atomic, write_text_atomic
-from vnetbench.metrics import OUTSIDE_LOAD, Better
-from vnetbench.report.tables import measured_pass_values
-from vnetbench.results import named
-from vnetbench.runrecord import RunRecord, read_record
-from vnetbench.schema import (
+from vnetbench.analysis.results import named
+from vnetbench.analysis.runrecord import RunRecord, read_record
+from vnetbench.analysis.sequential import Judgement, SequentialPlan, judge_sequentially
+from vnetbench.analysis.stats import Verdict, compare_rounds, noise_floor
+from vnetbench.core.metrics import OUTSIDE_LOAD, Better
+from vnetbench.core.schema import (
     METRIC,
     ROUND,
     SCENARIO,
@@ -37,8 +35,10 @@ from vnetbench.schema import (
     VARIANT,
     parameter_column,
 )
-from vnetbench.sequential import Judgement, SequentialPlan, judge_sequentially
-from vnetbench.stats import Verdict, compare_rounds, noise_floor
+from vnetbench.declared import catalogue
+from vnetbench.errors import UserError
+from vnetbench.files import read_kept, write_atomic, write_text_atomic
+from vnetbench.report.tables import measured_pass_values
 
 NOISE_FILE = "noise.json"
 VERDICTS_FILE = "verdicts.csv"
@@ -56,7 +56,7 @@ def verdict_table(frame: pd.DataFrame, min_effect: float, judge_all: bool = Fals
     """Per metric: both arms' medians over rounds, B/A with its interval, p, the
     number of pairs, the rounds the verdict took and the verdict; metrics declared
     noisy are shown, not judged. With a sequential plan a judged metric's figures are
-    those of the look it stopped at (vnetbench/sequential.py); without, of every round.
+    those of the look it stopped at (vnetbench/analysis/sequential.py); without, of every round.
     In an A/A, noise_pct is the largest difference between a round's two sides."""
     columns = [*KEYS, "pairs", "rounds", "a_median", "b_median", "ratio", "ci_low",
                "ci_high", "p_value", "noise_pct", "judged", "verdict", "reason"]
@@ -125,7 +125,7 @@ def judge(metric: MetricRounds, min_effect: float, plan: SequentialPlan | None) 
 def close_metrics(frame: pd.DataFrame, min_effect: float, judge_all: bool,
                   plan: SequentialPlan) -> list[str]:
     """scenario/metric of each judged metric still close to a verdict: more rounds may
-    decide it (vnetbench/sequential.py)."""
+    decide it (vnetbench/analysis/sequential.py)."""
     return [f"{metric.key[0]}/{metric.name}" for metric in metric_rounds(frame, judge_all)
             if metric.judged and judge(metric, min_effect, plan).close]
 

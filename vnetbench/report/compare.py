@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.analysis.results import named
+from vnetbench.analysis.stats import Comparison, Verdict, compare_samples
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import OVERLAY, SCENARIO, SERIES, STATE, VALUE, VARIANT
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
-from vnetbench.outcome import State
 from vnetbench.report.document import load_directory
 from vnetbench.report.tables import pass_values
-from vnetbench.results import named
-from vnetbench.schema import OVERLAY, SCENARIO, SERIES, STATE, VALUE, VARIANT
-from vnetbench.stats import Comparison, Verdict, compare_samples
 
 KEYS = list(SERIES)
 COLUMNS = [*KEYS, "old_n", "new_n", "ratio", "ci_low", "ci_high", "noise_pct", "verdict",

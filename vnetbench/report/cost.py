@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import METRIC, OVERLAY, PASS, ROLE, RUN_ID, STATE, VALUE
 from vnetbench.files import write_text_atomic
-from vnetbench.outcome import State
 from vnetbench.report.plots import save_figure
-from vnetbench.schema import METRIC, OVERLAY, PASS, ROLE, RUN_ID, STATE, VALUE
 
 LEAST_SIZES = 3  # distinct room sizes: two points always lie on a line
 LEAST_R2 = 0.9  # below: the role's cost is not linear in the load, or too noisy to say

@@ -12,6 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.results import PARQUET, load_results
+from vnetbench.analysis.runrecord import TIMING_PARTS, RunRecord, read_record
+from vnetbench.analysis.slo import targets_table
+from vnetbench.core.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
 from vnetbench.errors import UserError
 from vnetbench.methods import METHODS
 from vnetbench.report.ab import VERDICTS_FILE, read_verdicts, verdict_summary
@@ -29,10 +33,6 @@ from vnetbench.report.tables import (
     summary_table,
 )
 from vnetbench.report.verdict import TARGETS_SECTION, Verdict, checked_targets, verdict_lines
-from vnetbench.results import PARQUET, load_results
-from vnetbench.runrecord import TIMING_PARTS, RunRecord, read_record
-from vnetbench.schema import BACKBONE_LINKS, CELL, METHOD, SITE_LINKS, setting_column
-from vnetbench.slo import targets_table
 
 
 @dataclass(frozen=True)

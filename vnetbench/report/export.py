@@ -29,15 +29,15 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.core.metrics import Better
+from vnetbench.core.schema import CELL, METRIC, UNIT
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
-from vnetbench.metrics import Better
-from vnetbench.outputs import Output, check_outputs, results_inputs
 from vnetbench.report.document import load_directory
 from vnetbench.report.options import ExportFormat
 from vnetbench.report.tables import number, summary_table
-from vnetbench.schema import CELL, METRIC, UNIT
+from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
 
 GITHUB_TOOLS = {Better.HIGHER: ("bigger-is-better", "customBiggerIsBetter"),
                 Better.LOWER: ("smaller-is-better", "customSmallerIsBetter")}

@@ -17,17 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from vnetbench.declared import DECLARATIONS, catalogue
-from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.declared.room import ROOM_FAULT_AT, ROOM_FAULT_END, ROOM_FAULT_TIMELINE
-from vnetbench.declared.throughput import STREAM_TIMELINE
-from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
-from vnetbench.metrics import Better, Metric
-from vnetbench.report.log_axes import LOG_SPAN, plotly_log_axis
-from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
-from vnetbench.report.raw import PingSample
-from vnetbench.report.tables import measured_pass_values
-from vnetbench.schema import (
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.schema import (
     FAULT,
     INTERVAL_S,
     METHOD,
@@ -43,6 +34,15 @@ from vnetbench.schema import (
     VARIANT,
     setting_column,
 )
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.declared.room import ROOM_FAULT_AT, ROOM_FAULT_END, ROOM_FAULT_TIMELINE
+from vnetbench.declared.throughput import STREAM_TIMELINE
+from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
+from vnetbench.report.log_axes import LOG_SPAN, plotly_log_axis
+from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
+from vnetbench.report.raw import PingSample
+from vnetbench.report.tables import measured_pass_values
 
 SETTING_PREFIXES = (SETTING_PREFIX, PARAMETER_PREFIX)
 ROOM_TIMELINE_P99 = ROOM_FAULT_TIMELINE[3]

@@ -14,15 +14,15 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
+from vnetbench.analysis.stats import Verdict
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import STATE, STATUS
 from vnetbench.errors import UserError
-from vnetbench.outcome import State
 from vnetbench.report.ab import read_verdicts, verdict_summary
 from vnetbench.report.markdown import cell, escaped_table, literal
 from vnetbench.report.tables import markdown
-from vnetbench.results import load_results
-from vnetbench.runrecord import read_record
-from vnetbench.schema import STATE, STATUS
-from vnetbench.stats import Verdict
 
 SHOWN_STATUSES = 3  # why nothing was measured: the first few distinct sentences
 

@@ -24,10 +24,13 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from vnetbench.analysis.results import find_results
+from vnetbench.analysis.runrecord import RunRecord
+from vnetbench.core.metrics import Better
+from vnetbench.core.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
 from vnetbench.files import write_text_atomic
-from vnetbench.metrics import Better
 from vnetbench.report.ab import noise_near
 from vnetbench.report.document import Block, Heading, Table, Text, load_directory
 from vnetbench.report.figures import Figure, colour, layout
@@ -42,10 +45,7 @@ from vnetbench.report.history_changes import (
 from vnetbench.report.html import figure_grid, page, render_block
 from vnetbench.report.options import LabelFrom, Order
 from vnetbench.report.tables import number, ratio_to, summary_table
-from vnetbench.results import find_results
-from vnetbench.rundir import writable_directory
-from vnetbench.runrecord import RunRecord
-from vnetbench.schema import CELL, METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
+from vnetbench.runtime.rundir import writable_directory
 
 HISTORY = "history.html"
 SERIES = list(CELL)

@@ -1,5 +1,5 @@
 """history's change points: each series (scenario, overlay, variant, metric) of
-directory means through `vnetbench.changepoints`, gated by the A/A's noise floor
+directory means through `vnetbench.analysis.changepoints`, gated by the A/A's noise floor
 for that metric (else `DEFAULT_FLOOR_PCT`, and the page says so); as typed
 records, the table people read and the JSON `history --json` prints."""
 
@@ -13,17 +13,17 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.changepoints import (
+from vnetbench.analysis.changepoints import (
     ALPHA,
     DEFAULT_FLOOR_PCT,
     MIN_POINTS,
     PERMUTATIONS,
     change_points,
 )
+from vnetbench.core.metrics import Better
+from vnetbench.core.schema import METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 from vnetbench.declared import catalogue
-from vnetbench.metrics import Better
 from vnetbench.report.tables import number
-from vnetbench.schema import METRIC, OVERLAY, SCENARIO, UNIT, VARIANT
 
 
 @dataclass(frozen=True)

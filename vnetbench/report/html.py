@@ -42,7 +42,7 @@ from vnetbench.report.document import (
 from vnetbench.report.figures import Figure, report_figures, series_figures
 from vnetbench.report.raw import RawCell, ping_samples
 from vnetbench.report.verdict import Verdict
-from vnetbench.rundir import slug
+from vnetbench.runtime.rundir import slug
 
 HTML_REPORT = "report.html"
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}

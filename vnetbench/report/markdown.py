@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from vnetbench.core.schema import METHOD
 from vnetbench.files import write_text_atomic
 from vnetbench.report.document import (
     Block,
@@ -41,7 +42,6 @@ from vnetbench.report.plots import (
 )
 from vnetbench.report.raw import RawCell, ping_samples
 from vnetbench.report.tables import markdown, problems
-from vnetbench.schema import METHOD
 
 REPORT = "report.md"
 

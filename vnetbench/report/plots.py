@@ -17,18 +17,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from vnetbench.declared import DECLARATIONS, catalogue
-from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.declared.failover import ANSWERED, FAULT_AT, FAULT_END
-from vnetbench.declared.room import ROOM_LATENCY
-from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
-from vnetbench.files import write_atomic
-from vnetbench.metrics import Better
-from vnetbench.report.log_axes import LOG_SPAN, matplotlib_log_axis
-from vnetbench.report.raw import PingSample
-from vnetbench.results import named
-from vnetbench.rundir import slug
-from vnetbench.schema import (
+from vnetbench.analysis.results import named
+from vnetbench.core.metrics import Better
+from vnetbench.core.schema import (
     FAULT,
     INTERVAL_S,
     MACHINES,
@@ -45,6 +36,15 @@ from vnetbench.schema import (
     parameter_of,
     setting_column,
 )
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
+from vnetbench.declared.failover import ANSWERED, FAULT_AT, FAULT_END
+from vnetbench.declared.room import ROOM_LATENCY
+from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
+from vnetbench.files import write_atomic
+from vnetbench.report.log_axes import LOG_SPAN, matplotlib_log_axis
+from vnetbench.report.raw import PingSample
+from vnetbench.runtime.rundir import slug
 
 
 def save_figure(figure: Figure, path: Path) -> None:

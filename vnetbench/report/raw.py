@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.analysis.runrecord import RunRecord
+from vnetbench.core.schema import CELL, RUN_ID
 from vnetbench.measure.ping_output import PingParseError, parse_ping
-from vnetbench.rundir import slug
-from vnetbench.runrecord import RunRecord
-from vnetbench.schema import CELL, RUN_ID
+from vnetbench.runtime.rundir import slug
 
 CELL_KEYS = [*CELL, RUN_ID]
 PING_FILE = re.compile(r"^ping-pass(\d+)(?:-(\d+)b)?\.txt$")

@@ -13,8 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.stats import Verdict
+from vnetbench.core.metrics import BOOL
+from vnetbench.core.schema import METRIC, NATIVE, OVERLAY, SCENARIO, STATE, UNIT, VARIANT
 from vnetbench.declared import catalogue
-from vnetbench.metrics import BOOL
 from vnetbench.report.tables import (
     RATIO_UNITS,
     difference_text,
@@ -24,13 +26,11 @@ from vnetbench.report.tables import (
     ratio_to,
     yes_no,
 )
-from vnetbench.schema import METRIC, NATIVE, OVERLAY, SCENARIO, STATE, UNIT, VARIANT
-from vnetbench.stats import Verdict
 
 # rates and times read as a ratio; a share, a percentage or a count of 0 does not
 LEAD_RATIO_UNITS = RATIO_UNITS | {"transactions/s", "µs"}
 VERDICT = "verdict"
-# after a figure some pass said was implausible (vnetbench/plausibility.py)
+# after a figure some pass said was implausible (vnetbench/analysis/plausibility.py)
 IMPLAUSIBLE_SAID = " (implausible: see Passes without numbers)"
 COUNT = "count"  # a count's figure is its number
 SHOWN_SPREAD = 0.005  # a CV below half a percent reads as "±<1 %"

@@ -8,13 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.declared import catalogue
-from vnetbench.declared.throughput import RTT_MEAN_MS, TCP_MBIT
-from vnetbench.methods import Method
-from vnetbench.metrics import BOOL, OUTSIDE_LOAD
-from vnetbench.outcome import State, implausible_figures
-from vnetbench.results import named
-from vnetbench.schema import (
+from vnetbench.analysis.results import named
+from vnetbench.analysis.stats import Summary, format_range, summarise
+from vnetbench.core.metrics import BOOL, OUTSIDE_LOAD
+from vnetbench.core.outcome import State, implausible_figures
+from vnetbench.core.schema import (
     CELL,
     HOSTS,
     INTERVAL_S,
@@ -35,7 +33,9 @@ from vnetbench.schema import (
     is_parameter_column,
     setting_column,
 )
-from vnetbench.stats import Summary, format_range, summarise
+from vnetbench.declared import catalogue
+from vnetbench.declared.throughput import RTT_MEAN_MS, TCP_MBIT
+from vnetbench.methods import Method
 
 GROUP = list(SERIES)
 # Columns that describe a row's settings and ride along into the summary: the
@@ -299,7 +299,7 @@ PASS_KEY = [SCENARIO, OVERLAY, VARIANT, PASS]
 
 def problems(frame: pd.DataFrame) -> pd.DataFrame:
     """Passes that produced no numbers, or partial ones, or a figure said implausible
-    (vnetbench/plausibility.py), with the reason; a pass said to be measured whose every
+    (vnetbench/analysis/plausibility.py), with the reason; a pass said to be measured whose every
     row is empty is one of them (else it vanishes from every table without a word)."""
     empty = frame[VALUE].isna().groupby([frame[k] for k in PASS_KEY], dropna=False
                                         ).transform("all")

@@ -11,9 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.runrecord import RunRecord
+from vnetbench.analysis.slo import Checked, check_targets, parse_targets
+from vnetbench.core.metrics import BOOL, Better
+from vnetbench.core.schema import METRIC, NATIVE, OVERLAY, SCENARIO, UNIT, VARIANT
 from vnetbench.declared import catalogue
-from vnetbench.exitstatus import failed_cells
-from vnetbench.metrics import BOOL, Better
 from vnetbench.report.summary import is_lead, natural
 from vnetbench.report.tables import (
     difference_text,
@@ -21,9 +23,7 @@ from vnetbench.report.tables import (
     ratio_text,
     ratio_to,
 )
-from vnetbench.runrecord import RunRecord
-from vnetbench.schema import METRIC, NATIVE, OVERLAY, SCENARIO, UNIT, VARIANT
-from vnetbench.slo import Checked, check_targets, parse_targets
+from vnetbench.terminal.exitstatus import failed_cells
 
 DEFAULT = "default"
 LISTED = 6  # failed cells or missed targets a line names; the rest are counted

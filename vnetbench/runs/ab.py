@@ -8,7 +8,7 @@ whole other topology file. Every bring-up is a run of its own under `runs/`; the
 rows of all of them go to one results set, `variant` naming the arm (A or B) and
 `var_round` the round. With no B given, B is A: an A/A, whose pairs give this
 machine's run-to-run noise per metric (noise.json), read by `compare --noise`.
-Why pairs of bring-ups and which test: vnetbench/stats.py, "A/B over interleaved
+Why pairs of bring-ups and which test: vnetbench/analysis/stats.py, "A/B over interleaved
 bring-ups".
 """
 
@@ -26,8 +26,15 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from vnetbench.analysis.results import ResultSet, load_results
+from vnetbench.analysis.runrecord import RunRecord, new_record, recorded
+from vnetbench.analysis.sequential import SequentialPlan, plan_for
+from vnetbench.analysis.stats import MIN_PAIRS
+from vnetbench.core.schema import ROUND, Variant
+from vnetbench.core.yamlfile import load_yaml
 from vnetbench.engines import ENGINE_NAMES
 from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology, load_topology, setting_fields
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, check_overlay_options, overlay_for
 from vnetbench.overlays.vnet.artifacts import with_vnet_options
 from vnetbench.report.ab import (
@@ -36,19 +43,12 @@ from vnetbench.report.ab import (
     verdict_table,
     write_verdicts,
 )
-from vnetbench.results import ResultSet, load_results
-from vnetbench.rundir import new_directory, stamp
-from vnetbench.runrecord import RunRecord, new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.rundir import new_directory, stamp
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import ROUND, Variant
-from vnetbench.sequential import SequentialPlan, plan_for
 from vnetbench.shaping.assign import SEGMENTS, parse_assignment, with_link_setting
-from vnetbench.stats import MIN_PAIRS
-from vnetbench.topology import Topology, load_topology, setting_fields
-from vnetbench.ui import note
-from vnetbench.yamlfile import load_yaml
+from vnetbench.terminal.ui import note
 
 ARMS = ("A", "B")
 DEFAULT_ROUNDS = 8  # the exact test's smallest p at 8 pairs is 2/256: room for one odd round
@@ -66,7 +66,7 @@ class AbSession(BaseModel):
 
     # a verdict needs MIN_PAIRS: below, the exact signed-rank test cannot reach p < 0.05
     rounds: int = Field(DEFAULT_ROUNDS, ge=MIN_PAIRS, le=MOST_ROUNDS)  # 200 bring-ups at most
-    # confirming a verdict near the line (vnetbench/sequential.py): twice `rounds` unless
+    # confirming a verdict near the line (vnetbench/analysis/sequential.py): twice `rounds` unless
     # given, at most MOST_ROUNDS; None with confirmation off
     max_rounds: int | None = Field(None, ge=MIN_PAIRS, le=MOST_ROUNDS)
     confirm: bool = True

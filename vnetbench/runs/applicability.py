@@ -3,16 +3,16 @@ cannot honour) gives one row per pass saying why, and nothing is started."""
 
 from __future__ import annotations
 
-from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Applicable, NotRunnable
+from vnetbench.analysis.results import ResultSet, result_line
+from vnetbench.core.metrics import SKIPPED
+from vnetbench.core.outcome import Applicable, NotRunnable
+from vnetbench.core.schema import CellKey
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.results import ResultSet, result_line
 from vnetbench.runs.passes import emit, link_settings
 from vnetbench.runs.plan import Task
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import CellKey
-from vnetbench.topology import Topology
-from vnetbench.ui import step_done
+from vnetbench.terminal.ui import step_done
 
 
 def runnable(task: Task, overlay: Overlay, results: ResultSet, run_id: str) -> bool:

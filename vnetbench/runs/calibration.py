@@ -18,6 +18,7 @@ in calibration.json of the run's directory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import threading
@@ -29,27 +30,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from vnetbench.allocation import claimed_block
-from vnetbench.engines import Engine, HostRuntime, ToolSpec, local, require_engine
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
+from vnetbench.deploy.lifecycle import StackSpec, prepare, running
+from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, require_engine
+from vnetbench.engines.allocation import claimed_block
 from vnetbench.engines.base import Mount
-from vnetbench.engines.build import build_project_images
 from vnetbench.files import write_text_atomic
-from vnetbench.gate import (
-    ENTRY,
-    FIFO_IN_CONTAINER,
-    MOUNT_POINT,
-    gate_spread,
-    prepare_gate,
-    release,
-    release_stamp,
-)
-from vnetbench.images import TOOLS_IMAGE, ImageSet
-from vnetbench.interrupts import shielded, teardown_guard
-from vnetbench.labels import current_owner, project_name, run_filter, run_labels
-from vnetbench.lifecycle import StackSpec, prepare, running
 from vnetbench.measure.bare import BareShape, bare_shape
 from vnetbench.measure.cpu import host_sample
-from vnetbench.measure.engine_events import breakdown, breakdown_lines, parse_events
+from vnetbench.measure.engine_events import breakdown, breakdown_lines, of_project
 from vnetbench.measure.engine_floor import (
     EngineFloorError,
     FloorTiming,
@@ -57,10 +47,8 @@ from vnetbench.measure.engine_floor import (
     engine_floor,
 )
 from vnetbench.measure.veth import bare_rates
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.results import load_results
-from vnetbench.rundir import new_directory, new_run_id, stamp
-from vnetbench.runrecord import read_record
 from vnetbench.runs.session import run_scenarios
 from vnetbench.runs.targets import (
     DOWN_TARGET,
@@ -73,13 +61,26 @@ from vnetbench.runs.targets import (
     floor_figures,
     stack_timing,
     timing_figures,
+    without_nan,
 )
 from vnetbench.runs.targets import (
     path_figures as against_bare_path,
 )
+from vnetbench.runtime.gate import (
+    ENTRY,
+    FIFO_IN_CONTAINER,
+    MOUNT_POINT,
+    gate_spread,
+    prepare_gate,
+    release,
+    release_stamp,
+)
+from vnetbench.runtime.images import TOOLS_IMAGE, ImageSet
+from vnetbench.runtime.interrupts import shielded, teardown_guard
+from vnetbench.runtime.labels import current_owner, project_name, run_filter, run_labels
+from vnetbench.runtime.rundir import new_directory, new_run_id, stamp
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import Topology, parse_topology
-from vnetbench.ui import note, waiting
+from vnetbench.terminal.ui import note, waiting
 
 __all__ = ["Figure", "calibrate", "figure_rows"]
 
@@ -92,19 +93,19 @@ SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work en
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
 
 
-def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
+def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes: int = 3,
               scale: bool = False) -> tuple[Path, list[Figure]]:
-    """Measure every figure into a new directory under out_dir; return both."""
+    """Measure every figure on this machine's engine (`runtime`) into a new directory
+    under out_dir; return both."""
     require_engine()
-    runtime = local()
-    images = build_project_images()
+    images = runtime.project_images()
     # absolute: the gate directory is bind-mounted (a relative path names a volume)
     directory = new_directory(out_dir.resolve(), f"calibrate-{stamp()}")
     figures: list[Figure] = []
     extra: dict[str, Any] = {}  # the breakdown of the bring-up and teardown at scale
 
     def keep(*found: Figure) -> None:
-        figures.extend(found)
+        figures.extend(map(without_nan, found))
         write_text_atomic(directory / "calibration.json", as_json(figures, extra))
 
     sizes = [*SHAPE_SIZES, *([TARGET_N] if scale else [])]
@@ -117,9 +118,9 @@ def calibrate(out_dir: Path, seconds: float = 5.0, passes: int = 3,
                          "agent, router, router, agent on veth pairs: no bridge, no "
                          "netfilter")
     keep(raw, routed, *bare_shape_figures(bare))
-    path = path_figures(directory, seconds, passes, raw.value, routed.value)
+    path, plain_rtt = path_figures(directory, seconds, passes, raw.value, routed.value)
     keep(*path)
-    delay = delay_figures(directory)
+    delay = delay_figures(directory, plain_rtt)
     keep(*delay)
     ups: dict[int, float] = {}
     downs: dict[int, float] = {}
@@ -240,13 +241,16 @@ def bare_figure(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
 
 
 def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float | None,
-                 routed_mbit: float | None) -> list[Figure]:
+                 routed_mbit: float | None) -> tuple[list[Figure], float | None]:
     """The baseline path as vnetbench runs it, against the raw pair (the target) and
     against the same path without the testbed (what the bridges and the engine's
-    bridge netfilter cost; the rest is the path's own routing)."""
-    topology = two_sites("calibrate-path", seconds, passes)
+    bridge netfilter cost; the rest is the path's own routing); and its RTT, the
+    unshaped reference of the delay line's error (200 pings each pass, as the shaped
+    run's: one stack for both, where the reference had a stack of its own)."""
+    topology = two_sites("calibrate-path", seconds, passes, pings=200)
     run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
     frame = load_results(run_dir)
+    rtts = frame[frame["metric"] == "rtt_mean_ms"]["value"].dropna()
     rates = frame[frame["metric"] == "tcp_mbit"]["value"].dropna().tolist()
     path = statistics.median(rates) if rates else None
     ratio = path / raw_mbit if path and raw_mbit else None
@@ -260,20 +264,19 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
                "host-wide (the next line isolates them; docs/cost.md: where the gap goes)"),
         Figure("baseline path / bare routed path", testbed, "ratio",
                note="below 1: the cost of Docker bridges and the engine's bridge netfilter"),
-    ]
+    ], (float(rtts.median()) if len(rtts) else None)
 
 
-def delay_figures(directory: Path) -> list[Figure]:
+def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     """The delay line's own latency (subtracted from each delay) and what is left of
-    the error on a 10 ms delay each way, against the same path unshaped."""
-    plain = two_sites("calibrate-plain", 1, 1, pings=200)
+    the error on a 10 ms delay each way, against the same path unshaped (`plain_rtt`,
+    the path run's just before)."""
     shaped = two_sites("calibrate-delay", 1, 1, pings=200,
                        backbone={"delay": f"{DELAY_MS:g}ms"})
-    rtts = []
-    for topology in (plain, shaped):
-        run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
-        frame = load_results(run_dir)
-        rtts.append(frame[frame["metric"] == "rtt_mean_ms"]["value"].median())
+    run_dir = run_scenarios(shaped, [get_scenario("throughput")], directory / "runs")
+    frame = load_results(run_dir)
+    rtts = [math.nan if plain_rtt is None else plain_rtt,
+            frame[frame["metric"] == "rtt_mean_ms"]["value"].median()]
     applied = read_record(run_dir).links.applied.get("throughput", {})
     overheads = [node["delay_line_overhead_us"] for node in applied.values()
                  if isinstance(node, dict) and "delay_line_overhead_us" in node]
@@ -486,7 +489,7 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
     with claimed_block() as claim:
         spec = StackSpec(prepared, new_run_id(topology.name), directory / topology.name,
                          current_owner())
-        with watched(prepared.engine if watch else None) as lines:
+        with watched(prepared.engine if watch else None) as seen:
             started = time.monotonic()
             with running(spec, claim) as stack:
                 timings["up"] = time.monotonic() - started
@@ -495,38 +498,37 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
                 stopping = time.monotonic()
             timings["down"] = time.monotonic() - stopping
             timings["stack"] = stack_timing(spec.steps, containers, timings)
-            time.sleep(1.0)  # the last events reach the stream
+            if watch:
+                time.sleep(1.0)  # the last events reach the stream
         if watch:
-            events = parse_events(lines, project_name(spec.run_id))
+            events = of_project(seen, project_name(spec.run_id))
             timings["breakdown"] = breakdown(events, spec.steps)
-            write_text_atomic(directory / f"{topology.name}-events.jsonl", "".join(lines))
+            write_text_atomic(directory / f"{topology.name}-events.jsonl",
+                              "".join(json.dumps(asdict(event)) + "\n" for event in seen))
             for line in breakdown_lines(timings["breakdown"]):
                 note(f"{topology.name}: {line}", style="dim")
 
 
 @contextmanager
-def watched(engine: Engine | None) -> Iterator[list[str]]:
-    """The engine's event lines (as they come) for the `with` block; none without one."""
-    lines: list[str] = []
+def watched(engine: Engine | None) -> Iterator[list[EngineEvent]]:
+    """The engine's events (as they come) for the `with` block; none without one."""
+    seen: list[EngineEvent] = []
     if engine is None:
-        yield lines
+        yield seen
         return
-    process = engine.watch_events("")
-    assert process.stdout is not None
-    stream = process.stdout
+    stream = engine.watch_events()
 
     def read() -> None:
-        for line in stream:
-            lines.append(line)
+        for event in stream:
+            seen.append(event)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     time.sleep(0.5)  # the stream is open before anything happens
     try:
-        yield lines
+        yield seen
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stream.close()
         reader.join(timeout=5)
 
 

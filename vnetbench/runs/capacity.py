@@ -24,20 +24,11 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
-from vnetbench.declared import catalogue
-from vnetbench.errors import UserError
-from vnetbench.model import NAME_PATTERN
-from vnetbench.outcome import State
-from vnetbench.overlays import Overlay
-from vnetbench.report.cost import write_cost
-from vnetbench.report.plots import capacity_plot
-from vnetbench.results import ResultSet, named
-from vnetbench.rundir import new_directory, stamp
-from vnetbench.runrecord import new_record, recorded
-from vnetbench.runs.session import run_scenarios
-from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.scenarios.room import GENERATOR_BEHIND
-from vnetbench.schema import (
+from vnetbench.analysis.results import ResultSet, named
+from vnetbench.analysis.runrecord import new_record, recorded
+from vnetbench.core.model import NAME_PATTERN
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import (
     EVENT,
     MACHINES,
     METRIC,
@@ -49,9 +40,18 @@ from vnetbench.schema import (
     VARIANT,
     Variant,
 )
-from vnetbench.topology import Topology
-from vnetbench.ui import job_progress, note
-from vnetbench.units import parse_milliseconds
+from vnetbench.core.units import parse_milliseconds
+from vnetbench.declared import catalogue
+from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology
+from vnetbench.overlays import Overlay
+from vnetbench.report.cost import write_cost
+from vnetbench.report.plots import capacity_plot
+from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.rundir import new_directory, stamp
+from vnetbench.scenarios import Scenario, get_scenario
+from vnetbench.scenarios.room import GENERATOR_BEHIND
+from vnetbench.terminal.ui import job_progress, note
 
 HOST_SATURATED_PERCENT = 90.0  # of all cores: the host, not the overlay, is the limit
 ROLE_SATURATED_PERCENT = 90.0  # of one core: a single busy daemon

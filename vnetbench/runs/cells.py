@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import TIMING_PARTS, RunRecord, SharedStack, read_record
+from vnetbench.core.schema import Variant
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.results import ResultSet
-from vnetbench.runrecord import TIMING_PARTS, RunRecord, SharedStack, read_record
 from vnetbench.runs.plan import Task
 from vnetbench.runs.session import run_tasks
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import Variant
-from vnetbench.topology import Topology
 
 SHARED = "matrix cells"  # the tasks' group: cells of one stack key share it
 SHARED_WITH = "shared stack with: "  # in a completed cell's state

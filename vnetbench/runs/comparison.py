@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import new_record, recorded
+from vnetbench.core.schema import NATIVE
 from vnetbench.engines import require_engine
 from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay, check_overlay_name, overlay_for
-from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, stamp
-from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.rundir import new_directory, stamp
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import NATIVE
-from vnetbench.topology import Topology
 
 SEED_BASELINE_SECONDS = 3.0  # the seed measures the path without the overlay for 3 s
 

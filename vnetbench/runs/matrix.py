@@ -21,27 +21,30 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from vnetbench.capabilities import Capability
+from vnetbench.analysis.results import PARQUET, ResultSet, load_results
+from vnetbench.analysis.runrecord import RunRecord, new_record, read_record, recorded
+from vnetbench.core.outcome import NotApplicable
+from vnetbench.core.schema import CELL, METHOD, OVERLAY, PASS
 from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.declaration import EVERY, Variants
 from vnetbench.engines import HostRuntime, local, require_engine
-from vnetbench.engines.build import build_project_images
 from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.measure.veth import bare_rates
 from vnetbench.methods import Method
-from vnetbench.outcome import NotApplicable
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import OVERLAY_NAMES, Overlay, overlay_for
-from vnetbench.results import PARQUET, ResultSet, load_results
-from vnetbench.rundir import new_directory
-from vnetbench.runrecord import RunRecord, new_record, read_record, recorded
 from vnetbench.runs.cells import Cell, group_cells, run_group, summed_timings
 from vnetbench.runs.method import run_method_into
+from vnetbench.runtime.rundir import new_directory
 from vnetbench.scenarios import SCENARIOS, Scenario
-from vnetbench.schema import CELL, METHOD, OVERLAY, PASS
-from vnetbench.topology import Topology
-from vnetbench.ui import job_progress, note
+from vnetbench.terminal.ui import job_progress, note
 
-QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 3}
+# --quick's ceiling on each cell (a cell's own lower value stands). 2 passes: the fewest
+# that give a figure a range and a CV (report/tables.py: none for n < 2), where the
+# third only narrowed them; 2 s streams and 50 pings (0.5 s at 10 ms) as before, now
+# also for the cells that set their own 3 s (transactions, loaded_latency, the room)
+QUICK_SETTINGS = {"seconds": 2, "pings": 50, "passes": 2}
 LOCK_FILE = ".matrix.lock"
 
 # The cells: scenario -> overlay -> its variants, as each scenario declares them
@@ -162,8 +165,12 @@ def cell_key(row: Mapping[Any, Any]) -> str:
 
 
 def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
-    settings = {**base.settings.model_dump(), **(QUICK_SETTINGS if quick else {}),
-                **cell.overrides}
+    """The cell's settings over the topology's; with --quick, QUICK_SETTINGS is a
+    ceiling the cell's own values stay under too (transactions' and the room's 3 s)."""
+    settings = {**base.settings.model_dump(), **cell.overrides}
+    if quick:
+        settings |= {key: min(value, cell.overrides.get(key, value))
+                     for key, value in QUICK_SETTINGS.items()}
     return Topology.model_validate({**base.model_dump(), "overlay": cell.overlay.name,
                                     "settings": settings})
 
@@ -175,12 +182,13 @@ def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = F
     report; the short form with --quick), every overlay that runs here."""
     base = without_workload(base)
     require_engine()
-    build_project_images()
+    runtime = local()  # this machine's: its images, its veth limit (calibration)
+    runtime.project_images()
     overlays = available_overlays(base, overlay_names)
     cells = plan_cells(overlays, list(SCENARIOS.values()))
     directory = matrix_directory(root, resume)
     with matrix_lock(directory):
-        return run_cells(base, directory, cells, overlays, quick, resume, methods)
+        return run_cells(runtime, base, directory, cells, overlays, quick, resume, methods)
 
 
 def without_workload(base: Topology) -> Topology:
@@ -195,8 +203,9 @@ def without_workload(base: Topology) -> Topology:
     return base.model_copy(update={"workload": None})
 
 
-def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list[Overlay],
-              quick: bool, resume: bool, methods: list[Method] | None) -> Path:
+def run_cells(runtime: HostRuntime, base: Topology, directory: Path, cells: list[Cell],
+              overlays: list[Overlay], quick: bool, resume: bool,
+              methods: list[Method] | None) -> Path:
     """The matrix's cells into its directory (its lock held), cells of one shape on
     one stack (runs/cells.py)."""
     passes = cell_topology(base, cells[0], quick).settings.passes if cells else 0
@@ -218,7 +227,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
         if not method_cell_done(header, method, overlay))
     with recorded(directory, header), job_progress("matrix", steps=steps):
         if not header.calibration and todo:
-            header.calibration = machine_limit(local(), cell_topology(base, cells[0], quick),
+            header.calibration = machine_limit(runtime, cell_topology(base, cells[0], quick),
                                                directory)
             header.save(directory)
         for group in groups:
@@ -227,7 +236,7 @@ def run_cells(base: Topology, directory: Path, cells: list[Cell], overlays: list
             run_method_cells(base, method, overlays, directory, header, results, quick)
         if todo and "raw_veth_mbit" in header.calibration:
             header.calibration = bracketed(header.calibration, machine_limit(
-                local(), cell_topology(base, cells[0], quick), directory))
+                runtime, cell_topology(base, cells[0], quick), directory))
     return directory
 
 

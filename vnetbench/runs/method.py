@@ -6,18 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import new_record, recorded
+from vnetbench.core.schema import NATIVE, Variant  # NATIVE: every method's reference column
 from vnetbench.methods import Method
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, stamp
-from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.plan import Task
 from vnetbench.runs.session import run_tasks
+from vnetbench.runtime.rundir import new_directory, stamp
 from vnetbench.scenarios import get_scenario
-from vnetbench.schema import NATIVE, Variant  # NATIVE: every method's reference column
-from vnetbench.topology import Topology
-from vnetbench.ui import job_progress
+from vnetbench.terminal.ui import job_progress
 
 
 def method_overlays(names: list[str], with_baseline: bool) -> list[str]:

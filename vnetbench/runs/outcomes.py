@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
+from vnetbench.core.metrics import OUTSIDE_LOAD
+from vnetbench.core.outcome import Kind, State
 from vnetbench.engines.stack import Death
-from vnetbench.metrics import OUTSIDE_LOAD
-from vnetbench.outcome import Kind, State
 from vnetbench.scenarios.base import PassResult
 
 

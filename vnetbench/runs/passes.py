@@ -7,14 +7,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from vnetbench.analysis.plausibility import check_plausible
+from vnetbench.analysis.results import ResultSet, result_line
+from vnetbench.core.metrics import SKIPPED
+from vnetbench.core.outcome import Kind
+from vnetbench.core.schema import BACKBONE_LINKS, SITE_LINKS, CellKey
 from vnetbench.engines.stack import Stack
 from vnetbench.measure.cpu import host_sample, outside_cores
-from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Kind
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.plausibility import check_plausible
-from vnetbench.results import ResultSet, result_line
-from vnetbench.rundir import slug
 from vnetbench.runs.outcomes import (
     current_pass,
     mark_deaths,
@@ -22,12 +23,11 @@ from vnetbench.runs.outcomes import (
     mark_shaping_changed,
 )
 from vnetbench.runs.plan import Task
+from vnetbench.runtime.rundir import slug
 from vnetbench.scenarios import Scenario, ScenarioContext
 from vnetbench.scenarios.base import PassResult
-from vnetbench.schema import BACKBONE_LINKS, SITE_LINKS, CellKey
 from vnetbench.shaping.apply import ShapingKeeper
-from vnetbench.topology import Topology
-from vnetbench.ui import note, out_console, step_done
+from vnetbench.terminal.ui import note, out_console, step_done
 
 
 def run_passes(tasks: list[Task], stack: Stack, overlay: Overlay, results: ResultSet,

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from vnetbench.lifecycle import Prepared
+from vnetbench.core.schema import CellKey, Variant
+from vnetbench.deploy.lifecycle import Prepared
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.rundir import slug
+from vnetbench.runtime.rundir import slug
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import CellKey, Variant
-from vnetbench.topology import Topology
-from vnetbench.ui import note
+from vnetbench.terminal.ui import note
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
-from vnetbench.addressing import AddressPlan, plan_addresses
-from vnetbench.allocation import BlockClaim
+from vnetbench.analysis.runrecord import TIMING_PARTS, Links, RunRecord, new_record
+from vnetbench.deploy.lifecycle import Prepared
+from vnetbench.engines.allocation import BlockClaim
 from vnetbench.engines.stack import Stack
-from vnetbench.lifecycle import Prepared
+from vnetbench.model.addressing import AddressPlan, plan_addresses
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
-from vnetbench.runrecord import TIMING_PARTS, Links, RunRecord, new_record
 from vnetbench.scenarios import Scenario
-from vnetbench.topology import Topology
 
 
 def start_record(directory: Path, run_id: str, plan: AddressPlan, topology: Topology,

@@ -13,19 +13,18 @@ from functools import partial
 from ipaddress import IPv4Network
 from pathlib import Path
 
-from vnetbench.addressing import plan_addresses
-from vnetbench.allocation import BlockClaim, claimed_block
-from vnetbench.engines import engine_for, require_engine
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import RunRecord, recorded
+from vnetbench.core.schema import Variant
+from vnetbench.deploy.lifecycle import Prepared, StackSpec, prepare, running, start
+from vnetbench.engines import engine_for, local, require_engine
+from vnetbench.engines.allocation import BlockClaim, claimed_block
 from vnetbench.engines.base import RenderedRun
-from vnetbench.engines.build import build_project_images
 from vnetbench.engines.stack import Stack
-from vnetbench.labels import current_owner, detached_owner
-from vnetbench.lifecycle import Prepared, StackSpec, prepare, running, start
 from vnetbench.measure.events import events_frame, write_events
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay, overlay_for
-from vnetbench.results import ResultSet
-from vnetbench.rundir import RunLayout, mark_run_directory, new_run_id
-from vnetbench.runrecord import RunRecord, recorded
 from vnetbench.runs.applicability import runnable
 from vnetbench.runs.passes import run_passes
 from vnetbench.runs.plan import Task, prepared_task, stack_groups
@@ -36,11 +35,11 @@ from vnetbench.runs.recording import (
     start_record,
     up_record,
 )
+from vnetbench.runtime.labels import current_owner, detached_owner
+from vnetbench.runtime.rundir import RunLayout, mark_run_directory, new_run_id
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import Variant
 from vnetbench.shaping.apply import ShapingKeeper
-from vnetbench.topology import Topology
-from vnetbench.ui import note
+from vnetbench.terminal.ui import note
 
 
 def new_run_directory(topology: Topology, out_dir: Path) -> tuple[str, Path]:
@@ -56,7 +55,7 @@ def bring_up_detached(topology: Topology, overlay: Overlay, out_dir: Path,
                       claim: BlockClaim) -> RenderedRun:
     """`vnetbench up`: a new run directory, brought up and shaped, left running; on
     any failure torn down. Another block when the engine refuses the first."""
-    prepared = prepare(topology, overlay)
+    prepared = prepare(topology, overlay, images=local().project_images())
     run_id, directory = new_run_directory(prepared.topology, out_dir)
     record = up_record(run_id, directory, prepared, claim)
 
@@ -96,9 +95,9 @@ def run_tasks(tasks: list[Task], out_dir: Path, results: ResultSet | None = None
     overlay = overlay or overlay_for(tasks[0].topology)
     overlay.require_available()  # run() and sweep() check every overlay first
     engine = engine_for(tasks[0].topology)  # a swarm: found and checked before anything starts
-    images = build_project_images()
+    images = local().project_images()  # built here, whichever engine runs them
     variant = variant or Variant()
-    tasks = [prepared_task(prepare(task.topology, overlay, engine, images,
+    tasks = [prepared_task(prepare(task.topology, overlay, engine, images=images,
                                    refuse_unsupported=False), task, variant.step(task.variant))
              for task in tasks]
     topology = tasks[0].topology

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import new_record, recorded
+from vnetbench.core.schema import Variant
+from vnetbench.model.topology import Topology
 from vnetbench.report.plots import write_plots
 from vnetbench.report.tables import summary_table
-from vnetbench.results import ResultSet
-from vnetbench.rundir import new_directory, stamp
-from vnetbench.runrecord import new_record, recorded
 from vnetbench.runs.comparison import require_overlays
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.rundir import new_directory, stamp
 from vnetbench.scenarios import Scenario
-from vnetbench.schema import Variant
 from vnetbench.shaping.apply import check_shaping
 from vnetbench.shaping.assign import Assignment, with_link_setting
-from vnetbench.topology import Topology
-from vnetbench.ui import job_progress
+from vnetbench.terminal.ui import job_progress
 
 
 def check_sweep(topology: Topology, scenario: Scenario, assignment: Assignment,

@@ -11,17 +11,17 @@ from typing import ClassVar
 import pandas as pd
 from pydantic import ValidationError
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability, applicability, settings_needs
+from vnetbench.core.metrics import Metric
+from vnetbench.core.outcome import Applicability, NotApplicable, Outcome, State
 from vnetbench.declared.declaration import Declaration
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.measure.events import last_lines, lookup_events
-from vnetbench.metrics import Metric
-from vnetbench.outcome import Applicability, NotApplicable, Outcome, State
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability, applicability, settings_needs
+from vnetbench.model.topology import Topology, describe_validation_error
 from vnetbench.overlays import Overlay, overlay_for
 from vnetbench.shaping.apply import ShapingKeeper
-from vnetbench.topology import Topology, describe_validation_error
 
 Metrics = dict[str, tuple[float | None, str]]
 
@@ -130,7 +130,7 @@ class Scenario(ABC):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     # What is fresh in every pass but the first on a stack (run.json `timings`).
     fresh_between_passes: ClassVar[str] = "nothing (one stack for every pass)"
-    # What it needs of an overlay (vnetbench.capabilities decides where it runs).
+    # What it needs of an overlay (vnetbench.model.capabilities decides where it runs).
     needs: ClassVar[frozenset[Capability]] = frozenset()
     # Whether it injects the topology's `faults` (run --fault is refused for the others).
     injects_faults: ClassVar[bool] = False

@@ -8,14 +8,14 @@ overlay does the overlay-specific part (Overlay.reconfigure).
 
 from __future__ import annotations
 
-from vnetbench.capabilities import Capability
+from vnetbench.core.outcome import Kind, Outcome, State, single
+from vnetbench.core.schema import MACHINES
 from vnetbench.declared.config import DECLARATION
-from vnetbench.outcome import Kind, Outcome, State, single
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import Reconfiguration
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext
-from vnetbench.schema import MACHINES
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 
 class ConfigChange(Scenario):

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from vnetbench import labels
-from vnetbench.capabilities import Capability
+from vnetbench.core.metrics import SKIPPED
+from vnetbench.core.outcome import Kind, State, single
 from vnetbench.declared.failover import (
     DECLARATION,
     FailoverSettings,
@@ -54,9 +54,10 @@ from vnetbench.measure.outage import (
     parse_stream_trace,
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probe
-from vnetbench.metrics import SKIPPED
-from vnetbench.outcome import Kind, State, single
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import CONTROL_PLANE, Fault, Topology
 from vnetbench.overlays import Overlay
+from vnetbench.runtime import labels
 from vnetbench.scenarios.base import (
     PassResult,
     Scenario,
@@ -78,8 +79,7 @@ from vnetbench.shaping.fault import (
     stageable,
     staging_lead_s,
 )
-from vnetbench.topology import CONTROL_PLANE, Fault, Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 TCP_MBIT = 10  # a paced stream: its continuity is measured, not the machine's speed
 # iperf3's writes: its 128 KiB default is a whole 0.1 s interval at 10 Mbit/s, so a

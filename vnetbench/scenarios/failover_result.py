@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vnetbench.core.outcome import Kind, Outcome, Problem, State
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT, FAULT_END
 from vnetbench.measure.fault_window import FaultWindow, answered_after, recovery_ms
@@ -16,9 +17,8 @@ from vnetbench.measure.outage import (
     answered_bins,
     outage_of,
 )
-from vnetbench.outcome import Kind, Outcome, Problem, State
+from vnetbench.model.topology import Fault
 from vnetbench.scenarios.base import PassResult, SeriesPoint
-from vnetbench.topology import Fault
 
 PROBE_INTERVAL_S = 0.01
 

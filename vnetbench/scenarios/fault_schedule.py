@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vnetbench import labels
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
 from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
 from vnetbench.measure.room_faults import EventWindow
+from vnetbench.model.topology import Topology
+from vnetbench.runtime import labels
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
 from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
 from vnetbench.shaping.schedule import BackboneShape, Schedule, Target, expand
-from vnetbench.topology import Topology
 
 
 def expand_within(topology: Topology, machines: list[str], load: str) -> Schedule:

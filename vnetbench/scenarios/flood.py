@@ -12,12 +12,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.flood import DECLARATION, FloodSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import UdpResult, UdpRun, generator_short, iperf_server
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
-from vnetbench.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import AgentLimits, Overlay
 from vnetbench.scenarios.base import (
     Metrics,
@@ -26,8 +27,7 @@ from vnetbench.scenarios.base import (
     ScenarioContext,
     build_room,
 )
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 FLOOD_SECONDS = 5.0
 PINGS = 15

@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 
+from vnetbench.core.outcome import Kind, Outcome, State
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.loaded_latency import DECLARATION, LOAD_PHASES
 from vnetbench.measure.iperf import (
@@ -37,7 +38,7 @@ from vnetbench.measure.ping_window import (
     summarise,
 )
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.outcome import Kind, Outcome, State
+from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.pair import (
     PairScenario,
@@ -46,8 +47,7 @@ from vnetbench.scenarios.pair import (
     stall_floor_mbit,
     with_last_log_lines,
 )
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 PROBE_INTERVAL_S = 0.01
 LOAD_STREAMS = 4

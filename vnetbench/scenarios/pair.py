@@ -4,14 +4,14 @@ its path judged alive, stalled or dead, and a dead path's last log lines."""
 
 from __future__ import annotations
 
-from vnetbench.capabilities import Capability
+from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.errors import UserError
 from vnetbench.measure.iperf import IperfResult, UdpResult
 from vnetbench.measure.ping import PingResult
 from vnetbench.measure.probe import save_raw
-from vnetbench.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import AgentSpec, Topology
 from vnetbench.scenarios.base import Scenario, ScenarioContext
-from vnetbench.topology import AgentSpec, Topology
 
 
 def pick_pair(topology: Topology, placement: dict[str, str] | None = None,

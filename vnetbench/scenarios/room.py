@@ -25,7 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from vnetbench.capabilities import Capability
+from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
@@ -50,7 +51,8 @@ from vnetbench.measure.room_faults import Request, requests_of, unsent_during
 from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
 from vnetbench.measure.workload_figures import workload_figures
 from vnetbench.measure.workload_schedule import WorkloadPlan, plan_workload
-from vnetbench.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
@@ -67,10 +69,8 @@ from vnetbench.scenarios.room_workload import (
     workload_settings,
 )
 from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
-from vnetbench.schema import MACHINES
 from vnetbench.shaping.schedule import Schedule, expand
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 SERVER = "server"
 PORT = 8080

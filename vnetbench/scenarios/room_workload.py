@@ -1,4 +1,4 @@
-"""The room under a workload (vnetbench/workload.py: the topology's `workload:`, or
+"""The room under a workload (vnetbench/model/workload.py: the topology's `workload:`, or
 `run --workload`) instead of its steady room_rate: what it refuses before anything
 starts, each machine's generator with its share of the compiled plan
 (measure/workload_schedule.py), and the pass's rows per phase and per at-once event
@@ -20,9 +20,9 @@ from vnetbench.measure.room_faults import Request
 from vnetbench.measure.schedule import encode
 from vnetbench.measure.workload_figures import WorkloadFigures
 from vnetbench.measure.workload_schedule import WorkloadPlan, connection_of, plan_problems
+from vnetbench.model.topology import Topology
+from vnetbench.model.workload import Workload
 from vnetbench.scenarios.base import Metrics
-from vnetbench.topology import Topology
-from vnetbench.workload import Workload
 
 NAMED_AT_MOST = 3  # machines named in a note; the count says the rest
 

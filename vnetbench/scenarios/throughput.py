@@ -19,6 +19,7 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from vnetbench.core.outcome import Kind, State, single
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
@@ -46,7 +47,7 @@ from vnetbench.measure.iperf import (
 from vnetbench.measure.memory import MIB, RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
-from vnetbench.outcome import Kind, State, single
+from vnetbench.model.topology import SharedSettings, Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.fault_schedule import FaultSchedule, ScheduleOutcome
 from vnetbench.scenarios.pair import (
@@ -62,8 +63,7 @@ from vnetbench.scenarios.throughput_faults import (
     stream_fault_result,
 )
 from vnetbench.shaping.schedule import expand
-from vnetbench.topology import SharedSettings, Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 
 class Throughput(PairScenario):

@@ -20,9 +20,9 @@ from vnetbench.measure.stream_faults import (
     intervals_of,
     schedule_figures,
 )
+from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, SeriesPoint
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
-from vnetbench.topology import Topology
 
 INTERVAL_OPTIONS = ["-i", "0.1"]  # iperf3's intervals: the timeline's 100 ms
 

@@ -16,15 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
+from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.transactions import DECLARATION, RR_TESTS, TransactionsSettings
 from vnetbench.measure.netperf import NetperfResult, NetperfRun, Netserver, combined, netserver
 from vnetbench.measure.ping import PingResult, run_ping
-from vnetbench.outcome import Kind, Outcome, Problem, State, single
+from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.pair import PairScenario, pick_pair, with_last_log_lines
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.terminal.ui import waiting
 
 LIVENESS_PINGS = 20  # before the tests: a dead path is told from netperf failing
 LIVENESS_INTERVAL_S = 0.05

@@ -9,15 +9,15 @@ transfer_timeout_s; every second's figure is kept as its own row of the results
 
 from __future__ import annotations
 
+from vnetbench.core.outcome import Kind, Outcome, Problem, State
+from vnetbench.core.units import format_bytes
 from vnetbench.declared.transfer import DECLARATION, TRANSFER_DIRECTIONS, TransferSettings
 from vnetbench.measure.probe import ToolRun
 from vnetbench.measure.transfer import Transfer, run_transfer
-from vnetbench.outcome import Kind, Outcome, Problem, State
+from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, SeriesPoint
 from vnetbench.scenarios.pair import pick_pair
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
-from vnetbench.units import format_bytes
+from vnetbench.terminal.ui import waiting
 
 
 class TransferScenario(Scenario):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,10 +30,11 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from vnetbench import labels
-from vnetbench.engines.base import NETWORK_NAME, EngineError, RunOnEngine, ToolSpec
+from vnetbench.engines.base import NETWORK_NAME, EngineError, EventStream, RunOnEngine, ToolSpec
 from vnetbench.errors import UserError
-from vnetbench.labels import role_filter, run_filter, run_labels
+from vnetbench.model.topology import LinkProfile, Topology
+from vnetbench.runtime import labels
+from vnetbench.runtime.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import (
@@ -45,8 +45,7 @@ from vnetbench.shaping.verify import (
     compare,
     parse_seen,
 )
-from vnetbench.topology import LinkProfile, Topology
-from vnetbench.ui import note, waiting
+from vnetbench.terminal.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
 UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}
@@ -90,14 +89,11 @@ def members(run: RunOnEngine) -> list[Member]:
     running = [c for c in run.engine.containers(run_filter(run.run_id))
                if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
     for container in run.engine.inspect(running):  # a probe's --rm may have removed it
-        found = container.config.labels or {}
-        networks = container.network_settings.networks or {}
-        attachments = tuple(
-            Attachment(settings.ip_address, segments[name], name)
-            for name, settings in networks.items()
-            if name in segments and settings.ip_address)
-        shaped.append(Member(container.name, found.get(labels.ROLE, ""),
-                             found.get(labels.NODE, container.name), attachments))
+        attachments = tuple(Attachment(address, segments[name], name)
+                            for name, address in container.addresses.items()
+                            if name in segments)
+        shaped.append(Member(container.name, container.labels.get(labels.ROLE, ""),
+                             container.labels.get(labels.NODE, container.name), attachments))
     return shaped
 
 
@@ -231,8 +227,7 @@ def unshape_segment(run: RunOnEngine, segment: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ShaperState:
-    """A shaper container as one inspection showed it (read at once: python-on-whales
-    inspects again on a later attribute read)."""
+    """A shaper container as one inspection showed it (Engine.inspect's record)."""
 
     name: str
     id: str
@@ -264,10 +259,8 @@ def shaper_states(run: RunOnEngine) -> dict[str, ShaperState]:
     listed = run.engine.containers([*run_filter(run.run_id), role_filter(SHAPER_ROLE)])
     found: dict[str, ShaperState] = {}
     for c in run.engine.inspect(listed):
-        state = c.state
-        found[c.name] = ShaperState(c.name, c.id, bool(state.running), bool(state.paused),
-                                    int(state.exit_code or 0), state.started_at,
-                                    state.finished_at)
+        found[c.name] = ShaperState(c.name, c.id, c.running, c.paused, c.exit_code, c.started,
+                                    c.finished)
     return found
 
 
@@ -297,21 +290,20 @@ class ShapingKeeper:
         self.checks = checks if checks is not None else []  # one entry per verify()
         self.watched: dict[str, Watched] = {}
         self.lock = threading.Lock()  # a restart's re-shaping and a check, one at a time
-        self.process: subprocess.Popen[str] | None = None
+        self.starts: EventStream | None = None
         self.thread: threading.Thread | None = None
 
     def __enter__(self) -> ShapingKeeper:
         if is_shaped(self.topology):
             self._watch_shapers()
-            self.process = self.run.engine.watch_starts(self.run.run_id)
+            self.starts = self.run.engine.watch_starts(self.run.run_id)
             self.thread = threading.Thread(target=self._watch, daemon=True)
             self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.process:
-            self.process.terminate()
-            self.process.wait(timeout=5)
+        if self.starts:
+            self.starts.close()
 
     def _watch_shapers(self) -> None:
         """The shapers as they are now (shape_run has just started them)."""
@@ -388,13 +380,12 @@ class ShapingKeeper:
         return result
 
     def _watch(self) -> None:
-        assert self.process and self.process.stdout
-        for line in self.process.stdout:
-            attributes = json.loads(line).get("Actor", {}).get("Attributes", {})
-            if attributes.get(labels.ROLE) in UNSHAPED_ROLES:
+        assert self.starts is not None
+        for started in self.starts:
+            if started.labels.get(labels.ROLE) in UNSHAPED_ROLES:
                 continue
             with self.lock:
-                self._reapply(str(attributes.get("name", "")))
+                self._reapply(started.name)
 
     def _reapply(self, container: str) -> None:
         for member in members(self.run):

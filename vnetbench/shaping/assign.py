@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from vnetbench.errors import UserError
-from vnetbench.topology import LinkProfile, Topology
+from vnetbench.model.topology import LinkProfile, Topology
 
 SEGMENTS = ("site", "backbone")
 KEYS = tuple(LinkProfile.model_fields)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vnetbench.engines.base import EngineError, HostRuntime, ToolSpec
-from vnetbench.labels import helper_labels
+from vnetbench.runtime.labels import helper_labels
 
 # name -> (command run in the throwaway namespace, what it is for)
 MECHANISMS: dict[str, tuple[str, str]] = {

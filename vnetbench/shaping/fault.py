@@ -32,11 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
-from vnetbench.labels import TOOL, run_labels
 from vnetbench.measure.fault_window import EdgeStamps, Stamp
 from vnetbench.measure.probe import AT_MARK, split_began
+from vnetbench.model.topology import Fault
+from vnetbench.runtime.labels import TOOL, run_labels
 from vnetbench.shaping.apply import Member, members
-from vnetbench.topology import Fault
 
 MARK = "vnetbench-fault: "
 SEGMENT = "backbone"

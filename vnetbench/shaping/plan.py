@@ -23,11 +23,11 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vnetbench.core.units import burst_bytes
 from vnetbench.errors import UserError
-from vnetbench.units import burst_bytes
 
 if TYPE_CHECKING:
-    from vnetbench.topology import LinkProfile
+    from vnetbench.model.topology import LinkProfile
 
 DEV = "{dev}"  # replaced by the helper with the interface that holds the address
 TBF_LATENCY_MS = 50

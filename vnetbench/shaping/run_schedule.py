@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from vnetbench.addressing import AddressPlan
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.probe import AT_MARK, save_raw, split_began
+from vnetbench.model.addressing import AddressPlan
 from vnetbench.shaping.fault import (
     CAPABILITIES,
     FIND_DEV,

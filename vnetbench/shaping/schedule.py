@@ -29,7 +29,7 @@ from typing import Literal
 from vnetbench.errors import UserError
 from vnetbench.faults.checks import churn_count
 from vnetbench.faults.model import CONTROL_PLANE, SERVER, Fault, MachineCount
-from vnetbench.topology import Topology
+from vnetbench.model.topology import Topology
 
 Role = Literal["switch", "control-plane", "server", "machine"]
 LIFT, APPLY, AFTER_KILL = 0, 1, 2  # a step's phase: its order among steps at one instant

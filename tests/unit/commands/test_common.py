@@ -6,7 +6,7 @@ import pytest
 
 from vnetbench.commands.common import fault_fields, with_faults
 from vnetbench.errors import UserError
-from vnetbench.topology import parse_topology
+from vnetbench.model.topology import parse_topology
 
 TOPOLOGY = {"name": "t", "switches": 2, "agents": 4,
             "faults": [{"at": "1s", "link": "backbone", "for": "2s"}]}

@@ -12,12 +12,13 @@ from typer.testing import CliRunner
 
 from vnetbench.cli import app
 from vnetbench.commands.options import settings_given
+from vnetbench.model.topology import setting_fields
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.topology import setting_fields
 
 PACKAGE = Path(__file__).resolve().parents[3] / "vnetbench"
-SHARED = {"__init__", "common", "options", "root"}  # commands/ modules that register no
-# command (root: the root's own options)
+# commands/ modules that register no command (root: the root's own options; documents:
+# the result documents --json prints)
+SHARED = {"__init__", "common", "documents", "options", "root"}
 COMMANDS = ["validate", "render", "run", "methods", "sweep", "capacity", "cost", "shape", "matrix",
             "report", "history", "export", "compare", "ab", "up", "down", "calibrate", "clean",
             "doctor", "version", "completion", "images build", "images vnet", "swarm up",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vnetbench import ui
 from vnetbench.cli import app
+from vnetbench.terminal import ui
 
 runner = CliRunner()
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vnetbench import labels
 from vnetbench.engines.fabric import deletion_argv, remove_fabric_rules
+from vnetbench.runtime import labels
 
 # A run id is the user's text: one that would run a command if a shell read the rule.
 HOSTILE_RUN = 'x"; touch /tmp/owned; echo "'

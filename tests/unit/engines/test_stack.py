@@ -18,16 +18,16 @@ from typing import cast
 import pytest
 import yaml
 
-from vnetbench import gate
-from vnetbench.addressing import plan_addresses
+from vnetbench.deploy.render import render_compose
 from vnetbench.engines.base import Listed
 from vnetbench.engines.stack import Restarted, Stack, first_of, marked_services
-from vnetbench.images import ImageSet
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.render import render_compose
+from vnetbench.runtime import gate
+from vnetbench.runtime.images import ImageSet
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.join import Join
-from vnetbench.topology import parse_topology
 
 WAIT_S = 10.0  # generous: bash and sleep start in milliseconds even on a busy machine
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from vnetbench import gate
 from vnetbench.engines.base import Listed
 from vnetbench.engines.stack import (
     MARK_WITHIN_S,
@@ -20,6 +19,7 @@ from vnetbench.engines.stack import (
     shortest_start_period,
 )
 from vnetbench.errors import UserError
+from vnetbench.runtime import gate
 
 
 def test_the_shortest_start_period_of_a_compose_file(tmp_path: Path) -> None:

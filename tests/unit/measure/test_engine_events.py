@@ -7,20 +7,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vnetbench.engines.base import EngineEvent
+from vnetbench.engines.docker import docker_event
 from vnetbench.measure.engine_events import (
     BRING_UP_PHASES,
     breakdown,
     breakdown_lines,
-    parse_events,
+    of_project,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "engine-events"
 PROJECT = "perf20-20261201-121159-33de"
 
 
-def events() -> list:
-    return parse_events((DATA / "compose-up-down-20-agents.jsonl").read_text().splitlines(),
-                        PROJECT)
+def recorded() -> list[EngineEvent]:
+    """The recorded lines as this machine's engine gives them (engines/docker.py)."""
+    lines = (DATA / "compose-up-down-20-agents.jsonl").read_text().splitlines()
+    return [event for line in lines if (event := docker_event(line)) is not None]
+
+
+def events() -> list[EngineEvent]:
+    return of_project(recorded(), PROJECT)
 
 
 def test_only_the_project_s_containers_and_networks_are_kept_in_time_order() -> None:
@@ -35,9 +42,11 @@ def test_only_the_project_s_containers_and_networks_are_kept_in_time_order() -> 
                                    "agent1", "agent2")}
 
 
-def test_garbage_and_other_types_are_skipped() -> None:
-    assert parse_events(["not json", "[]", '{"Type": "image", "Action": "pull"}'],
-                        "x") == []
+def test_other_projects_and_other_kinds_are_left_out() -> None:
+    assert {e.name for e in recorded()} - {e.name for e in events()}  # there are others
+    mine = EngineEvent(2.0, "container", "start", "", "x-agent1")
+    assert of_project([EngineEvent(3.0, "volume", "create", "", "x-data"), mine,
+                       EngineEvent(1.0, "container", "start", "", "y-agent1")], "x") == [mine]
 
 
 def steps_around(found: list) -> list[tuple[str, float, float]]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from vnetbench.labels import OWNER, ROLE, RUN
 from vnetbench.measure.engine_floor import FLOOR_ROLE, compose_services, floor_compose
+from vnetbench.runtime.labels import OWNER, ROLE, RUN
 
 
 def test_sleeping_containers_on_one_labelled_network(tmp_path: Path) -> None:

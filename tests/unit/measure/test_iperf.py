@@ -108,11 +108,11 @@ def test_a_stream_that_stalls_while_pings_pass_is_a_failure(data_dir: Path) -> N
     """Recorded on a swarm whose WireGuard tunnel MTU did not fit the overlay network:
     pings (small) answered, the TCP stream (full-size segments) delivered nothing in
     5 s (iperf3 ended normally). Marked ok, it read as a measured 0 Mbit/s."""
+    from vnetbench.core.outcome import Outcome, State
     from vnetbench.measure.iperf import parse_iperf_json
     from vnetbench.measure.ping import parse_ping
-    from vnetbench.outcome import Outcome, State
+    from vnetbench.model.topology import parse_topology
     from vnetbench.scenarios.pair import path_status, stall_floor_mbit
-    from vnetbench.topology import parse_topology
 
     stalled = parse_iperf_json((data_dir / "iperf3-stalled-mtu.json").read_text())
     ping = parse_ping((data_dir / "ping-over-stalled-mtu.txt").read_text())

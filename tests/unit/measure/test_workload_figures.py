@@ -16,7 +16,7 @@ from vnetbench.measure.workload_schedule import (
     WorkloadPlan,
     plan_workload,
 )
-from vnetbench.workload import Workload
+from vnetbench.model.workload import Workload
 
 DOC = Part("start", "doc", at_once=True)
 POLL = Part("start", "poll")

@@ -18,7 +18,7 @@ from vnetbench.measure.workload_schedule import (
     plan_problems,
     plan_workload,
 )
-from vnetbench.workload import Workload, workload_from
+from vnetbench.model.workload import Workload, workload_from
 
 MACHINES = [f"agent{n}" for n in range(1, 21)]
 

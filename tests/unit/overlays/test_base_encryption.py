@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.core.outcome import Applicable, Unsupported
 from vnetbench.errors import UserError
-from vnetbench.outcome import Applicable, Unsupported
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
-from vnetbench.topology import Topology, parse_topology
 
 BLOCK = IPv4Network("10.189.0.0/16")
 

@@ -20,13 +20,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.x509.oid import NameOID
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.deploy.render import render_compose
 from vnetbench.errors import UserError
-from vnetbench.images import ImageSet
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import overlay_for
 from vnetbench.overlays.base import Overlay, remove_private_files
-from vnetbench.render import render_compose
-from vnetbench.topology import parse_topology
+from vnetbench.runtime.images import ImageSet
 
 OVERLAYS = ("wireguard", "openvpn", "tinc")
 PEM_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.+?-----END [A-Z ]*PRIVATE KEY-----",

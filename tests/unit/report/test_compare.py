@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from vnetbench.analysis.results import PARQUET, load_results
 from vnetbench.cli import app
+from vnetbench.core.schema import VARIANT
 from vnetbench.report.ab import NOISE_FILE
 from vnetbench.report.compare import NO_FLOOR, compare_frames
-from vnetbench.results import PARQUET, load_results
-from vnetbench.schema import VARIANT
 
 runner = CliRunner()
 

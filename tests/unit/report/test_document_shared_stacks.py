@@ -10,9 +10,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.pages import Page
+from vnetbench.analysis.runrecord import RunRecord, SharedStack, read_record
 from vnetbench.cli import app
 from vnetbench.report.document import timing_table
-from vnetbench.runrecord import RunRecord, SharedStack, read_record
 
 runner = CliRunner()
 PAIR = [f"{s}/baseline/default" for s in ("throughput", "transactions", "loaded_latency")]

@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from vnetbench.analysis.results import load_results
 from vnetbench.cli import app
 from vnetbench.report.tables import summary_table
-from vnetbench.results import load_results
 
 runner = CliRunner()
 

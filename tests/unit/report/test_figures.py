@@ -4,13 +4,13 @@ directory keeps its raw files."""
 
 from pathlib import Path
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import RunRecord
+from vnetbench.core.schema import CellKey, Variant
 from vnetbench.report.document import read_report
 from vnetbench.report.figures import report_figures, series_figures
 from vnetbench.report.raw import raw_cells, raw_directory, run_directory
 from vnetbench.report.tables import summary_table
-from vnetbench.results import ResultSet
-from vnetbench.runrecord import RunRecord
-from vnetbench.schema import CellKey, Variant
 
 
 def join_and_sweep_rows(directory: Path) -> ResultSet:

@@ -4,6 +4,8 @@ reports draw: report.md's PNGs (plots.py) and report.html's Plotly figures
 
 from pathlib import Path
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.schema import CellKey, Variant
 from vnetbench.declared import DECLARATIONS
 from vnetbench.declared.declaration import AgainstSetting, Declaration, PercentileCdf, PingCdf
 from vnetbench.declared.room import ROOM_LATENCY
@@ -11,8 +13,6 @@ from vnetbench.report.figures import report_figures, scenario_figures
 from vnetbench.report.plots import write_scenario_plots
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import summary_table
-from vnetbench.results import ResultSet
-from vnetbench.schema import CellKey, Variant
 
 RUN_ID = "two-sites-20261201-000000-abcd"
 OVERLAYS = ("baseline", "wireguard")

@@ -9,11 +9,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
+from vnetbench.analysis.results import load_results
 from vnetbench.report.figures import report_figures
 from vnetbench.report.log_axes import log_ticks, matplotlib_log_axis, tick_text
 from vnetbench.report.plots import room_cdf_points
 from vnetbench.report.tables import summary_table
-from vnetbench.results import load_results
 
 
 def latencies(data_dir: Path) -> list[float]:

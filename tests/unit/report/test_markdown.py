@@ -9,17 +9,17 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import RunRecord
 from vnetbench.cli import app
+from vnetbench.core.schema import CellKey
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.report.compare import compare_frames
 from vnetbench.report.markdown import NO_FIGURE, build_report, raw_line
 from vnetbench.report.raw import RawCell
 from vnetbench.report.tables import baseline_ratios, headline_table, summary_table
-from vnetbench.results import load_results
-from vnetbench.runrecord import RunRecord
 from vnetbench.runs.matrix import plan_cells
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.schema import CellKey
 
 runner = CliRunner()
 
@@ -125,9 +125,9 @@ def test_matrix_plans_every_applicable_cell() -> None:
 
 
 def test_comparison_table_of_a_dead_path_explains_it() -> None:
-    from vnetbench.outcome import State
+    from vnetbench.analysis.results import ResultSet
+    from vnetbench.core.outcome import State
     from vnetbench.report.tables import comparison_table
-    from vnetbench.results import ResultSet
 
     results = ResultSet(Path("/nonexistent"))
     results.add(CellKey("r", "throughput", "vnet"), 1, {"tcp_mbit": (None, "Mbit/s")}, {},

@@ -16,11 +16,11 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vnetbench.outcome import State
+from vnetbench.analysis.results import CSV, PARQUET, load_results
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import REMARK, STATE, STATUS
 from vnetbench.report.markdown import build_report, escaped_table, inline
 from vnetbench.report.tables import markdown
-from vnetbench.results import CSV, PARQUET, load_results
-from vnetbench.schema import REMARK, STATE, STATUS
 
 LOG_LINE = "handshake failed <img src=x onerror=alert(1)> after 5 s"
 REMARK_TEXT = "MTU <script>alert(2)</script> & [click](javascript:alert(3))"

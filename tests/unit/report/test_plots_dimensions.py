@@ -8,10 +8,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
+from vnetbench.analysis.results import load_results
+from vnetbench.core.schema import parameter_column
 from vnetbench.report.plots import capacity_figure, room_cdf_points, timelines
-from vnetbench.results import load_results
 from vnetbench.runs.capacity import Clause
-from vnetbench.schema import parameter_column
 
 
 def test_failover_timelines_per_overlay_and_fault_with_the_fault_s_instant(

@@ -13,15 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.pages import Page
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
 from vnetbench.cli import app
-from vnetbench.metrics import Metric
+from vnetbench.core.metrics import Metric
 from vnetbench.report.ab import verdict_table, write_verdicts
 from vnetbench.report.document import Table, read_report
 from vnetbench.report.markdown import anchor
 from vnetbench.report.summary import lead_table, natural
 from vnetbench.report.tables import headline_table, overlay_cell, summary_table
-from vnetbench.results import load_results
-from vnetbench.runrecord import read_record
 
 runner = CliRunner()
 

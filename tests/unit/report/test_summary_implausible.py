@@ -1,4 +1,4 @@
-"""The report says which figures a pass called implausible (vnetbench/plausibility.py)
+"""The report says which figures a pass called implausible (vnetbench/analysis/plausibility.py)
 instead of printing them plainly: the summary marks them, "Passes without numbers"
 lists their passes with the reason. The passes: the baseline's loaded_latency from
 the recorded pings and stream (tests/data/ping-D-*.txt, iperf3-tcp-P4.json: its added
@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from tests.unit.analysis.test_plausibility import rounds, topology
 from tests.unit.scenarios.test_loaded_latency import idle, one_way
-from tests.unit.test_plausibility import rounds, topology
-from vnetbench.plausibility import check_plausible
+from vnetbench.analysis.plausibility import check_plausible
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.schema import STATUS, CellKey
 from vnetbench.report.summary import IMPLAUSIBLE_SAID, lead_table
 from vnetbench.report.tables import problems, summary_table
-from vnetbench.results import ResultSet
 from vnetbench.runs.passes import write_pass
 from vnetbench.scenarios.base import PassResult
 from vnetbench.scenarios.loaded_latency import phases_metrics, summary_of
-from vnetbench.schema import STATUS, CellKey
 
 
 def passes(directory: Path, data_dir: Path) -> pd.DataFrame:
@@ -62,5 +62,5 @@ def test_passes_without_numbers_lists_each_implausible_pass_with_why(
     listed = problems(passes(tmp_path, data_dir))
     said = dict(zip(listed["scenario"] + "/" + listed["overlay"], listed[STATUS], strict=True))
     assert set(said) == {"loaded_latency/baseline", "transactions/openvpn"}
-    assert "each new connection loses its first packets" in said["transactions/openvpn"]
+    assert "Nagle's algorithm for the peer's delayed ACK" in said["transactions/openvpn"]
     assert "below the testbed's resolution" in said["loaded_latency/baseline"]

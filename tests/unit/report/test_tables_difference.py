@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from tests.unit.scenarios.test_loaded_latency import idle, one_way
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.schema import METRIC, OVERLAY, CellKey
 from vnetbench.report.summary import lead_note, lead_table
 from vnetbench.report.tables import (
     baseline_ratios,
@@ -20,9 +22,7 @@ from vnetbench.report.tables import (
     ratio_to,
     summary_table,
 )
-from vnetbench.results import ResultSet
 from vnetbench.scenarios.loaded_latency import phases_metrics
-from vnetbench.schema import METRIC, OVERLAY, CellKey
 
 ADDED = "one_way_added_p50_ms"
 LABEL = "Latency added under load one way, p50 (ms)"

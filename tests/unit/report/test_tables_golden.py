@@ -16,14 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from vnetbench.analysis.results import load_results
+from vnetbench.core.schema import VALUE
 from vnetbench.report.ab import verdict_table
 from vnetbench.report.compare import compare_frames
 from vnetbench.report.document import Table, read_report
 from vnetbench.report.export import bencher_document, figures, github_documents
 from vnetbench.report.history import headline_summary
 from vnetbench.report.tables import markdown
-from vnetbench.results import load_results
-from vnetbench.schema import VALUE
 
 DATA = Path(__file__).parents[2] / "data"
 GOLDEN = DATA / "golden-reports"

@@ -14,16 +14,16 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.unit.report.test_summary_implausible import passes
-from tests.unit.test_exitstatus import NAMED, fake_run, recorded, with_states
+from tests.unit.terminal.test_exitstatus import NAMED, fake_run, recorded, with_states
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import RunRecord, read_record
 from vnetbench.cli import app
-from vnetbench.metrics import Better
-from vnetbench.outcome import State
+from vnetbench.core.metrics import Better
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import METRIC, OVERLAY, SCENARIO, VALUE
 from vnetbench.report.document import Heading, Table, Verdicts, read_report
 from vnetbench.report.tables import summary_table
 from vnetbench.report.verdict import Verdict, best_overlays, best_text, verdict_lines
-from vnetbench.results import load_results
-from vnetbench.runrecord import RunRecord, read_record
-from vnetbench.schema import METRIC, OVERLAY, SCENARIO, VALUE
 
 runner = CliRunner()
 FAILED = ("Failed", "none: every pass measured (no pass failed, no path dead).")
@@ -61,7 +61,7 @@ def test_a_long_list_names_the_first_six_and_counts_the_rest() -> None:
 
 
 def test_the_targets_run_json_keeps_are_checked_each_miss_named() -> None:
-    """tcp_mbit: baseline's median 967.5, WireGuard's 744.2 (tests/unit/test_slo.py)."""
+    """tcp_mbit: baseline's median 967.5, WireGuard's 744.2 (tests/unit/analysis/test_slo.py)."""
     missed = lines_of(record=RunRecord(targets=["throughput.tcp_mbit>=800",
                                                 "room.p99_ms<=50"]))[1]
     assert (missed.subject, missed.miss) == ("Targets missed", True)

@@ -12,23 +12,23 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from vnetbench.cli import app
-from vnetbench.declared.room import RoomSettings
-from vnetbench.errors import UserError
-from vnetbench.metrics import Better
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.report.ab import noise_record, read_noise, verdict_table
-from vnetbench.results import load_results
-from vnetbench.runrecord import read_record
-from vnetbench.runs.ab import arm_topology, make_arms, schedule
-from vnetbench.stats import (
+from vnetbench.analysis.results import load_results
+from vnetbench.analysis.runrecord import read_record
+from vnetbench.analysis.stats import (
     Verdict,
     compare_rounds,
     compare_samples,
     hodges_lehmann,
     signed_rank_p,
 )
-from vnetbench.topology import load_topology
+from vnetbench.cli import app
+from vnetbench.core.metrics import Better
+from vnetbench.declared.room import RoomSettings
+from vnetbench.errors import UserError
+from vnetbench.model.topology import load_topology
+from vnetbench.report.ab import noise_record, read_noise, verdict_table
+from vnetbench.runs.ab import arm_topology, make_arms, schedule
+from vnetbench.runtime.paths import TOPOLOGIES
 
 runner = CliRunner()
 TWO_SITES = TOPOLOGIES / "two-sites.yml"

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
+from vnetbench.model.topology import Topology
 from vnetbench.runs.ab import Arm
-from vnetbench.topology import Topology
 
 runner = CliRunner()
 
@@ -122,7 +122,7 @@ def test_arms_differ_only_in_what_was_asked(arms_of: Any, args: list[str],
 def test_a_copied_topology_keeps_every_value_exactly(tmp_path: Path) -> None:
     """The arms' changes copy the topology through its dump: the dump reads back to the
     same topology (bytes to the byte, delays past six digits)."""
-    from vnetbench.topology import load_topology
+    from vnetbench.model.topology import load_topology
 
     (tmp_path / "lab.yml").write_text(BASE)
     topology = load_topology(tmp_path / "lab.yml")

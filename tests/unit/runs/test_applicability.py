@@ -3,15 +3,15 @@ it: run id, scenario, overlay, variant, method, parameters), nothing started."""
 
 from pathlib import Path
 
-from vnetbench.outcome import State
+from vnetbench.analysis.results import ResultSet, load_results
+from vnetbench.core.outcome import State
+from vnetbench.core.schema import Variant, parameter_column
+from vnetbench.model.topology import load_topology
 from vnetbench.overlays.baseline import Baseline
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.results import ResultSet, load_results
 from vnetbench.runs.applicability import runnable
 from vnetbench.runs.plan import Task
+from vnetbench.runtime.paths import TOPOLOGIES
 from vnetbench.scenarios import get_scenario
-from vnetbench.schema import Variant, parameter_column
-from vnetbench.topology import load_topology
 
 
 def test_a_task_the_overlay_cannot_run_says_why_in_its_own_cell(tmp_path: Path) -> None:

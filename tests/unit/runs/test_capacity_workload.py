@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.runs.capacity import judge_step, parse_slo, slo_problems
-from vnetbench.topology import Topology, parse_topology
 
 
 def test_a_phase_s_or_an_event_s_target_judges_its_series() -> None:

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_render import vnet_build
+from tests.unit.deploy.test_render import vnet_build
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import RunRecord, read_record
+from vnetbench.core.schema import PASS, SCENARIO, VARIANT, Variant
+from vnetbench.model.topology import Fault, Topology, load_topology
 from vnetbench.overlays import OVERLAY_TYPES, Overlay
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.results import ResultSet
-from vnetbench.runrecord import RunRecord, read_record
 from vnetbench.runs import cells as cells_module
 from vnetbench.runs import passes
 from vnetbench.runs.cells import (
@@ -30,10 +31,9 @@ from vnetbench.runs.matrix import cell_topology, finished_cells, plan_cells
 from vnetbench.runs.passes import run_passes
 from vnetbench.runs.plan import Task, prepared_task
 from vnetbench.runs.recording import StackClock
+from vnetbench.runtime.paths import TOPOLOGIES
 from vnetbench.scenarios import SCENARIOS, ScenarioContext, get_scenario
 from vnetbench.scenarios.base import PassResult
-from vnetbench.schema import PASS, SCENARIO, VARIANT, Variant
-from vnetbench.topology import Fault, Topology, load_topology
 
 BASE = load_topology(TOPOLOGIES / "two-sites.yml")
 PAIR = ("throughput", "transactions", "loaded_latency")
@@ -114,7 +114,7 @@ def test_each_cell_of_a_group_is_a_task_with_its_own_rows_variant() -> None:
     tasks = group.tasks()
     assert [t.cell_variant for t in tasks] == [Variant("default"),
                                                Variant("short", parameters={"passes": 1})]
-    assert [t.topology.settings.passes for t in tasks] == [3, 1]  # each its own passes
+    assert [t.topology.settings.passes for t in tasks] == [2, 1]  # each its own passes
     assert [t.step_name for t in tasks] == ["throughput/default", "transactions/short"]
     assert [t.directory_name for t in tasks] == ["throughput", "transactions"]
     prepared = prepared_task(_Prepared(tasks[1].topology), tasks[1], Variant("run's"))
@@ -123,6 +123,20 @@ def test_each_cell_of_a_group_is_a_task_with_its_own_rows_variant() -> None:
     step = Task(get_scenario("throughput"), tasks[0].topology, variant="1 client")
     assert prepared_task(_Prepared(step.topology), step, Variant("x").step(step.variant)
                          ).rows_variant == Variant("1 client")  # a method's step as before
+
+
+def test_quick_is_a_ceiling_on_every_cell_its_own_lower_values_kept() -> None:
+    """--quick's passes, seconds and pings bound the cells that set their own longer
+    ones (the room's and transactions' 3 s), and leave a cell's fewer passes alone."""
+    baseline = OVERLAY_TYPES["baseline"]()
+    by_key = {c.key: c for c in plan_cells([baseline], list(SCENARIOS.values()))}
+    settings = {key: cell_topology(BASE, cell, True).settings for key, cell in by_key.items()}
+    room, transactions = settings["room/baseline/n20"], settings["transactions/baseline/default"]
+    assert (room.seconds, room.passes, room.machines) == (2, 2, 20)
+    assert (transactions.seconds, transactions.passes) == (2, 1)
+    assert {(s.passes <= 2, s.seconds <= 2, s.pings <= 50) for s in settings.values()} == {
+        (True, True, True)}
+    assert cell_topology(BASE, by_key["room/baseline/n20"], False).settings.seconds == 3
 
 
 class _Prepared:

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.analysis.runrecord import RunRecord
+from vnetbench.core.schema import CellKey, Variant
 from vnetbench.errors import UserError
-from vnetbench.results import ResultSet
-from vnetbench.runrecord import RunRecord
+from vnetbench.model.topology import parse_topology
 from vnetbench.runs.matrix import (
     finished_cells,
     matrix_lock,
@@ -16,8 +18,6 @@ from vnetbench.runs.matrix import (
     without_unfinished,
     without_workload,
 )
-from vnetbench.schema import CellKey, Variant
-from vnetbench.topology import parse_topology
 
 
 def matrix_dir(root: Path, name: str, started: str, kind: str = "matrix") -> Path:

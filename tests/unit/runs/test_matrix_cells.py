@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_render import vnet_build
+from tests.unit.deploy.test_render import vnet_build
+from vnetbench.model.topology import setting_fields
 from vnetbench.overlays import OVERLAY_TYPES
 from vnetbench.runs.matrix import CELLS, EVERY, plan_cells
 from vnetbench.scenarios import SCENARIOS
-from vnetbench.topology import setting_fields
 
 TLS_LIMITS = {"tls": {"tls": True, "limits": False}, "plain": {"tls": False, "limits": False},
               "tls-limits": {"tls": True, "limits": True}}

@@ -9,20 +9,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.outcome import Applicable, State, Unsupported
+from vnetbench.core.schema import CellKey, Variant
 from vnetbench.declared import catalogue
+from vnetbench.deploy.render import render_compose
 from vnetbench.errors import UserError
-from vnetbench.images import ImageSet
 from vnetbench.methods import METHODS, get_method
-from vnetbench.outcome import Applicable, State, Unsupported
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
-from vnetbench.render import render_compose
 from vnetbench.report.tables import method_table
-from vnetbench.results import ResultSet
 from vnetbench.runs.method import method_overlays, method_tasks
 from vnetbench.runs.plan import stack_groups
-from vnetbench.schema import CellKey, Variant
-from vnetbench.topology import Topology, parse_topology
+from vnetbench.runtime.images import ImageSet
 
 BASE = {"name": "t", "switches": 2, "agents": 2}
 

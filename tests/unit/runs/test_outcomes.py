@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.analysis.results import ResultSet
+from vnetbench.core.outcome import Kind, Outcome, Problem, State, compose, single
+from vnetbench.core.schema import STATE, STATUS, CellKey
 from vnetbench.measure.probe import ToolRun
-from vnetbench.outcome import Kind, Outcome, Problem, State, compose, single
-from vnetbench.results import ResultSet
 from vnetbench.runs.outcomes import OUTSIDE_LOAD_SHARE, mark_outside_load, mark_shaping_changed
 from vnetbench.runs.passes import write_pass
 from vnetbench.scenarios.base import PassResult
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.transfer import transfer_status
-from vnetbench.schema import STATE, STATUS, CellKey
 
 BUSY = OUTSIDE_LOAD_SHARE * (os.cpu_count() or 1) * 3
 LOAD_SAID = (f"measured under outside load: {BUSY:.2f} cores busy outside the testbed "

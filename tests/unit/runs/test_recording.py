@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.analysis.runrecord import RUN_FILE, read_record, recorded
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import load_topology
 from vnetbench.overlays.baseline import Baseline
-from vnetbench.paths import TOPOLOGIES
-from vnetbench.runrecord import RUN_FILE, read_record, recorded
 from vnetbench.runs.recording import StackClock, record_moved_block, record_stack, start_record
+from vnetbench.runtime.paths import TOPOLOGIES
 from vnetbench.scenarios import get_scenario
-from vnetbench.topology import load_topology
 
 
 class PlacedStack:
@@ -27,7 +27,7 @@ class PlacedStack:
 
 def test_a_single_runs_record_as_its_writers_leave_it(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("vnetbench.metadata.host_facts", lambda image: {
+    monkeypatch.setattr("vnetbench.analysis.metadata.host_facts", lambda image: {
         "machine": {"cores": 2}, "engine": {}, "images": {"tools": {"name": image}}})
     topology = load_topology(TOPOLOGIES / "two-sites.yml").model_copy(
         update={"overlay": "baseline"})

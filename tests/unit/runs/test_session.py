@@ -5,9 +5,9 @@ import os
 
 import pytest
 
+from vnetbench.core.metrics import OUTSIDE_LOAD
+from vnetbench.core.outcome import Kind, State, single
 from vnetbench.measure.cpu import HostSample, host_task_seconds, outside_cores
-from vnetbench.metrics import OUTSIDE_LOAD
-from vnetbench.outcome import Kind, State, single
 from vnetbench.runs.outcomes import OUTSIDE_LOAD_SHARE, mark_outside_load
 from vnetbench.scenarios.base import PassResult
 

@@ -102,3 +102,25 @@ def test_a_repeated_step_is_summed() -> None:
     timing = stack_timing([("render", 0.0, 1.0), ("up", 1.0, 3.0), ("render", 3.0, 3.5)],
                           5, {"up": 3.5, "down": 1.0})
     assert timing.seconds("render") == 1.5 and timing.seconds("shape") == 0
+
+
+def test_a_nan_figure_is_not_measured_not_missed() -> None:
+    """The delay line's error from two medians of no rows is NaN, which compared as a
+    miss (abs(nan) <= bound is False)."""
+    import json
+    import math
+
+    from vnetbench.runs.calibration import as_json
+    from vnetbench.runs.targets import calibration_verdict, without_nan
+    from vnetbench.terminal.exitstatus import ExitStatus
+
+    nan = math.nan
+    delay = Figure("10 ms each way: added RTT - 20 ms", nan, "ms", "within +-1.5",
+                   abs(nan) <= 1.5)
+    kept = without_nan(delay)
+    assert (kept.value, kept.met, kept.target) == (None, None, "within +-1.5")
+    assert calibration_verdict([kept])[0] == ExitStatus.ENVIRONMENT
+    assert calibration_verdict([delay])[0] == ExitStatus.MISSED  # what it was
+    assert json.loads(as_json([kept]))["figures"][0]["value"] is None  # JSON, not NaN
+    measured = Figure("idle host CPU", 3.2, "% of a core")
+    assert without_nan(measured) is measured

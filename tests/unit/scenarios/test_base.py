@@ -10,10 +10,11 @@ from typing import cast
 
 import pytest
 
-from vnetbench.addressing import plan_addresses
 from vnetbench.engines.base import Source
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.overlays.base import Overlay
 from vnetbench.overlays.baseline import Baseline
@@ -22,7 +23,6 @@ from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.flood import limiter_count
 from vnetbench.scenarios.join import joined_agents
-from vnetbench.topology import parse_topology
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vnet-logs"
 ROLES = {"conductor": "conductor", "switch1": "switch", "switch2": "switch",

@@ -14,12 +14,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from vnetbench.core.outcome import Outcome, State
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.iperf import IperfError, parse_iperf_json, parse_iperf_udp
 from vnetbench.measure.ping import PingParseError, parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
 from vnetbench.measure.transfer import parse_counts
-from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios.flood import flood_status
 from vnetbench.scenarios.join import JoinOutcome, result_of
 from vnetbench.scenarios.pair import path_status

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from vnetbench.core.outcome import Applicable, NotApplicable, State
 from vnetbench.errors import UserError
 from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.outage import parse_ping_trace, parse_stream_trace
-from vnetbench.outcome import Applicable, NotApplicable, State
+from vnetbench.model.topology import Fault, parse_topology
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
 from vnetbench.scenarios import get_scenario
@@ -23,7 +24,6 @@ from vnetbench.scenarios.failover import (
     pick_roles,
 )
 from vnetbench.scenarios.failover_result import FaultOutcome, result_of
-from vnetbench.topology import Fault, parse_topology
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "failover"
 BASE = {"name": "t", "switches": 2, "agents": 4}
@@ -120,8 +120,8 @@ def test_a_probe_that_ended_before_its_window_gives_no_outage_figure() -> None:
     worth reporting; silence cut short because the probe itself ended (its namespace's
     container went with the fault: tinc, measured) is no figure at all."""
     from vnetbench.measure.outage import Outage
+    from vnetbench.model.topology import Fault
     from vnetbench.scenarios.failover_result import FaultOutcome
-    from vnetbench.topology import Fault
 
     outcome = FaultOutcome("switch-kill", Fault(kill="switch2"), window_s=15.0)
     assert outcome.cut_short(Outage(None, None, 332.0, 20, 0))

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from vnetbench.core.outcome import State
 from vnetbench.errors import UserError
-from vnetbench.outcome import State
+from vnetbench.model.topology import parse_topology
 from vnetbench.scenarios.flood import pick_roles, unplaced
-from vnetbench.topology import parse_topology
 
 TOPOLOGY = parse_topology({"name": "it-vnet", "switches": 2, "agents": 4}, "t")
 

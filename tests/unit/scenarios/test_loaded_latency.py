@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from vnetbench.core.outcome import Outcome, State
 from vnetbench.declared import catalogue
 from vnetbench.measure.iperf import IperfError, parse_iperf_bidir, parse_iperf_json
 from vnetbench.measure.ping import stamped_ping_argv
 from vnetbench.measure.ping_window import parse_probes, percentile, sent_between, summarise
 from vnetbench.measure.probe import parsed
-from vnetbench.outcome import Outcome, State
 from vnetbench.scenarios.loaded_latency import (
     Phase,
     phases_metrics,

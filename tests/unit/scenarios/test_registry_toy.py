@@ -26,8 +26,8 @@ DECLARED = '''
 from pydantic import Field
 
 from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration
-from vnetbench.metrics import Better, Metric
-from vnetbench.model import Measured, ScenarioSettings
+from vnetbench.core.metrics import Better, Metric
+from vnetbench.core.model import Measured, ScenarioSettings
 
 
 class ToySettings(ScenarioSettings):
@@ -46,10 +46,10 @@ DECLARATION = Declaration(
 SCENARIO = '''
 from typing import ClassVar
 
-from vnetbench.capabilities import Capability
+from vnetbench.model.capabilities import Capability
 from vnetbench.errors import UserError
 from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
-from vnetbench.topology import Topology
+from vnetbench.model.topology import Topology
 from toy_bench.declared import DECLARATION, ToySettings
 
 
@@ -76,10 +76,10 @@ class Toy(Scenario):
 OVERLAY = '''
 from pathlib import Path
 
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability
 from vnetbench.overlays.base import Overlay
-from vnetbench.topology import Topology
+from vnetbench.model.topology import Topology
 
 
 class ToyOverlay(Overlay):
@@ -127,20 +127,20 @@ registered.CATALOGUE = registered.catalogue_of(registered.DECLARATIONS)
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from vnetbench.addressing import plan_addresses
-from vnetbench.capabilities import Capability
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.capabilities import Capability
 from vnetbench.cli import app
 from vnetbench.commands.options import settings_given
 from vnetbench.errors import UserError
-from vnetbench.images import ImageSet
-from vnetbench.outcome import Applicable, NotApplicable
+from vnetbench.runtime.images import ImageSet
+from vnetbench.core.outcome import Applicable, NotApplicable
 from vnetbench.overlays import OVERLAY_NAMES, OVERLAY_TYPES, overlay_for
-from vnetbench.render import render_compose
+from vnetbench.deploy.render import render_compose
 from vnetbench.report.markdown import build_report
-from vnetbench.results import ResultSet
+from vnetbench.analysis.results import ResultSet
 from vnetbench.scenarios import ScenarioContext, get_scenario
-from vnetbench.schema import CellKey
-from vnetbench.topology import MEASUREMENT_SETTINGS, parse_topology
+from vnetbench.core.schema import CellKey
+from vnetbench.model.topology import MEASUREMENT_SETTINGS, parse_topology
 from toy_bench.overlay import ToyOverlay
 
 # the overlay's registration: its class in OVERLAY_TYPES

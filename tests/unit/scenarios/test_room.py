@@ -9,11 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from vnetbench.core.outcome import State
 from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.room import MachineLoad, RoomFigures, parse_machine
 from vnetbench.measure.schedule import decode, room_schedules
-from vnetbench.outcome import State
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.room import (
@@ -26,7 +27,6 @@ from vnetbench.scenarios.room import (
     result_of,
 )
 from vnetbench.scenarios.throughput import MemoryFigures
-from vnetbench.topology import parse_topology
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "room"
 ROOM = get_scenario("room")

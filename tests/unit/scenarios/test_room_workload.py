@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from vnetbench.core.schema import EVENT, PHASE
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.room_faults import Request, requests_of
@@ -20,6 +21,7 @@ from vnetbench.measure.workload_figures import (
     workload_figures,
 )
 from vnetbench.measure.workload_schedule import plan_workload
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.room import load_seconds
 from vnetbench.scenarios.room_workload import (
@@ -29,8 +31,6 @@ from vnetbench.scenarios.room_workload import (
     workload_notes,
     workload_problems,
 )
-from vnetbench.schema import EVENT, PHASE
-from vnetbench.topology import Topology, parse_topology
 
 ROOM = get_scenario("room")
 FLAP = {"at": "2s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"}

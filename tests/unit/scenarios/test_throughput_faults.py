@@ -10,10 +10,10 @@ import pytest
 
 from vnetbench.errors import UserError
 from vnetbench.measure.room_faults import EventWindow
+from vnetbench.model.topology import parse_topology
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome
 from vnetbench.scenarios.throughput_faults import stream_fault_result
-from vnetbench.topology import parse_topology
 
 THROUGHPUT = get_scenario("throughput")
 T0 = 1000.0

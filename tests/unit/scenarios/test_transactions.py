@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from vnetbench.core.outcome import Outcome, State
 from vnetbench.declared import catalogue
 from vnetbench.measure.netperf import NetperfError, parse_netperf
 from vnetbench.measure.ping import parse_ping
 from vnetbench.measure.probe import ToolRun, parsed
-from vnetbench.outcome import Outcome, State
+from vnetbench.model.topology import parse_topology
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.transactions import (
     Rates,
@@ -19,7 +20,6 @@ from vnetbench.scenarios.transactions import (
     summary_of,
     transactions_status,
 )
-from vnetbench.topology import parse_topology
 
 
 def run_of(data_dir: Path, name: str) -> ToolRun:  # type: ignore[type-arg]

@@ -17,6 +17,7 @@ import pytest
 from vnetbench.engines.base import EngineError, Listed, ToolOutput, ToolSpec
 from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
 from vnetbench.measure.probe import AT_MARK
+from vnetbench.model.topology import Fault
 from vnetbench.shaping.fault import (
     FAULT_SCRIPT,
     Edge,
@@ -29,7 +30,6 @@ from vnetbench.shaping.fault import (
     stageable,
     staging_lead_s,
 )
-from vnetbench.topology import Fault
 
 TOOLS = Path(__file__).resolve().parents[3] / "images" / "tools"
 

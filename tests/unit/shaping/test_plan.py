@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.model.topology import LinkProfile, parse_topology
 from vnetbench.shaping.assign import parse_assignment, with_link_setting
 from vnetbench.shaping.plan import DelayLine, plan_interface
-from vnetbench.topology import LinkProfile, parse_topology
 
 WITHOUT_NETEM = {"tbf", "htb", "ifb", "ingress", "nfqueue", "statistic"}
 WITH_NETEM = WITHOUT_NETEM | {"netem"}

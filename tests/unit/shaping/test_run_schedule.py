@@ -15,8 +15,9 @@ import pytest
 
 from tests.unit.shaping.test_fault import LocalHelpers, LocalRun, stand_ins
 from tests.unit.shaping.test_schedule import room
-from vnetbench.addressing import plan_addresses
 from vnetbench.measure.fault_window import Stamp
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 from vnetbench.shaping import run_schedule
 from vnetbench.shaping.fault import Edge
 from vnetbench.shaping.run_schedule import (
@@ -30,7 +31,6 @@ from vnetbench.shaping.run_schedule import (
     sources_of,
 )
 from vnetbench.shaping.schedule import EVERY_EDGE, Action, Cut, Target, expand
-from vnetbench.topology import parse_topology
 
 EDGES = [Edge(f"router-switch{n}", f"router-switch{n}", f"10.9.0.{n}", f"p-f-switch{n}")
          for n in (1, 2, 3)]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.shaping.schedule import (
     EVERY_EDGE,
     Action,
@@ -19,7 +20,6 @@ from vnetbench.shaping.schedule import (
     event_labels,
     expand,
 )
-from vnetbench.topology import Topology, parse_topology
 
 MACHINES = [f"agent{n}" for n in range(1, 21)]
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from vnetbench.model.topology import LinkProfile
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import Seen, compare, parse_seen
-from vnetbench.topology import LinkProfile
 
 DATA = Path(__file__).parents[2] / "data" / "shaping"
 WHERE = "RUN-router-switch1"

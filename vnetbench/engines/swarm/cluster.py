@@ -19,8 +19,8 @@ from python_on_whales.exceptions import DockerException
 
 from vnetbench.engines.docker import QUICK_CALL_SECONDS, NodeEngine, bounded_client, docker, quick
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.topology import Topology
-from vnetbench.ui import waiting
+from vnetbench.model.topology import Topology
+from vnetbench.terminal.ui import waiting
 
 ENDPOINT_LABEL = "vnetbench.endpoint"
 MANAGER_VARIABLE = "VNETBENCH_SWARM"  # a manager's endpoint, when the topology names none

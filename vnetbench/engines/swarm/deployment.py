@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import gate, labels
+from vnetbench.core.schema import HOSTS
 from vnetbench.engines.base import Deployment, Removed, RenderedRun
 from vnetbench.engines.docker import (
     ENGINE_CALL_SECONDS,
@@ -47,13 +47,13 @@ from vnetbench.engines.swarm.placement import (
     waves,
 )
 from vnetbench.errors import BlockTaken, EnvironmentProblem, UserError
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import project_name, run_labels
-from vnetbench.schema import HOSTS
-from vnetbench.ui import note, waiting
+from vnetbench.runtime import gate, labels
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import project_name, run_labels
+from vnetbench.terminal.ui import note, waiting
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 NODE_FILES_SECONDS = 300
 FILE_MAKER_ROLES = {"ca"}  # services that write files others of the stack read (Nebula's CA)

@@ -29,10 +29,10 @@ from vnetbench.engines.docker import DockerEngine, NodeEngine, at_the_boundary
 from vnetbench.engines.swarm.cluster import Swarm
 from vnetbench.engines.swarm.deployment import SwarmDeployment, remove_node_copies
 from vnetbench.errors import UserError
-from vnetbench.labels import FABRIC_SERVICE
+from vnetbench.runtime.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
-    from vnetbench.topology import Topology
+    from vnetbench.model.topology import Topology
 
 SEGMENT_MTU = 1450  # an overlay network's default: 1500 less VXLAN's 50 bytes
 

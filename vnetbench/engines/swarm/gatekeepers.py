@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from python_on_whales.exceptions import DockerException
 
-from vnetbench import gate
 from vnetbench.engines.docker import NodeEngine
 from vnetbench.errors import EnvironmentProblem
-from vnetbench.images import TOOLS_IMAGE
-from vnetbench.labels import run_labels
+from vnetbench.runtime import gate
+from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import run_labels
 
 KEEPER_ROLE = "gatekeeper"
 # The keeper idles but for an instant: at a release it must not queue behind the

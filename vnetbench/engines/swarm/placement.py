@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from vnetbench import labels
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.topology import Topology
+from vnetbench.model.topology import Topology
+from vnetbench.runtime import labels
 
 EVERY_NODE_ROLES = {"fabric"}  # host-network helpers: one per node
 

@@ -41,8 +41,8 @@ from vnetbench.engines.swarm.cluster import (
     test_node_endpoint as endpoint,
 )
 from vnetbench.errors import EnvironmentProblem, UserError
-from vnetbench.labels import OWNER, LabelFilter, detached_owner
-from vnetbench.ui import note, waiting
+from vnetbench.runtime.labels import OWNER, LabelFilter, detached_owner
+from vnetbench.terminal.ui import note, waiting
 
 NODE_IMAGE = "vnetbench/swarm-node:trixie"
 NETWORK = "vnetbench-swarm"

@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from vnetbench import gate
-from vnetbench.addressing import AddressPlan
-from vnetbench.capabilities import Capability
-from vnetbench.gate import prepare_gate
 from vnetbench.measure.events import lookup_events
+from vnetbench.model.addressing import AddressPlan
+from vnetbench.model.capabilities import Capability
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.base import (
     Adjusted,
     AgentLimits,
@@ -46,8 +45,9 @@ from vnetbench.overlays.vnet.files import (
     virtual_addresses,
 )
 from vnetbench.overlays.vnet.profile import ImageName, VnetProfile, load_profile
-from vnetbench.pki import make_pki, write_private
-from vnetbench.topology import Topology
+from vnetbench.runtime import gate
+from vnetbench.runtime.gate import prepare_gate
+from vnetbench.runtime.pki import make_pki, write_private
 
 if TYPE_CHECKING:
     from vnetbench.engines.stack import Stack
@@ -115,10 +115,10 @@ class Vnet(Overlay):
     def detect(self) -> None:
         if self._facts is not None:
             return
-        images, reason = resolve_images(self.profile, self.chosen_images())
         from vnetbench.engines import local  # vNet's images are checked on this machine
 
         runtime = local()
+        images, reason = resolve_images(runtime, self.profile, self.chosen_images())
         absent = ({feature: feature_state(runtime, self.profile, images, feature)
                    for feature in self.profile.features} if images else {})
         self._facts = VnetFacts(images, reason or None, absent)

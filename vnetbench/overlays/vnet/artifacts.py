@@ -18,18 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vnetbench.engines.base import EngineError, HostRuntime, Mount, ToolSpec
-from vnetbench.engines.build import (
-    build_image_from,
-    ensure_base_image,
-    image_id,
-    remove_image,
-)
 from vnetbench.errors import UserError
-from vnetbench.labels import helper_labels
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.vnet.libraries import find_packages, parse_ldd
 from vnetbench.overlays.vnet.profile import IMAGE_REFERENCE, ROLES, VnetProfile, load_profile
-from vnetbench.paths import IMAGES
-from vnetbench.topology import Topology
+from vnetbench.runtime.labels import helper_labels
+from vnetbench.runtime.paths import IMAGES
 
 IMAGES_VARIABLE = "VNETBENCH_VNET_IMAGES"
 HOW_TO_PROVIDE = (
@@ -95,13 +89,15 @@ def with_vnet_options(topology: Topology, images: list[str] | None,
                                                            "vnet": vnet}})
 
 
-def resolve_images(profile: VnetProfile, chosen: dict[str, str]) -> tuple[VnetImages | None, str]:
+def resolve_images(runtime: HostRuntime, profile: VnetProfile, chosen: dict[str, str]
+                   ) -> tuple[VnetImages | None, str]:
     """The images to run (chosen: role -> image from the topology), or None and why."""
     requested, source = requested_images(profile, chosen)
-    missing = [f"{role} ({image})" for role, image in requested.items() if not image_id(image)]
+    missing = [f"{role} ({image})" for role, image in requested.items()
+               if not runtime.image_id(image)]
     if not missing:
         return VnetImages(requested, f"images named by {source}"), ""
-    if source == "the profile's image names" and image_id(profile.runtime_image):
+    if source == "the profile's image names" and runtime.image_id(profile.runtime_image):
         return (VnetImages(dict.fromkeys(ROLES, profile.runtime_image),
                            f"runtime image {profile.runtime_image} built from programs"), "")
     if source != "the profile's image names":
@@ -181,7 +177,7 @@ def build_runtime_image(runtime: HostRuntime, directory: Path, profile: VnetProf
     this machine, and one that neither has is an error.
     """
     programs = check_programs(directory.resolve(), profile)
-    base = ensure_base_image()
+    base = runtime.base_image()
     with tempfile.TemporaryDirectory(prefix="vnet-runtime-") as scratch:
         context = Path(scratch)
         shutil.copytree(IMAGES / "vnet-runtime", context, dirs_exist_ok=True)
@@ -207,7 +203,7 @@ def build_runtime_image(runtime: HostRuntime, directory: Path, profile: VnetProf
         for lib in lookup.unresolved:
             shutil.copy2(Path(host_paths[lib]).resolve(), context / "lib" / lib)
         (context / "packages.txt").write_text("".join(f"{p}\n" for p in lookup.to_install))
-        build_image_from(context, profile.runtime_image, base, label="vnet-runtime")
+        runtime.build_image(context, profile.runtime_image, base, label="vnet-runtime")
     verify_runtime_image(runtime, profile)
     return profile.runtime_image
 
@@ -223,7 +219,7 @@ def verify_runtime_image(runtime: HostRuntime, profile: VnetProfile) -> None:
     report = parse_ldd(output)
     problems = report.missing + report.versions_missing
     if problems:
-        remove_image(profile.runtime_image)
+        runtime.remove_image(profile.runtime_image)
         raise UserError(
             f"The vNet runtime image cannot run the programs: {', '.join(sorted(set(problems)))} "
             "missing inside it. Build the programs on a system no newer than Debian 13 "

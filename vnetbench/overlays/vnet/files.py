@@ -7,8 +7,8 @@ from __future__ import annotations
 from ipaddress import IPv4Address
 from itertools import combinations
 
+from vnetbench.model.topology import Topology
 from vnetbench.overlays.vnet.profile import VnetProfile
-from vnetbench.topology import Topology
 
 MEASURED_PER_SWITCH = 2  # agents per switch that scenarios send between
 

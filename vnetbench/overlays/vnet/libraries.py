@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 
 from vnetbench.engines.base import HostRuntime, ToolSpec
 from vnetbench.errors import EnvironmentProblem
-from vnetbench.labels import helper_labels
-from vnetbench.ui import waiting
+from vnetbench.runtime.labels import helper_labels
+from vnetbench.terminal.ui import waiting
 
 NOT_FOUND = re.compile(r"^\s*(\S+) => not found", re.MULTILINE)
 RESOLVED = re.compile(r"^\s*(\S+) => (/\S+) \(", re.MULTILINE)

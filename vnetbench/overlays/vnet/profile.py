@@ -16,8 +16,8 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from vnetbench.core.yamlfile import load_yaml, not_a_regular_file, read_yaml_text, yaml_problem
 from vnetbench.errors import UserError
-from vnetbench.yamlfile import load_yaml, not_a_regular_file, read_yaml_text, yaml_problem
 
 SHIPPED_PROFILE = Path(__file__).with_name("profile.yml")
 PROFILE_VARIABLE = "VNETBENCH_VNET_PROFILE"

@@ -13,18 +13,18 @@ import pandas as pd
 import pytest
 import yaml
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.deploy.render import render_compose
 from vnetbench.engines.compose import ComposeEngine
 from vnetbench.engines.swarm.deployment import corrected_times, dynamic_range
 from vnetbench.engines.swarm.engine import SEGMENT_MTU, segment_mtus
 from vnetbench.engines.swarm.gatekeepers import PROTOCOL, RELEASE_AT, ClockOffset
 from vnetbench.engines.swarm.placement import node_share, placed_services, site_nodes, waves
 from vnetbench.errors import UserError
-from vnetbench.images import ImageSet
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.overlays import overlay_for
-from vnetbench.render import render_compose
 from vnetbench.report.tables import comparison_table
-from vnetbench.topology import Topology, parse_topology
+from vnetbench.runtime.images import ImageSet
 
 NODES = ["node-a", "node-b"]
 

@@ -14,13 +14,13 @@ import pytest
 import yaml
 from cryptography import x509
 
-from vnetbench.addressing import plan_addresses
+from vnetbench.deploy.render import render_compose
 from vnetbench.engines.base import Source
 from vnetbench.errors import UserError
-from vnetbench.gate import gate_spread, prepare_gate, release_stamp
-from vnetbench.images import ImageSet
 from vnetbench.measure.events import events_frame, last_lines
 from vnetbench.measure.iperf import parse_iperf_udp
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 from vnetbench.overlays import overlay_for
 from vnetbench.overlays.base import AgentLimits, remove_private_files
 from vnetbench.overlays.vnet import Vnet
@@ -33,11 +33,11 @@ from vnetbench.overlays.vnet.artifacts import (
 )
 from vnetbench.overlays.vnet.files import machines_config, topology_config
 from vnetbench.overlays.vnet.profile import SHIPPED_PROFILE, load_profile
-from vnetbench.pki import make_pki
-from vnetbench.render import render_compose
+from vnetbench.runtime.gate import gate_spread, prepare_gate, release_stamp
+from vnetbench.runtime.images import ImageSet
+from vnetbench.runtime.pki import make_pki
 from vnetbench.scenarios.flood import token_bucket_drops
 from vnetbench.scenarios.join import JoinOutcome, failure_reasons, pool_size, result_of
-from vnetbench.topology import parse_topology
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 LOGS = DATA / "vnet-logs"

@@ -1,0 +1,50 @@
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.analysis.results import ResultSet, load_results, result_line
+from vnetbench.core.schema import COLUMNS, CellKey
+
+RESULT_COLUMNS = list(COLUMNS)
+
+
+def test_result_line_format() -> None:
+    line = result_line("throughput", "baseline", 2,
+                       {"tcp_mbit": 16704.83, "rtt_ms": 0.0421, "pings": "200/200", "x": None})
+    assert line == ("RESULT scenario=throughput overlay=baseline pass=2 tcp_mbit=16704.8 "
+                    "rtt_ms=0.042 pings=200/200 x=none")
+
+
+def test_tidy_frame_written_and_read_back(tmp_path: Path) -> None:
+    results = ResultSet(tmp_path)
+    results.add(CellKey("run-1", "throughput", "baseline"), 1,
+                {"tcp_mbit": (1000.0, "Mbit/s"), "rtt_mean_ms": (None, "ms")},
+                {"seconds": 2.0})
+    results.lines.append("RESULT x")
+    results.write()
+    frame = load_results(tmp_path)
+    assert list(frame.columns[: len(RESULT_COLUMNS)]) == RESULT_COLUMNS
+    assert "set_seconds" in frame.columns
+    assert frame["value"].dtype == "float64"
+    assert frame.loc[frame.metric == "tcp_mbit", "value"].item() == 1000.0
+    assert pd.isna(frame.loc[frame.metric == "rtt_mean_ms", "value"].item())
+    assert (tmp_path / "results.csv").read_text().startswith("run_id,scenario")
+    assert (tmp_path / "results.txt").read_text() == "RESULT x\n"
+
+
+def test_empty_frame_has_schema(tmp_path: Path) -> None:
+    assert list(ResultSet(tmp_path).frame().columns) == RESULT_COLUMNS
+
+
+def test_a_run_without_time_series_reads_back_with_an_empty_interval_column(
+        tmp_path: Path) -> None:
+    """A pass with no timeline rows (vNet's failover on a path that delivers nothing)
+    has no interval_s column on disk; readers select a pass's own values with
+    `interval_s.isna()`, which must work on every results directory."""
+    results = ResultSet(tmp_path)
+    results.add(CellKey("run-1", "failover", "vnet"), 1, {"outage_ms": (None, "ms")}, {})
+    results.write()
+    assert "interval_s" not in pd.read_parquet(tmp_path / "results.parquet").columns
+    frame = load_results(tmp_path)
+    assert frame["interval_s"].isna().all()
+    assert len(frame[frame["interval_s"].isna()]) == 1

@@ -1,0 +1,58 @@
+"""The progress display: drawn between phases, nothing periodic while a phase (a
+measurement) waits."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+import pytest
+from rich.console import Console
+from rich.live import _RefreshThread
+
+from vnetbench.terminal import ui
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """stderr as a terminal, so the display draws (into a buffer)."""
+    screen = io.StringIO()
+    monkeypatch.setattr(ui, "err_console", Console(file=screen, force_terminal=True,
+                                                   width=100))
+    return screen
+
+
+def refresh_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if isinstance(t, _RefreshThread)]
+
+
+def test_a_wait_draws_when_it_begins_and_nothing_while_it_lasts(
+        terminal: io.StringIO) -> None:
+    threads_before = threading.active_count()
+    with ui.waiting("measuring throughput/wireguard pass 1", expected_seconds=5):
+        assert "measuring throughput/wireguard pass 1" in terminal.getvalue()
+        drawn = terminal.getvalue()
+        time.sleep(0.35)  # Rich's default would redraw 3 times meanwhile
+        assert terminal.getvalue() == drawn
+        assert refresh_threads() == []
+        assert threading.active_count() == threads_before
+    assert "measuring throughput/wireguard pass 1 (0." in terminal.getvalue()  # its seconds
+
+
+def test_a_job_redraws_at_each_phase_and_runs_no_refresh_thread(
+        terminal: io.StringIO) -> None:
+    with ui.job_progress("matrix", steps=2):
+        assert ui._job is not None
+        progress, _ = ui._job
+        assert progress.live.auto_refresh is False
+        with ui.waiting("bringing up wireguard", expected_seconds=30):
+            drawn = terminal.getvalue()
+            assert "bringing up wireguard" in drawn
+            time.sleep(0.25)
+            assert terminal.getvalue() == drawn and refresh_threads() == []
+        ui.step_done("throughput/wireguard done")
+        assert "throughput/wireguard done" in terminal.getvalue()
+        drawn = terminal.getvalue()
+        time.sleep(0.25)
+        assert terminal.getvalue() == drawn and refresh_threads() == []
