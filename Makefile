@@ -47,7 +47,7 @@ perf: setup
 
 # ...and vNet's CI gate: the workflow (shellcheck on its steps too) and its script.
 lint: venv
-	$(BIN)/ruff check vnetbench tests
+	$(BIN)/ruff check vnetbench tests research
 	$(BIN)/mypy vnetbench
 	$(BIN)/actionlint -shellcheck $(BIN)/shellcheck docs/ci/vnet-gate.yml
 	$(BIN)/shellcheck scripts/vnet-gate
@@ -62,21 +62,25 @@ docs: venv
 reference: venv
 	$(BIN)/python -m vnetbench.generators.docsgen
 
+# The unit tests and the research campaigns' own (research/test_*.py: their plans,
+# resuming and readers, no engine), on every core.
+UNIT_TESTS := tests/unit research
+
 unit: venv
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest $(UNIT_TESTS)
 
 integration: setup browser
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration
 
-# Lint and the docs, then the unit tests with no engine reachable at all (they
-# must not need one), then the integration tests on the real engine. The set-up
+# Lint and the docs, then the unit tests (research/'s too) with no engine reachable
+# at all (they must not need one), then the integration tests on the real engine. The set-up
 # (engine, images, browser: 1-3 minutes on a fresh machine, mostly waiting on
 # debootstrap and apt) runs meanwhile, its output kept in .setup.log and shown
 # once the unit tests are done; it must have succeeded before the integration tests.
 test: venv
 	rm -f .setup.log; $(MAKE) --no-print-directory setup browser > .setup.log 2>&1 & setup=$$!; \
 	checks=0; { $(MAKE) --no-print-directory lint docs && \
-	  DOCKER_HOST=unix:///nonexistent $(BIN)/pytest tests/unit; } || checks=$$?; \
+	  DOCKER_HOST=unix:///nonexistent $(BIN)/pytest $(UNIT_TESTS); } || checks=$$?; \
 	ready=0; wait $$setup || ready=$$?; echo "--- set-up (make setup browser):"; cat .setup.log; \
 	if [ $$checks -ne 0 ]; then exit $$checks; fi; if [ $$ready -ne 0 ]; then exit $$ready; fi
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration

@@ -499,6 +499,9 @@ def output_paths(role: str, only_bad: bool) -> st.SearchStrategy[Draw]:
 
 # ------------------------------------------------------------ YAML and JSON mutants
 
+# libyaml's emitter when PyYAML has it: the same text (3000 mutants compared), a fifth
+# of the pure-Python dumper's time (1200 mutants a run)
+SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 BIG = "FUZZBIGINTEGER"  # a 5000-digit integer, put in the YAML text after dumping
 WEIRD = [None, -1, 0, 10**30, BIG, float("nan"), float("inf"), "", "\u2603" * 50,
          [], {}, True, 1e308, LONG, [1, 2], {"a": 1}, "-1", "1e309"]
@@ -589,7 +592,8 @@ def mutated(draw: st.DrawFn, role: str) -> tuple[str, str, str]:
                                           for at in leaves(document))) or (
             isinstance(document, dict) and "fuzz_unknown_key" in document):
         validity = INVALID  # a value no field takes, or a key no model has, is still there
-    text = yaml.safe_dump(document, allow_unicode=True, sort_keys=False).replace(BIG, "9" * 5000)
+    text = yaml.dump(document, Dumper=SAFE_DUMPER, allow_unicode=True,
+                     sort_keys=False).replace(BIG, "9" * 5000)
     if what[-1] == "text":  # the text cut or grown: what it holds is no longer known
         validity = UNKNOWN
         cut = draw(st.integers(0, len(text)))

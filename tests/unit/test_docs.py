@@ -148,8 +148,8 @@ def test_the_readme_keeps_its_test_command() -> None:
 
 
 # The README's room figures: every figure in its room table is recomputed here from the
-# kept room A/A sessions (tests/data/error-rates, real `vnetbench ab room` sessions).
-KEPT_ROOMS = ROOT / "tests" / "data" / "error-rates"
+# kept room A/A sessions (research/data/error-rates, real `vnetbench ab room` sessions).
+KEPT_ROOMS = ROOT / "research" / "data" / "error-rates"
 OVERLAY_NAMES = {"wireguard": "WireGuard", "openvpn": "OpenVPN", "tinc": "tinc",
                  "nebula": "Nebula"}
 
@@ -180,7 +180,7 @@ def readme_room_table(kept: Path = KEPT_ROOMS) -> str:
     loop, = passes["set_room_loop"].unique()
     seconds, = passes["set_seconds"].unique()
     lines = [f"Kept results: {passes['session'].nunique()} room A/As "
-             f"(`tests/data/error-rates`), {len(passes)} passes of {seconds:g} s, "
+             f"(`research/data/error-rates`), {len(passes)} passes of {seconds:g} s, "
              f"{machines} machines at {rate:g} requests/s each, the {loop} loop, "
              f"{passes['started'].min()} to {passes['started'].max()}:", "",
              "| overlay | sessions | passes | p50, median | p99, median | p99, middle half "

@@ -328,10 +328,7 @@ def test_the_cycle_finder_finds_one() -> None:
 UNIT = Path(__file__).resolve().parent
 PROJECT_TESTS = {"test_docs.py", "test_structure.py",
                  "test_environment.py",  # docs/environment.md against every module's reads
-                 "test_repeat.py",  # of the project (test_repeat: make test-repeat's reader)
-                 "test_error_rates.py",  # tests/error_rates.py, docs/studies/2026-12-ab.md
-                 "test_builds_ab.py",  # tests/builds_ab.py, two checkouts interleaved
-                 "test_rtt_residual.py"}  # tests/rtt_residual.py, the testbed-cost study's RTT look
+                 "test_repeat.py"}  # of the project (test_repeat: make test-repeat's reader)
 
 
 def misplaced_tests(unit: Path = UNIT, package: Path = PACKAGE) -> list[str]:
@@ -361,3 +358,21 @@ def test_a_test_beside_no_module_is_found(tmp_path: Path) -> None:
         (tmp_path / "unit" / "engines" / name).write_text("")
     assert misplaced_tests(tmp_path / "unit", tmp_path / "pkg") == [
         "engines/test_kubernetes.py"]
+
+
+RESEARCH = PACKAGE.parent / "research"
+
+
+def test_research_campaigns_live_in_research_and_their_tests_run_with_the_unit_suite() -> None:
+    """Issue #59: a campaign (a script run by hand on the engine) and its kept data are
+    in research/, beside its tests, which make unit and make test collect; its README
+    names each one."""
+    campaigns = sorted(p.stem for p in RESEARCH.glob("*.py")
+                       if p.stem != "__init__" and not p.stem.startswith("test_"))
+    assert campaigns and all((RESEARCH / f"test_{name}.py").exists() for name in campaigns)
+    readme = (RESEARCH / "README.md").read_text()
+    assert [name for name in campaigns if f"`{name}.py`" not in readme] == []
+    makefile = (PACKAGE.parent / "Makefile").read_text()
+    assert "UNIT_TESTS := tests/unit research" in makefile
+    assert makefile.count("pytest $(UNIT_TESTS)") == 2  # make unit, make test
+    assert not (UNIT.parent / "data" / "error-rates").exists()

@@ -75,13 +75,14 @@ def test_history_json_file_in_a_directory_it_reads_is_refused(builds: Path) -> N
 def test_ab_json_prints_the_verdicts_and_the_table_goes_to_stderr(
         data_copy: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    """The session itself recorded (an A/A of OpenVPN kept under tests/data): what ab
-    prints once the engine is done."""
+    """The session itself recorded (an A/A of OpenVPN, tests/data/ab-aa-openvpn: one of
+    the error-rate campaign's sessions, research/data/error-rates): what ab prints once
+    the engine is done."""
     import vnetbench.runs.ab
     from vnetbench.generators.fileschemas import shipped
     from vnetbench.report.ab import verdict_summary
 
-    recorded = data_copy("error-rates/aa-openvpn-throughput-0-1-random")
+    recorded = data_copy("ab-aa-openvpn")
     monkeypatch.setattr(vnetbench.runs.ab, "run_ab", lambda *args, **kwargs: recorded)
     result = runner.invoke(app, ["ab", "throughput", "--out", str(tmp_path), "--json",
                                  "--json-file", str(tmp_path / "ab.json")])
@@ -101,7 +102,7 @@ def test_ab_json_keeps_each_pass_s_line_off_stdout(
     import vnetbench.runs.ab
     from vnetbench.terminal.ui import out_console
 
-    recorded = data_copy("error-rates/aa-openvpn-throughput-0-1-random")
+    recorded = data_copy("ab-aa-openvpn")
 
     def measured(*args: object, **kwargs: object) -> Path:
         out_console.print("throughput openvpn pass 1: tcp_mbit=512.0")

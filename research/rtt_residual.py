@@ -17,7 +17,7 @@ A, B and vnetbench's path (T, entered with nsenter, so every ping runs from one
 process context) in turn, the order rotating each round, and prints each round's
 mean RTT and the ratios over rounds (Hodges-Lehmann, the exact signed-rank p):
 
-    python -m tests.rtt_residual OUT [--rounds 18] [--pings 500] [--tcp-rounds 12]
+    python -m research.rtt_residual OUT [--rounds 18] [--pings 500] [--tcp-rounds 12]
         [--tcp-seconds 5]
 
 OUT keeps the helper's output (out.txt, with the rules read and each namespace's

@@ -1,4 +1,4 @@
-"""tests/builds_ab.py, two checkouts interleaved: its order, its resuming, and its
+"""research/builds_ab.py, two checkouts interleaved: its order, its resuming, and its
 verdicts (with a fake `vnetbench run` writing results; no engine, no subprocess)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builds_ab import (
+from research.builds_ab import (
     BRINGUPS,
     Session,
     load_bringups,

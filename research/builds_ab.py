@@ -6,9 +6,9 @@ the order AB, BA, AB, ... as `ab` does, each bring-up a `vnetbench run SCENARIO
 --overlay X --passes 1 --no-baseline` into its own directory. `table` judges per
 overlay and metric with `ab`'s own code (vnetbench/report/ab.py's verdict_table).
 
-    python -m tests.builds_ab run OLD NEW OUT --scenario throughput \\
+    python -m research.builds_ab run OLD NEW OUT --scenario throughput \\
         --overlay baseline --overlay wireguard --rounds 6 -- --seconds 3
-    python -m tests.builds_ab table OUT
+    python -m research.builds_ab table OUT
 
 OUT/bringups.csv gets a row per bring-up (command, exit status, time, directory); a
 bring-up it records as measured (exit 0, or 1: a pass failed, kept and left out of the

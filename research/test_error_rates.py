@@ -1,10 +1,11 @@
-"""tests/error_rates.py, the campaign behind docs/studies/2026-12-ab.md's error-rate tables: its
+"""research/error_rates.py, the campaign behind docs/studies/2026-12-ab.md's error-rate tables: its
 plan and its arms, which decide what each session measures; and the sessions it kept
-(tests/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
+(research/data/error-rates, real `ab` sessions): their verdicts are the design's, and the
 docs publish what they say."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.error_rates import (
+from research.error_rates import (
     CEILING_SHARE,
     KEPT,
     KEPT_FILES,
@@ -47,7 +48,15 @@ from vnetbench.analysis.sequential import plan_for
 from vnetbench.report.ab import VERDICTS_FILE, judge
 
 KEPT_SESSIONS = done_sessions(KEPT)
-DOCS = Path(__file__).parents[2] / "docs" / "studies" / "2026-12-ab.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "studies" / "2026-12-ab.md"
+# the three tests of the A/As' symmetry read it once, on one pytest-xdist worker (it
+# judges every kept A/A's rounds again: 2 s each time)
+SYMMETRY = pytest.mark.xdist_group("error-rates-symmetry")
+
+
+@functools.cache
+def kept_symmetry() -> tuple[PairSigns, ...]:
+    return tuple(symmetry(KEPT))
 
 
 def session(overlay: str, tcp: float | None, scenario: str = "throughput") -> Session:
@@ -156,7 +165,7 @@ def test_each_kept_verdict_is_the_designs(kept: Session) -> None:
     assert list(planned.looks) == looks and planned.boundary_p == header.confirm["boundary_p"]
     frame = load_results(directory)
     said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")
-    judged = [m for m in session_metrics(directory) if m.judged]
+    judged = [m for m in session_metrics(directory, frame) if m.judged]
     assert len(judged) == kept.judged
     # the rule it ran under: throughput's mean RTT judged before it was declared noisy
     names = {m.name for m in judged}
@@ -193,10 +202,11 @@ def test_a_session_kept_from_when_the_mean_rtt_was_judged_loses_only_its_verdict
     assert false_verdict_shares([]) == "no A/A yet"
 
 
+@SYMMETRY
 def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
     """Only metrics that varied (loss never did: no verdict possible), each at every
     round of its session, and docs/studies/2026-12-ab.md gives the counts the kept sessions say."""
-    found = symmetry(KEPT)
+    found = list(kept_symmetry())
     aa = [s for s in KEPT_SESSIONS if s.kind == "aa"]
     throughput = [f for f in found if "/throughput/" in f.session]
     assert {f.metric for f in throughput} == {"tcp_mbit", "rtt_mean_ms", "rtt_min_ms"}
@@ -216,11 +226,12 @@ def test_the_a_as_pairs_are_tested_once_over_all_rounds() -> None:
         assert count in DOCS.read_text() and "flipped by a coin: P = " in null
 
 
+@SYMMETRY
 def test_second_against_first_turns_the_rounds_b_went_first() -> None:
     """A random-order session's ratios, turned to second/first: the rounds where B went
     first change sign, the others stay; docs/studies/2026-12-ab.md gives the count they make."""
     sessions = {s.key: s for s in KEPT_SESSIONS}
-    found = [f for f in symmetry(KEPT) if f.order == "random"]
+    found = [f for f in kept_symmetry() if f.order == "random"]
     turned = by_position(KEPT, found)
     assert len(turned) == len(found) == 36
     for f, t in zip(found, turned, strict=True):
@@ -273,8 +284,9 @@ def test_per_metric_counts_are_binomial_over_sessions() -> None:
         "both 0 of 3 (P = 1.000)"]
 
 
+@SYMMETRY
 def test_docs_give_the_kept_a_as_per_metric_counts() -> None:
-    throughput = [f for f in symmetry(KEPT) if "/throughput/" in f.session]
+    throughput = [f for f in kept_symmetry() if "/throughput/" in f.session]
     for line in per_metric_lines(throughput):
         assert line in DOCS.read_text()
 

@@ -11,10 +11,10 @@ Two kinds of session, each a row of the plan:
 
 Every session keeps its results directory; the campaign's `sessions.csv` gets one row
 per finished session, so a campaign stopped part-way resumes where it stopped
-(`python -m tests.error_rates run DIR`, `--overlay`, `--scenario` and `--cut` taking a
+(`python -m research.error_rates run DIR`, `--overlay`, `--scenario` and `--cut` taking a
 part of the plan), and `table DIR` prints the Markdown tables and the A/As' shares of
 false verdicts under the rule. `record DIR KEPT` adds
-the finished sessions to the repository's copy (tests/data/error-rates: sessions.csv
+the finished sessions to the repository's copy (research/data/error-rates: sessions.csv
 and each session's run.json, results.parquet and verdicts.csv, not its raw output),
 which the unit tests and docs/studies/2026-12-ab.md read; a later sitting starts from it (copy its
 sessions.csv into a new DIR: the sessions in it are not run again).
@@ -239,12 +239,13 @@ def rule_now() -> str:
     return "mean RTT judged" if catalogue().judged("rtt_mean_ms") else "mean RTT shown"
 
 
-def session_metrics(directory: Path) -> list[MetricRounds]:
+def session_metrics(directory: Path, frame: pd.DataFrame | None = None) -> list[MetricRounds]:
     """A kept session's metrics, each judged as its own verdicts.csv says: the rule it
-    ran under, whatever this build declares."""
+    ran under, whatever this build declares (`frame`: its results, when already read)."""
     said = pd.read_csv(directory / VERDICTS_FILE).set_index("metric")["judged"]
+    frame = load_results(directory) if frame is None else frame
     return [replace(m, judged=bool(said.get(m.name, False)))
-            for m in metric_rounds(load_results(directory), True)]
+            for m in metric_rounds(frame, True)]
 
 
 def fixed_verdicts(frame: pd.DataFrame, min_effect: float, aa: bool) -> pd.DataFrame:

@@ -1,11 +1,11 @@
-"""tests/rtt_residual.py, the testbed-cost study's look at the two-router path's RTT: its reading
+"""research/rtt_residual.py, the testbed-cost study's look at the two-router path's RTT: its reading
 of the helper's output (the pings themselves need an engine: `python -m
-tests.rtt_residual OUT`)."""
+research.rtt_residual OUT`)."""
 
 import json
 from pathlib import Path
 
-from tests.rtt_residual import mean_rtts, report, tcp_rates
+from research.rtt_residual import mean_rtts, report, tcp_rates
 
 
 def helper_output(rounds: dict[int, dict[str, list[float]]]) -> str:
@@ -38,7 +38,7 @@ def test_b_a_tenth_slower_in_every_round_is_read_so() -> None:
     assert said.count("\n| ") == 8  # a line per round below the header
 
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"  # recorded iperf3 output
 
 
 def with_tcp(text: str, rounds: dict[int, dict[str, float]]) -> str:
