@@ -260,3 +260,48 @@ def test_the_seed_is_defined_and_linked_where_used(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("As the seed does.")
     (tmp_path / "b.md").write_text("As [the seed](scenarios.md#the-seed) does.")
     assert pages_using_the_seed_undefined(tmp_path) == ["a.md"]
+
+
+# The README's quick-start output: its RESULT lines are the kept run's (the quick start's
+# own command, run from a fresh clone: tests/data/quickstart, its results.parquet and
+# run.json as written), and its wall time is the run's own, from run.json.
+KEPT_QUICKSTART = ROOT / "tests" / "data" / "quickstart"
+
+
+def readme_quickstart_lines(kept: Path = KEPT_QUICKSTART) -> list[str]:
+    """The first pass's RESULT line per overlay, as `vnetbench run` prints it."""
+    import pandas as pd
+
+    rows = pd.read_parquet(kept / "results.parquet")
+    rows = rows[(rows["pass"] == 1) & rows["interval_s"].isna()] if "interval_s" in rows \
+        else rows[rows["pass"] == 1]
+    lines = []
+    for overlay in ("baseline", "wireguard"):
+        own = rows[rows["overlay"] == overlay].drop_duplicates("metric").set_index("metric")
+        value = own["value"]
+        lines.append(f"RESULT scenario=throughput overlay={overlay} pass=1 "
+                     f"tcp_mbit={value['tcp_mbit']:.1f} "
+                     f"retransmits={value['tcp_retransmits']:.0f} "
+                     f"rtt_ms={value['rtt_mean_ms']:.3f} "
+                     f"pings={value['ping_received']:.0f}/{value['ping_sent']:.0f}")
+    return lines
+
+
+def test_the_readme_quick_start_output_is_the_kept_run() -> None:
+    """Edit the README's quick-start lines, or keep another run, and this fails until
+    the README says what the kept run measured, on its date, in its time."""
+    from datetime import datetime
+
+    readme = (ROOT / "README.md").read_text()
+    for line in readme_quickstart_lines():
+        assert line in readme, f"README.md's quick start differs from the kept run: {line}"
+    record = json.loads((KEPT_QUICKSTART / "run.json").read_text())
+    began, ended = (datetime.fromisoformat(record[key]) for key in ("started", "ended"))
+    seconds = (ended - began).total_seconds()
+    assert record["status"] == "completed"
+    found = re.search(r"measured here on (\d{4}-\d\d-\d\d).*?exit 0 in\s+(\d+) s", readme,
+                      re.S)
+    assert found, "the README's quick start says when it was measured and how long it took"
+    assert found[1] == record["started"][:10]
+    # the run's own span; the command's process start and exit come on top (about 1 s)
+    assert seconds <= int(found[2]) <= seconds + 3, (seconds, found[2])
