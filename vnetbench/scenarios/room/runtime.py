@@ -53,6 +53,7 @@ from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
+from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
 from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
 from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume
 from vnetbench.scenarios.room.faults import room_fault_result
@@ -68,7 +69,6 @@ from vnetbench.scenarios.room.workload import (
 )
 from vnetbench.scenarios.room.workload_figures import workload_figures
 from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, plan_workload
-from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
 from vnetbench.shaping.schedule import Schedule, expand
 from vnetbench.terminal.ui import waiting
 
@@ -711,7 +711,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
             "room_generator_cpu_s_per_1000": generators.cpu_s_per_1000,
             "room_generator_mib": generators.max_rss_mib,
         })
-    metrics |= load.memory.metrics()  # throughput's metrics: memory per role
+    metrics |= load.memory.metrics()  # memory per role (scenarios/resources.py)
     values: Values = {DECLARATION.series("room_cpu_percent", role=role): value
                       for role, value in load.cpu.items()}
     values |= {DECLARATION.series(ROOM_LATENCY, quantile=f"{point:g}"): room.percentile_ms(point)

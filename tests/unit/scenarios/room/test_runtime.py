@@ -16,6 +16,7 @@ from vnetbench.measure.room import MachineLoad, RoomFigures, parse_machine
 from vnetbench.model.topology import parse_topology
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.scenarios import get_scenario
+from vnetbench.scenarios.resources import MemoryFigures
 from vnetbench.scenarios.room.open_loop import decode, room_schedules
 from vnetbench.scenarios.room.runtime import (
     SERVER,
@@ -26,7 +27,6 @@ from vnetbench.scenarios.room.runtime import (
     phases,
     result_of,
 )
-from vnetbench.scenarios.throughput import MemoryFigures
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "room"
 ROOM = get_scenario("room")
