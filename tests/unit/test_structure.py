@@ -376,3 +376,63 @@ def test_research_campaigns_live_in_research_and_their_tests_run_with_the_unit_s
     assert "UNIT_TESTS := tests/unit research" in makefile
     assert makefile.count("pytest $(UNIT_TESTS)") == 2  # make unit, make test
     assert not (UNIT.parent / "data" / "error-rates").exists()
+
+
+# Issue #59: a scenario is one package. The room's modules live in vnetbench/scenarios/room/,
+# and the room is reached through its face (its __init__.py). Modules of the room's that stay
+# outside, each imported from outside the package (moving it in would make that import run
+# up a layer, or into the room's internals):
+ROOM = "vnetbench.scenarios.room"
+ROOM_ELSEWHERE = {
+    "vnetbench.declared.room": "declared/__init__.py's DECLARATIONS (the declarations layer, "
+                               "read by the model's topology) registers it",
+    "vnetbench.measure.room": "measure/room_faults.py reads its marks, floor and errors",
+    "vnetbench.measure.room_faults": "throughput's faults read it too (measure/stream_faults.py, "
+                                     "scenarios/fault_schedule.py)",
+    "vnetbench.model.workload": "model/topology.py reads a topology's `workload:` with it",
+}
+
+
+def inside(package: str, module: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+def importers(graph: Mapping[str, AbstractSet[str]]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            found.setdefault(target, set()).add(module)
+    return found
+
+
+def serving_one_package(graph: Mapping[str, AbstractSet[str]], package: str) -> list[str]:
+    """Modules outside PACKAGE that only PACKAGE's modules import: they belong in it."""
+    return sorted(module for module, by in importers(graph).items()
+                  if not inside(package, module) and all(inside(package, b) for b in by))
+
+
+def reaching_internals(graph: Mapping[str, AbstractSet[str]], package: str) -> list[str]:
+    """Imports from outside PACKAGE of a module inside it other than its face."""
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  if not inside(package, module) for target in targets
+                  if inside(package, target) and target != package)
+
+
+def test_the_room_is_one_package() -> None:
+    graph = import_graph()
+    assert f"{ROOM}.runtime" in graph and f"{ROOM}.open_loop" in graph
+    assert serving_one_package(graph, ROOM) == []
+    assert reaching_internals(graph, ROOM) == []
+    named_for_it = {module for module in graph if not inside(ROOM, module)
+                    and ("room" in module.split(".")[-1] or module.endswith(".workload"))}
+    assert named_for_it == set(ROOM_ELSEWHERE), "move it into scenarios/room/ or say why not"
+    # (each of ROOM_ELSEWHERE is imported from outside the room: else serving_one_package
+    # names it above)
+
+
+def test_the_package_checks_find_a_stray_module_and_a_reach_inside() -> None:
+    graph = {"pkg.s.room": {"pkg.s.room.run"}, "pkg.s.room.run": {"pkg.m.only", "pkg.m.shared"},
+             "pkg.m.only": set(), "pkg.m.shared": set(), "pkg.r.cap": {"pkg.m.shared",
+                                                                       "pkg.s.room.run"}}
+    assert serving_one_package(graph, "pkg.s.room") == ["pkg.m.only"]
+    assert reaching_internals(graph, "pkg.s.room") == ["pkg.r.cap -> pkg.s.room.run"]

@@ -1,5 +1,5 @@
 """room: what it declares (its settings, metrics, matrix variants, help line);
-it measures in vnetbench/scenarios/room.py."""
+it measures in vnetbench/scenarios/room/runtime.py."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ ROOM_FAULTS = (
 
 # a workload (vnetbench/model/workload.py) instead of the steady rate: one of each per phase,
 # its `phase` the phase's name, over its mix's requests; one of each per at-once event,
-# its `event` the event's name (measure/workload_figures.py)
+# its `event` the event's name (scenarios/room/workload_figures.py)
 ROOM_WORKLOAD = (
     Metric("room_phase_p50_ms", "ms", Better.LOWER,
            label="Room: latency p50 of the phase's requests, {phase}",

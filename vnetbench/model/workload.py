@@ -1,8 +1,8 @@
 """A room's workload, declared as data (issue #37): named phases in order, each with
 a length, a mix of requests every machine asks (reply size, rate per machine,
 kept or new connections) and "at once" events (every machine fetches one object
-at the same instant). Pure model and loading; measure/workload_schedule.py turns
-it into each machine's schedule, measure/workload_figures.py reads figures per
+at the same instant). Pure model and loading; scenarios/room/workload_schedule.py turns
+it into each machine's schedule, scenarios/room/workload_figures.py reads figures per
 phase back.
 
 A workload comes from a YAML file (`--workload FILE`), a topology's `workload:`
@@ -31,7 +31,7 @@ MAX_PHASES = 20
 MAX_KINDS = 10  # per phase
 MAX_EVENTS = 10  # per phase
 # the server's files, one per size; a schedule's token holds a size's index in one
-# base-36 digit (measure/schedule.py TOKEN_OVERHEAD)
+# base-36 digit (scenarios/room/open_loop.py TOKEN_OVERHEAD)
 MAX_SIZES = 36
 MAX_WORKLOAD_S = 24 * 3600  # a contest is five hours; a day bounds a typo
 MAX_RATE = 10_000.0  # requests per second per machine, as room_rate

@@ -1,6 +1,7 @@
 """The scenarios. Each declares itself in vnetbench/declared/<name>.py (its
 settings, metrics, matrix variants and help line: what the topology, results,
-reports and the CLI read) and measures in <name>.py here. The interface (base.py)
+reports and the CLI read) and measures in <name>.py here, or in the package <name>/
+with what only it uses (room/). The interface (base.py)
 and the registry (`SCENARIOS`, `get_scenario`: registry.py) are loaded on first use
 of their names here."""
 

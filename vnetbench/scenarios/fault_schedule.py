@@ -2,7 +2,7 @@
 shaping/run_schedule.py's runner (the containers each target is, the backbone shaped
 with a ramp's level or as planned again, the keeper told the shapers it re-applied
 are the planned ones), and the stamps read into each event's window and the pass's
-problems and notes. The room (scenarios/room_schedule.py) adds its probes started
+problems and notes. The room (scenarios/room/fault_schedule.py) adds its probes started
 anew; throughput runs it as it is.
 """
 

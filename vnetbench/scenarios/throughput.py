@@ -50,7 +50,7 @@ from vnetbench.measure.iperf import (
     parse_iperf_udp,
     udp_options,
 )
-from vnetbench.measure.memory import MIB, RoleMemory, by_role
+from vnetbench.measure.memory import RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.model.topology import SharedSettings, Topology
@@ -63,6 +63,7 @@ from vnetbench.scenarios.pair import (
     stall_floor_mbit,
     with_last_log_lines,
 )
+from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
 from vnetbench.scenarios.throughput_faults import (
     INTERVAL_OPTIONS,
     check_stream_faults,
@@ -327,9 +328,6 @@ def role_and_side_cpu(stack: Stack, sides: dict[str, str]
     return roles, {side: used[name] for side, name in sides.items() if name in used}
 
 
-CPU_ROLES = ("agent", "switch", "conductor")  # the roles whose CPU is a metric
-
-
 @dataclass(frozen=True)
 class CpuFigures:
     """CPU during the stream: per role and per side, and the metrics with no figure
@@ -379,29 +377,6 @@ class MemoryUnderLoad:
         self.stop.set()
         self.thread.join()
         return self.found
-
-
-@dataclass(frozen=True)
-class MemoryFigures:
-    """Memory per role (of CPU_ROLES) idle, before the stream, and under load."""
-
-    idle: dict[str, RoleMemory]
-    load: dict[str, RoleMemory]
-
-    def metrics(self) -> Metrics:
-        """Per container on average, idle and under load; the highest peak of any."""
-        values: Values = {}
-        for role in CPU_ROLES:
-            idle, load = self.idle.get(role), self.load.get(role)
-            if idle:
-                values[DECLARATION.series("mem_idle_mib", role=role)] = idle.mean_bytes / MIB
-            if load:
-                values[DECLARATION.series("mem_load_mib", role=role)] = load.mean_bytes / MIB
-            peaks = [m.max_peak_bytes for m in (idle, load)
-                     if m is not None and m.max_peak_bytes is not None]
-            if peaks:
-                values[DECLARATION.series("mem_peak_mib", role=role)] = max(peaks) / MIB
-        return DECLARATION.emitted(values)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.engines.usage import MemoryReading
 from vnetbench.measure.memory import MIB, RoleMemory
+from vnetbench.scenarios.resources import MemoryFigures
 from vnetbench.scenarios.throughput import (
     CpuFigures,
-    MemoryFigures,
     MemoryUnderLoad,
     Stream,
     stream_metrics,

@@ -1,7 +1,7 @@
 """A workload's figures per phase and per at-once event, from the open loop's
 per-request records (measure/room_faults.py `Request`, one machine's in its
 schedule's order, as `requests_of` reads them) and the plan that scheduled them
-(measure/workload_schedule.py); pure.
+(scenarios/room/workload_schedule.py); pure.
 
 A machine's records are matched to its plan by position: the generator keeps one
 column entry per scheduled request, in order, so the n-th record is the n-th
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vnetbench.measure.room_faults import Request, latencies, quantile
-from vnetbench.measure.workload_schedule import Part, WorkloadPlan
+from vnetbench.scenarios.room.workload_schedule import Part, WorkloadPlan
 
 TIMEOUT = "timeout"
 

@@ -1,8 +1,8 @@
 """The room under a workload (vnetbench/model/workload.py: the topology's `workload:`, or
 `run --workload`) instead of its steady room_rate: what it refuses before anything
 starts, each machine's generator with its share of the compiled plan
-(measure/workload_schedule.py), and the pass's rows per phase and per at-once event
-(measure/workload_figures.py), a `phase` or `event` column each.
+(scenarios/room/workload_schedule.py), and the pass's rows per phase and per at-once event
+(scenarios/room/workload_figures.py), a `phase` or `event` column each.
 
 A workload runs on the open loop only (the closed loop keeps no per-request
 record), and not yet under a schedule of faults: a machine killed and started again
@@ -17,12 +17,12 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.room_faults import Request
-from vnetbench.measure.schedule import encode
-from vnetbench.measure.workload_figures import WorkloadFigures
-from vnetbench.measure.workload_schedule import WorkloadPlan, connection_of, plan_problems
 from vnetbench.model.topology import Topology
 from vnetbench.model.workload import Workload
 from vnetbench.scenarios.base import Metrics
+from vnetbench.scenarios.room.open_loop import encode
+from vnetbench.scenarios.room.workload_figures import WorkloadFigures
+from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, connection_of, plan_problems
 
 NAMED_AT_MOST = 3  # machines named in a note; the count says the rest
 

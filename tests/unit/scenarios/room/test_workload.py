@@ -13,24 +13,24 @@ from vnetbench.core.schema import EVENT, PHASE
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.room_faults import Request, requests_of
-from vnetbench.measure.schedule import decode
-from vnetbench.measure.workload_figures import (
-    EventFigures,
-    PhaseFigures,
-    WorkloadFigures,
-    workload_figures,
-)
-from vnetbench.measure.workload_schedule import plan_workload
 from vnetbench.model.topology import Topology, parse_topology
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.room import load_seconds
-from vnetbench.scenarios.room_workload import (
+from vnetbench.scenarios.room.open_loop import decode
+from vnetbench.scenarios.room.runtime import load_seconds
+from vnetbench.scenarios.room.workload import (
     by_machine,
     workload_argv,
     workload_metrics,
     workload_notes,
     workload_problems,
 )
+from vnetbench.scenarios.room.workload_figures import (
+    EventFigures,
+    PhaseFigures,
+    WorkloadFigures,
+    workload_figures,
+)
+from vnetbench.scenarios.room.workload_schedule import plan_workload
 
 ROOM = get_scenario("room")
 FLAP = {"at": "2s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from vnetbench.scenarios.room_end import BARRIER_MARK, released_at
+from vnetbench.scenarios.room.end import BARRIER_MARK, released_at
 
 
 def line(arrived: int, released: float) -> str:

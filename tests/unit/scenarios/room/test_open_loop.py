@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.measure.schedule import (
+from vnetbench.scenarios.room.open_loop import (
     MAX_ARGUMENT_BYTES,
     MachineSchedule,
     decode,

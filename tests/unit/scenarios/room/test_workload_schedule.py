@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.measure.schedule import MAX_ARGUMENT_BYTES, decode, encode
-from vnetbench.measure.workload_schedule import (
+from vnetbench.model.workload import Workload, workload_from
+from vnetbench.scenarios.room.open_loop import MAX_ARGUMENT_BYTES, decode, encode
+from vnetbench.scenarios.room.workload_schedule import (
     Part,
     check_plan,
     connection_of,
     plan_problems,
     plan_workload,
 )
-from vnetbench.model.workload import Workload, workload_from
 
 MACHINES = [f"agent{n}" for n in range(1, 21)]
 
@@ -73,7 +73,7 @@ def test_even_arrivals_shift_each_machine_by_its_share_of_the_kind_s_gap() -> No
 
 
 def test_a_kind_slower_than_a_request_a_phase_asks_the_room_its_rate_not_one_each() -> None:
-    """0.01/s for 60 s over 20 machines: 12 requests in the room, not 20 (schedule.py
+    """0.01/s for 60 s over 20 machines: 12 requests in the room, not 20 (open_loop.py
     alone gives every machine one, some of them after the phase's end)."""
     slow = workload({"name": "steady", "seconds": 60,
                      "mix": [{"name": "submit", "size": 4096, "rate": 0.01}]},

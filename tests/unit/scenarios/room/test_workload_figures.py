@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 
 from vnetbench.measure.room_faults import Request
-from vnetbench.measure.schedule import MachineSchedule
-from vnetbench.measure.workload_figures import workload_figures
-from vnetbench.measure.workload_schedule import (
+from vnetbench.model.workload import Workload
+from vnetbench.scenarios.room.open_loop import MachineSchedule
+from vnetbench.scenarios.room.workload_figures import workload_figures
+from vnetbench.scenarios.room.workload_schedule import (
     EventInstant,
     Part,
     PhaseSpan,
     WorkloadPlan,
     plan_workload,
 )
-from vnetbench.model.workload import Workload
 
 DOC = Part("start", "doc", at_once=True)
 POLL = Part("start", "poll")

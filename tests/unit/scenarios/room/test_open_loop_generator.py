@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from vnetbench.measure.schedule import MachineSchedule, encode, room_schedules
+from vnetbench.scenarios.room.open_loop import MachineSchedule, encode, room_schedules
 
-SCRIPT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-room"
+SCRIPT = Path(__file__).resolve().parents[4] / "images" / "tools" / "vnetbench-room"
 
 
 def load_script() -> ModuleType:

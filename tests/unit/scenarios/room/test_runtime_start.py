@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from vnetbench.scenarios import room as room_module
-from vnetbench.scenarios.room import LEAD_S, STARTERS, LoadArgv, Room
+from vnetbench.scenarios.room import runtime as room_module
+from vnetbench.scenarios.room.runtime import LEAD_S, STARTERS, LoadArgv, Room
 
 MACHINES = {f"m{n}": f"probe-m{n}" for n in range(2 * STARTERS)}
 

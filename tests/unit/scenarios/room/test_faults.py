@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vnetbench.declared.room import DECLARATION
 from vnetbench.measure.room_faults import EventWindow, Request
-from vnetbench.scenarios.room_faults import room_fault_result
+from vnetbench.scenarios.room.faults import room_fault_result
 
 T0 = 1000.0
 

@@ -48,18 +48,17 @@ from vnetbench.measure.room import (
     parse_machine,
 )
 from vnetbench.measure.room_faults import Request, requests_of, unsent_during
-from vnetbench.measure.schedule import encode, plan_fits, room_schedules, within
-from vnetbench.measure.workload_figures import workload_figures
-from vnetbench.measure.workload_schedule import WorkloadPlan, plan_workload
 from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
-from vnetbench.scenarios.room_end import BARRIER_PORT, RoomEnd
-from vnetbench.scenarios.room_faults import room_fault_result
-from vnetbench.scenarios.room_schedule import FaultedRoom, Resume
-from vnetbench.scenarios.room_workload import (
+from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
+from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
+from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume
+from vnetbench.scenarios.room.faults import room_fault_result
+from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
+from vnetbench.scenarios.room.workload import (
     by_machine,
     check_workload,
     timeout_of,
@@ -68,7 +67,8 @@ from vnetbench.scenarios.room_workload import (
     workload_notes,
     workload_settings,
 )
-from vnetbench.scenarios.throughput import CPU_ROLES, MemoryFigures
+from vnetbench.scenarios.room.workload_figures import workload_figures
+from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, plan_workload
 from vnetbench.shaping.schedule import Schedule, expand
 from vnetbench.terminal.ui import waiting
 
@@ -331,7 +331,7 @@ class Room(Scenario):
                   pass_no: int, faulted: FaultedRoom | None, plan: WorkloadPlan | None,
                   planned: float, lead: float, barrier: str | None = None) -> LoadArgv:
         """Each machine's probe for a load from `planned`, bounded by timeout(1);
-        `barrier`: the room's end's URL (room_end.py), for the open loop."""
+        `barrier`: the room's end's URL (end.py), for the open loop."""
         settings = context.topology.settings
         room = settings.of(RoomSettings)
         if plan is not None and context.topology.workload is not None:
@@ -559,7 +559,7 @@ def held(argv: dict[str, list[str]], until: float,
          barrier: str | None = None) -> dict[str, list[str]]:
     """Each open-loop generator told to stay until `until` (epoch seconds: the room's
     last request's deadline) once its own requests have ended, or until `barrier` (a
-    URL: room_end.py) releases it. A probe's exit costs the engine CPU: measured on 2
+    URL: end.py) releases it. A probe's exit costs the engine CPU: measured on 2
     cores (WireGuard, 10 to 40 machines), each machine's last request took 2-5 ms
     while no machine had ended and up to 380 ms once the first had, the room's whole
     p99 (every request in its top 1 % was a last one)."""
@@ -711,7 +711,7 @@ def room_metrics(room: RoomFigures, load: Load) -> Metrics:
             "room_generator_cpu_s_per_1000": generators.cpu_s_per_1000,
             "room_generator_mib": generators.max_rss_mib,
         })
-    metrics |= load.memory.metrics()  # throughput's metrics: memory per role
+    metrics |= load.memory.metrics()  # memory per role (scenarios/resources.py)
     values: Values = {DECLARATION.series("room_cpu_percent", role=role): value
                       for role, value in load.cpu.items()}
     values |= {DECLARATION.series(ROOM_LATENCY, quantile=f"{point:g}"): room.percentile_ms(point)

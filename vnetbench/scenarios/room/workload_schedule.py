@@ -3,11 +3,11 @@ each machine's schedule, the reply sizes the server serves, and what each reques
 belongs to (its phase, and its kind or at-once event), for the figures per phase.
 
 Phases are laid end to end from the room's instant. A kind's requests are spread
-as the room's steady rate spreads them (measure/schedule.py): "even", machine i of
+as the room's steady rate spreads them (scenarios/room/open_loop.py): "even", machine i of
 N shifted by i/N of the kind's gap, then those at or past the phase's end left
 out, so that phases never overlap; a kind slower than one request a machine per
 phase is then asked by some machines only, and the room still asks
-rate x seconds x machines (schedule.py alone asks at least one of every machine).
+rate x seconds x machines (open_loop.py alone asks at least one of every machine).
 "poisson": as many requests a machine as "even" gives it, drawn uniformly over the
 phase, so both arrivals plan the same. Draws are seeded by the machine, the pass,
 the phase and the kind. An at-once event is one request of every machine at the
@@ -15,7 +15,7 @@ same microsecond.
 
 The open-loop generator takes one connection mode per machine: kinds that ask for
 different ones in one workload are refused (`plan_problems`), as is a schedule that
-could exceed one argument (schedule.py's bound over the whole workload).
+could exceed one argument (open_loop.py's bound over the whole workload).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from vnetbench.errors import UserError
-from vnetbench.measure.schedule import (
+from vnetbench.model.workload import Phase, RequestKind, Workload
+from vnetbench.scenarios.room.open_loop import (
     MAX_ARGUMENT_BYTES,
     Arrivals,
     MachineSchedule,
@@ -34,7 +35,6 @@ from vnetbench.measure.schedule import (
     requests_per_machine,
     within,
 )
-from vnetbench.model.workload import Phase, RequestKind, Workload
 
 Connection = Literal["keep", "new"]
 
@@ -139,7 +139,7 @@ def plan_workload(workload: Workload, machines: Sequence[str], arrivals: Arrival
 
 
 def most_requests(workload: Workload) -> int:
-    """The most requests any one machine can be given (schedule.py's count per kind
+    """The most requests any one machine can be given (open_loop.py's count per kind
     and phase, before the phase's end cuts "even" short; one per at-once event)."""
     return sum(sum(requests_per_machine(k.rate, p.seconds) for k in p.mix) + len(p.at_once)
                for p in workload.phases)

@@ -13,11 +13,12 @@ from vnetbench.core.outcome import State
 from vnetbench.declared.room import RoomSettings
 from vnetbench.errors import UserError
 from vnetbench.measure.room import MachineLoad, RoomFigures, parse_machine
-from vnetbench.measure.schedule import decode, room_schedules
 from vnetbench.model.topology import parse_topology
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.room import (
+from vnetbench.scenarios.resources import MemoryFigures
+from vnetbench.scenarios.room.open_loop import decode, room_schedules
+from vnetbench.scenarios.room.runtime import (
     SERVER,
     Load,
     closed_argv,
@@ -26,9 +27,8 @@ from vnetbench.scenarios.room import (
     phases,
     result_of,
 )
-from vnetbench.scenarios.throughput import MemoryFigures
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "room"
+DATA = Path(__file__).resolve().parents[3] / "data" / "room"
 ROOM = get_scenario("room")
 
 
