@@ -40,7 +40,9 @@ def matrix(
         help="Continue the newest matrix under --out (any date): its completed cells are "
              "kept, a cell cut short runs again whole.")]
     = False,
-    overlay: Annotated[list[str] | None, typer.Option(help="Only these overlays.")] = None,
+    overlay: Annotated[list[str] | None, typer.Option(
+        help="Only these overlays: separated by commas, as run and sweep take them, or "
+             "the option repeated.")] = None,
     method: Annotated[list[str] | None, typer.Option(
         help="Also this reference method (repeatable; 'all' for every one); "
              "its short form with --quick.")] = None,
@@ -60,11 +62,10 @@ def matrix(
     --json/--json-file: as run's (docs/machine-output.md)."""
     from vnetbench.analysis.slo import check_scenarios, parse_targets
     from vnetbench.methods import METHODS, get_method
-    from vnetbench.overlays import check_overlay_name
+    from vnetbench.runs.comparison import parse_overlays
     from vnetbench.runs.matrix import CELLS, run_matrix
 
-    for name in overlay or []:
-        check_overlay_name(name)
+    overlay = parse_overlays(",".join(overlay), "") if overlay else None  # run's form too
     targets = parse_targets(slo) if slo is not None else []
     check_scenarios(targets, list(CELLS), "--slo", "the matrix")
     names = list(METHODS) if "all" in (method or []) else method or []
