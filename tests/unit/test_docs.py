@@ -305,3 +305,29 @@ def test_the_readme_quick_start_output_is_the_kept_run() -> None:
     assert found[1] == record["started"][:10]
     # the run's own span; the command's process start and exit come on top (about 1 s)
     assert seconds <= int(found[2]) <= seconds + 3, (seconds, found[2])
+
+
+# The README's `matrix --quick` figures: the whole matrix run right after a fresh
+# clone's make test, its run.json kept (tests/data/matrix-quick).
+KEPT_MATRIX = ROOT / "tests" / "data" / "matrix-quick" / "run.json"
+
+
+def test_the_readme_matrix_quick_figures_are_the_kept_run() -> None:
+    from datetime import datetime
+
+    record = json.loads(KEPT_MATRIX.read_text())
+    assert record["quick"] is True and record["status"] == "completed"
+    began, ended = (datetime.fromisoformat(record[key]) for key in ("started", "ended"))
+    span = (ended - began).total_seconds()
+    stacks = [*record["cell_timings"].values(), *record.get("shared_stacks", [])]
+    testbed = sum(part.get(key) or 0 for part in stacks
+                  for key in ("bring_up_s", "restart_s", "teardown_s"))
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    found = re.search(r"its (\d+) cells on every overlay took (\d+) s \((\d{4}-\d\d-\d\d); "
+                      r"bring-up, restarts and teardown (\d+) s of it\)", readme)
+    assert found, "the README says what matrix --quick took, as the kept run measured it"
+    assert int(found[1]) == len(record["cells"])
+    # the run's own span; the command's process start and exit come on top (seconds)
+    assert span <= int(found[2]) <= span + 3, (span, found[2])
+    assert found[3] == record["started"][:10]
+    assert int(found[4]) == round(testbed), testbed
