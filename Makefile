@@ -81,6 +81,7 @@ test: venv
 	rm -f .setup.log; $(MAKE) --no-print-directory setup browser > .setup.log 2>&1 & setup=$$!; \
 	checks=0; { $(MAKE) --no-print-directory lint docs && \
 	  DOCKER_HOST=unix:///nonexistent $(BIN)/pytest $(UNIT_TESTS); } || checks=$$?; \
+	if kill -0 $$setup 2>/dev/null; then echo "waiting for the set-up (engine, images, browser; its log: .setup.log)"; fi; \
 	ready=0; wait $$setup || ready=$$?; echo "--- set-up (make setup browser):"; cat .setup.log; \
 	if [ $$checks -ne 0 ]; then exit $$checks; fi; if [ $$ready -ne 0 ]; then exit $$ready; fi
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -n 0 --durations=12 tests/integration

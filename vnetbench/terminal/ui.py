@@ -12,6 +12,7 @@ the line printed when a wait ends gives its seconds.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -34,8 +35,26 @@ from rich.text import Text
 
 # No markup: paths, names, messages and log lines reach these consoles, and a '[draft]'
 # in them is text (styles are given as `style=` or `Text`, never in the string).
-err_console = Console(stderr=True, markup=False)
-out_console = Console(highlight=False, soft_wrap=True, markup=False)
+
+
+class GoneQuietConsole(Console):
+    """A console whose reader went away (a broken pipe: the test runner or `| head`
+    that read it ended) writes nothing more, and the run goes on to its teardown.
+    Rich's default raises SystemExit there, which skipped a teardown that was about to
+    print "tearing down" and left the run's containers behind."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # no descriptor (a test's buffer)
+            pass
+
+
+err_console = GoneQuietConsole(stderr=True, markup=False)
+out_console = GoneQuietConsole(highlight=False, soft_wrap=True, markup=False)
 
 _job: tuple[Progress, TaskID] | None = None
 

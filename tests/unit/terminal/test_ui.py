@@ -56,3 +56,23 @@ def test_a_job_redraws_at_each_phase_and_runs_no_refresh_thread(
         drawn = terminal.getvalue()
         time.sleep(0.25)
         assert terminal.getvalue() == drawn and refresh_threads() == []
+
+
+def test_a_console_whose_reader_left_goes_quiet_and_the_run_goes_on() -> None:
+    """A pipe whose reading end is closed: Rich's own console raises SystemExit on the
+    first write there (once skipping a teardown that printed "tearing down" first);
+    ours goes quiet, points the descriptor at /dev/null and returns."""
+    import os
+
+    from vnetbench.terminal.ui import GoneQuietConsole
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stream = os.fdopen(write_end, "w")
+    console = GoneQuietConsole(file=stream, force_terminal=False)
+    console.print("tearing down")  # raised SystemExit with Rich's on_broken_pipe
+    assert console.quiet
+    console.print("and more")
+    stream.write("x")
+    stream.flush()  # the descriptor is /dev/null now: EPIPE no more
+    stream.close()
