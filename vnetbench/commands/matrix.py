@@ -34,8 +34,9 @@ from vnetbench.terminal.ui import out_console
 @guarded
 def matrix(
     quick: Annotated[bool, typer.Option(
-        help="Two short passes a cell at most (2 s streams, 50 pings): 16 minutes "
-             "with every overlay on 2 cores (measured 2026-12-06); --overlay for "
+        help="Two short passes a cell at most (2 s streams, 50 pings), a sweep of "
+             "sizes (join's machines) at its smallest: 16 minutes with every overlay on "
+             "2 cores before the sizes were cut (measured 2026-12-06); --overlay for "
              "fewer.")] = False,
     resume: Annotated[bool, typer.Option(
         help="Continue the newest matrix under --out (any date): its completed cells are "

@@ -62,3 +62,16 @@ def test_the_table_names_scenarios_overlays_and_settings_that_exist() -> None:
         for variants in rows.values():
             for overrides in variants.values():
                 assert set(overrides) <= set(setting_fields())
+
+
+def test_quick_runs_a_sweep_of_sizes_at_its_smallest_and_every_other_cell() -> None:
+    overlays = [vnet_build(True) if name == "vnet" else kind()
+                for name, kind in OVERLAY_TYPES.items()]
+    full = [c.key for c in plan_cells(overlays, list(SCENARIOS.values()))]
+    quick = [c.key for c in plan_cells(overlays, list(SCENARIOS.values()), quick=True)]
+    dropped = sorted(set(full) - set(quick))
+    # join: every overlay's n50 and vNet's 200-800; config: vNet's n5000 (its n300 stays)
+    assert dropped == sorted([*(f"join/{o}/n50" for o in TUNNELS), "config/vnet/n5000",
+                              *(f"join/vnet/n{n}" for n in (200, 400, 800))]), dropped
+    assert "join/vnet/n100" in quick and "config/vnet/n300" in quick
+    assert [k for k in full if k in quick] == quick  # the same order, nothing added
