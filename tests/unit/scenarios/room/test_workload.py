@@ -34,6 +34,7 @@ from vnetbench.scenarios.room.workload_schedule import plan_workload
 
 ROOM = get_scenario("room")
 FLAP = {"at": "2s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"}
+CHURN = {"at": "2s", "churn": "50%", "over": "2s"}
 
 
 def topology(workload: Any = "contest", faults: list[object] | None = None,
@@ -48,14 +49,15 @@ def test_a_workload_that_cannot_run_is_refused_with_every_problem_at_once() -> N
     mixed = {"phases": [{"name": "a", "seconds": 10, "mix": [
         {"name": "x", "size": 1, "rate": 1, "connection": "new"},
         {"name": "y", "size": 1, "rate": 1}]}]}
-    bad = topology(mixed, faults=[FLAP], room={"loop": "closed"})
+    bad = topology(mixed, faults=[FLAP, CHURN], room={"loop": "closed"})
     assert len(workload_problems(bad, bad.workload)) == 3  # type: ignore[arg-type]
     with pytest.raises(UserError) as caught:
         ROOM.check(bad)
     said = str(caught.value)
     assert "the room cannot run its workload (3 problem(s))" in said
     assert "  - a workload runs on the open loop" in said
-    assert "  - a workload under a schedule of faults is not supported yet" in said
+    assert ("  - faults.1 (churn) starts room machines again, which a workload cannot "
+            "follow") in said
     assert "  - the workload's kinds ask for both kept and new connections" in said
 
 
