@@ -253,21 +253,9 @@ class Room(Scenario):
         result = result_of(RoomFigures.of(load.loads, load.without_record), load,
                            load_seconds(topology), excused)
         result.notes[:0] = load.notes
-        timeout_s = timeout_of(topology.workload, room)
-        figures = None
-        if plan is not None:
-            figures = workload_figures(plan, by_machine(load.requests))
-            result.metrics |= workload_metrics(figures)
-            result.notes += workload_notes(figures)
-        if faulted is not None and load.schedule is not None:
-            with_faults(result, load, faulted, lambda: context.last_log_lines(
-                REFUSED_LOG_LINES, roles=("agent",)), timeout_s)
-            if plan is not None and figures is not None:
-                metrics, notes = workload_fault_result(
-                    plan, figures, by_machine(load.requests), load.schedule.events,
-                    load.planned, timeout_s)
-                result.metrics |= metrics
-                result.notes += notes
+        with_workload_and_faults(result, load, plan, faulted, timeout_of(topology.workload, room),
+                                 lambda: context.last_log_lines(REFUSED_LOG_LINES,
+                                                                roles=("agent",)))
         return result
 
     def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
@@ -649,6 +637,28 @@ def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -
                          "timed out (not counted against the room's sent share)")
     return PassResult(metrics, summary, Outcome(State.PARTIAL, [
         Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome(), notes)
+
+
+def with_workload_and_faults(result: PassResult, load: Load, plan: WorkloadPlan | None,
+                             faulted: FaultedRoom | None, timeout_s: float,
+                             last_lines: Callable[[], Mapping[str, list[str]]]) -> None:
+    """The workload's rows, the schedule of faults', and under both each event's rows
+    per phase and the at-once events it caught; `timeout_s`: a request's timeout as
+    the load ran (the workload's when it has one: the band leaves out what failed
+    within it before a fault)."""
+    figures = None
+    if plan is not None:
+        figures = workload_figures(plan, by_machine(load.requests))
+        result.metrics |= workload_metrics(figures)
+        result.notes += workload_notes(figures)
+    if faulted is None or load.schedule is None:
+        return
+    with_faults(result, load, faulted, last_lines, timeout_s)
+    if plan is not None and figures is not None:
+        metrics, notes = workload_fault_result(plan, figures, by_machine(load.requests),
+                                               load.schedule.events, load.planned, timeout_s)
+        result.metrics |= metrics
+        result.notes += notes
 
 
 def with_faults(result: PassResult, load: Load, faulted: FaultedRoom,

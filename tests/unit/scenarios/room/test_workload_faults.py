@@ -192,3 +192,49 @@ def test_a_phase_is_reached_through_the_after_window_of_the_lift(lift_s: float |
     phases = [r.phase for r in phase_fault_figures(PLAN, records(), [event], T0, TIMEOUT_S)]
     assert 12.0 + AFTER_S > 20.0
     assert phases == ["statement", "end-rush"]
+
+
+def test_a_pass_adds_the_rows_and_judges_the_band_on_the_workload_s_timeout() -> None:
+    """The glue run_pass runs once the records are read, given the timeout the load ran
+    with (run_pass: timeout_of, the workload's own when it has one; here 5 s, as a
+    workload's timeout_s would give it). A poll due at 5 s that timed out after 5 s
+    ended at 10 s, in the restart (from 8 s): it
+    is the fault's, not the room's state before it. Judged on room_timeout_s (2 s), as
+    the pass once was, it failed before the fault: a band with a failure is none, and
+    so is the recovery."""
+    from types import SimpleNamespace
+
+    from vnetbench.scenarios.base import PassResult
+    from vnetbench.scenarios.fault_schedule import ScheduleOutcome
+    from vnetbench.scenarios.resources import MemoryFigures
+    from vnetbench.scenarios.room.runtime import Load, with_workload_and_faults
+
+    def one_lost(machine: str, at_s: float, part: Part) -> Outcome:
+        if machine == "agent1" and abs(at_s - 5.0) < 1e-6 and not part.at_once:
+            return None, "timeout"
+        return latency(machine, at_s, part)
+
+    requests = [r for found in records(outcome=one_lost).values() for r in found]
+    assert any(r.error == "timeout" and abs(r.scheduled - T0 - 5.0) < 1e-6
+               for r in requests)
+
+    def pass_metrics(timeout_s: float) -> dict[str, tuple[float | None, str]]:
+        load = Load({}, {}, {}, MemoryFigures({}, {}), None, None, T0, 1.0, 1.0,
+                    ScheduleOutcome({}, [SWITCH, FLAP], {"switch-restart": 2000.0,
+                                                         "backbone-flap": 1000.0}),
+                    requests)
+        result = PassResult({}, {})
+        faulted = SimpleNamespace(killed=set())
+        with_workload_and_faults(result, load, PLAN, faulted,  # type: ignore[arg-type]
+                                 timeout_s, dict)
+        assert any(n.startswith("at-once event statement, caught by switch-restart")
+                   for n in result.notes)
+        return result.metrics
+
+    metrics = pass_metrics(5.0)
+    assert metrics["room_phase_timeouts_statement"][0] == 41  # the restart's and the lost
+    assert metrics["room_fault_band_ms_switch-restart"][0] is not None
+    assert metrics["room_fault_phase_recovery_ms_switch-restart_statement"] == (1500.0, "ms")
+    assert metrics["room_fault_burst_unfinished_switch-restart_statement"] == (2, "count")
+    judged_on_2s = pass_metrics(2.0)
+    assert judged_on_2s["room_fault_phase_recovery_ms_switch-restart_statement"][0] is None
