@@ -158,6 +158,40 @@ ROOM_WORKLOAD = (
            display="room_burst_unfinished_{event}"),
 )
 
+# a workload under a schedule of faults (scenarios/room/workload_faults.py): one of each
+# per event and phase it reached, over the phase's mix (its `fault` and `phase`); one of
+# each per at-once event a fault caught (its `fault` and `event`)
+ROOM_WORKLOAD_FAULTS = (
+    Metric("room_fault_phase_requests", "count",
+           label="Room: the phase's requests scheduled while the fault was in effect, "
+                 "{fault}, {phase}", display="room_fault_phase_requests_{fault}_{phase}"),
+    Metric("room_fault_phase_failed", "count", Better.LOWER,
+           label="Room: the phase's requests failed during the fault (connect, read, write, "
+                 "status), {fault}, {phase}",
+           display="room_fault_phase_failed_{fault}_{phase}"),
+    Metric("room_fault_phase_timeouts", "count", Better.LOWER,
+           label="Room: the phase's requests timed out during the fault, {fault}, {phase}",
+           display="room_fault_phase_timeouts_{fault}_{phase}"),
+    Metric("room_fault_phase_p99_ms", "ms", Better.LOWER,
+           label="Room: latency p99 of the phase's requests during the fault, {fault}, "
+                 "{phase}", display="room_fault_phase_p99_ms_{fault}_{phase}"),
+    Metric("room_fault_phase_after_p99_ms", "ms", Better.LOWER,
+           label="Room: latency p99 of the phase's requests in the 10 s after the fault, "
+                 "{fault}, {phase}", display="room_fault_phase_after_p99_ms_{fault}_{phase}"),
+    Metric("room_fault_phase_recovery_ms", "ms", Better.LOWER,
+           label="Room: from the lift until the phase's rolling p99 is back within its "
+                 "band, {fault}, {phase}",
+           display="room_fault_phase_recovery_ms_{fault}_{phase}"),
+    Metric("room_fault_burst_last_ms", "ms", Better.LOWER,
+           label="Room: an at-once event the fault caught, from its instant until the last "
+                 "machine had its object, {fault}, {event}",
+           display="room_fault_burst_last_ms_{fault}_{event}"),
+    Metric("room_fault_burst_unfinished", "count", Better.LOWER,
+           label="Room: an at-once event the fault caught, machines that never had its "
+                 "object, {fault}, {event}",
+           display="room_fault_burst_unfinished_{fault}_{event}"),
+)
+
 MAX_ROOM_REPLY_BYTES = 16 * 2**20
 
 
@@ -230,7 +264,7 @@ DECLARATION = Declaration(
     name="room",
     description=("a contest room: N machines request replies from one server at once "
                  "(latency percentiles, failures, fairness, CPU per role)"),
-    metrics=ROOM + ROOM_FAULTS + ROOM_WORKLOAD,
+    metrics=ROOM + ROOM_FAULTS + ROOM_WORKLOAD + ROOM_WORKLOAD_FAULTS,
     runtime="vnetbench.scenarios.room:Room",
     settings=RoomSettings,
     # issue #26's room, short for the matrix's time (make bench's 10 minutes are already

@@ -23,15 +23,18 @@ from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleR
 from vnetbench.shaping.schedule import BackboneShape, Schedule, Target, expand
 
 
-def expand_within(topology: Topology, machines: list[str], load: str) -> Schedule:
+def expand_within(topology: Topology, machines: list[str], load: str,
+                  seconds: float | None = None) -> Schedule:
     """The topology's faults expanded (expand's checks), refused when the last step
-    comes after the load (`load`: "the room's load", "the stream") has ended."""
+    comes after the load (`load`: "the room's load", "the stream") has ended;
+    `seconds`: the load's length (default settings.seconds; a room's workload's own)."""
     schedule = expand(topology, machines)
-    seconds = topology.settings.seconds
+    longer = "--seconds" if seconds is None else "longer phases of its workload"
+    seconds = topology.settings.seconds if seconds is None else seconds
     if schedule.end_ms > seconds * 1000:
         raise UserError(f"Topology '{topology.name}': its faults' last step comes "
                         f"{schedule.end_ms / 1000:g} s after {load} begins, and it lasts "
-                        f"{seconds:g} s. Give a longer load (--seconds), or faults that end "
+                        f"{seconds:g} s. Give a longer load ({longer}), or faults that end "
                         "sooner.")
     return schedule
 

@@ -39,6 +39,21 @@ class Resume:
     load_end: float
 
 
+def kills_of(schedule: Schedule, machine: str) -> list[float]:
+    """When the schedule kills a machine, seconds after the room's instant."""
+    target = Target("machine", machine)
+    return sorted(s.at_ms / 1000 for s in schedule.steps
+                  if s.action is Action.KILL and target in s.targets)
+
+
+def first_kills(schedule: Schedule) -> dict[str, float]:
+    """Each machine the schedule kills: its first kill, seconds after the room's
+    instant (its first generator's requests end there)."""
+    machines = {t.name for s in schedule.steps if s.action is Action.KILL
+                for t in s.targets if t.role == "machine"}
+    return {machine: kills_of(schedule, machine)[0] for machine in machines}
+
+
 Launch = Callable[[Resume], bool]  # False: no request due, or it would not start
 
 
@@ -57,9 +72,7 @@ class FaultedRoom(FaultSchedule):
 
     def kills_of(self, machine: str) -> list[float]:
         """When the schedule kills a machine, seconds after the room's instant."""
-        target = Target("machine", machine)
-        return sorted(s.at_ms / 1000 for s in self.schedule.steps
-                      if s.action is Action.KILL and target in s.targets)
+        return kills_of(self.schedule, machine)
 
     def first_span(self, machine: str) -> float:
         """A machine's first generator's requests end here (its first kill)."""

@@ -55,7 +55,7 @@ from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioCont
 from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
 from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
-from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume
+from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_kills
 from vnetbench.scenarios.room.faults import room_fault_result
 from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
 from vnetbench.scenarios.room.workload import (
@@ -63,12 +63,17 @@ from vnetbench.scenarios.room.workload import (
     check_workload,
     timeout_of,
     workload_argv,
+    workload_fault_result,
     workload_metrics,
     workload_notes,
     workload_settings,
 )
 from vnetbench.scenarios.room.workload_figures import workload_figures
-from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, plan_workload
+from vnetbench.scenarios.room.workload_schedule import (
+    WorkloadPlan,
+    plan_workload,
+    until_killed,
+)
 from vnetbench.shaping.schedule import Schedule, expand
 from vnetbench.terminal.ui import waiting
 
@@ -208,8 +213,11 @@ class Room(Scenario):
         prefix = f"{stack.rendered.project}-room-{pass_no}"
         server = f"{prefix}-server"
         room = topology.settings.of(RoomSettings)
+        schedule = self.schedule(topology)
         plan = None if topology.workload is None else plan_workload(
             topology.workload, machines_named(machines), room.arrivals, pass_no)
+        if plan is not None and schedule is not None:  # machines killed for good ask less
+            plan = until_killed(plan, first_kills(schedule))
         sizes = [str(size) for size in (plan.sizes if plan else room.sizes)]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         url = f"http://{target}:{PORT}"
@@ -218,7 +226,6 @@ class Room(Scenario):
             start_probe(stack, context.container(SERVER),
                         ["vnetbench-room", "server", str(PORT), *sizes], name, remove=False)
 
-        schedule = self.schedule(topology)
         faulted = None if schedule is None else FaultedRoom(
             context, schedule, prefix, pass_no,
             lambda resume: self.resume(context, resume, url, pass_no), serve)
@@ -246,14 +253,9 @@ class Room(Scenario):
         result = result_of(RoomFigures.of(load.loads, load.without_record), load,
                            load_seconds(topology), excused)
         result.notes[:0] = load.notes
-        if plan is not None:
-            figures = workload_figures(plan, by_machine(load.requests))
-            result.metrics |= workload_metrics(figures)
-            result.notes += workload_notes(figures)
-        if faulted is not None and load.schedule is not None:
-            with_faults(result, load, faulted, lambda: context.last_log_lines(
-                REFUSED_LOG_LINES, roles=("agent",)),
-                topology.settings.of(RoomSettings).timeout_s)
+        with_workload_and_faults(result, load, plan, faulted, timeout_of(topology.workload, room),
+                                 lambda: context.last_log_lines(REFUSED_LOG_LINES,
+                                                                roles=("agent",)))
         return result
 
     def wait_serving(self, context: ScenarioContext, server: str) -> str | None:
@@ -637,6 +639,28 @@ def result_of(room: RoomFigures, load: Load, seconds: float, excused: int = 0) -
         Problem(Kind.PARTIAL, p) for p in problems]) if problems else Outcome(), notes)
 
 
+def with_workload_and_faults(result: PassResult, load: Load, plan: WorkloadPlan | None,
+                             faulted: FaultedRoom | None, timeout_s: float,
+                             last_lines: Callable[[], Mapping[str, list[str]]]) -> None:
+    """The workload's rows, the schedule of faults', and under both each event's rows
+    per phase and the at-once events it caught; `timeout_s`: a request's timeout as
+    the load ran (the workload's when it has one: the band leaves out what failed
+    within it before a fault)."""
+    figures = None
+    if plan is not None:
+        figures = workload_figures(plan, by_machine(load.requests))
+        result.metrics |= workload_metrics(figures)
+        result.notes += workload_notes(figures)
+    if faulted is None or load.schedule is None:
+        return
+    with_faults(result, load, faulted, last_lines, timeout_s)
+    if plan is not None and figures is not None:
+        metrics, notes = workload_fault_result(plan, figures, by_machine(load.requests),
+                                               load.schedule.events, load.planned, timeout_s)
+        result.metrics |= metrics
+        result.notes += notes
+
+
 def with_faults(result: PassResult, load: Load, faulted: FaultedRoom,
                 last_lines: Callable[[], Mapping[str, list[str]]], timeout_s: float) -> None:
     """The schedule of faults' rows, timeline and words added to the pass; a fault not
@@ -739,4 +763,5 @@ def schedule_fits(topology: Topology, room: RoomSettings) -> None:
                         "per request, so no fault's figures can be read. Set the loop to "
                         "open, or leave the faults out.")
     expand_within(topology, room_machine_names(topology.settings.machines),
-                  "the room's load")
+                  "the room's load",
+                  topology.workload.seconds if topology.workload else None)

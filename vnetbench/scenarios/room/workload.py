@@ -1,30 +1,49 @@
 """The room under a workload (vnetbench/model/workload.py: the topology's `workload:`, or
 `run --workload`) instead of its steady room_rate: what it refuses before anything
 starts, each machine's generator with its share of the compiled plan
-(scenarios/room/workload_schedule.py), and the pass's rows per phase and per at-once event
-(scenarios/room/workload_figures.py), a `phase` or `event` column each.
+(scenarios/room/workload_schedule.py), and the pass's rows per phase and per at-once
+event (scenarios/room/workload_figures.py), a `phase` or `event` column each; under a
+schedule of faults, each event's rows per phase and the at-once events it caught
+(scenarios/room/workload_faults.py), a `fault` column beside.
 
 A workload runs on the open loop only (the closed loop keeps no per-request
-record), and not yet under a schedule of faults: a machine killed and started again
-runs several generators on parts of its schedule, and the figures match records to
-the plan by position."""
+record). Under a schedule of faults, the rule: every fault is allowed whose target
+is not a room machine started again. A switch, the control plane, the backbone
+(down, loss, delay, flap, ramp), a partition of the switches: the machines' generators
+run on, their requests fail or wait while it holds. The server (killed, started
+again or not): its nginx is started anew (scenarios/room/fault_schedule.py), no
+machine's generator is. Machines killed for good (`kill: {machines: N}` without
+restart_after): each one's share of the plan is cut at its kill before it starts
+(workload_schedule.py `until_killed`), its parts with it, as the steady room's
+machine asks nothing once switched off. Refused: machines started again
+(`kill: {machines: N}` with restart_after, and churn): a machine started again runs
+a new generator for the rest of its schedule, and the figures match each machine's
+records to its plan by position, one generator's columns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
-from vnetbench.measure.room_faults import Request
+from vnetbench.measure.room_faults import EventWindow, Request
 from vnetbench.model.topology import Topology
 from vnetbench.model.workload import Workload
 from vnetbench.scenarios.base import Metrics
 from vnetbench.scenarios.room.open_loop import encode
+from vnetbench.scenarios.room.workload_faults import (
+    CaughtBurst,
+    PhaseFault,
+    caught_bursts,
+    phase_fault_figures,
+)
 from vnetbench.scenarios.room.workload_figures import WorkloadFigures
 from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, connection_of, plan_problems
 
 NAMED_AT_MOST = 3  # machines named in a note; the count says the rest
+# the fault kinds (vnetbench/faults/model.py Fault.kind) that start a room machine again
+RESTARTS_MACHINES = ("machines-restart", "churn")
 
 
 def workload_problems(topology: Topology, workload: Workload) -> list[str]:
@@ -35,11 +54,16 @@ def workload_problems(topology: Topology, workload: Workload) -> list[str]:
         problems.append("a workload runs on the open loop (settings.room.loop: open): the "
                         "closed loop keeps no record per request, so no phase's figures "
                         "could be read. Set the loop to open, or leave the workload out.")
-    if topology.faults:
-        problems.append("a workload under a schedule of faults is not supported yet (a "
-                        "machine started again runs a generator per part of its schedule, "
-                        "and the phases' figures match records to the plan by position). "
-                        "Leave the faults or the workload out.")
+    restarting = [f"faults.{n} ({fault.kind})" for n, fault in enumerate(topology.faults)
+                  if fault.kind in RESTARTS_MACHINES]
+    if restarting:
+        problems.append(f"{', '.join(restarting)} starts room machines again, which a "
+                        "workload cannot follow: a machine started again runs a new "
+                        "generator for the rest of its schedule, and the phases' figures "
+                        "match each machine's records to its plan by position. Kill the "
+                        "machines for good (drop restart_after), fault a switch, a link, "
+                        "the control plane or the server instead, or leave the workload "
+                        "out.")
     return problems + plan_problems(workload, room.connection)
 
 
@@ -119,7 +143,66 @@ def workload_notes(figures: WorkloadFigures) -> list[str]:
         notes.append(f"{len(figures.unattributed)} machine(s) left out of the phases' "
                      f"figures ({'; '.join(f'{m}: {why}' for m, why in named)})")
     notes += [f"at-once event {e.event}: {e.unfinished} of {e.machines} machines never had "
-              "the object (its time is the last of those that did)"
+              f"the object{named_in(e.unfinished_machines, e.unfinished)} (its time is the "
+              "last of those that did)"
               for e in figures.events if e.unfinished]
     return notes
+
+
+def named_in(machines: Sequence[str], count: int) -> str:
+    """' (agent2, agent5, agent7 and 4 more)': NAMED_AT_MOST named, the count the rest
+    ('' when none is known by name)."""
+    if not machines:
+        return ""
+    more = count - min(len(machines), NAMED_AT_MOST)
+    return (f" ({', '.join(machines[:NAMED_AT_MOST])}"
+            f"{f' and {more} more' if more > 0 else ''})")
+
+
+def workload_fault_values(phases: Sequence[PhaseFault],
+                          caught: Sequence[CaughtBurst]) -> Values:
+    """Each fault event's figures per phase it reached (`fault` and `phase` columns),
+    and each at-once event it caught (`fault` and `event`)."""
+    values: Values = {}
+    for p in phases:
+        f = p.figures
+        own: dict[str, float | None] = {
+            "room_fault_phase_requests": f.requests, "room_fault_phase_failed": f.failed,
+            "room_fault_phase_timeouts": f.timed_out, "room_fault_phase_p99_ms": f.p99_ms,
+            "room_fault_phase_after_p99_ms": f.after_p99_ms,
+            "room_fault_phase_recovery_ms": f.recovery_ms}
+        values |= {DECLARATION.series(name, fault=p.fault, phase=p.phase): value
+                   for name, value in own.items()}
+    for c in caught:
+        own = {"room_fault_burst_last_ms": c.burst.last_ms,
+               "room_fault_burst_unfinished": c.burst.unfinished}
+        values |= {DECLARATION.series(name, fault=c.fault, event=c.burst.event): value
+                   for name, value in own.items()}
+    return values
+
+
+def workload_fault_notes(caught: Sequence[CaughtBurst]) -> list[str]:
+    """What the pass says of each at-once event a fault caught."""
+    notes = []
+    for c in caught:
+        b = c.burst
+        last = ("no machine had it" if b.last_ms is None else
+                f"the last of the {b.done} machines that had it had it {b.last_ms:.0f} ms "
+                "after its instant")
+        never = (f"; {b.unfinished} of {b.machines} never did"
+                 f"{named_in(b.unfinished_machines, b.unfinished)}" if b.unfinished else "")
+        notes.append(f"at-once event {b.event}, caught by {c.fault}: {last}{never}")
+    return notes
+
+
+def workload_fault_result(plan: WorkloadPlan, figures: WorkloadFigures,
+                          records: Mapping[str, Sequence[Request]],
+                          events: Sequence[EventWindow], origin: float,
+                          timeout_s: float) -> tuple[Metrics, list[str]]:
+    """A workload's rows and notes under its schedule of faults; `origin`: the room's
+    instant (epoch seconds), `timeout_s`: a request's timeout (the workload's)."""
+    phases = phase_fault_figures(plan, records, events, origin, timeout_s)
+    caught = caught_bursts(plan, figures, records, events, origin, timeout_s)
+    return (DECLARATION.emitted(workload_fault_values(phases, caught)),
+            workload_fault_notes(caught))
 

@@ -18,7 +18,7 @@ latency p50, p99 and max of those answered, from each one's scheduled instant as
 the open loop counts it. Per at-once event: how many machines got the object, the
 time from its instant until the last of them had it (their latency: every one was
 scheduled at the instant) and their p50, and how many never had it (failed, timed
-out, or no record).
+out, or no record), named.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from vnetbench.measure.room import machines_named
 from vnetbench.measure.room_faults import Request, latencies, quantile
 from vnetbench.scenarios.room.workload_schedule import Part, WorkloadPlan
 
@@ -55,6 +56,7 @@ class EventFigures:
     last_ms: float | None  # from the instant until the last machine that got it had it
     p50_ms: float | None
     unfinished: int  # machines that never had it: failed, timed out or no record
+    unfinished_machines: tuple[str, ...] = ()  # those machines, in room order
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,13 @@ def phase_figures(phase: str, planned: int, requests: Sequence[Request]) -> Phas
 
 
 def event_figures(event: str, phase: str, machines: int,
-                  requests: Sequence[Request]) -> EventFigures:
+                  requests: Sequence[Request], asked: Sequence[str] = ()) -> EventFigures:
+    """`asked`: the machines the plan gave the event (named when they never had it)."""
     done = latencies(requests)
+    had = {r.machine for r in requests if r.answered}
     return EventFigures(event, phase, machines, len(done), max(done, default=None),
-                        quantile(done, 50), machines - len(done))
+                        quantile(done, 50), machines - len(done),
+                        tuple(machines_named(set(asked) - had)))
 
 
 def workload_figures(plan: WorkloadPlan,
@@ -114,7 +119,8 @@ def workload_figures(plan: WorkloadPlan,
     phases = tuple(phase_figures(span.name, sum(planned[p] for p in mix_of(span.name)),
                                  [r for p in mix_of(span.name) for r in recorded[p]])
                    for span in plan.phases)
-    events = tuple(event_figures(e.name, e.phase, planned[part], recorded[part])
+    events = tuple(event_figures(e.name, e.phase, planned[part], recorded[part],
+                                 [m for m, parts in plan.parts.items() if part in parts])
                    for e in plan.events
                    for part in [Part(e.phase, e.name, at_once=True)])
     return WorkloadFigures(phases, events, unmatched)

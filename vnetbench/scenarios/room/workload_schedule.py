@@ -20,8 +20,8 @@ could exceed one argument (open_loop.py's bound over the whole workload).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from vnetbench.errors import UserError
@@ -136,6 +136,19 @@ def plan_workload(workload: Workload, machines: Sequence[str], arrivals: Arrival
                    for event in phase.at_once)
     return WorkloadPlan(workload.sizes, {m: p[0] for m, p in planned.items()},
                         {m: p[1] for m, p in planned.items()}, spans, events)
+
+
+def until_killed(plan: WorkloadPlan, kills: Mapping[str, float]) -> WorkloadPlan:
+    """The plan with each machine a schedule of faults kills for good asking only
+    what is due before its kill (seconds after the room's instant), as the steady
+    room's machine does: one switched off asks nothing. Its parts are cut with its
+    schedule, so records still match the plan by position."""
+    schedules, parts = dict(plan.schedules), dict(plan.parts)
+    for machine, at_s in kills.items():
+        if machine in schedules:
+            schedules[machine] = within(schedules[machine], 0.0, at_s)
+            parts[machine] = parts[machine][:len(schedules[machine])]
+    return replace(plan, schedules=schedules, parts=parts)
 
 
 def most_requests(workload: Workload) -> int:

@@ -5,10 +5,12 @@ share of the plan, the settings it ran with, and its rows per phase and event.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.unit.test_cli_inputs import refused
 from vnetbench.core.schema import EVENT, PHASE
 from vnetbench.declared.room import DECLARATION, RoomSettings
 from vnetbench.errors import UserError
@@ -34,6 +36,7 @@ from vnetbench.scenarios.room.workload_schedule import plan_workload
 
 ROOM = get_scenario("room")
 FLAP = {"at": "2s", "flap": "backbone", "times": 2, "down": "1s", "up": "1s"}
+CHURN = {"at": "2s", "churn": "50%", "over": "2s"}
 
 
 def topology(workload: Any = "contest", faults: list[object] | None = None,
@@ -48,15 +51,65 @@ def test_a_workload_that_cannot_run_is_refused_with_every_problem_at_once() -> N
     mixed = {"phases": [{"name": "a", "seconds": 10, "mix": [
         {"name": "x", "size": 1, "rate": 1, "connection": "new"},
         {"name": "y", "size": 1, "rate": 1}]}]}
-    bad = topology(mixed, faults=[FLAP], room={"loop": "closed"})
+    bad = topology(mixed, faults=[FLAP, CHURN], room={"loop": "closed"})
     assert len(workload_problems(bad, bad.workload)) == 3  # type: ignore[arg-type]
     with pytest.raises(UserError) as caught:
         ROOM.check(bad)
     said = str(caught.value)
     assert "the room cannot run its workload (3 problem(s))" in said
     assert "  - a workload runs on the open loop" in said
-    assert "  - a workload under a schedule of faults is not supported yet" in said
+    assert ("  - faults.1 (churn) starts room machines again, which a workload cannot "
+            "follow") in said
     assert "  - the workload's kinds ask for both kept and new connections" in said
+
+
+SHORT = {"name": "short", "phases": [
+    {"name": "statement", "seconds": 20, "at_once": [{"name": "statement", "size": "2MiB"}],
+     "mix": [{"name": "scoreboard", "size": "20KiB", "rate": 0.5}]},
+    {"name": "end-rush", "seconds": 20, "mix": [{"name": "submission", "size": "4KiB",
+                                                  "rate": 0.5}]}]}
+
+
+@pytest.mark.parametrize("fault", [
+    FLAP, {"at": "1s", "kill": "switch1", "restart_after": "3s"},
+    {"at": "1s", "kill": "switch2"}, {"at": "25s", "link": "backbone", "for": "2s"},
+    {"at": "1s", "loss": "50%", "for": "2s"}, {"at": "1s", "delay": "200ms", "for": "2s"},
+    {"at": "1s", "kill": "server", "restart_after": "2s"},
+    {"at": "1s", "ramp": "loss", "from": "0%", "to": "20%", "over": "2s"},
+    {"at": "1s", "partition": [["switch1"], ["switch2", "switch3"]], "for": "2s"},
+    {"at": "1s", "kill": {"machines": 1}}])  # for good: its share cut at the kill
+def test_a_workload_runs_under_faults_that_start_no_machine_again(fault: object) -> None:
+    """Every fault but a machine started again; the last one at 25 s lies past the
+    settings' seconds (10) and within the workload's 40 s: the load's own length."""
+    faulted = topology(SHORT, faults=[fault], seconds=10)
+    assert workload_problems(faulted, faulted.workload) == []  # type: ignore[arg-type]
+    ROOM.check(faulted)
+
+
+def test_faults_must_end_within_the_workload_not_the_settings_seconds() -> None:
+    late = topology(SHORT, faults=[{"at": "39s", "link": "backbone", "for": "2s"}],
+                    seconds=60)
+    with pytest.raises(UserError, match=r"its faults' last step comes 41 s after the "
+                       r"room's load begins, and it lasts 40 s\. Give a longer load "
+                       r"\(longer phases of its workload\)"):
+        ROOM.check(late)
+
+
+@pytest.mark.parametrize("fault", [
+    {"at": "1s", "kill": {"machines": 2}, "restart_after": "2s"},
+    {"at": "1s", "churn": "50%", "over": "2s"}])
+def test_a_machine_started_again_under_a_workload_is_still_refused(
+        fault: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 2, one paragraph naming the fault, why and the fix, nothing started."""
+    (tmp_path / "t.yml").write_text(json.dumps(
+        {"name": "t", "switches": 3, "agents": 2, "workload": SHORT, "faults": [fault],
+         "settings": {"machines": 4}}))
+    said = refused(["run", "room", "-t", str(tmp_path / "t.yml")], {"{tmp}": str(tmp_path)},
+                   monkeypatch)
+    kind = "churn" if "churn" in fault else "machines-restart"
+    assert (f"faults.0 ({kind}) starts room machines again, which a workload cannot "
+            "follow") in said, said
+    assert "Kill the machines for good (drop restart_after), fault a switch" in said
 
 
 def test_each_machine_runs_its_share_of_the_plan_with_the_workload_s_sizes() -> None:
