@@ -172,7 +172,7 @@ def tcp_sentence(counters: PassCounters, figures: PassFigures) -> str:
     segs = sum(t.retrans_segs for t in machines)
     timeouts = sum(t.timeouts for t in machines)
     server = tcp_of(counters, SERVER)
-    server_part = (f"; the server retransmitted {sum(t.retrans_segs for t in server):,}, "
+    server_part = (f"; the server {sum(t.retrans_segs for t in server):,} segments, "
                    f"{sum(t.timeouts for t in server):,} by timeout" if server else "")
     return (f"{len(retrans):,} of {len(machines):,} machines retransmitted {segs:,} segments, "
             f"{timeouts:,} by timeout{server_part}")

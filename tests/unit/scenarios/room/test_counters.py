@@ -112,7 +112,8 @@ class Engine:
     """Answers each container's exec with a recorded output, or refuses."""
 
     def __init__(self, outputs: dict[str, str]) -> None:
-        self.outputs, self.calls = outputs, []  # type: list[tuple[str, list[str]]]
+        self.outputs = outputs
+        self.calls: list[tuple[str, list[str]]] = []
 
     def execute(self, container: str, argv: list[str]) -> ToolOutput:
         self.calls.append((container, argv))
