@@ -93,7 +93,8 @@ def link_sentence(link: str, deltas: Sequence[LinkDelta]) -> str:
     rule, queue = sum(d.loss_drops for d in deltas), sum(d.drops for d in deltas)
     kinds = "/".join(sorted({d.qdisc for d in deltas if d.qdisc})) or "qdisc"
     parts = [f"loss rule {rule:,}"] if rule else []
-    parts += [f"{kinds} queue full {queue:,}"] if queue else []
+    # tbf drops only when its queue is full; netem's drops are its loss and its queue's
+    parts += [f"{kinds} {'queue full' if kinds == 'tbf' else 'drops'} {queue:,}"] if queue else []
     overlimits = sum(d.overlimits for d in deltas)
     waits = f"; {kinds} overlimits {overlimits:,}" if overlimits else ""
     return (f"the shapers of link {link} dropped {rule + queue:,} packets "

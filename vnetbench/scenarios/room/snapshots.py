@@ -14,10 +14,10 @@ from vnetbench.files import write_text_atomic
 from vnetbench.measure.room import MachineLoad, RoomFigures
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.room.attribution import MACHINE, SERVER, PassFigures, attribute
-from vnetbench.scenarios.room.counters import Snapshot, pass_counters, read_snapshots
+from vnetbench.scenarios.room.counters import READERS, Snapshot, pass_counters, read_snapshots
 from vnetbench.terminal.ui import waiting
 
-READ_S = 0.1  # a namespace's read, READERS at once, for the progress line
+READ_S = 0.5  # a namespace's read (an exec), READERS at once: for the progress line
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def take(context: ScenarioContext, room: RoomNodes, when: str) -> Taken:
     progress line)."""
     where, _ = targets(context, room)
     with waiting(f"reading the kernel's counters in {len(where)} namespaces {when} the "
-                 "load", READ_S * len(where)):
+                 "load", READ_S * len(where) / READERS):
         snapshots, unread = read_snapshots(context.stack.engine, where)
         cpu = context.stack.cpu_by_container({context.container(room.server),
                                               room.server_probe})

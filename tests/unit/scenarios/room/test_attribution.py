@@ -124,3 +124,9 @@ def test_nodes_unread_are_said() -> None:
     said = attribute(PassCounters((), QUIET, unread={"agent7": "p-agent7: exec failed"}),
                      FIGURES)
     assert "counters of 1 node unread (agent7: p-agent7: exec failed)" in said.tail
+
+
+def test_netems_drops_are_not_called_a_full_queue() -> None:
+    netem = replace(link("switch2", lost=300), qdisc="netem")
+    said = attribute(PassCounters((netem,), QUIET), FIGURES)
+    assert "dropped 300 packets (netem drops 300)" in said.tail
