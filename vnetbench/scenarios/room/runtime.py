@@ -58,6 +58,7 @@ from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
 from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_kills
 from vnetbench.scenarios.room.faults import room_fault_result
 from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
+from vnetbench.scenarios.room.snapshots import RoomNodes, attributed, take
 from vnetbench.scenarios.room.workload import (
     by_machine,
     check_workload,
@@ -236,10 +237,13 @@ class Room(Scenario):
             problem = self.wait_serving(context, server)
             if problem:
                 return PassResult({}, {}, single(State.FAILED, Kind.FAILED, problem))
+            nodes = RoomNodes(machines, SERVER, server)
+            counted = take(context, nodes, "before")  # nothing is read during the load
             end = None if faulted else self.room_end(context, server, names, url, pass_no,
                                                      plan, f"http://{target}:{BARRIER_PORT}")
             load = self.run_load(context, names, url, pass_no, faulted, plan, per_machine_s,
                                  end)
+            counted_after = take(context, nodes, "after")
         except BaseException:
             if faulted is not None:  # no kill or start after this; then the probes go
                 faulted.cancel()
@@ -250,9 +254,12 @@ class Room(Scenario):
         excused = 0
         if load.schedule is not None:
             excused = unsent_during(load.requests, load.schedule.events)
-        result = result_of(RoomFigures.of(load.loads, load.without_record), load,
-                           load_seconds(topology), excused)
+        pooled = RoomFigures.of(load.loads, load.without_record)
+        result = result_of(pooled, load, load_seconds(topology), excused)
         result.notes[:0] = load.notes
+        result.notes += attributed(context, nodes, counted, counted_after,
+                                   load_seconds(topology), pass_no, pooled, load.loads,
+                                   load.server_cpu, load.host_percent)
         with_workload_and_faults(result, load, plan, faulted, timeout_of(topology.workload, room),
                                  lambda: context.last_log_lines(REFUSED_LOG_LINES,
                                                                 roles=("agent",)))

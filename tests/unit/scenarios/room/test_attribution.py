@@ -1,0 +1,132 @@
+"""Where the time went: one test per rule of scenarios/room/attribution.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vnetbench.scenarios.room.attribution import PassFigures, attribute
+from vnetbench.scenarios.room.counters import LinkDelta, PassCounters, TcpDelta
+
+FIGURES = PassFigures(p50_ms=2.0, p99_ms=41.7, requests=10_000, failed=0, errors={},
+                      failing=(), machines=300, server_cpu_percent=93.0, host_percent=71.0,
+                      cores=2)
+
+
+def link(node: str, lost: int = 0, rule: int = 0, overlimits: int = 0,
+         name: str = "site switch2") -> LinkDelta:
+    return LinkDelta(node, "eth0", name, "tbf", 5000, lost, overlimits, 0, 0, rule)
+
+
+def tcp(node: str, retrans: int = 0, timeouts: int = 0, role: str = "machine",
+        overflows: int = 0, drops: int = 0) -> TcpDelta:
+    return TcpDelta(node, role, 1000, retrans, timeouts, 0, overflows, drops)
+
+
+QUIET = (tcp("agent1"), tcp("agent2"), tcp("server", role="server"))
+
+
+def test_a_lossy_link_named_first_with_the_retransmissions_it_caused() -> None:
+    counters = PassCounters(
+        (link("switch2", lost=34, rule=1200, overlimits=5678), link("agent1", rule=0)),
+        (tcp("agent1", retrans=800, timeouts=37), tcp("agent2", retrans=12),
+         tcp("server", role="server")))
+    said = attribute(counters, FIGURES)
+    assert said.tail.startswith("Where the time went (p99 41.7 ms): the shapers of link site "
+                                "switch2 dropped 1,234 packets (loss rule 1,200, tbf queue "
+                                "full 34; tbf overlimits 5,678) on 2 interfaces (dominant)")
+    assert "2 of 2 machines retransmitted 812 segments, 37 by timeout" in said.tail
+    assert "the server's accept queue overflowed 0 times; server CPU 0.93 cores" in said.tail
+    assert said.causes[0].cost_ms == 200.0  # the machines' timeouts: each at least RTO_MIN
+    assert said.failures is None  # nothing failed
+
+
+def test_drops_fewer_than_the_tail_reach_beyond_the_p99() -> None:
+    counters = PassCounters((link("switch2", rule=50),), QUIET)  # 0.5 % of 10,000
+    said = attribute(counters, FIGURES)
+    assert "(dominant, fewer than 1% of the 10,000 requests: it reaches the p99.9" in said.tail
+    assert not said.causes[0].tail_sized
+    assert attribute(counters, replace(FIGURES, requests=5000)).causes[0].tail_sized
+
+
+def test_the_accept_queue_outranks_as_many_link_drops() -> None:
+    counters = PassCounters((link("switch2", rule=200),),
+                            (tcp("agent1", retrans=200), tcp("server", role="server",
+                                                            overflows=150, drops=200)))
+    said = attribute(counters, FIGURES)
+    assert [c.kind for c in said.causes] == ["accept queue", "link"]  # 1 s a SYN vs an RTT
+    assert "the server's accept queue overflowed 150 times (200 connection attempts" in said.tail
+    assert said.tail.index("accept queue overflowed 150") < said.tail.index("site switch2")
+
+
+def test_a_saturated_server_cpu_is_a_cause_below_it_only_a_figure() -> None:
+    busy = replace(FIGURES, server_cpu_percent=185.0)  # 1.85 of 2 cores: over 90 %
+    said = attribute(PassCounters((), QUIET), busy)
+    assert said.causes[0].kind == "cpu"
+    assert "the server's CPU was saturated (1.85 cores of 2) (dominant)" in said.tail
+    idle = attribute(PassCounters((), QUIET), FIGURES)  # 0.93 of 2 cores
+    assert idle.causes == () and "server CPU 0.93 cores" in idle.tail
+
+
+def test_a_saturated_host_is_a_cause() -> None:
+    said = attribute(PassCounters((), QUIET), replace(FIGURES, host_percent=95.0))
+    assert "the host's CPU was saturated (95 % of its 2 cores)" in said.tail
+
+
+def test_retransmissions_with_no_shaper_drop_were_lost_elsewhere() -> None:
+    said = attribute(PassCounters((link("switch2"),), (tcp("agent1", retrans=300),)), FIGURES)
+    assert said.causes[0].kind == "elsewhere"
+    assert "machines retransmitted 300 segments though no shaper dropped a packet" in said.tail
+
+
+def test_waiting_for_tokens_is_queueing_after_any_loss() -> None:
+    counters = PassCounters((link("switch1", overlimits=900, name="site switch1"),
+                             link("switch2", rule=500)), QUIET)
+    said = attribute(counters, FIGURES)
+    assert [c.kind for c in said.causes] == ["link", "queueing"]
+    assert ("then packets waited for the rate's tokens at the shapers of link site switch1 "
+            "900 times") in said.tail
+
+
+def test_no_cause_in_the_counters_is_said() -> None:
+    said = attribute(PassCounters((link("switch2"),), QUIET), FIGURES)
+    assert said.causes == ()
+    assert "the counters name no cause" in said.tail
+    assert "0 of 2 machines retransmitted 0 segments" in said.tail
+
+
+def test_the_delay_lines_drops_are_losses() -> None:
+    said = attribute(PassCounters((), QUIET, queue_drops=400), FIGURES)
+    assert said.causes[0].kind == "link"
+    assert "the delay lines' queues dropped 400 packets" in said.tail
+
+
+def test_failures_attributed_to_the_failing_machines_timeouts() -> None:
+    failed = replace(FIGURES, failed=41, errors={"timeout": 40, "connect": 1, "read": 0},
+                     failing=("agent1", "agent2", "agent3"))
+    counters = PassCounters((link("switch2", rule=800),),
+                            (tcp("agent1", retrans=90, timeouts=30), tcp("agent2", retrans=5),
+                             tcp("agent3", retrans=40, timeouts=12), tcp("agent4", retrans=3)))
+    said = attribute(counters, failed)
+    assert said.failures == (
+        "Why 3 machines of 300 failed (41 requests failed: timeout 40, connect 1): the "
+        "shapers of link site switch2 dropped 800 packets (loss rule 800) on 1 interface; "
+        "2 of those machines retransmitted by timeout (42 timeouts).")
+    assert said.notes() == [said.tail, said.failures]
+
+
+def test_failures_with_no_cause_in_the_counters_say_so() -> None:
+    failed = replace(FIGURES, failed=2, errors={"status": 2}, failing=("agent1",))
+    said = attribute(PassCounters((), QUIET), failed)
+    assert said.failures is not None and "the counters name no cause" in said.failures
+
+
+def test_nodes_unread_are_said() -> None:
+    said = attribute(PassCounters((), QUIET, unread={"agent7": "p-agent7: exec failed"}),
+                     FIGURES)
+    assert "counters of 1 node unread (agent7: p-agent7: exec failed)" in said.tail
+
+
+def test_netems_drops_are_not_called_a_full_queue() -> None:
+    netem = replace(link("switch2", lost=300), qdisc="netem")
+    said = attribute(PassCounters((netem,), QUIET), FIGURES)
+    assert "dropped 300 packets (netem drops 300)" in said.tail
