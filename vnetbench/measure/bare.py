@@ -175,10 +175,9 @@ def bare_shape(runtime: HostRuntime, run_id: str, sizes: list[int], seconds: flo
 # vnetbench's path does: what is left between B and vnetbench's path is vnetbench's
 # own (docs/studies/2026-12-testbed-cost.md, "The RTT's rest").
 
-BARE_PATHS_UP = r"""
-set -e
-mkdir -p /tmp/proc && mount -t proc proc /tmp/proc  # this namespace's sysctls, writable
-iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+# shape PREFIX O: bridges PREFIXbb, PREFIXs1, PREFIXs2; routers PREFIXr1, PREFIXr2; hosts
+# PREFIXh1 (198.O.1.2) and PREFIXh2 (198.O.2.2); research/rtt_residual.py builds its too
+BARE_PATH_SHAPE = r"""
 shape() {  # $1: prefix; $2: 198.$2.0.0/16
   p=$1; o=$2
   for b in ${p}bb ${p}s1 ${p}s2; do ip link add $b type bridge; ip link set $b up; done
@@ -203,7 +202,13 @@ shape() {  # $1: prefix; $2: 198.$2.0.0/16
     ip -n $ns route add default via 198.$o.$i.1
   done
 }
-shape A 18
+"""
+
+BARE_PATHS_UP = r"""
+set -e
+mkdir -p /tmp/proc && mount -t proc proc /tmp/proc  # this namespace's sysctls, writable
+iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+""" + BARE_PATH_SHAPE + """shape A 18
 shape B 19
 """
 
@@ -238,7 +243,7 @@ echo "--- iperf3 vnetbench round $round ---"; cat /tmp/tcp.out; echo "--- end --
 """
 
 # the engine's rules in a container's namespace, from whichever iptables holds them
-READ_RULES = ("s=$(iptables-save 2>/dev/null); case $s in *DOCKER_*) echo \"$s\" ;; "
+READ_RULES = ("s=$(iptables-save 2>/dev/null); case $s in *DOCKER_*) printf '%s\\n' \"$s\" ;; "
               "*) iptables-legacy-save ;; esac")
 
 _ROUND_SECTION = re.compile(r"^--- (ping|iperf3) (\S+) round (\d+) ---\n(.*?)^--- end ---$",
