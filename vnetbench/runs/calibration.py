@@ -90,7 +90,6 @@ from vnetbench.runtime.interrupts import shielded, teardown_guard
 from vnetbench.runtime.labels import (
     current_owner,
     project_name,
-    role_filter,
     run_filter,
     run_labels,
 )
@@ -210,20 +209,22 @@ def path_rounds(runtime: HostRuntime, directory: Path, images: ImageSet, seconds
     orders: dict[int, tuple[str, ...]] = {}
     with brought_up(topology, directory, images) as timings:
         run_id = timings["run_id"]
-        agents = sorted(runtime.containers([*run_filter(run_id), role_filter("agent")]),
-                        key=lambda c: c.name)
-        router = sorted(runtime.containers([*run_filter(run_id), role_filter("switch")]),
-                        key=lambda c: c.name)[0].name
-        saved = {name: read_rules(runtime, run_id, name) for name in (agents[0].name, router)}
-        commands = rules_commands(saved[agents[0].name], saved[router])
+        prepared, stack = timings["where"]
+        # agent1 on the first site, agent2 on the second: both routers between them
+        source, target = (stack.container(prepared.topology.container_of(agent))
+                          for agent in ("agent1", "agent2"))
+        address = prepared.overlay.target_address(prepared.topology, stack.rendered.plan,
+                                                  "agent2")
+        router = min(c.name for c in stack.containers("switch"))  # the first site's router
+        saved = {name: read_rules(runtime, run_id, name) for name in (source, router)}
+        commands = rules_commands(saved[source], saved[router])
         if not commands:
             note("the engine's rules (DOCKER_ chains) were not found in vnetbench's agent "
                  "or router: no bare path with them, no figure against it", style="yellow")
         variants = ["rules", "off"] if commands else ["off"]
-        address = next(iter(runtime.inspect([agents[1]])[0].addresses.values()))
         server = f"{run_id}-rounds-server"
-        runtime.start_tool(agents[1].name, ToolSpec(
-            ("iperf3", "-s", "-p", str(ROUND_PORT)), run_labels(run_id, "probe", agents[1].name),
+        runtime.start_tool(target, ToolSpec(
+            ("iperf3", "-s", "-p", str(ROUND_PORT)), run_labels(run_id, "probe", target),
             name=server))
         try:
             with bare_paths(runtime, directory.name, commands) as helper:
@@ -235,7 +236,7 @@ def path_rounds(runtime: HostRuntime, directory: Path, images: ImageSet, seconds
                                  len(orders[number]) * (stream + 2)):
                         for path in orders[number]:
                             if path == "vnetbench":
-                                outputs.append(testbed_round(runtime, agents[0].name, run_id,
+                                outputs.append(testbed_round(runtime, source, run_id,
                                                              address, number, stream))
                             elif path == bare[0]:
                                 outputs.append(bare_round(runtime, helper, number, stream,
@@ -559,7 +560,8 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
             started = time.monotonic()
             with running(spec, claim) as stack:
                 timings["up"] = time.monotonic() - started
-                timings["run_id"] = spec.run_id
+                timings["run_id"] = spec.run_id  # what a measurement beside it needs
+                timings["where"] = (prepared, stack)
                 containers = compose_services(stack.rendered.compose_file)
                 yield timings
                 stopping = time.monotonic()

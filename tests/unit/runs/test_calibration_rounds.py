@@ -33,13 +33,6 @@ class Runtime:
         return (f"--- ping {variant} round {number} ---\n{self.ping}--- end ---\n"
                 f"--- iperf3 {variant} round {number} ---\n{self.iperf}\n--- end ---\n")
 
-    def containers(self, filters: list[tuple[str, str]]) -> list[Any]:
-        role = filters[-1][1].split("=")[1]
-        return [SimpleNamespace(name=f"r1-{role}{n}") for n in (2, 1)]
-
-    def inspect(self, containers: list[Any]) -> list[Any]:
-        return [SimpleNamespace(addresses={"site2": "10.1.2.3"})]
-
     def run_tool(self, target: str, tool: Any) -> Any:
         script = tool.argv[2]
         if script == READ_RULES:
@@ -75,7 +68,13 @@ def rounds_of(runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     @contextmanager
     def brought_up(topology: Any, directory: Path, images: Any) -> Iterator[dict[str, Any]]:
         runtime.ran.append(f"up {topology.name}")
-        yield {"run_id": "r1"}
+        prepared = SimpleNamespace(topology=topology, overlay=SimpleNamespace(
+            target_address=lambda topology, plan, agent: f"address of {agent}"))
+        stack = SimpleNamespace(
+            container=lambda service: f"r1-{service}", rendered=SimpleNamespace(plan=None),
+            containers=lambda role: [SimpleNamespace(name=f"r1-router-{role}{n}")
+                                     for n in (2, 1)])
+        yield {"run_id": "r1", "where": (prepared, stack)}
         runtime.ran.append("down")
 
     monkeypatch.setattr(calibration, "brought_up", brought_up)
@@ -90,11 +89,11 @@ def test_one_stack_and_one_helper_for_every_round_in_turn(
     runtime = Runtime()
     rounds = rounds_of(runtime, tmp_path, monkeypatch, 3)
     assert runtime.ran == [
-        "up calibrate-rounds", "rules of r1-agent1", "rules of r1-switch1",
+        "up calibrate-rounds", "rules of r1-agent1", "rules of r1-router-switch1",
         "server in r1-agent2", "helper", "set-up with 4 rule sets",
-        "vnetbench 1 from r1-agent1 to 10.1.2.3", "bare 1: rules off",
-        "bare 2: off rules", "vnetbench 2 from r1-agent1 to 10.1.2.3",
-        "vnetbench 3 from r1-agent1 to 10.1.2.3", "bare 3: rules off",
+        "vnetbench 1 from r1-agent1 to address of agent2", "bare 1: rules off",
+        "bare 2: off rules", "vnetbench 2 from r1-agent1 to address of agent2",
+        "vnetbench 3 from r1-agent1 to address of agent2", "bare 3: rules off",
         f"removed {tmp_path.name}-bare-paths", "removed r1-rounds-server", "down"]
     assert [r.order for r in rounds] == [("vnetbench", "rules", "off"),
                                          ("off", "rules", "vnetbench"),
