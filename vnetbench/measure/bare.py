@@ -17,6 +17,11 @@ benchmark range), inside those namespaces only.
 
 The output is marked lines (`bare-shape up N SECONDS`, ...) and each tool's
 output between `--- tool variant ---` and `--- end ---`; parse_bare reads it.
+
+Below it, calibrate's rounds of the two-router path: a helper kept up with two
+bare paths, one as Mininet's and one as the engine's host has it (netfilter on,
+the engine's own rules copied from vnetbench's stack: rules_commands), measured
+round after round beside vnetbench's path (runs/calibration.py's path_rounds).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ and in this order: a bare veth pair between two namespaces (the physical limit
 here), the two-site shape of bare namespaces at N = 20 and 50 (200 with
 --scale) beside vnetbench's own stacks of the same shape and N (each as a ratio
 against its target: measure/bare.py, runs/targets.py), the baseline path as
-vnetbench runs it (agent, router, router, agent),
+vnetbench runs it (agent, router, router, agent), and that path in rounds beside
+the bare one with the engine's own rules (path_rounds: the TCP target of issue #63),
 the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
 tear down 200 agents (the engine's events beside vnetbench's steps: where the
