@@ -321,7 +321,7 @@ def parse_rounds(text: str) -> dict[int, dict[str, BarePath]]:
 def bare_paths(runtime: HostRuntime, run_id: str, commands: list[str]) -> Iterator[str]:
     """The helper with both bare paths (B with `commands`: rules_commands) up for the
     `with` block, its container's name given; removed after, whatever happens."""
-    from vnetbench.engines.base import ToolSpec
+    from vnetbench.engines.base import EngineError, ToolSpec
     from vnetbench.errors import EnvironmentProblem
     from vnetbench.runtime.interrupts import shielded, teardown_guard
     from vnetbench.runtime.labels import run_labels
@@ -329,16 +329,21 @@ def bare_paths(runtime: HostRuntime, run_id: str, commands: list[str]) -> Iterat
     name = f"{run_id}-bare-paths"
     with teardown_guard():
         try:
-            runtime.start_helper(ToolSpec(
-                ("sleep", "infinity"), run_labels(run_id, "calibration", "bare-paths"),
-                name=name, entrypoint="", network="none",
-                capabilities=("NET_ADMIN", "SYS_ADMIN"),
-                security_options=("apparmor=unconfined",), init=True, keep=True))
-            done = runtime.execute(name, ["bash", "-c", bare_paths_script(commands)])
-            if done.exit_code:
+            try:
+                runtime.start_helper(ToolSpec(
+                    ("sleep", "infinity"), run_labels(run_id, "calibration", "bare-paths"),
+                    name=name, entrypoint="", network="none",
+                    capabilities=("NET_ADMIN", "SYS_ADMIN"),
+                    security_options=("apparmor=unconfined",), init=True, keep=True))
+                done = runtime.execute(name, ["bash", "-c", bare_paths_script(commands)])
+                said = "" if done.exit_code == 0 else (
+                    done.stderr or done.stdout or f"exit {done.exit_code}")
+            except EngineError as error:
+                said = error.stderr or str(error)
+            if said:
                 raise EnvironmentProblem(
                     "The bare two-router paths could not be built in their helper container "
-                    f"(NET_ADMIN and SYS_ADMIN): {(done.stderr or done.stdout).strip()[-300:]}")
+                    f"(NET_ADMIN and SYS_ADMIN): {said.strip()[-300:]}")
             yield name
         finally:
             with shielded():

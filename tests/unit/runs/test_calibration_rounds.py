@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from vnetbench.errors import EnvironmentProblem
 from vnetbench.measure.bare import BARE_PATHS_ROUND, READ_RULES
 from vnetbench.runs import calibration
 from vnetbench.runs.targets import path_figures
@@ -74,8 +75,10 @@ def rounds_of(runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             container=lambda service: f"r1-{service}", rendered=SimpleNamespace(plan=None),
             containers=lambda role: [SimpleNamespace(name=f"r1-router-{role}{n}")
                                      for n in (2, 1)])
-        yield {"run_id": "r1", "where": (prepared, stack)}
-        runtime.ran.append("down")
+        try:
+            yield {"run_id": "r1", "where": (prepared, stack)}
+        finally:  # as running's teardown
+            runtime.ran.append("down")
 
     monkeypatch.setattr(calibration, "brought_up", brought_up)
     return calibration.path_rounds(runtime, tmp_path, None, 5.0, count)  # type: ignore[arg-type]
@@ -113,6 +116,24 @@ def test_without_the_engines_rules_only_the_bare_path_without_them_is_measured(
     assert all(r.bare_rules == (None, None) and r.bare_off[1] for r in rounds)
     (_, tcp, _, plain) = path_figures(rounds)
     assert tcp.value is None and tcp.met is None and plain.value == pytest.approx(1.0)
+
+
+def test_bare_paths_that_cannot_be_built_are_the_environments_and_leave_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's set-up failing (a kernel without bridge netfilter, say) is exit 3's
+    EnvironmentProblem naming what it said; the helper and the server are removed."""
+    runtime = Runtime()
+
+    def refused(name: str, argv: list[str]) -> Any:
+        runtime.ran.append("set-up")
+        return SimpleNamespace(stdout="", stderr="RTNETLINK answers: Operation not permitted",
+                               exit_code=2)
+
+    monkeypatch.setattr(runtime, "execute", refused)
+    with pytest.raises(EnvironmentProblem, match="Operation not permitted"):
+        rounds_of(runtime, tmp_path, monkeypatch, 2)
+    assert runtime.ran[-3:] == [f"removed {tmp_path.name}-bare-paths",
+                                "removed r1-rounds-server", "down"]
 
 
 def test_the_path_run_is_the_delay_lines_unshaped_reference(
