@@ -44,6 +44,7 @@ from statistics import mean
 import numpy as np
 
 from vnetbench.analysis.stats import hodges_lehmann, signed_rank_p
+from vnetbench.measure.bare import BARE_PATH_SHAPE
 from vnetbench.measure.iperf import IperfError, parse_iperf_json
 from vnetbench.runtime.labels import ROLE, RUN
 
@@ -58,29 +59,7 @@ agent=$1; target=$2; rounds=$3; pings=$4; router=$5; peer=$6; tcp_rounds=$7; sec
 mkdir -p /tmp/proc && mount -t proc proc /tmp/proc
 echo 1 > /tmp/proc/sys/net/bridge/bridge-nf-call-iptables
 iptables -A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
-shape() {  # $1: prefix; $2: 198.$2.0.0/16
-  p=$1; o=$2
-  for b in ${p}bb ${p}s1 ${p}s2; do ip link add $b type bridge; ip link set $b up; done
-  for r in 1 2; do
-    other=$((3 - r)); ns=${p}r$r
-    ip netns add $ns; ip -n $ns link set lo up
-    ip link add ${p}rb$r type veth peer name b0 netns $ns
-    ip link add ${p}rs$r type veth peer name s0 netns $ns
-    ip link set ${p}rb$r master ${p}bb up; ip link set ${p}rs$r master ${p}s$r up
-    ip -n $ns address add 198.$o.0.$r/24 dev b0; ip -n $ns link set b0 up
-    ip -n $ns address add 198.$o.$r.1/24 dev s0; ip -n $ns link set s0 up
-    ip -n $ns route add 198.$o.$other.0/24 via 198.$o.0.$other
-    ip netns exec $ns sysctl -qw net.ipv4.ip_forward=1
-  done
-  for i in 1 2; do
-    ns=${p}h$i
-    ip netns add $ns; ip -n $ns link set lo up
-    ip link add ${p}e$i type veth peer name eth0 netns $ns
-    ip link set ${p}e$i master ${p}s$i up
-    ip -n $ns address add 198.$o.$i.2/24 dev eth0; ip -n $ns link set eth0 up
-    ip -n $ns route add default via 198.$o.$i.1
-  done
-}
+""" + BARE_PATH_SHAPE + r"""
 shape A 18
 shape B 19
 ipt=iptables

@@ -23,7 +23,8 @@ def calibrate(
     seconds: Annotated[float, typer.Option(min=1, max=60, help="Length of each TCP stream.")]
     = 5.0,
     passes: Annotated[int, typer.Option(
-        min=1, max=20, help="Streams per figure; rounds of the two-router paths in turn.")] = 3,
+        min=1, max=20, help="Streams per figure; rounds of the two-router paths in turn: "
+        "8, or this many if more (streams of 3 s, or --seconds if less).")] = 3,
     scale: Annotated[bool, typer.Option(
         help="Also the testbed at scale: 200 containers up and down, the start gate, "
              "join passes on kept containers, rooms of vNet agents.")] = False,

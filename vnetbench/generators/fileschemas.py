@@ -190,13 +190,17 @@ def document_schema(name: str) -> Callable[[], Schema]:
 
 
 def calibration_schema() -> Schema:
-    """`calibrate`'s calibration.json: its figures, and at scale the breakdowns."""
-    from vnetbench.runs.targets import Figure
+    """`calibrate`'s calibration.json: its figures, every round of the two-router
+    paths, and at scale the breakdowns."""
+    from vnetbench.runs.targets import Figure, PathRound
 
     figure = TypeAdapter(Figure).json_schema(mode="serialization")
     figure.pop("title", None)
+    path_round = TypeAdapter(PathRound).json_schema(mode="serialization")
+    path_round.pop("title", None)
     return {"type": "object", "required": ["figures"],
             "properties": {"figures": {"type": "array", "items": figure},
+                           "path_rounds": {"type": "array", "items": path_round},
                            "breakdown": {"type": "object"},
                            "engine_floor": {"type": "array"}}}
 

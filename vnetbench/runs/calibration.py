@@ -5,7 +5,8 @@ and in this order: a bare veth pair between two namespaces (the physical limit
 here), the two-site shape of bare namespaces at N = 20 and 50 (200 with
 --scale) beside vnetbench's own stacks of the same shape and N (each as a ratio
 against its target: measure/bare.py, runs/targets.py), the baseline path as
-vnetbench runs it (agent, router, router, agent),
+vnetbench runs it (agent, router, router, agent), and that path in rounds beside
+the bare one with the engine's own rules (path_rounds: the TCP target of issue #63),
 the delay line's own latency and the error of a 10 ms delay each way, the host
 CPU that an idle 50-agent topology costs; with --scale, the time to bring up and
 tear down 200 agents (the engine's events beside vnetbench's steps: where the
@@ -37,7 +38,17 @@ from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, requir
 from vnetbench.engines.allocation import claimed_block
 from vnetbench.engines.base import Mount
 from vnetbench.files import write_text_atomic
-from vnetbench.measure.bare import BareShape, bare_shape
+from vnetbench.measure.bare import (
+    READ_RULES,
+    TESTBED_ROUND,
+    BarePath,
+    BareShape,
+    bare_paths,
+    bare_round,
+    bare_shape,
+    parse_rounds,
+    rules_commands,
+)
 from vnetbench.measure.cpu import host_sample
 from vnetbench.measure.engine_events import breakdown, breakdown_lines, of_project
 from vnetbench.measure.engine_floor import (
@@ -77,7 +88,12 @@ from vnetbench.runtime.gate import (
 )
 from vnetbench.runtime.images import TOOLS_IMAGE, ImageSet
 from vnetbench.runtime.interrupts import shielded, teardown_guard
-from vnetbench.runtime.labels import current_owner, project_name, run_filter, run_labels
+from vnetbench.runtime.labels import (
+    current_owner,
+    project_name,
+    run_filter,
+    run_labels,
+)
 from vnetbench.runtime.rundir import new_directory, new_run_id, stamp
 from vnetbench.scenarios import get_scenario
 from vnetbench.terminal.ui import note, waiting
@@ -151,8 +167,10 @@ def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes:
         keep(*found)
     extra["engine_floor"] = [asdict(f) for f in floors.values() if f is not None]
     keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
-         *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down),
-         *against_bare_path(path_rounds(runtime, directory, seconds, passes)))
+         *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down))
+    rounds = path_rounds(runtime, directory, images, seconds, max(PATH_ROUNDS, passes))
+    extra["path_rounds"] = [asdict(r) for r in rounds]  # every round, as measured
+    keep(*against_bare_path(rounds))
     return directory, figures
 
 
@@ -173,43 +191,93 @@ def bare_shape_figures(bare: BareShape) -> list[Figure]:
     return figures
 
 
-def path_values(bare: BareShape, variant: str) -> tuple[float | None, float | None]:
-    path = bare.paths.get(variant)
-    return (path.rtt_mean_ms, path.tcp_mbit) if path else (None, None)
+PATH_ROUNDS = 8  # rounds of the two-router paths in turn (or --passes, the more)
+ROUND_SECONDS = 3  # each round's TCP stream per path (or --seconds, the less)
+ROUND_PINGS = 100  # each round's pings per path, 10 ms apart
+ROUND_PORT = 5299  # the iperf3 server kept in vnetbench's second agent for the rounds
 
 
-def path_rounds(runtime: HostRuntime, directory: Path, seconds: float,
+def path_rounds(runtime: HostRuntime, directory: Path, images: ImageSet, seconds: float,
                 count: int) -> list[PathRound]:
-    """The two-router path as vnetbench runs it and the bare one, measured in turn, the
-    first of each round alternating; each path's TCP (one stream) then 200 pings. As
-    many rounds as the figures' passes."""
-    rounds = []
-    for number in range(1, count + 1):
-        with waiting(f"the two-router paths in turn, round {number} of {count}",
-                     30 + seconds * 3):
-            if number % 2:
-                testbed = testbed_path(directory, seconds, number)
-                bare = bare_shape(runtime, directory.name, [2], seconds, pings=200)
-            else:
-                bare = bare_shape(runtime, directory.name, [2], seconds, pings=200)
-                testbed = testbed_path(directory, seconds, number)
-        rounds.append(PathRound(testbed, path_values(bare, "netfilter-off"),
-                                path_values(bare, "netfilter-on")))
-    return rounds
+    """The two-router path as vnetbench runs it (one stack for every round) and the
+    bare ones (one helper: the bridges' netfilter off; on with the engine's rules read
+    from that stack's agent and router), measured in turn while all are up, the first
+    of each round alternating; each path's pings, then its TCP (one stream). Every
+    round's output is kept in path-rounds.txt."""
+    topology = two_sites("calibrate-rounds", seconds, 1, pings=ROUND_PINGS)
+    stream = max(1, min(ROUND_SECONDS, int(seconds)))
+    outputs: list[str] = []
+    orders: dict[int, tuple[str, ...]] = {}
+    with brought_up(topology, directory, images) as timings:
+        run_id = timings["run_id"]
+        prepared, stack = timings["where"]
+        # agent1 on the first site, agent2 on the second: both routers between them
+        source, target = (stack.container(prepared.topology.container_of(agent))
+                          for agent in ("agent1", "agent2"))
+        address = prepared.overlay.target_address(prepared.topology, stack.rendered.plan,
+                                                  "agent2")
+        router = min(c.name for c in stack.containers("switch"))  # the first site's router
+        saved = {name: read_rules(runtime, run_id, name) for name in (source, router)}
+        commands = rules_commands(saved[source], saved[router])
+        if not commands:
+            note("the engine's rules (DOCKER_ chains) were not found in vnetbench's agent "
+                 "or router: no bare path with them, no figure against it", style="yellow")
+        variants = ["rules", "off"] if commands else ["off"]
+        server = f"{run_id}-rounds-server"
+        runtime.start_tool(target, ToolSpec(
+            ("iperf3", "-s", "-p", str(ROUND_PORT)), run_labels(run_id, "probe", target),
+            name=server))
+        try:
+            with bare_paths(runtime, directory.name, commands) as helper:
+                for number in range(1, count + 1):
+                    first = number % 2 == 1  # vnetbench's path first in odd rounds
+                    bare = variants if first else variants[::-1]
+                    orders[number] = ("vnetbench", *bare) if first else (*bare, "vnetbench")
+                    with waiting(f"the two-router paths in turn, round {number} of {count}",
+                                 len(orders[number]) * (stream + 2)):
+                        for path in orders[number]:
+                            if path == "vnetbench":
+                                outputs.append(testbed_round(runtime, source, run_id,
+                                                             address, number, stream))
+                            elif path == bare[0]:
+                                outputs.append(bare_round(runtime, helper, number, stream,
+                                                          ROUND_PINGS, bare))
+        finally:
+            with shielded():
+                runtime.remove(server)
+    text = "\n".join(outputs)
+    write_text_atomic(directory / "path-rounds.txt", text + "\n")
+    return as_rounds(text, orders)
 
 
-def testbed_path(directory: Path, seconds: float, number: int) -> tuple[float | None,
-                                                                        float | None]:
-    """(RTT ms, TCP Mbit/s) of vnetbench's baseline two-site path, one bring-up."""
-    topology = two_sites(f"calibrate-round{number}", seconds, 1, pings=200)
-    frame = load_results(run_scenarios(topology, [get_scenario("throughput")],
-                                       directory / "runs"))
+def as_rounds(text: str, orders: dict[int, tuple[str, ...]]) -> list[PathRound]:
+    """The rounds' output (bare.parse_rounds) as PathRounds, in the rounds' order."""
+    found = parse_rounds(text)
+    missing = BarePath(None, None)
 
-    def value(metric: str) -> float | None:
-        found = frame[frame["metric"] == metric]["value"].dropna()
-        return float(found.median()) if len(found) else None
+    def pair(number: int, variant: str) -> tuple[float | None, float | None]:
+        path = found.get(number, {}).get(variant, missing)
+        return path.rtt_mean_ms, path.tcp_mbit
 
-    return value("rtt_mean_ms"), value("tcp_mbit")
+    return [PathRound(pair(number, "vnetbench"), pair(number, "off"),
+                      bare_rules=pair(number, "rules"), order=order)
+            for number, order in sorted(orders.items())]
+
+
+def read_rules(runtime: HostRuntime, run_id: str, container: str) -> str:
+    """The iptables-save of a container's namespace, from a probe joined to it."""
+    return runtime.run_tool(container, ToolSpec(
+        ("sh", "-c", READ_RULES), run_labels(run_id, "probe", container),
+        capabilities=("NET_ADMIN",))).stdout
+
+
+def testbed_round(runtime: HostRuntime, agent: str, run_id: str, address: str, number: int,
+                  seconds: int) -> str:
+    """One round of vnetbench's path from a probe in its first agent (as its passes
+    measure it), to the server kept in the second: its marked output."""
+    return runtime.run_tool(agent, ToolSpec(
+        ("sh", "-c", TESTBED_ROUND, "testbed-round", address, str(number), str(seconds),
+         str(ROUND_PINGS), str(ROUND_PORT)), run_labels(run_id, "probe", agent))).stdout
 
 
 def reasons(found: dict[str, Any]) -> tuple[str, str]:
@@ -493,6 +561,8 @@ def brought_up(topology: Topology, directory: Path, images: ImageSet, watch: boo
             started = time.monotonic()
             with running(spec, claim) as stack:
                 timings["up"] = time.monotonic() - started
+                timings["run_id"] = spec.run_id  # what a measurement beside it needs
+                timings["where"] = (prepared, stack)
                 containers = compose_services(stack.rendered.compose_file)
                 yield timings
                 stopping = time.monotonic()

@@ -4,26 +4,37 @@ A Figure is one measured value with its target; `against_bare` turns the bare
 namespaces' figures (measure/bare.py) and vnetbench's own for the same shape and
 N into ratios, each against its target: bring-up and teardown of 200 agents
 within 4x of the bare namespaces', the two-router path's RTT within 1.3x and
-its TCP at 0.9 of the bare path's or more (the bare path with the bridges'
-netfilter off: what Mininet's bridges give). Each ratio's note says what the
-same path costs with the bridges' netfilter on, so a miss says how much of it
-that accounts for.
+its TCP at 0.97 of the bare path's or more, the bare path with the engine's own
+rules in its namespaces and its bridges' netfilter on, as the engine's host has
+them (issue #63). The same path against the bare one as Mininet builds it
+(netfilter off, no rules) is kept beside, for reference, without a verdict.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
+from vnetbench.analysis.stats import hodges_lehmann
 from vnetbench.measure.engine_floor import FloorTiming
 from vnetbench.terminal.exitstatus import ExitStatus
 
 UP_TARGET = 4.0  # vnetbench's bring-up / bare namespaces', at most
 DOWN_TARGET = 4.0
-RTT_TARGET = 1.3
-TCP_TARGET = 0.9  # vnetbench's TCP / bare path's, at least
+# The two-router path against the bare one with the engine's rules (issue #63): the
+# same bridges with their netfilter on, the same rules in every namespace (so the same
+# connection tracking), so what is left is vnetbench's own, which costs nothing
+# measurable (research.rtt_residual: TCP 0.993 [0.973, 1.017] and 1.016 [0.973,
+# 1.055] in one process context): 3 % is the rounds' spread, not a cost allowed.
+TCP_RULES_TARGET = 0.97  # vnetbench's TCP / the bare path's with the engine's rules
+# RTT at tens of microseconds moves with the host's wake-ups: the same runs' T/B RTT
+# read 1.006-1.055, intervals up to 1.166; 1.3 stays what a testbed's own cost may be.
+RTT_TARGET = 1.3  # vnetbench's RTT / the bare path's with the engine's rules, at most
 TARGET_N = 200  # the N the up and down targets are for
 FLOOR_TARGET = 1.25  # vnetbench's bring-up and teardown / the engine's floor, at most
 
@@ -76,15 +87,21 @@ def timing_figures(what: str, testbed: dict[int, float], bare: dict[int, float],
     return figures
 
 
+Pair = tuple[float | None, float | None]  # (RTT ms, TCP Mbit/s); None: the tool's output unread
+
+
 @dataclass(frozen=True)
 class PathRound:
-    """One round of the two-router paths measured in turn: vnetbench's and the bare one
-    with the bridges' netfilter off and on, each (RTT ms, TCP Mbit/s); None where a
-    tool's output was unread."""
+    """One round of the two-router paths measured in turn: vnetbench's, and the bare
+    one with the bridges' netfilter off (as Mininet's), on, and on with the engine's
+    own rules in its namespaces; each (RTT ms, TCP Mbit/s), None where unmeasured.
+    `order`: the paths as they were measured."""
 
-    testbed: tuple[float | None, float | None]
-    bare_off: tuple[float | None, float | None]
-    bare_on: tuple[float | None, float | None]
+    testbed: Pair
+    bare_off: Pair
+    bare_on: Pair = (None, None)
+    bare_rules: Pair = (None, None)
+    order: tuple[str, ...] = ()
 
 
 def round_ratios(rounds: Sequence[PathRound], which: int,
@@ -98,39 +115,72 @@ def median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def central(ratios: Sequence[float]) -> tuple[float, float, float] | None:
+    """The ratios' centre and its 95 % interval: the Hodges-Lehmann estimate of their
+    logarithms (a ratio and its inverse weigh alike), back as ratios; None without one.
+    Fewer than 6 rounds: the interval is their whole range (analysis/stats.py)."""
+    if not ratios:
+        return None
+    centre, low, high = hodges_lehmann(np.log(np.asarray(ratios, dtype=float)))
+    return math.exp(centre), math.exp(low), math.exp(high)
+
+
 def path_figures(rounds: Sequence[PathRound]) -> list[Figure]:
-    """RTT and TCP of the two-router path against the bare one: the median of the
-    rounds' ratios, each round both paths in turn (a ratio of figures taken minutes
-    apart moved from 1.62x to 1.20x in an hour: docs/cost.md)."""
-    rtt, tcp = round_ratios(rounds, 0), round_ratios(rounds, 1)
-    rtt_on, tcp_on = round_ratios(rounds, 0, "bare_on"), round_ratios(rounds, 1, "bare_on")
+    """RTT and TCP of the two-router path against the bare one with the engine's rules
+    (issue #63's targets: RTT_TARGET, TCP_RULES_TARGET), and against the bare path as
+    Mininet builds it (netfilter off) for reference, without a verdict: the host's
+    bridge netfilter and the engine's rules are the engine's, not vnetbench's to
+    remove (docs/cost.md), so a target against it would judge the engine. Each
+    ratio is taken within a round (a ratio of figures taken minutes apart moved from
+    1.62x to 1.20x in an hour, docs/cost.md); the verdict's figure is the
+    Hodges-Lehmann estimate of the rounds' ratios, the reference's their median."""
+    digits = {0: 2, 1: 3}
 
-    def each(values: list[float], digits: int) -> str:
-        return ", ".join(f"{v:.{digits}f}" for v in values) or "none"
+    def each(values: list[float], which: int) -> str:
+        return ", ".join(f"{v:.{digits[which]}f}" for v in values) or "none"
 
-    def medians(which: int, unit: str, digits: int) -> str:
+    def medians(which: int, unit: str, places: int) -> str:
         said = []
         for name, part in (("vnetbench", "testbed"), ("bare", "bare_off"),
-                           ("bare with bridge netfilter and conntrack on", "bare_on")):
-            value = median([v for r in rounds if (v := getattr(r, part)[which]) is not None])
-            said.append(f"{name} {'n/a' if value is None else f'{value:.{digits}f} {unit}'}")
+                           ("bare with netfilter on", "bare_on"),
+                           ("bare with the engine's rules", "bare_rules")):
+            values = [v for r in rounds if (v := getattr(r, part)[which]) is not None]
+            if values or part != "bare_on":
+                value = median(values)
+                said.append(f"{name} {'n/a' if value is None else f'{value:.{places}f} {unit}'}")
         return "; ".join(said)
 
-    # Docker's bridges live in the host's namespace, whose bridge netfilter is on
-    # (the engine's doing, or the kernel's default where br_netfilter is built in):
-    # against the bare path with it on, what is left is the rest of the testbed's own.
-    rounds_said = (f"median of {len(rounds)} round{'' if len(rounds) == 1 else 's'}, "
-                   "both paths in turn")
-    rtt_note = (f"{rounds_said}: {each(rtt, 2)}x; against the bare path with netfilter "
-                f"on: {each(rtt_on, 2)}x; medians: {medians(0, 'ms', 3)}")
-    tcp_note = (f"{rounds_said}: {each(tcp, 3)}; against the bare path with netfilter "
-                f"on: {each(tcp_on, 3)}; medians: {medians(1, 'Mbit/s', 0)}")
-    return [
-        Figure("two-router path RTT / bare namespaces", median(rtt), "x",
-               f"<= {RTT_TARGET:g}", verdict(median(rtt), RTT_TARGET, True), rtt_note),
-        Figure("two-router path TCP / bare namespaces", median(tcp), "ratio",
-               f">= {TCP_TARGET:g}", verdict(median(tcp), TCP_TARGET, False), tcp_note),
-    ]
+    count = f"{len(rounds)} round{'' if len(rounds) == 1 else 's'}"
+    orders = list(dict.fromkeys(" ".join(r.order) for r in rounds if r.order))
+    in_turn = f"in turn ({'; '.join(orders)})" if orders else "in turn"
+    figures = []
+    for which, what, unit, bound, at_most, places in (
+            (0, "RTT", "ms", RTT_TARGET, True, 3), (1, "TCP", "Mbit/s", TCP_RULES_TARGET,
+                                                    False, 0)):
+        against = round_ratios(rounds, which, "bare_rules")
+        found = central(against)
+        value = found[0] if found else None
+        interval = (f" [{found[1]:.3f}, {found[2]:.3f}] (95 %)" if found else "")
+        suffix = "x" if at_most else ""
+        figures.append(Figure(
+            f"two-router path {what} / bare path with the engine's rules", value,
+            "x" if at_most else "ratio", f"{'<=' if at_most else '>='} {bound:g}",
+            verdict(value, bound, at_most),
+            f"Hodges-Lehmann of {len(against)} of {count}, both paths {in_turn}: "
+            f"{'n/a' if value is None else f'{value:.3f}'}{interval}; each round: "
+            f"{each(against, which)}{suffix}; medians: {medians(which, unit, places)}"))
+    for which, what in ((0, "RTT"), (1, "TCP")):
+        plain = round_ratios(rounds, which)
+        on = round_ratios(rounds, which, "bare_on")
+        figures.append(Figure(
+            f"two-router path {what} / bare namespaces", median(plain),
+            "x" if which == 0 else "ratio",
+            note=f"reference, no target: median of {count}, both paths {in_turn}: "
+                 f"{each(plain, which)}{'x' if which == 0 else ''}"
+                 + (f"; against the bare path with netfilter on: {each(on, which)}"
+                    if on else "")
+                 + "; the bridges' netfilter and the engine's rules are the engine's"))
+    return figures
 
 
 def figure_rows(figures: list[Figure]) -> list[dict[str, str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from tests.unit.report.test_history import STEPPED
 from vnetbench.cli import app
 from vnetbench.generators.fileschemas import DIRECTORY, SCHEMAS, generated, shipped
 from vnetbench.runs.calibration import as_json
-from vnetbench.runs.targets import Figure
+from vnetbench.runs.targets import Figure, PathRound
 
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -145,6 +146,13 @@ def test_calibration_json_validates() -> None:
                Figure("idle CPU", None, "%", note="not measured")]
     document = json.loads(as_json(figures, {"breakdown": {"create": 1.0}}))
     assert not errors("calibration.schema.json", document)
+    # every round of the two-router paths, as calibrate keeps them
+    rounds = [PathRound((0.1, 9000.0), (0.08, None), bare_rules=(0.09, 9100.0),
+                        order=("vnetbench", "rules", "off"))]
+    document = json.loads(as_json(figures, {"path_rounds": [asdict(r) for r in rounds]}))
+    assert not errors("calibration.schema.json", document)
+    document["path_rounds"][0]["bare_rules"] = [0.09]  # a pair, not one value
+    assert errors("calibration.schema.json", document)
 
 
 @pytest.mark.parametrize(("name", "instance"), [

@@ -1,7 +1,9 @@
-"""calibrate's two-router path rounds: vnetbench's path and the bare one measured in
-turn, the first of each round alternating, each round's figures kept together (the
-bare helper's output is a recorded real run, tests/data/bare/)."""
+"""calibrate's two-router path rounds: vnetbench's path and the bare ones measured in
+turn while all are up, the first of each round alternating, each round's figures
+kept together (the engine's calls faked, their output recorded: tests/data/)."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -9,38 +11,129 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from vnetbench.measure.bare import parse_bare
+from vnetbench.errors import EnvironmentProblem
+from vnetbench.measure.bare import BARE_PATHS_ROUND, READ_RULES
 from vnetbench.runs import calibration
 from vnetbench.runs.targets import path_figures
 
-RECORDED = Path(__file__).parents[2] / "data" / "bare" / "bare-shape-20-50-200.txt"
+DATA = Path(__file__).parents[2] / "data"
+SAVED = (DATA / "shaping" / "as-planned.txt").read_text().split("@@vnetbench-section@@")[1]
 
 
-def test_rounds_alternate_which_path_goes_first(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    ran: list[str] = []
-    shape = parse_bare(RECORDED.read_text())
+class Runtime:
+    """The engine calls path_rounds makes, each logged; the tools' output is marked as
+    the scripts mark it, with recorded ping and iperf3 output inside."""
 
-    def testbed(directory: Path, seconds: float, number: int) -> tuple[float, float]:
-        ran.append(f"testbed {number}")
-        return 0.05 * number, 9000.0
+    def __init__(self, saved: str = SAVED) -> None:
+        self.saved = saved
+        self.ran: list[str] = []
+        self.ping = (DATA / "ping-20.txt").read_text()
+        self.iperf = (DATA / "iperf3-tcp-2s.json").read_text()
 
-    def bare(runtime: Any, run_id: str, sizes: list[int], seconds: float,
-             pings: int) -> Any:
-        assert sizes == [2] and pings == 200  # the path only: the smallest shape
-        ran.append("bare")
-        return shape
+    def marked(self, variant: str, number: str) -> str:
+        return (f"--- ping {variant} round {number} ---\n{self.ping}--- end ---\n"
+                f"--- iperf3 {variant} round {number} ---\n{self.iperf}\n--- end ---\n")
 
-    monkeypatch.setattr(calibration, "testbed_path", testbed)
-    monkeypatch.setattr(calibration, "bare_shape", bare)
-    rounds = calibration.path_rounds(None, tmp_path, 1.0, 3)  # type: ignore[arg-type]
-    assert ran == ["testbed 1", "bare", "bare", "testbed 2", "testbed 3", "bare"]
-    off = shape.paths["netfilter-off"]
-    assert [r.testbed for r in rounds] == [(0.05, 9000.0), (0.1, 9000.0),
-                                           (0.05 * 3, 9000.0)]
-    assert all(r.bare_off == (off.rtt_mean_ms, off.tcp_mbit) for r in rounds)
-    rtt, _ = path_figures(rounds)
-    assert rtt.value == pytest.approx(0.1 / (off.rtt_mean_ms or 1))  # the middle round's
+    def run_tool(self, target: str, tool: Any) -> Any:
+        script = tool.argv[2]
+        if script == READ_RULES:
+            self.ran.append(f"rules of {target}")
+            return SimpleNamespace(stdout=self.saved, exit_code=0)
+        number = tool.argv[5]
+        self.ran.append(f"vnetbench {number} from {target} to {tool.argv[4]}")
+        return SimpleNamespace(stdout=self.marked("vnetbench", number), exit_code=0)
+
+    def start_tool(self, target: str, tool: Any) -> str:
+        self.ran.append(f"server in {target}")
+        return str(tool.name)
+
+    def start_helper(self, tool: Any) -> str:
+        self.ran.append("helper")
+        return str(tool.name)
+
+    def execute(self, name: str, argv: list[str]) -> Any:
+        if argv[2] != BARE_PATHS_ROUND:
+            self.ran.append(f"set-up with {argv[2].count('iptables-restore <<')} rule sets")
+            return SimpleNamespace(stdout="", stderr="", exit_code=0)
+        number, variants = argv[4], argv[7:]
+        self.ran.append(f"bare {number}: {' '.join(variants)}")
+        return SimpleNamespace(stdout="".join(self.marked(v, number) for v in variants),
+                               exit_code=0)
+
+    def remove(self, name: str) -> None:
+        self.ran.append(f"removed {name}")
+
+
+def rounds_of(runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              count: int) -> list[Any]:
+    @contextmanager
+    def brought_up(topology: Any, directory: Path, images: Any) -> Iterator[dict[str, Any]]:
+        runtime.ran.append(f"up {topology.name}")
+        prepared = SimpleNamespace(topology=topology, overlay=SimpleNamespace(
+            target_address=lambda topology, plan, agent: f"address of {agent}"))
+        stack = SimpleNamespace(
+            container=lambda service: f"r1-{service}", rendered=SimpleNamespace(plan=None),
+            containers=lambda role: [SimpleNamespace(name=f"r1-router-{role}{n}")
+                                     for n in (2, 1)])
+        try:
+            yield {"run_id": "r1", "where": (prepared, stack)}
+        finally:  # as running's teardown
+            runtime.ran.append("down")
+
+    monkeypatch.setattr(calibration, "brought_up", brought_up)
+    return calibration.path_rounds(runtime, tmp_path, None, 5.0, count)  # type: ignore[arg-type]
+
+
+def test_one_stack_and_one_helper_for_every_round_in_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules read from the stack's first agent and router, copied into B's four
+    namespaces; vnetbench's path first in odd rounds, last in even ones, the bare
+    paths in one call each round; every round kept, and each round's order with it."""
+    runtime = Runtime()
+    rounds = rounds_of(runtime, tmp_path, monkeypatch, 3)
+    assert runtime.ran == [
+        "up calibrate-rounds", "rules of r1-agent1", "rules of r1-router-switch1",
+        "server in r1-agent2", "helper", "set-up with 4 rule sets",
+        "vnetbench 1 from r1-agent1 to address of agent2", "bare 1: rules off",
+        "bare 2: off rules", "vnetbench 2 from r1-agent1 to address of agent2",
+        "vnetbench 3 from r1-agent1 to address of agent2", "bare 3: rules off",
+        f"removed {tmp_path.name}-bare-paths", "removed r1-rounds-server", "down"]
+    assert [r.order for r in rounds] == [("vnetbench", "rules", "off"),
+                                         ("off", "rules", "vnetbench"),
+                                         ("vnetbench", "rules", "off")]
+    assert all(r.testbed == r.bare_rules == r.bare_off and r.testbed[0] == 0.040
+               for r in rounds)
+    assert (tmp_path / "path-rounds.txt").read_text().count("--- iperf3 ") == 9
+    (_, tcp, *_) = path_figures(rounds)
+    assert tcp.value == pytest.approx(1.0) and tcp.met is True
+
+
+def test_without_the_engines_rules_only_the_bare_path_without_them_is_measured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = Runtime(saved="*filter\nCOMMIT\n")
+    rounds = rounds_of(runtime, tmp_path, monkeypatch, 2)
+    assert "set-up with 0 rule sets" in runtime.ran and "bare 1: off" in runtime.ran
+    assert all(r.bare_rules == (None, None) and r.bare_off[1] for r in rounds)
+    (_, tcp, _, plain) = path_figures(rounds)
+    assert tcp.value is None and tcp.met is None and plain.value == pytest.approx(1.0)
+
+
+def test_bare_paths_that_cannot_be_built_are_the_environments_and_leave_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper's set-up failing (a kernel without bridge netfilter, say) is exit 3's
+    EnvironmentProblem naming what it said; the helper and the server are removed."""
+    runtime = Runtime()
+
+    def refused(name: str, argv: list[str]) -> Any:
+        runtime.ran.append("set-up")
+        return SimpleNamespace(stdout="", stderr="RTNETLINK answers: Operation not permitted",
+                               exit_code=2)
+
+    monkeypatch.setattr(runtime, "execute", refused)
+    with pytest.raises(EnvironmentProblem, match="Operation not permitted"):
+        rounds_of(runtime, tmp_path, monkeypatch, 2)
+    assert runtime.ran[-3:] == [f"removed {tmp_path.name}-bare-paths",
+                                "removed r1-rounds-server", "down"]
 
 
 def test_the_path_run_is_the_delay_lines_unshaped_reference(

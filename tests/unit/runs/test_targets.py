@@ -8,6 +8,7 @@ from vnetbench.runs.targets import (
     Figure,
     PathRound,
     StackTiming,
+    calibration_verdict,
     figure_rows,
     floor_figures,
     path_figures,
@@ -15,6 +16,7 @@ from vnetbench.runs.targets import (
     stack_timing,
     timing_figures,
 )
+from vnetbench.terminal.exitstatus import ExitStatus
 
 
 def test_a_ratio_needs_both_values() -> None:
@@ -42,27 +44,63 @@ def test_a_met_target_gives_no_reason() -> None:
     assert figure.met is True and "why" not in figure.note
 
 
-def test_the_path_rtt_is_at_most_and_tcp_at_least() -> None:
-    """The median of the rounds' ratios, each round against its own bare path: a round
-    whose both paths were slow (the host's moment) counts as the ratio it gives."""
-    rounds = [PathRound((0.05, 9000.0), (0.04, 10000.0), (0.046, 9500.0)),
-              PathRound((0.10, 4500.0), (0.08, 5000.0), (0.09, 4800.0)),  # both slow
-              PathRound((0.06, 9000.0), (0.04, 10000.0), (0.05, 9500.0))]
-    rtt, tcp = path_figures(rounds)
-    assert rtt.met is True and abs((rtt.value or 0) - 1.25) < 1e-9  # 1.25, 1.25, 1.5
-    assert tcp.met is True and abs((tcp.value or 0) - 0.9) < 1e-9
-    assert "1.25, 1.25, 1.50x" in rtt.note and "median of 3 rounds" in rtt.note
-    assert "0.90, 1.00, 1.00x" not in rtt.note  # TCP's ratios are in TCP's note
-    assert "1.09, 1.11, 1.20x" in rtt.note  # against netfilter on: beyond it
-    assert "bare with bridge netfilter and conntrack on 9500 Mbit/s" in tcp.note
-    ahead = path_figures([PathRound((0.1, 7000.0), (0.04, 10000.0), (None, None))])
-    assert ahead[0].met is False and ahead[1].met is False
+def _rounds(tcp_rules: list[float], rtt: tuple[float, float, float] = (0.12, 0.08, 0.10),
+            ) -> list[PathRound]:
+    """Rounds with vnetbench's TCP 10000 Mbit/s and the bare path with the engine's rules
+    at 10000 / ratio; the bare path without them 12500 (the engine's netfilter: 0.80)."""
+    return [PathRound((rtt[0], 10000.0), (rtt[1], 12500.0), bare_rules=(rtt[2], 10000.0 / r),
+                      order=("vnetbench", "rules", "off") if n % 2 else
+                      ("off", "rules", "vnetbench"))
+            for n, r in enumerate(tcp_rules, 1)]
+
+
+def test_the_target_is_against_the_bare_path_with_the_engines_rules() -> None:
+    """8 rounds of T/B 0.98: met at 0.97, though 0.80 of the bare path without the rules
+    (the engine's netfilter, the old target's 0.9 missed): that figure is a reference,
+    with no target, so calibrate exits 0."""
+    figures = path_figures(_rounds([0.98] * 8))
+    by_name = {f.name: f for f in figures}
+    tcp = by_name["two-router path TCP / bare path with the engine's rules"]
+    assert tcp.target == ">= 0.97" and tcp.met is True
+    assert abs((tcp.value or 0) - 0.98) < 1e-9
+    assert "Hodges-Lehmann of 8 of 8 rounds" in tcp.note and "[0.980, 0.980] (95 %)" in tcp.note
+    assert "vnetbench rules off; off rules vnetbench" in tcp.note  # the orders measured
+    rtt = by_name["two-router path RTT / bare path with the engine's rules"]
+    assert rtt.target == "<= 1.3" and rtt.met is True and abs((rtt.value or 0) - 1.2) < 1e-9
+    plain = by_name["two-router path TCP / bare namespaces"]
+    assert plain.target == "" and plain.met is None and abs((plain.value or 0) - 0.8) < 1e-9
+    assert "reference, no target" in plain.note
+    assert by_name["two-router path RTT / bare namespaces"].met is None  # 1.5x: no verdict
+    assert calibration_verdict(figures) == (ExitStatus.OK, [])
+
+
+def test_below_097_of_the_bare_path_with_the_rules_is_a_miss() -> None:
+    """T/B 0.96 in every round: 0.96, NOT met; the interval of 8 rounds is the 95 % one
+    of the signed-rank test (a round at 0.90 and one at 1.02 leave the estimate where
+    the other six put it, and widen the interval to them)."""
+    (_, tcp, *_) = path_figures(_rounds([0.96] * 8))
+    assert tcp.met is False and abs((tcp.value or 0) - 0.96) < 1e-9
+    (_, spread, *_) = path_figures(_rounds([0.90, *[0.96] * 6, 1.02]))
+    assert spread.met is False and abs((spread.value or 0) - 0.96) < 1e-9
+    assert "[0.930, 0.990] (95 %)" in spread.note  # Walsh averages with the ends: k = 4
+    (_, ahead, *_) = path_figures(_rounds([0.97, 0.98, 0.99, 0.975]))
+    assert ahead.met is True and "Hodges-Lehmann of 4 of 4 rounds" in ahead.note
+    status, lines = calibration_verdict(path_figures(_rounds([0.96] * 8)))
+    assert status == ExitStatus.MISSED and "bare path with the engine's rules" in lines[0]
+
+
+def test_a_round_without_the_bare_path_with_rules_is_left_out() -> None:
+    rounds = [*_rounds([0.98] * 6), PathRound((0.1, 10000.0), (0.08, 12500.0))]
+    (_, tcp, _, plain) = path_figures(rounds)
+    assert "Hodges-Lehmann of 6 of 7 rounds" in tcp.note and tcp.note.count("0.980") >= 6
+    assert tcp.met is True and "0.800, " * 6 + "0.800" in plain.note  # all 7 rounds
 
 
 def test_nothing_measured_is_no_verdict() -> None:
     for rounds in ([], [PathRound((None, None), (None, None), (None, None))]):
-        rtt, tcp = path_figures(rounds)
-        assert rtt.met is None and rtt.value is None and tcp.met is None
+        figures = path_figures(rounds)
+        assert all(f.value is None and f.met is None for f in figures)
+        assert calibration_verdict(figures)[0] == ExitStatus.ENVIRONMENT
 
 
 def test_rows_say_met_and_not_met() -> None:
