@@ -436,3 +436,91 @@ def test_the_package_checks_find_a_stray_module_and_a_reach_inside() -> None:
                                                                        "pkg.s.room.run"}}
     assert serving_one_package(graph, "pkg.s.room") == ["pkg.m.only"]
     assert reaching_internals(graph, "pkg.s.room") == ["pkg.r.cap -> pkg.s.room.run"]
+
+
+def scenario_modules(graph: Mapping[str, AbstractSet[str]], names: list[str]) -> set[str]:
+    """The modules of the named scenarios: vnetbench.declared.NAME, vnetbench.scenarios.NAME
+    (a module, or a package and what is in it) and vnetbench.scenarios.NAME_* (what serves
+    it alone: failover_result, throughput_faults)."""
+    return {module for module in graph for name in names
+            if module == f"vnetbench.declared.{name}"
+            or inside(f"vnetbench.scenarios.{name}", module)
+            or module.startswith(f"vnetbench.scenarios.{name}_")}
+
+
+def naming_a_scenario(graph: Mapping[str, AbstractSet[str]], names: list[str],
+                      packages: tuple[str, ...]) -> list[str]:
+    """Imports from a module of PACKAGES of a scenario's own module."""
+    own = scenario_modules(graph, names)
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  if any(inside(p, module) for p in packages) for target in targets & own)
+
+
+NEUTRAL = ("vnetbench.report", "vnetbench.runs")
+
+
+def test_reports_and_runs_name_no_scenario() -> None:
+    """report/ draws what each declaration declares and runs/ finds a scenario by the role
+    it plays (vnetbench/declared/declaration.py's ROLES), never by its module: a scenario
+    added or renamed needs no line in either."""
+    from vnetbench.declared import DECLARATIONS
+
+    graph = import_graph()
+    names = [d.name for d in DECLARATIONS]
+    own = scenario_modules(graph, names)
+    # not vacuous: every registered scenario's declaration is among the modules looked for,
+    # and so are the room's package and throughput's own modules
+    assert {f"vnetbench.declared.{n}" for n in names} <= own
+    assert {"vnetbench.scenarios.room.runtime", "vnetbench.scenarios.throughput_faults",
+            "vnetbench.scenarios.failover_result"} <= own
+    checked = [m for m in graph if any(inside(p, m) for p in NEUTRAL)]
+    assert {"vnetbench.report.plots", "vnetbench.report.figures", "vnetbench.report.tables",
+            "vnetbench.runs.capacity", "vnetbench.runs.calibration"} <= set(checked)
+    assert len(checked) > 30
+    assert naming_a_scenario(graph, names, NEUTRAL) == []
+
+
+LOOKUPS = ("get_scenario", "SCENARIOS", "DECLARED")  # the registries, by name
+
+
+def lookups_by_name(source: str, names: list[str]) -> list[str]:
+    """A registry asked for a scenario by a literal name: get_scenario("room"),
+    SCENARIOS["room"], DECLARED["room"]."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(LOOKUPS):
+            keys = node.args
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith(LOOKUPS):
+            keys = [node.slice]
+        else:
+            continue
+        found += [ast.unparse(node) for key in keys
+                  if isinstance(key, ast.Constant) and key.value in names]
+    return found
+
+
+def test_reports_and_runs_look_no_scenario_up_by_its_name() -> None:
+    from vnetbench.declared import DECLARATIONS
+
+    names = [d.name for d in DECLARATIONS]
+    paths = [p for package in ("report", "runs") for p in (PACKAGE / package).rglob("*.py")]
+    assert len(paths) > 30
+    assert {p: found for p in paths
+            if (found := lookups_by_name(p.read_text(), names))} == {}
+    assert lookups_by_name('get_scenario("room")\nx = SCENARIOS["join"]\n'
+                           'get_scenario(method.scenario)', names) == [
+        "get_scenario('room')", "SCENARIOS['join']"]
+
+
+def test_the_scenario_check_finds_a_declaration_and_a_scenario_s_module() -> None:
+    graph = {"vnetbench.report.plots": {"vnetbench.declared.room", "vnetbench.declared"},
+             "vnetbench.runs.cap": {"vnetbench.scenarios.room.runtime",
+                                    "vnetbench.scenarios.base"},
+             "vnetbench.runs.cal": {"vnetbench.scenarios.throughput_faults"},
+             "vnetbench.declared.room": set(), "vnetbench.declared": set(),
+             "vnetbench.scenarios.room.runtime": set(), "vnetbench.scenarios.base": set(),
+             "vnetbench.scenarios.throughput_faults": set()}
+    assert naming_a_scenario(graph, ["room", "throughput"], NEUTRAL) == [
+        "vnetbench.report.plots -> vnetbench.declared.room",
+        "vnetbench.runs.cal -> vnetbench.scenarios.throughput_faults",
+        "vnetbench.runs.cap -> vnetbench.scenarios.room.runtime"]

@@ -20,7 +20,7 @@ from vnetbench.declared import (
     transactions,
     transfer,
 )
-from vnetbench.declared.declaration import Declaration
+from vnetbench.declared.declaration import Declaration, Role
 
 DECLARATIONS: tuple[Declaration, ...] = (
     throughput.DECLARATION, join.DECLARATION, config.DECLARATION, flood.DECLARATION,
@@ -28,6 +28,16 @@ DECLARATIONS: tuple[Declaration, ...] = (
     transactions.DECLARATION, loaded_latency.DECLARATION,
 )
 DECLARED: dict[str, Declaration] = {d.name: d for d in DECLARATIONS}
+
+
+def playing(role: Role, declarations: Iterable[Declaration] = DECLARATIONS) -> Declaration:
+    """The one registered scenario that plays a role (calibrate's path, capacity's
+    load): commands find it by what it measures, never by its name."""
+    found = [d for d in declarations if role in d.roles]
+    if len(found) != 1:
+        raise LookupError(f"role {role.name} is played by "
+                          f"{', '.join(d.name for d in found) or 'no scenario'}: one must")
+    return found[0]
 
 
 def catalogue_of(declarations: Iterable[Declaration]) -> Catalogue:

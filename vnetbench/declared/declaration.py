@@ -47,14 +47,97 @@ class PingCdf:
 
 @dataclass(frozen=True)
 class PercentileCdf:
-    """The percentiles a pass's rows hold of one distribution (the room's request
-    latency) as a CDF, the mean over passes, a line per overlay and variant."""
+    """The percentiles a pass's rows hold of one distribution (a metric with a row per
+    quantile) as a CDF, the mean over passes, a line per overlay and variant, log
+    axis."""
 
     name: str
     title: str
+    metric: str  # its rows, one per quantile (the `quantile` column)
+    axis: str  # the values' axis label
+    share: str  # the shares' axis label
+    items: str  # what the shares count, in the hover ("requests")
 
 
-FigureSpec = AgainstSetting | PingCdf | PercentileCdf
+@dataclass(frozen=True)
+class Timeline:
+    """A metric's rows per interval (`interval_s`) against time, a line per pass, the
+    instants faults took effect (red) and were lifted (green) marked on the same axis.
+    `per_fault`: the metric's rows carry the fault (one probe per fault: a timeline per
+    overlay and fault, each pass its own marks); else one timeline per overlay under
+    the pass's whole schedule of faults, each event's start named."""
+
+    name: str  # report.html's NAME-OVERLAY(-FAULT), report.md's NAME-OVERLAY-timeline.png
+    metric: str  # the rows with interval_s
+    start: str  # the fault in effect, seconds on the same axis (a row per fault)
+    end: str  # the fault lifted
+    title: str  # "{overlay}" stands for the overlay
+    axis: str  # the metric's axis label
+    time_axis: str
+    per_fault: bool = False
+
+
+@dataclass(frozen=True)
+class Cumulative:
+    """Per variant, the running sum of per-interval rows against time (a transfer's
+    bytes moved), a line per overlay, series and pass; the first series solid, the
+    others dashed. In a method's section, the method's steps."""
+
+    name: str  # outside a method: report.html's NAME-VARIANT, report.md's -bytes.png
+    series: tuple[tuple[str, str], ...]  # (metric, its label: "upload"), rows with interval_s
+    title: str  # "{of}" the method (or the name), "{variant}" the step
+    axis: str
+    time_axis: str
+    scale: float = 1.0  # each value divided by it (bytes to MiB: 2**20)
+    unit: str = ""  # the scaled unit, before the label in the hover ("MiB uploaded")
+
+
+FigureSpec = AgainstSetting | PingCdf | PercentileCdf | Timeline | Cumulative
+
+
+def figure_metrics(spec: FigureSpec) -> tuple[str, ...]:
+    """The metrics a figure reads (its scenario must declare each)."""
+    match spec:
+        case AgainstSetting():
+            return (spec.metric.name,)
+        case PingCdf():
+            return ()
+        case PercentileCdf():
+            return (spec.metric,)
+        case Timeline():
+            return (spec.metric, spec.start, spec.end)
+        case Cumulative():
+            return tuple(metric for metric, _ in spec.series)
+
+
+@dataclass(frozen=True)
+class Role:
+    """A part a command asks of whichever scenario plays it, by what it measures, never
+    by its name (calibrate's path, capacity's steps, report.md's overlay / baseline
+    table). Its player declares every metric the role names, which the readers take
+    in the order given here."""
+
+    name: str
+    description: str
+    metrics: tuple[str, ...]
+
+
+# measuring a path between two agents: one TCP stream's rate, then the mean ping round
+# trip (calibrate's path, report.md's overlay / baseline and raw veth tables)
+PATH_ROLE = Role("path", "one TCP stream's rate and the ping round trip between two agents",
+                 ("tcp_mbit", "rtt_mean_ms"))
+# joining machines to an overlay: the join's seconds, the machines joined, a pass on kept
+# containers started again (calibrate --scale)
+JOIN_ROLE = Role("join", "machines joining an overlay: its time, how many joined, a restart",
+                 ("join_seconds", "joined", "restart_seconds"))
+# a room of machines loading one server: capacity's steps (its targets name these)
+LOAD_ROLE = Role("load", "a room of machines loading one server: latency, failures, fairness",
+                 ("room_p50_ms", "room_p95_ms", "room_p99_ms", "room_max_ms", "room_failed",
+                  "room_fairness"))
+ROLES = (PATH_ROLE, JOIN_ROLE, LOAD_ROLE)
+# what a LOAD_ROLE pass's status says when its own load generators ran late: capacity
+# reads it as the host, not the overlay, being the limit
+GENERATOR_BEHIND = "the generator fell behind its schedule"
 
 
 @dataclass(frozen=True)
@@ -70,6 +153,13 @@ class Declaration:
     variants: Mapping[str, Variants] = field(default_factory=dict)
     # its figures, drawn by both reports (report.md's PNGs, report.html's Plotly)
     figures: tuple[FigureSpec, ...] = ()
+    # the parts it plays for other commands (ROLES), found by role, never by its name
+    roles: tuple[Role, ...] = ()
+
+    def __post_init__(self) -> None:
+        for needed in [*(m for f in self.figures for m in figure_metrics(f)),
+                       *(m for r in self.roles for m in r.metrics)]:
+            self.metric(needed)  # KeyError: a figure or a role reads what it never emits
 
     def metric(self, name: str) -> Metric:
         """One of its declared metrics, by its name or one series' display name

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from vnetbench.core.metrics import BOOL, Better, Metric
 from vnetbench.core.model import Measured, ScenarioSettings
-from vnetbench.declared.declaration import EVERY, Declaration
+from vnetbench.declared.declaration import EVERY, Declaration, Timeline
 
 ANSWERED = "answered"  # failover's timeline: probes answered per 0.1 s
 FAULT_AT = "fault_at_s"  # where on that timeline the fault took effect on every edge
@@ -76,4 +76,8 @@ DECLARATION = Declaration(
     # the standard faults (switch restarted, backbone down, loss burst), once: each waits
     # at most its window for the path to answer again, most far less
     variants={EVERY: {"default": {"passes": 1, "failover_window_s": 15}}},
+    figures=(Timeline("failover", ANSWERED, FAULT_AT, FAULT_END,
+                      "failover on {overlay}: share of 10 ms probes answered",
+                      "share of probes answered", "seconds since the probe began",
+                      per_fault=True),),
 )

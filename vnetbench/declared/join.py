@@ -10,7 +10,7 @@ from pydantic import Field
 from vnetbench.core.metrics import Better, Metric
 from vnetbench.core.model import Measured, ScenarioSettings
 from vnetbench.core.schema import MACHINES
-from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, sizes
+from vnetbench.declared.declaration import EVERY, JOIN_ROLE, AgainstSetting, Declaration, sizes
 
 JOIN_SECONDS = Metric("join_seconds", "s", Better.LOWER, "Machines joining at once",
                       lead=True)
@@ -52,4 +52,5 @@ DECLARATION = Declaration(
     variants={EVERY: sizes(20, 50), "vnet": sizes(100, 200, 400, 800)},
     figures=(AgainstSetting("join-against-n", JOIN_SECONDS, MACHINES, "machines joining at once",
                             "join time against the machines joining at once"),),
+    roles=(JOIN_ROLE,),
 )

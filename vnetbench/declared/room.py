@@ -10,7 +10,14 @@ from pydantic import Field, field_validator, model_validator
 from vnetbench.core.metrics import Better, Metric
 from vnetbench.core.model import Measured, ScenarioSettings
 from vnetbench.core.schema import MACHINES
-from vnetbench.declared.declaration import EVERY, AgainstSetting, Declaration, PercentileCdf
+from vnetbench.declared.declaration import (
+    EVERY,
+    LOAD_ROLE,
+    AgainstSetting,
+    Declaration,
+    PercentileCdf,
+    Timeline,
+)
 
 ROOM_P99_MS = Metric("room_p99_ms", "ms", Better.LOWER, "Room: request latency p99",
                      plot="room-p99", lead=True)
@@ -274,5 +281,11 @@ DECLARATION = Declaration(
     figures=(AgainstSetting("room-p99-by-size", ROOM_P99_MS, MACHINES, "machines in the room",
                             "room: request latency p99 against the machines in the room"),
              PercentileCdf("room-latency-cdf", "room: latency of every request of every "
-                           "machine (mean over passes)")),
+                           "machine (mean over passes)", ROOM_LATENCY,
+                           "request latency (ms, log scale)",
+                           "share of requests answered within", "requests"),
+             Timeline("room-faults", ROOM_FAULT_TIMELINE[3], ROOM_FAULT_AT, ROOM_FAULT_END,
+                      "room on {overlay} under its faults",
+                      "p99 of requests due per 100 ms (ms)", "seconds since the load began")),
+    roles=(LOAD_ROLE,),
 )

@@ -4,7 +4,14 @@ vnetbench/scenarios/throughput.py."""
 from __future__ import annotations
 
 from vnetbench.core.metrics import Better, Metric
-from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration, PingCdf
+from vnetbench.declared.declaration import (
+    DEFAULT,
+    EVERY,
+    PATH_ROLE,
+    Declaration,
+    PingCdf,
+    Timeline,
+)
 
 TCP_MBIT = Metric("tcp_mbit", "Mbit/s", Better.HIGHER, "TCP between two agents",
                   plot="throughput", lead=True)
@@ -107,5 +114,9 @@ DECLARATION = Declaration(
               "vnet": {"tls": {"tls": True, "limits": False},  # the seed's three rows
                        "plain": {"tls": False, "limits": False},
                        "tls-limits": {"tls": True, "limits": True}}},
-    figures=(PingCdf("cdf-throughput", "throughput: ping round trips, a line per pass (CDF)"),),
+    figures=(PingCdf("cdf-throughput", "throughput: ping round trips, a line per pass (CDF)"),
+             Timeline("throughput-faults", STREAM_TIMELINE, "stream_fault_at_s",
+                      "stream_fault_end_s", "throughput on {overlay} under its faults",
+                      "stream rate per 100 ms (Mbit/s)", "seconds since the load began")),
+    roles=(PATH_ROLE,),
 )

@@ -8,7 +8,7 @@ from pydantic import Field, field_serializer
 from vnetbench.core.metrics import Better, Metric
 from vnetbench.core.model import Bytes, Measured, ScenarioSettings
 from vnetbench.core.units import exact_bytes
-from vnetbench.declared.declaration import Declaration
+from vnetbench.declared.declaration import Cumulative, Declaration
 
 TRANSFER_DIRECTIONS = ("upload", "download")
 INTERVAL_BYTES_SUFFIX = "_interval_bytes"  # a direction's bytes of one interval (interval_s)
@@ -39,4 +39,9 @@ DECLARATION = Declaration(
     metrics=TRANSFER,
     runtime="vnetbench.scenarios.transfer:TransferScenario",
     settings=TransferSettings,
+    # bytes moved over time, each direction (a method's steps: libp2p-perf)
+    figures=(Cumulative("bytes", tuple((f"{d}{INTERVAL_BYTES_SUFFIX}", d)
+                                       for d in TRANSFER_DIRECTIONS),
+                        "{of}, {variant}: bytes over time", "MiB moved",
+                        "seconds since the direction began", scale=2**20, unit="MiB"),),
 )

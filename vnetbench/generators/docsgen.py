@@ -194,7 +194,10 @@ def scenario_reference(declaration: Declaration) -> str:
     lines.append("")
     if declaration.figures:
         lines += ["**Figures** (both reports):", ""]
-        lines += [f"- `{figure.name}`: {figure.title}" for figure in declaration.figures]
+        # a timeline's or a running sum's title names its overlay, method and step
+        lines += [f"- `{figure.name}`: "
+                  + figure.title.format(overlay="OVERLAY", of="METHOD", variant="STEP")
+                  for figure in declaration.figures]
         lines.append("")
     return "\n".join([*lines, END])
 

@@ -3,8 +3,8 @@ point whose hover says its pass, run id and settings; a trace (legend entry) per
 overlay, so a click on the legend hides or shows an overlay; each scenario's
 declared figures (vnetbench/declared/, the same list report.md draws: a metric
 against a setting, the CDF of each pass's raw ping output, a distribution's
-percentiles as a CDF); each swept parameter; failover's timelines; a method's
-bytes over time."""
+percentiles as a CDF, a timeline under faults, a running sum over time); each swept
+parameter; a method's declared running sums per step. No scenario is named here."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from plotly.colors import qualitative
 
 from vnetbench.core.metrics import Better, Metric
 from vnetbench.core.schema import (
-    FAULT,
     INTERVAL_S,
     METHOD,
     METRIC,
@@ -35,17 +34,27 @@ from vnetbench.core.schema import (
     setting_column,
 )
 from vnetbench.declared import DECLARATIONS, catalogue
-from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.declared.room import ROOM_FAULT_AT, ROOM_FAULT_END, ROOM_FAULT_TIMELINE
-from vnetbench.declared.throughput import STREAM_TIMELINE
-from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
+from vnetbench.declared.declaration import (
+    AgainstSetting,
+    Cumulative,
+    FigureSpec,
+    PercentileCdf,
+    PingCdf,
+    Timeline,
+)
 from vnetbench.report.log_axes import LOG_SPAN, plotly_log_axis
-from vnetbench.report.plots import axis_label, room_cdf_points, swept_columns, timelines
+from vnetbench.report.plots import (
+    axis_label,
+    cumulative_points,
+    fault_timelines,
+    percentile_points,
+    schedule_timelines,
+    swept_columns,
+)
 from vnetbench.report.raw import PingSample
 from vnetbench.report.tables import measured_pass_values
 
 SETTING_PREFIXES = (SETTING_PREFIX, PARAMETER_PREFIX)
-ROOM_TIMELINE_P99 = ROOM_FAULT_TIMELINE[3]
 HOVER = ("%{fullData.name}<br>pass %{customdata[0]}<br>run %{customdata[1]}<br>"
          "%{customdata[2]}<br>%{y:.4~r} UNIT<extra></extra>")
 SETTINGS_PER_LINE = 4
@@ -173,22 +182,22 @@ def cdf_figure(of_scenario: list[PingSample], title: str) -> go.Figure | None:
     return figure
 
 
-def percentile_cdf_figure(frame: pd.DataFrame, title: str) -> go.Figure | None:
-    """The room's request latency percentiles as a CDF (mean over passes), a line per
-    overlay and variant, log time axis."""
-    lines = room_cdf_points(frame)
+def percentile_cdf_figure(frame: pd.DataFrame, spec: PercentileCdf) -> go.Figure | None:
+    """A declared distribution's percentiles as a CDF (mean over passes), a line per
+    overlay and variant, log value axis."""
+    lines = percentile_points(frame, spec.metric)
     if not lines:
         return None
+    unit = str(frame[frame[METRIC] == spec.metric][UNIT].iloc[0])
     figure = go.Figure()
     for label, points in lines.items():
         overlay = label.split(" ", 1)[0]
         figure.add_trace(go.Scatter(
             x=points.to_numpy(), y=points.index / 100, mode="lines+markers", name=label,
             line={"color": colour(overlay)},
-            hovertemplate=f"{label}<br>%{{y:.1%}} of requests within %{{x:.3f}} ms"
-                          "<extra></extra>"))
-    figure = layout(figure, title, "request latency (ms, log scale)",
-                    "share of requests answered within")
+            hovertemplate=f"{label}<br>%{{y:.1%}} of {spec.items} within %{{x:.3f}} "
+                          f"{unit}<extra></extra>"))
+    figure = layout(figure, spec.title, spec.axis, spec.share)
     figure.update_xaxes(plotly_log_axis(v for points in lines.values()
                                         for v in points.to_numpy()))
     return figure
@@ -198,58 +207,74 @@ def scenario_figures(rows: pd.DataFrame, samples: list[PingSample]) -> list[Figu
     """Each registered scenario's declared figures that its rows (or raw files) can
     draw, in catalogue order, each by its declared name."""
     passes = measured_pass_values(rows)
-    found = [(spec.name, scenario_figure(
-        spec, rows[rows[SCENARIO] == declared.name],
-        passes[passes[SCENARIO] == declared.name],
-        [s for s in samples if s.scenario == declared.name]))
-        for declared in DECLARATIONS for spec in declared.figures]
+    found = [named for declared in DECLARATIONS for spec in declared.figures
+             for named in scenario_figure(
+                 spec, declared.name, rows[rows[SCENARIO] == declared.name],
+                 passes[passes[SCENARIO] == declared.name],
+                 [s for s in samples if s.scenario == declared.name])]
     return [Figure(name, figure) for name, figure in found if figure is not None]
 
 
-def scenario_figure(spec: FigureSpec, rows: pd.DataFrame, passes: pd.DataFrame,
-                    samples: list[PingSample]) -> go.Figure | None:
-    """One declared figure of a scenario's rows, measured passes and ping samples."""
+def scenario_figure(spec: FigureSpec, scenario: str, rows: pd.DataFrame,
+                    passes: pd.DataFrame, samples: list[PingSample]
+                    ) -> list[tuple[str, go.Figure | None]]:
+    """One declared figure of a scenario's rows, measured passes and ping samples,
+    each by its name (a timeline one per overlay and fault, or per overlay; a running
+    sum one per variant)."""
     match spec:
         case AgainstSetting():
-            return against_figure(passes[passes[METRIC] == spec.metric.name],
-                                  setting_column(spec.setting), spec.title, spec.axis)
+            return [(spec.name, against_figure(passes[passes[METRIC] == spec.metric.name],
+                                               setting_column(spec.setting), spec.title,
+                                               spec.axis))]
         case PingCdf():
-            return cdf_figure(samples, spec.title)
+            return [(spec.name, cdf_figure(samples, spec.title))]
         case PercentileCdf():
-            return percentile_cdf_figure(rows, spec.title)
+            return [(spec.name, percentile_cdf_figure(rows, spec))]
+        case Timeline():
+            return (fault_timeline_figures(rows, spec) if spec.per_fault
+                    else schedule_timeline_figures(rows, spec))
+        case Cumulative():
+            return [(f.name, f.figure) for f in cumulative_figures(rows, spec, scenario)]
 
 
 def series_figures(frame: pd.DataFrame, method: str) -> Iterator[Figure]:
-    """Per step of a method: MiB moved against time, a line per overlay, direction and
-    pass (from the per-interval byte rows)."""
-    if INTERVAL_S not in frame.columns:
-        return
-    points = frame[(frame[METHOD] == method) & frame[INTERVAL_S].notna()
-                   & frame[METRIC].astype(str).str.endswith(INTERVAL_BYTES_SUFFIX)]
-    for variant, of_step in points.groupby(VARIANT, sort=False):
+    """A method's section: per step, the running sums its scenarios declare."""
+    rows = frame[frame[METHOD] == method]
+    for declared in DECLARATIONS:
+        for spec in declared.figures:
+            if isinstance(spec, Cumulative):
+                yield from cumulative_figures(rows[rows[SCENARIO] == declared.name], spec,
+                                              method)
+
+
+def cumulative_figures(frame: pd.DataFrame, spec: Cumulative, of: str) -> Iterator[Figure]:
+    """Per step (variant): the running sum against time, a line per overlay, series
+    and pass (the first series solid, the others dashed), each named OF-VARIANT."""
+    labels = dict(spec.series)
+    for variant, of_step in cumulative_points(frame, spec).groupby(VARIANT, sort=False):
         figure = go.Figure()
         shown: set[str] = set()
         for (overlay, metric, _), line in of_step.groupby([OVERLAY, METRIC, PASS],
                                                           sort=False):
             line = line.sort_values(INTERVAL_S)
-            direction = str(metric).removesuffix(INTERVAL_BYTES_SUFFIX)
+            label = labels[str(metric)]
             figure.add_trace(go.Scatter(
-                x=line[INTERVAL_S], y=line[VALUE].cumsum() / 2**20, mode="lines",
+                x=line[INTERVAL_S], y=line[VALUE].cumsum() / spec.scale, mode="lines",
                 name=str(overlay), legendgroup=str(overlay),
                 showlegend=str(overlay) not in shown, customdata=customdata(line),
-                line={"dash": "solid" if direction == "upload" else "dash",
+                line={"dash": "solid" if metric == spec.series[0][0] else "dash",
                       "color": colour(str(overlay))},
-                hovertemplate=HOVER.replace("UNIT", f"MiB {direction}ed")))
+                hovertemplate=HOVER.replace("UNIT", f"{spec.unit} {label}ed")))
             shown.add(str(overlay))
-        yield Figure(f"{method}-{variant}", layout(
-            figure, f"{method}, {variant}: bytes over time (a line per pass and direction)",
-            "seconds since the direction began", "MiB moved"))
+        yield Figure(f"{of}-{variant}", layout(
+            figure, spec.title.format(of=of, variant=variant)
+            + " (a line per pass and direction)", spec.time_axis, spec.axis))
 
 
 def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                    samples: list[PingSample]) -> list[Figure]:
     """The results' own figures (no method's): each plotted metric per pass, each
-    scenario's declared figures, each swept parameter, failover's timelines."""
+    scenario's declared figures, each swept parameter."""
     metrics = catalogue()
     rows = frame[frame[METHOD] == ""]
     passes = measured_pass_values(rows)
@@ -262,17 +287,16 @@ def report_figures(frame: pd.DataFrame, summary: pd.DataFrame,
                 found.append((f"sweep-{column}-{metric.name}", against_figure(
                     passes[passes[METRIC] == metric.name], column,
                     f"{metric.headline} against {axis_label(column)}", axis_label(column))))
-    found += timeline_figures(rows)
-    found += schedule_timeline_figures(rows)
     return headline + scenario_figures(rows, samples) + [
         Figure(name, figure) for name, figure in found if figure is not None]
 
 
-def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
-    """failover: per overlay and fault, the share of 10 ms probes answered per 0.1 s
-    (a line per pass), the instants the fault took effect and was lifted dashed."""
+def fault_timeline_figures(frame: pd.DataFrame, spec: Timeline
+                           ) -> list[tuple[str, go.Figure | None]]:
+    """A per-fault timeline: per overlay and fault, a line per pass, the instants its
+    fault took effect and was lifted dashed."""
     found: list[tuple[str, go.Figure | None]] = []
-    for (overlay, fault), passes in timelines(frame).items():
+    for (overlay, fault), passes in fault_timelines(frame, spec).items():
         figure = go.Figure()
         for number, one in enumerate(passes, start=1):
             figure.add_trace(go.Scatter(x=one.line[INTERVAL_S], y=one.line[VALUE],
@@ -282,55 +306,28 @@ def timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
             for at, mark in ((one.start, "red"), (one.end, "green")):
                 if at == at:  # not NaN
                     figure.add_vline(x=at, line_dash="dash", line_color=mark)
-        found.append((f"failover-{overlay}-{fault}", layout(
-            figure, f"failover on {overlay}, {fault}: probes answered (red: the fault in "
-            "effect, green: lifted)",
-            "seconds since the probe began", "share of probes answered")))
+        found.append((f"{spec.name}-{overlay}-{fault}", layout(
+            figure, f"{spec.title.format(overlay=overlay)}, {fault} (red: the fault in "
+            "effect, green: lifted)", spec.time_axis, spec.axis)))
     return found
 
 
-@dataclass(frozen=True)
-class ScheduleTimeline:
-    """A scenario's timeline under a schedule of faults: its metric per 100 ms, the
-    metrics placing each event's effective start and end on the same axis."""
-
-    scenario: str
-    metric: str
-    axis: str
-    at: str
-    end: str
-
-
-SCHEDULE_TIMELINES = (
-    ScheduleTimeline("room", ROOM_TIMELINE_P99, "p99 of requests due per 100 ms (ms)",
-                     ROOM_FAULT_AT, ROOM_FAULT_END),
-    ScheduleTimeline("throughput", STREAM_TIMELINE, "stream rate per 100 ms (Mbit/s)",
-                     "stream_fault_at_s", "stream_fault_end_s"),
-)
-
-
-def schedule_timeline_figures(frame: pd.DataFrame) -> list[tuple[str, go.Figure | None]]:
-    """Per scenario run under a schedule of faults and overlay: its timeline, a line per
-    pass, each event's effective start (red) and end (green) dashed and named."""
-    if INTERVAL_S not in frame.columns or FAULT not in frame.columns:
-        return []
+def schedule_timeline_figures(frame: pd.DataFrame, spec: Timeline
+                              ) -> list[tuple[str, go.Figure | None]]:
+    """A timeline under a schedule of faults: per overlay, a line per pass, each
+    event's effective start (red) and end (green) dashed and named."""
     found: list[tuple[str, go.Figure | None]] = []
-    for spec in SCHEDULE_TIMELINES:
-        points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == spec.metric)]
-        marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([spec.at, spec.end])]
-        for overlay, lines in points.groupby(OVERLAY, sort=False):
-            figure = go.Figure()
-            for pass_no, line in lines.groupby(PASS, sort=False):
-                line = line.sort_values(INTERVAL_S)
-                figure.add_trace(go.Scatter(
-                    x=line[INTERVAL_S], y=line[VALUE], mode="lines", name=f"pass {pass_no}",
-                    line={"shape": "hv", "color": colour(str(overlay))}))
-            mine = marks[marks[OVERLAY] == overlay].drop_duplicates([METRIC, FAULT])
-            for metric, fault, at in zip(mine[METRIC], mine[FAULT], mine[VALUE], strict=True):
-                named = {"annotation_text": str(fault)} if metric == spec.at else {}
-                figure.add_vline(x=at, line_dash="dash",
-                                 line_color="red" if named else "green", **named)
-            found.append((f"{spec.scenario}-faults-{overlay}", layout(
-                figure, f"{spec.scenario} on {overlay} under its faults (red: in effect, "
-                "green: lifted)", "seconds since the load began", spec.axis)))
+    for overlay, (passes, marks) in schedule_timelines(frame, spec).items():
+        figure = go.Figure()
+        for pass_no, line in passes:
+            figure.add_trace(go.Scatter(
+                x=line[INTERVAL_S], y=line[VALUE], mode="lines", name=f"pass {pass_no}",
+                line={"shape": "hv", "color": colour(overlay)}))
+        for mark in marks:
+            named = {} if mark.lifted else {"annotation_text": mark.fault}
+            figure.add_vline(x=mark.at, line_dash="dash",
+                             line_color="green" if mark.lifted else "red", **named)
+        found.append((f"{spec.name}-{overlay}", layout(
+            figure, f"{spec.title.format(overlay=overlay)} (red: in effect, green: lifted)",
+            spec.time_axis, spec.axis)))
     return found

@@ -36,9 +36,8 @@ from vnetbench.report.document import (
 from vnetbench.report.plots import (
     write_bar_plots,
     write_line_plots,
+    write_method_plots,
     write_scenario_plots,
-    write_series_plots,
-    write_timeline_plots,
 )
 from vnetbench.report.raw import RawCell, ping_samples
 from vnetbench.report.tables import markdown, problems
@@ -154,10 +153,9 @@ def plots(report: Report, method: str | None, kind: Plots) -> list[Path]:
         own = report.frame[report.frame[METHOD] == ""]
         samples = ping_samples(report.directory, own, report.record)
         return (write_scenario_plots(own, report.summary, samples, report.directory)
-                + write_line_plots(report.summary, report.directory)
-                + write_timeline_plots(report.frame, report.directory))
+                + write_line_plots(report.summary, report.directory))
     frame = report.frame
-    return write_series_plots(frame[frame[METHOD] == method], report.directory, method)
+    return write_method_plots(frame[frame[METHOD] == method], report.directory, method)
 
 
 def raw_line(cell: RawCell) -> str:

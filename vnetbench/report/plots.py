@@ -1,6 +1,8 @@
 """PNG plots of a results frame (matplotlib, no display needed): the headline bars,
 each scenario's declared figures (vnetbench/declared/, the same list report.html
-draws), sweeps, failover's timelines, a method's bytes over time."""
+draws: timelines under faults, running sums over time, CDFs, a metric against a
+setting), sweeps, a method's declared running sums per step. No scenario is named
+here: what is drawn, of which metric, is its declaration's."""
 
 from __future__ import annotations
 
@@ -37,10 +39,14 @@ from vnetbench.core.schema import (
     setting_column,
 )
 from vnetbench.declared import DECLARATIONS, catalogue
-from vnetbench.declared.declaration import AgainstSetting, FigureSpec, PercentileCdf, PingCdf
-from vnetbench.declared.failover import ANSWERED, FAULT_AT, FAULT_END
-from vnetbench.declared.room import ROOM_LATENCY
-from vnetbench.declared.transfer import INTERVAL_BYTES_SUFFIX
+from vnetbench.declared.declaration import (
+    AgainstSetting,
+    Cumulative,
+    FigureSpec,
+    PercentileCdf,
+    PingCdf,
+    Timeline,
+)
 from vnetbench.files import write_atomic
 from vnetbench.report.log_axes import LOG_SPAN, matplotlib_log_axis
 from vnetbench.report.raw import PingSample
@@ -112,25 +118,41 @@ def write_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
 def write_scenario_plots(frame: pd.DataFrame, summary: pd.DataFrame,
                          samples: list[PingSample], directory: Path) -> list[Path]:
     """Each registered scenario's declared figures that its rows (or raw files) can
-    draw, in catalogue order, each as NAME.png."""
-    written = [scenario_plot(spec, frame[frame[SCENARIO] == declared.name],
-                             summary, [s for s in samples if s.scenario == declared.name],
-                             directory / f"{spec.name}.png")
-               for declared in DECLARATIONS for spec in declared.figures]
-    return [path for path in written if path]
+    draw, in catalogue order, each as NAME.png (a timeline NAME-OVERLAY-timeline.png,
+    a running sum NAME-VARIANT-....png)."""
+    return [path for declared in DECLARATIONS for spec in declared.figures
+            for path in scenario_plot(spec, declared.name,
+                                      frame[frame[SCENARIO] == declared.name], summary,
+                                      [s for s in samples if s.scenario == declared.name],
+                                      directory)]
 
 
-def scenario_plot(spec: FigureSpec, frame: pd.DataFrame, summary: pd.DataFrame,
-                  samples: list[PingSample], path: Path) -> Path | None:
-    """One declared figure of a scenario's rows, summary and ping samples."""
+def scenario_plot(spec: FigureSpec, scenario: str, frame: pd.DataFrame, summary: pd.DataFrame,
+                  samples: list[PingSample], directory: Path) -> list[Path]:
+    """One declared figure of a scenario's rows, summary and ping samples: its PNGs."""
+    path = directory / f"{spec.name}.png"
     match spec:
         case AgainstSetting():
-            return line_against(summary, spec.metric.name, setting_column(spec.setting),
-                                spec.axis, path, spec.title)
+            found = line_against(summary, spec.metric.name, setting_column(spec.setting),
+                                 spec.axis, path, spec.title)
         case PingCdf():
-            return write_ping_cdf_plot(samples, spec.title, path)
+            found = write_ping_cdf_plot(samples, spec.title, path)
         case PercentileCdf():
-            return write_room_cdf_plot(frame, path, spec.title)
+            found = write_percentile_cdf_plot(frame, spec, path)
+        case Timeline():
+            return write_timeline_plots(frame, spec, directory)
+        case Cumulative():
+            return write_cumulative_plots(frame, spec, directory, scenario)
+    return [found] if found else []
+
+
+def write_method_plots(frame: pd.DataFrame, directory: Path, method: str) -> list[Path]:
+    """A method's section: the running sums its steps' scenarios declare, per step
+    (METHOD-STEP-NAME.png)."""
+    return [path for declared in DECLARATIONS for spec in declared.figures
+            if isinstance(spec, Cumulative)
+            for path in write_cumulative_plots(frame[frame[SCENARIO] == declared.name],
+                                               spec, directory, method)]
 
 
 def write_bar_plots(summary: pd.DataFrame, directory: Path) -> list[Path]:
@@ -169,100 +191,168 @@ def axis_label(column: str) -> str:
     return " ".join(words[:-1]) + f" ({unit})" if unit else " ".join(words)
 
 
-def write_series_plots(frame: pd.DataFrame, directory: Path, prefix: str) -> list[Path]:
-    """Per step (variant): bytes moved against time, a line per overlay, direction
-    and pass, from the rows of per-interval bytes (`*_interval_bytes`, interval_s)."""
+def cumulative_points(frame: pd.DataFrame, spec: Cumulative) -> pd.DataFrame:
+    """The rows of a running-sum figure: its series' rows per interval."""
     if INTERVAL_S not in frame.columns:
-        return []
-    points = frame[frame[INTERVAL_S].notna()
-                   & frame[METRIC].astype(str).str.endswith(INTERVAL_BYTES_SUFFIX)]
+        return frame[:0]
+    return frame[frame[INTERVAL_S].notna()
+                 & frame[METRIC].isin([metric for metric, _ in spec.series])]
+
+
+def write_cumulative_plots(frame: pd.DataFrame, spec: Cumulative, directory: Path,
+                           of: str) -> list[Path]:
+    """Per step (variant): the running sum against time, a line per overlay, series
+    and pass (the first series solid, the others dashed)."""
+    labels = dict(spec.series)
     written = []
-    for variant, of_step in points.groupby(VARIANT, sort=False):
+    for variant, of_step in cumulative_points(frame, spec).groupby(VARIANT, sort=False):
         figure, axes = plt.subplots(figsize=(6, 3.8))
         colours = dict(zip(dict.fromkeys(of_step[OVERLAY]), plt.rcParams[
             "axes.prop_cycle"].by_key()["color"] * 4, strict=False))
         for (overlay, metric, pass_no), line in of_step.groupby(
                 [OVERLAY, METRIC, PASS], sort=False):
             line = line.sort_values(INTERVAL_S)
-            direction = str(metric).removesuffix(INTERVAL_BYTES_SUFFIX)
-            axes.plot(line[INTERVAL_S], line[VALUE].cumsum() / 2**20,
-                      color=colours[overlay], linestyle="-" if direction == "upload" else "--",
-                      label=f"{overlay} {direction}" if pass_no == 1 else None)
-        axes.set_xlabel("seconds since the direction began")
-        axes.set_ylabel("MiB moved")
-        axes.set_title(f"{prefix}, {variant}: bytes over time (a line per pass)", fontsize=9)
+            label = labels[str(metric)]
+            axes.plot(line[INTERVAL_S], line[VALUE].cumsum() / spec.scale,
+                      color=colours[overlay],
+                      linestyle="-" if metric == spec.series[0][0] else "--",
+                      label=f"{overlay} {label}" if pass_no == 1 else None)
+        axes.set_xlabel(spec.time_axis)
+        axes.set_ylabel(spec.axis)
+        axes.set_title(spec.title.format(of=of, variant=variant) + " (a line per pass)",
+                       fontsize=9)
         axes.legend(fontsize=7)
         figure.tight_layout()
-        path = directory / f"{prefix}-{slug(str(variant))}-bytes.png"
+        path = directory / f"{of}-{slug(str(variant))}-{spec.name}.png"
         save_figure(figure, path)
         written.append(path)
     return written
 
 
 @dataclass(frozen=True)
-class Timeline:
-    """One pass of one fault: its answered-share rows in time order, and the instants
-    the fault took effect and was lifted on every edge (seconds on the same axis; NaN
-    where not recorded)."""
+class PassLine:
+    """One pass of one fault: its rows in time order, and the instants the fault took
+    effect and was lifted (seconds on the same axis; NaN where not recorded)."""
 
     line: pd.DataFrame
     start: float
     end: float
 
 
-def timelines(frame: pd.DataFrame) -> dict[tuple[str, str], list[Timeline]]:
-    """failover's timelines: (overlay, fault) -> one per pass."""
-    if INTERVAL_S not in frame.columns:
+def fault_timelines(frame: pd.DataFrame, spec: Timeline) -> dict[tuple[str, str], list[PassLine]]:
+    """A per-fault timeline's lines: (overlay, fault) -> one per pass."""
+    if INTERVAL_S not in frame.columns or FAULT not in frame.columns:
         return {}
-    points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == ANSWERED)]
-    marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([FAULT_AT, FAULT_END])]
-    found: dict[tuple[str, str], list[Timeline]] = {}
+    points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == spec.metric)]
+    marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([spec.start, spec.end])]
+    found: dict[tuple[str, str], list[PassLine]] = {}
     for (overlay, fault, pass_no), line in points.groupby([OVERLAY, FAULT, PASS], sort=False):
         mine = marks[(marks[OVERLAY] == overlay) & (marks[PASS] == pass_no)
                      & (marks[FAULT] == fault)]
         at = {metric: float(mine[mine[METRIC] == metric][VALUE].iloc[0])
               if (mine[METRIC] == metric).any() else float("nan")
-              for metric in (FAULT_AT, FAULT_END)}
+              for metric in (spec.start, spec.end)}
         found.setdefault((str(overlay), str(fault)), []).append(
-            Timeline(line.sort_values(INTERVAL_S), at[FAULT_AT], at[FAULT_END]))
+            PassLine(line.sort_values(INTERVAL_S), at[spec.start], at[spec.end]))
     return found
 
 
-def write_timeline_plots(frame: pd.DataFrame, directory: Path) -> list[Path]:
-    """Per overlay, failover's probes answered over time (a line per fault and pass,
-    each 0.1 s the share of the 10 ms probes answered), the instants each fault took
-    effect and was lifted marked."""
-    by_overlay: dict[str, list[tuple[str, Timeline]]] = {}
-    for (overlay, fault), passes in timelines(frame).items():
-        by_overlay.setdefault(overlay, []).extend((fault, one) for one in passes)
+@dataclass(frozen=True)
+class Mark:
+    """An event of a schedule on its timeline: where it took effect (named) or was
+    lifted."""
+
+    at: float
+    fault: str
+    lifted: bool
+
+
+def schedule_timelines(frame: pd.DataFrame, spec: Timeline
+                       ) -> dict[str, tuple[list[tuple[object, pd.DataFrame]], list[Mark]]]:
+    """A whole-schedule timeline's lines: overlay -> (each pass's rows in time order,
+    each event's start and end, once per overlay)."""
+    if INTERVAL_S not in frame.columns or FAULT not in frame.columns:
+        return {}
+    points = frame[frame[INTERVAL_S].notna() & (frame[METRIC] == spec.metric)]
+    marks = frame[frame[INTERVAL_S].isna() & frame[METRIC].isin([spec.start, spec.end])]
+    found: dict[str, tuple[list[tuple[object, pd.DataFrame]], list[Mark]]] = {}
+    for overlay, lines in points.groupby(OVERLAY, sort=False):
+        mine = marks[marks[OVERLAY] == overlay].drop_duplicates([METRIC, FAULT])
+        found[str(overlay)] = (
+            [(pass_no, line.sort_values(INTERVAL_S))
+             for pass_no, line in lines.groupby(PASS, sort=False)],
+            [Mark(float(at), str(fault), metric != spec.start) for metric, fault, at
+             in zip(mine[METRIC], mine[FAULT], mine[VALUE], strict=True)])
+    return found
+
+
+def write_timeline_plots(frame: pd.DataFrame, spec: Timeline, directory: Path) -> list[Path]:
+    """A declared timeline, a PNG per overlay (NAME-OVERLAY-timeline.png): per fault a
+    panel of its passes, or the passes under the whole schedule, each fault's start
+    (red) and lift (green) dashed."""
+    draw = draw_fault_timeline if spec.per_fault else draw_schedule_timeline
     written = []
+    for overlay, figure in draw(frame, spec):
+        figure.tight_layout()
+        path = directory / f"{spec.name}-{slug(overlay)}-timeline.png"
+        save_figure(figure, path)
+        written.append(path)
+    return written
+
+
+def draw_fault_timeline(frame: pd.DataFrame, spec: Timeline) -> list[tuple[str, Figure]]:
+    """Per overlay, a panel per fault: each pass's line, its own start and lift."""
+    by_overlay: dict[str, list[tuple[str, PassLine]]] = {}
+    for (overlay, fault), passes in fault_timelines(frame, spec).items():
+        by_overlay.setdefault(overlay, []).extend((fault, one) for one in passes)
+    drawn = []
     for overlay, lines in by_overlay.items():
-        figure, axes = plt.subplots(len({f for f, _ in lines}), 1, squeeze=False,
-                                    figsize=(6, 1.6 + 1.2 * len({f for f, _ in lines})),
-                                    sharex=True)
-        rows = {fault: axes[i][0] for i, fault in enumerate(dict.fromkeys(
-            f for f, _ in lines))}
+        faults = list(dict.fromkeys(f for f, _ in lines))
+        figure, axes = plt.subplots(len(faults), 1, squeeze=False,
+                                    figsize=(6, 1.6 + 1.2 * len(faults)), sharex=True)
+        rows = {fault: axes[i][0] for i, fault in enumerate(faults)}
         for fault, one in lines:
             row = rows[fault]
             row.step(one.line[INTERVAL_S], one.line[VALUE], where="post", linewidth=0.9)
             for at, colour in ((one.start, "red"), (one.end, "green")):
                 if at == at:  # not NaN: the instant was recorded
                     row.axvline(at, color=colour, linestyle="--", linewidth=0.8)
-            row.set_ylim(-0.05, 1.05)
+            if (one.line[UNIT] == "share").all():
+                row.set_ylim(-0.05, 1.05)
             row.set_ylabel(fault, fontsize=7)
-        axes[-1][0].set_xlabel("seconds since the probe began (red: the fault in effect, "
-                               "green: lifted)")
-        figure.suptitle(f"failover on {overlay}: share of 10 ms probes answered", fontsize=9)
-        figure.tight_layout()
-        path = directory / f"failover-{slug(overlay)}-timeline.png"
-        save_figure(figure, path)
-        written.append(path)
-    return written
+        axes[-1][0].set_xlabel(f"{spec.time_axis} (red: the fault in effect, green: lifted)")
+        figure.suptitle(spec.title.format(overlay=overlay), fontsize=9)
+        drawn.append((overlay, figure))
+    return drawn
 
 
-def room_cdf_points(frame: pd.DataFrame) -> dict[str, pd.Series]:
-    """room's latency CDF per overlay (and variant): percentile -> ms, mean over passes."""
-    rows = frame[frame[METRIC] == ROOM_LATENCY]
+def draw_schedule_timeline(frame: pd.DataFrame, spec: Timeline) -> list[tuple[str, Figure]]:
+    """Per overlay, each pass's line under the whole schedule, each event's start
+    (red, named) and lift (green)."""
+    drawn = []
+    for overlay, (passes, marks) in schedule_timelines(frame, spec).items():
+        figure, axes = plt.subplots(figsize=(6, 3.8))
+        for pass_no, line in passes:
+            axes.step(line[INTERVAL_S], line[VALUE], where="post", linewidth=0.9,
+                      label=f"pass {pass_no}")
+        for mark in marks:
+            axes.axvline(mark.at, color="green" if mark.lifted else "red", linestyle="--",
+                         linewidth=0.8)
+            if not mark.lifted:
+                axes.annotate(mark.fault, (mark.at, 1.0), xycoords=("data", "axes fraction"),
+                              fontsize=7, rotation=90, va="top", ha="right")
+        axes.set_xlabel(f"{spec.time_axis} (red: the fault in effect, green: lifted)")
+        axes.set_ylabel(spec.axis)
+        axes.set_title(spec.title.format(overlay=overlay), fontsize=9)
+        axes.legend(fontsize=7)
+        drawn.append((overlay, figure))
+    return drawn
+
+
+def percentile_points(frame: pd.DataFrame, metric: str) -> dict[str, pd.Series]:
+    """A distribution's CDF per overlay (and variant): percentile -> value, mean over
+    passes (the metric's rows, a row per quantile)."""
+    rows = frame[frame[METRIC] == metric]
     found: dict[str, pd.Series] = {}
     for (overlay, variant), group in rows.groupby([OVERLAY, VARIANT], sort=False):
         points = group.assign(point=group[QUANTILE].astype(float))
@@ -271,18 +361,19 @@ def room_cdf_points(frame: pd.DataFrame) -> dict[str, pd.Series]:
     return found
 
 
-def write_room_cdf_plot(frame: pd.DataFrame, path: Path, title: str) -> Path | None:
-    """The room's request latency as a CDF, a line per overlay, log time axis."""
-    lines = room_cdf_points(frame)
+def write_percentile_cdf_plot(frame: pd.DataFrame, spec: PercentileCdf,
+                              path: Path) -> Path | None:
+    """A declared distribution as a CDF, a line per overlay, log value axis."""
+    lines = percentile_points(frame, spec.metric)
     if not lines:
         return None
     figure, axes = plt.subplots(figsize=(6, 3.8))
     for label, points in lines.items():
         axes.plot(points.to_numpy(), points.index / 100, marker=".", label=label)
     matplotlib_log_axis(axes, "x", [v for points in lines.values() for v in points.to_numpy()])
-    axes.set_xlabel("request latency (ms, log scale)")
-    axes.set_ylabel("share of requests answered within")
-    axes.set_title(title, fontsize=9)
+    axes.set_xlabel(spec.axis)
+    axes.set_ylabel(spec.share)
+    axes.set_title(spec.title, fontsize=9)
     axes.legend(fontsize=7)
     figure.tight_layout()
     save_figure(figure, path)

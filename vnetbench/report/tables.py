@@ -34,7 +34,7 @@ from vnetbench.core.schema import (
     setting_column,
 )
 from vnetbench.declared import catalogue
-from vnetbench.declared.throughput import RTT_MEAN_MS, TCP_MBIT
+from vnetbench.declared.declaration import PATH_ROLE
 from vnetbench.methods import Method
 
 GROUP = list(SERIES)
@@ -263,9 +263,10 @@ def _measurement_name(row: pd.Series) -> str:
 
 
 def baseline_ratios(summary: pd.DataFrame) -> pd.DataFrame:
-    """Overlay / baseline for throughput and RTT, per scenario and variant."""
+    """Overlay / baseline for a path's TCP rate and round trip (PATH_ROLE's metrics, its
+    player's rows), per scenario and variant."""
     rows = []
-    for metric in (TCP_MBIT.name, RTT_MEAN_MS.name):
+    for metric in PATH_ROLE.metrics:
         of_metric = summary[summary[METRIC] == metric]
         baseline = of_metric[of_metric[OVERLAY] == NATIVE]
         if baseline.empty:
@@ -284,7 +285,8 @@ def raw_fractions(summary: pd.DataFrame, raw_mbit: float | None) -> pd.DataFrame
     """Each overlay's TCP throughput as a fraction of the machine's limit (a bare veth
     pair measured in the same matrix)."""
     columns = [SCENARIO, OVERLAY, VARIANT, "tcp Mbit/s", "of raw veth"]
-    tcp = summary[summary[METRIC] == TCP_MBIT.name]
+    rate, _ = PATH_ROLE.metrics
+    tcp = summary[summary[METRIC] == rate]
     if not raw_mbit or tcp.empty:
         return pd.DataFrame(columns=columns)
     return pd.DataFrame([{SCENARIO: row[SCENARIO], OVERLAY: row[OVERLAY],

@@ -33,6 +33,7 @@ from typing import Any
 
 from vnetbench.analysis.results import load_results
 from vnetbench.analysis.runrecord import read_record
+from vnetbench.declared.declaration import JOIN_ROLE, PATH_ROLE
 from vnetbench.deploy.lifecycle import StackSpec, prepare, running
 from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, require_engine
 from vnetbench.engines.allocation import claimed_block
@@ -95,7 +96,7 @@ from vnetbench.runtime.labels import (
     run_labels,
 )
 from vnetbench.runtime.rundir import new_directory, new_run_id, stamp
-from vnetbench.scenarios import get_scenario
+from vnetbench.scenarios import scenario_playing
 from vnetbench.terminal.ui import note, waiting
 
 __all__ = ["Figure", "calibrate", "figure_rows"]
@@ -107,6 +108,10 @@ GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
+# the path and the joins are measured by the scenarios playing these roles, by the
+# metrics the roles name (vnetbench/declared/declaration.py), never a scenario's name
+RATE, RTT = PATH_ROLE.metrics
+JOIN_SECONDS, JOINED, RESTART_SECONDS = JOIN_ROLE.metrics
 
 
 def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes: int = 3,
@@ -316,10 +321,10 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
     unshaped reference of the delay line's error (200 pings each pass, as the shaped
     run's: one stack for both, where the reference had a stack of its own)."""
     topology = two_sites("calibrate-path", seconds, passes, pings=200)
-    run_dir = run_scenarios(topology, [get_scenario("throughput")], directory / "runs")
+    run_dir = run_scenarios(topology, [scenario_playing(PATH_ROLE)], directory / "runs")
     frame = load_results(run_dir)
-    rtts = frame[frame["metric"] == "rtt_mean_ms"]["value"].dropna()
-    rates = frame[frame["metric"] == "tcp_mbit"]["value"].dropna().tolist()
+    rtts = frame[frame["metric"] == RTT]["value"].dropna()
+    rates = frame[frame["metric"] == RATE]["value"].dropna().tolist()
     path = statistics.median(rates) if rates else None
     ratio = path / raw_mbit if path and raw_mbit else None
     testbed = path / routed_mbit if path and routed_mbit else None
@@ -341,11 +346,12 @@ def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     the path run's just before)."""
     shaped = two_sites("calibrate-delay", 1, 1, pings=200,
                        backbone={"delay": f"{DELAY_MS:g}ms"})
-    run_dir = run_scenarios(shaped, [get_scenario("throughput")], directory / "runs")
+    path = scenario_playing(PATH_ROLE)
+    run_dir = run_scenarios(shaped, [path], directory / "runs")
     frame = load_results(run_dir)
     rtts = [math.nan if plain_rtt is None else plain_rtt,
-            frame[frame["metric"] == "rtt_mean_ms"]["value"].median()]
-    applied = read_record(run_dir).links.applied.get("throughput", {})
+            frame[frame["metric"] == RTT]["value"].median()]
+    applied = read_record(run_dir).links.applied.get(path.name, {})
     overheads = [node["delay_line_overhead_us"] for node in applied.values()
                  if isinstance(node, dict) and "delay_line_overhead_us" in node]
     error = rtts[1] - rtts[0] - 2 * DELAY_MS
@@ -436,7 +442,7 @@ def join_run(directory: Path, name: str, overlay: str, machines: int, passes: in
     topology = parse_topology({"name": name, "overlay": overlay, "switches": 2, "agents": 2,
                                "settings": {k: v for k, v in settings.items() if v}},
                               "calibration")
-    run_dir = run_scenarios(topology, [get_scenario("join")], directory / "runs")
+    run_dir = run_scenarios(topology, [scenario_playing(JOIN_ROLE)], directory / "runs")
     return load_results(run_dir), read_record(run_dir).timings[0]
 
 
@@ -450,10 +456,10 @@ def kept_container_figures(directory: Path) -> list[Figure]:
     started again) against a stack per pass (bring-up and teardown): WireGuard,
     which every machine has, 50 clients in their own containers."""
     frame, timing = join_run(directory, "calibrate-join-kept", "wireguard", 50, 2)
-    restart = pass_value(frame, 2, "restart_seconds")
+    restart = pass_value(frame, 2, RESTART_SECONDS)
     fresh = timing["bring_up_s"] + timing["teardown_s"]
     ratio = restart / fresh if restart is not None and fresh else None
-    joined = pass_value(frame, 2, "joined")
+    joined = pass_value(frame, 2, JOINED)
     return [Figure("join pass on kept containers: programs started again", restart, "s",
                    note=f"50 WireGuard clients; {joined or 0:.0f} joined again"),
             Figure("its cost against a stack per pass (bring-up + teardown)", ratio, "ratio",
@@ -473,12 +479,12 @@ def vnet_join_figures(directory: Path) -> list[Figure]:
     for name, machines, pool in rooms:
         frame, timing = join_run(directory, f"calibrate-vnet{machines}", "vnet", machines,
                                  1, pool)
-        join = pass_value(frame, 1, "join_seconds")
+        join = pass_value(frame, 1, JOIN_SECONDS)
         total = timing["bring_up_s"] + join if join is not None else None
         figures.append(Figure(
             name, total, "s", "< 30", None if total is None else total < 30,
             f"bring-up {timing['bring_up_s']:.1f} s + join {join or 0:.1f} s; joined "
-            f"{pass_value(frame, 1, 'joined') or 0:.0f} of {machines} (pools of "
+            f"{pass_value(frame, 1, JOINED) or 0:.0f} of {machines} (pools of "
             f"{frame['set_pool'].iloc[0]:.0f})"))
     return figures
 

@@ -42,6 +42,7 @@ from vnetbench.core.schema import (
 )
 from vnetbench.core.units import parse_milliseconds
 from vnetbench.declared import catalogue
+from vnetbench.declared.declaration import GENERATOR_BEHIND, LOAD_ROLE
 from vnetbench.errors import UserError
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
@@ -49,8 +50,7 @@ from vnetbench.report.cost import write_cost
 from vnetbench.report.plots import capacity_plot
 from vnetbench.runs.session import run_scenarios
 from vnetbench.runtime.rundir import new_directory, stamp
-from vnetbench.scenarios import Scenario, get_scenario
-from vnetbench.scenarios.room import GENERATOR_BEHIND
+from vnetbench.scenarios import Scenario, scenario_playing
 from vnetbench.terminal.ui import job_progress, note
 
 HOST_SATURATED_PERCENT = 90.0  # of all cores: the host, not the overlay, is the limit
@@ -332,7 +332,7 @@ def run_capacity(plan: CapacityPlan, out_dir: Path) -> tuple[Path, Search]:
     """Search, each step a room pass on its own stack; the results directory."""
     setting = DIMENSIONS[plan.dimension]
     search = Search(plan.start, plan.most, plan.precision, whole=plan.dimension == "machines")
-    room = get_scenario("room")
+    room = scenario_playing(LOAD_ROLE)
     directory = new_directory(out_dir, f"{plan.topology.name}-{stamp()}-capacity")
     record = new_record("capacity", [plan.overlay], scenario=room.name,
                         dimension=plan.dimension, slo=[c.key for c in plan.clauses])
@@ -390,7 +390,7 @@ def check_sizes(topology: Topology, dimension: str, start: float, most: float) -
                             f"Give {option} a size the setting allows, e.g. {example}."
                             ) from None
         if option == "--max":
-            get_scenario("room").check(room)
+            scenario_playing(LOAD_ROLE).check(room)
     if start > most:
         raise UserError(f"--start {start:g} is above --max {most:g}: the search grows from "
                         "the start up to the max. Give a start at most the max.")

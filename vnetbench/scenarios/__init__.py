@@ -2,8 +2,8 @@
 settings, metrics, matrix variants and help line: what the topology, results,
 reports and the CLI read) and measures in <name>.py here, or in the package <name>/
 with what only it uses (room/). The interface (base.py)
-and the registry (`SCENARIOS`, `get_scenario`: registry.py) are loaded on first use
-of their names here."""
+and the registry (`SCENARIOS`, `get_scenario`, `scenario_playing`: registry.py) are
+loaded on first use of their names here."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
-    from vnetbench.scenarios.registry import SCENARIOS, get_scenario
+    from vnetbench.scenarios.registry import SCENARIOS, get_scenario, scenario_playing
 
 HOMES = {"SCENARIOS": "vnetbench.scenarios.registry",
          "get_scenario": "vnetbench.scenarios.registry",
+         "scenario_playing": "vnetbench.scenarios.registry",
          "PassResult": "vnetbench.scenarios.base", "Scenario": "vnetbench.scenarios.base",
          "ScenarioContext": "vnetbench.scenarios.base"}
 
@@ -27,4 +28,5 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
-__all__ = ["SCENARIOS", "PassResult", "Scenario", "ScenarioContext", "get_scenario"]
+__all__ = ["SCENARIOS", "PassResult", "Scenario", "ScenarioContext", "get_scenario",
+           "scenario_playing"]

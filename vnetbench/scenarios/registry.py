@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 
-from vnetbench.declared import DECLARATIONS
-from vnetbench.declared.declaration import Declaration
+from vnetbench.declared import DECLARATIONS, playing
+from vnetbench.declared.declaration import Declaration, Role
 from vnetbench.errors import UserError
 from vnetbench.scenarios.base import Scenario
 
@@ -39,3 +39,8 @@ def get_scenario(name: str) -> Scenario:
         raise UserError(
             f"There is no scenario called '{name}'. Available: {', '.join(sorted(SCENARIOS))}."
         ) from None
+
+
+def scenario_playing(role: Role) -> Scenario:
+    """The scenario that plays a role (vnetbench/declared/declaration.py's ROLES)."""
+    return SCENARIOS[playing(role).name]

@@ -12,12 +12,12 @@ import pytest
 from vnetbench.analysis.results import load_results
 from vnetbench.report.figures import report_figures
 from vnetbench.report.log_axes import log_ticks, matplotlib_log_axis, tick_text
-from vnetbench.report.plots import room_cdf_points
+from vnetbench.report.plots import percentile_points
 from vnetbench.report.tables import summary_table
 
 
 def latencies(data_dir: Path) -> list[float]:
-    lines = room_cdf_points(load_results(data_dir / "results-named"))
+    lines = percentile_points(load_results(data_dir / "results-named"), "room_latency_ms")
     return [float(v) for points in lines.values() for v in points.to_numpy()]
 
 

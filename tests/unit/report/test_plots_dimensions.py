@@ -10,13 +10,16 @@ import pytest
 
 from vnetbench.analysis.results import load_results
 from vnetbench.core.schema import parameter_column
-from vnetbench.report.plots import capacity_figure, room_cdf_points, timelines
+from vnetbench.declared import DECLARED
+from vnetbench.declared.declaration import PercentileCdf, Timeline
+from vnetbench.report.plots import capacity_figure, fault_timelines, percentile_points
 from vnetbench.runs.capacity import Clause
 
 
 def test_failover_timelines_per_overlay_and_fault_with_the_fault_s_instant(
         data_dir: Path) -> None:
-    found = timelines(load_results(data_dir / "results-named"))
+    (spec,) = [f for f in DECLARED["failover"].figures if isinstance(f, Timeline)]
+    found = fault_timelines(load_results(data_dir / "results-named"), spec)
     assert set(found) == {(o, f) for o in ("baseline", "wireguard")
                           for f in ("switch-restart", "backbone-down")}
     passes = found[("wireguard", "backbone-down")]
@@ -29,7 +32,8 @@ def test_failover_timelines_per_overlay_and_fault_with_the_fault_s_instant(
 
 
 def test_room_cdf_points_per_quantile(data_dir: Path) -> None:
-    points = room_cdf_points(load_results(data_dir / "results-named"))
+    (spec,) = [f for f in DECLARED["room"].figures if isinstance(f, PercentileCdf)]
+    points = percentile_points(load_results(data_dir / "results-named"), spec.metric)
     assert list(points) == ["baseline", "wireguard"]
     assert points["baseline"].index.tolist() == [50.0, 99.9]
     assert points["baseline"].tolist() == pytest.approx([5.0 * 1.075, 40.0 * 1.075])

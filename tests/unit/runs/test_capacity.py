@@ -5,8 +5,19 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from vnetbench.declared import playing
+from vnetbench.declared.declaration import LOAD_ROLE
 from vnetbench.errors import UserError
-from vnetbench.runs.capacity import Search, Step, judge_step, limit_of, parse_slo
+from vnetbench.runs.capacity import (
+    EVENT_SLO_KEYS,
+    PHASE_SLO_KEYS,
+    SLO_KEYS,
+    Search,
+    Step,
+    judge_step,
+    limit_of,
+    parse_slo,
+)
 
 
 def test_a_target_is_parsed_into_clauses_with_their_bounds() -> None:
@@ -116,3 +127,12 @@ def test_over_several_passes_a_figure_is_the_median_and_a_count_the_worst_pass()
     met, said, _ = judge_step(three, parse_slo("p99=50ms,failed=0"))
     assert "p99 20 ms" in said  # one slow pass of three does not decide
     assert not met and "failed 2 > 0" in said  # a pass that failed requests does
+
+
+def test_capacity_s_targets_are_what_the_load_role_s_player_declares() -> None:
+    """capacity steps whichever scenario plays LOAD_ROLE: each target it accepts names a
+    metric of that role, or (by phase or event) one its player declares."""
+    assert [metric for metric, _ in SLO_KEYS.values()] == list(LOAD_ROLE.metrics)
+    player = playing(LOAD_ROLE)
+    for metric, _ in [*PHASE_SLO_KEYS.values(), *EVENT_SLO_KEYS.values()]:
+        assert player.metric(metric).name == metric

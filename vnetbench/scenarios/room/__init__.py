@@ -6,6 +6,6 @@ Its declaration stays in vnetbench/declared/room.py and its records' parsing in
 vnetbench/measure/room.py: lower layers import them. Outside this package, the room
 is these names."""
 
-from vnetbench.scenarios.room.runtime import GENERATOR_BEHIND, Room
+from vnetbench.scenarios.room.runtime import Room
 
-__all__ = ["GENERATOR_BEHIND", "Room"]
+__all__ = ["Room"]

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.core.schema import MACHINES
-from vnetbench.declared.declaration import Values
+from vnetbench.declared.declaration import GENERATOR_BEHIND, Values
 from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
@@ -98,7 +98,6 @@ SERVER_READY_S = 15.0
 RECORD_GRACE_S = 6.0
 # the open loop's generators stay until the room's end (held), then print and exit
 HELD_EXIT_S = 0.5
-GENERATOR_BEHIND = "the generator fell behind its schedule"  # capacity reads it as the host
 REFUSED_LOG_LINES = 3  # of a machine whose container died: its last log lines, quoted
 LATE_TOLERANCE_S = 1.0  # a machine whose load began later than this makes the pass partial
 # the open loop's room sent less than this share of what it planned: partial (issue #37's
