@@ -89,7 +89,8 @@ def run(
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
     steps), tear everything down. Exit 1 when a pass failed, its path was dead or a
-    --slo target was missed. --json/--json-file: the results directory, each cell's
+    --slo target (else one of the topology's slo:, a venue's) was missed; with a room
+    target, the venue's verdict comes first. --json/--json-file: the results directory, each cell's
     figures, the targets checked and the failed cells (the tables and each pass's
     line then go to stderr)."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
@@ -104,7 +105,7 @@ def run(
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
     check_not_overridden(topology, overrides)
-    targets = run_targets(slo, scenarios or [], method)
+    targets = run_targets(slo, scenarios or [], method, topology, str(topology_file))
     inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
     wanted = JsonWanted("run", as_json, json_file)
     if method is None:
@@ -130,13 +131,23 @@ def check_scenarios_named(scenarios: list[str], short: bool) -> None:
                         "reference method with --method NAME.")
 
 
-def run_targets(slo: str | None, scenarios: list[str], method: str | None) -> list[Target]:
+def run_targets(slo: str | None, scenarios: list[str], method: str | None,
+                topology: Topology | None = None, source: str = "") -> list[Target]:
     """--slo's targets, each on a scenario the run measures (a method's steps are its
-    own: no target of a scenario applies to them)."""
+    own: no target of a scenario applies to them); without --slo, the topology's
+    `slo:` on the scenarios it runs (a venue's, topologies/venue.yml)."""
     from vnetbench.analysis.slo import check_scenarios, parse_targets
+    from vnetbench.analysis.venue import run_topology_targets
 
     if slo is None:
-        return []
+        if topology is None or not topology.slo or method is not None:
+            return []
+        targets, unchecked = run_topology_targets(topology.slo, topology.workload,
+                                                  scenarios, source)
+        if unchecked:
+            note(f"{source}: slo: {', '.join(unchecked)} not checked: this run does not "
+                 "run its scenario.")
+        return targets
     if method is not None:
         raise UserError(f"--slo with --method {method}: a method's steps are its own "
                         "measurement, not the scenarios' cells a target names. Run the "
