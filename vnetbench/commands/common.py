@@ -205,10 +205,13 @@ def engine_gone(error: EngineError) -> None:
 
 
 def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = (),
-             wanted: JsonWanted | None = None) -> None:
-    """A measuring command's end: its targets' lines (--slo), then exit 1 when a target
-    was missed, or a pass failed or its path was dead (unless --allow-failed), each
-    said in one line on stderr; with --json/--json-file, the result document first."""
+             wanted: JsonWanted | None = None,
+             summary: Callable[[pd.DataFrame], None] | None = None) -> None:
+    """A measuring command's end: a venue's verdict first (a room target on a
+    workload), the `summary` of the results (run's table), its targets' lines (--slo),
+    then exit 1 when a target was missed, or a pass failed or its path was dead
+    (unless --allow-failed), each said in one line on stderr; with
+    --json/--json-file, the result document first."""
     import pandas as pd
 
     from vnetbench.analysis.results import PARQUET, load_results
@@ -225,10 +228,12 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     status = ExitStatus.OK
     checked = check_targets(frame, targets) if targets and measured else []
     venue = venue_of(directory, frame, checked)
+    for line in venue.lines() if venue else []:
+        out_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if summary is not None:
+        summary(frame)
     if targets and measured:
         record_targets(directory, targets)
-        for line in venue.lines() if venue else []:
-            out_console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in (c.line() for c in checked):
             out_console.print(line, highlight=False, markup=False, soft_wrap=True)
         missed = [c for c in checked if not c.met]

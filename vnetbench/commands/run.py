@@ -42,6 +42,8 @@ from vnetbench.terminal.machine_output import (
 from vnetbench.terminal.ui import note, out_console
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from vnetbench.analysis.slo import Target
     from vnetbench.model.topology import Topology
     from vnetbench.terminal.outputs import Input
@@ -118,7 +120,8 @@ def run(
             conclude(directory, allow_failed, wanted=wanted)
             return
         conclude(run_scenarios_command(scenarios or [], topology, overlays, baseline, out,
-                                       inputs), allow_failed, targets, wanted)
+                                       inputs), allow_failed, targets, wanted,
+                 print_comparison)
 
 
 def check_scenarios_named(scenarios: list[str], short: bool) -> None:
@@ -219,9 +222,8 @@ def check_workload_used(workload: str | None, scenarios: list[str],
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
                           baseline: bool, out: Path | None,
                           inputs: Sequence[Input] = ()) -> Path:
-    """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
-    from vnetbench.analysis.results import load_results
-    from vnetbench.report.tables import comparison_table
+    """`run SCENARIO...`: each overlay's passes; its directory (conclude prints the
+    comparison table, after a venue's verdict)."""
     from vnetbench.runs.comparison import run_overlays
     from vnetbench.scenarios import get_scenario
 
@@ -231,11 +233,17 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
             scenario.check(topology.model_copy(update={"overlay": name}))
     results = out_directory(out, command="run", inputs=inputs)
     directory = run_overlays(topology, overlays, chosen, results, baseline)
-    table = comparison_table(load_results(directory))
-    if not table.empty:
-        out_console.print(rich_table(table))
     note(f"results: {directory}")
     return directory
+
+
+def print_comparison(frame: pd.DataFrame) -> None:
+    """The run's comparison table (a row per metric, a column per overlay)."""
+    from vnetbench.report.tables import comparison_table
+
+    table = comparison_table(frame) if not frame.empty else None
+    if table is not None and not table.empty:
+        out_console.print(rich_table(table))
 
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,
