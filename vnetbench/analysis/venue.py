@@ -194,10 +194,10 @@ def recorded_workload(topology: Mapping[str, Any] | None) -> Workload | None:
 
 
 def topology_targets(clauses: Sequence[str], workload: Workload | None,
-                     source: str) -> list[Target]:
+                     source: str, moments: bool = True) -> list[Target]:
     """A topology's `slo:` as targets, refused (one paragraph naming the file and the
-    fix) where --slo would refuse it, or where it names a phase or at-once event its
-    workload does not have: that target would never be judged."""
+    fix) where --slo would refuse it, or (`moments`) where it names a phase or at-once
+    event its workload does not have: that target would never be judged."""
     if not clauses:
         return []
     targets: list[Target] = []
@@ -209,12 +209,19 @@ def topology_targets(clauses: Sequence[str], workload: Workload | None,
                             f"{target.metric} a second bound the same way; give each once "
                             "in the file.")
         targets.append(target)
+    if moments:
+        check_moments(targets, workload, f"{source}: slo",
+                      "Fix the target in the file (or drop it) and run again.")
+    return targets
+
+
+def check_moments(targets: Sequence[Target], workload: Workload | None, source: str,
+                  fix: str) -> None:
+    """UserError naming each room target on a phase or event the workload lacks."""
     problems = [problem for target in targets
                 if (problem := unknown_moment(target, workload)) is not None]
     if problems:
-        raise UserError(f"{source}: slo: {'; '.join(problems)}. Fix the target in the "
-                        "file (or drop it) and run again.")
-    return targets
+        raise UserError(f"{source}: {'; '.join(problems)}. {fix}")
 
 
 def unknown_moment(target: Target, workload: Workload | None) -> str | None:

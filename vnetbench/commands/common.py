@@ -288,7 +288,9 @@ def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> 
 
     topology = check_overlay_options(load_topology(path, dict(overrides or {}),
                                                    OVERLAY_NAMES, ENGINE_NAMES), str(path))
-    topology_targets(topology.slo, topology.workload, str(path))  # its slo: checkable
+    # its slo: checkable (on the workload's phases where it has one: else --workload's)
+    topology_targets(topology.slo, topology.workload, str(path),
+                     moments=topology.workload is not None)
     return topology
 
 

@@ -140,7 +140,7 @@ def run_targets(slo: str | None, scenarios: list[str], method: str | None,
     own: no target of a scenario applies to them); without --slo, the topology's
     `slo:` on the scenarios it runs (a venue's, topologies/venue.yml)."""
     from vnetbench.analysis.slo import check_scenarios, parse_targets
-    from vnetbench.analysis.venue import run_topology_targets
+    from vnetbench.analysis.venue import check_moments, run_topology_targets
 
     if slo is None:
         if topology is None or not topology.slo or method is not None:
@@ -157,6 +157,9 @@ def run_targets(slo: str | None, scenarios: list[str], method: str | None,
                         "scenarios by name with --slo, or drop --slo.")
     targets = parse_targets(slo)
     check_scenarios(targets, scenarios, "--slo", "this run")
+    if topology is not None:
+        check_moments(targets, topology.workload, f"--slo {slo}",
+                      "Name a phase or event of the room's workload, or drop the target.")
     return targets
 
 

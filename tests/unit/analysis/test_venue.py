@@ -224,7 +224,10 @@ def test_a_figure_over_the_whole_run_breaks_last() -> None:
     verdict = results_verdict(frame, check_targets(frame, targets),
                               read_record(RECORDED).topology)
     assert verdict is not None
-    cell = {c.overlay: c for c in verdict.cells}["baseline"]
+    cells = {c.overlay: c for c in verdict.cells}
+    broke = cells["wireguard"]  # both missed: the statement's comes first
+    assert broke.missed == 2 and broke.first is not None and broke.first.event == "statement"
+    cell = cells["baseline"]
     assert cell.missed == 1 and cell.first is not None  # room.p99_ms: nothing measured
     assert (cell.first.phase, cell.first.value) == (None, None)
     assert cell.line().startswith("NOT HELD on baseline: first broke in the whole run: "
@@ -258,3 +261,33 @@ def test_generated_targets_are_taken_or_refused_in_one_paragraph(
     if result.exit_code == 2:
         assert str(path) in " ".join(result.output.split())
         assert "\n\n" not in result.output.strip()
+
+
+def test_slo_on_a_phase_the_workload_lacks_is_refused_before_the_run(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", "room", "-t", str(VENUE), "--out",
+                                 str(tmp_path / "out"), "--slo", "room.phase_p99_ms_lunch<=50"],
+                           env={"DOCKER_HOST": "unix:///nonexistent", "COLUMNS": "300"})
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert "--slo room.phase_p99_ms_lunch<=50: room.room_phase_p99_ms_lunch<=50: the " \
+           "workload contest has no phase 'lunch'" in said
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_venue_without_a_workload_is_checked_against_the_one_given(tmp_path: Path) -> None:
+    """validate takes phase targets on a file without a workload (--workload may give
+    one); run checks them against the workload it runs."""
+    data = {k: v for k, v in yaml.safe_load(VENUE.read_text()).items() if k != "workload"}
+    path = tmp_path / "no-workload.yml"
+    path.write_text(yaml.safe_dump(data))
+    assert runner.invoke(app, ["validate", str(path)]).exit_code == 0
+    for workload, said in ((None, "the room runs no workload"),
+                           (str(tmp_path / "other.yml"), "has no phase 'steady'")):
+        (tmp_path / "other.yml").write_text(yaml.safe_dump({"phases": [
+            {"name": "warmup", "seconds": 5, "at_once": [{"name": "statement",
+                                                          "size": 100}]}]}))
+        args = ["run", "room", "-t", str(path), "--out", str(tmp_path / "out")]
+        result = runner.invoke(app, [*args, *(["--workload", workload] if workload else [])],
+                               env={"DOCKER_HOST": "unix:///nonexistent", "COLUMNS": "300"})
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2 and str(path) in text and said in text, text
