@@ -23,7 +23,8 @@ from vnetbench.terminal.ui import err_console, error_line, out_console
 if TYPE_CHECKING:
     import pandas as pd
 
-    from vnetbench.analysis.slo import Target
+    from vnetbench.analysis.slo import Checked, Target
+    from vnetbench.analysis.venue import VenueVerdict
     from vnetbench.model.topology import Topology
     from vnetbench.terminal.machine_output import JsonWanted
     from vnetbench.terminal.outputs import Input
@@ -204,10 +205,13 @@ def engine_gone(error: EngineError) -> None:
 
 
 def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = (),
-             wanted: JsonWanted | None = None) -> None:
-    """A measuring command's end: its targets' lines (--slo), then exit 1 when a target
-    was missed, or a pass failed or its path was dead (unless --allow-failed), each
-    said in one line on stderr; with --json/--json-file, the result document first."""
+             wanted: JsonWanted | None = None,
+             summary: Callable[[pd.DataFrame], None] | None = None) -> None:
+    """A measuring command's end: a venue's verdict first (a room target on a
+    workload), the `summary` of the results (run's table), its targets' lines (--slo),
+    then exit 1 when a target was missed, or a pass failed or its path was dead
+    (unless --allow-failed), each said in one line on stderr; with
+    --json/--json-file, the result document first."""
     import pandas as pd
 
     from vnetbench.analysis.results import PARQUET, load_results
@@ -223,6 +227,11 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
     frame = load_results(directory) if measured else pd.DataFrame()
     status = ExitStatus.OK
     checked = check_targets(frame, targets) if targets and measured else []
+    venue = venue_of(directory, frame, checked)
+    for line in venue.lines() if venue else []:
+        out_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if summary is not None:
+        summary(frame)
     if targets and measured:
         record_targets(directory, targets)
         for line in (c.line() for c in checked):
@@ -244,9 +253,20 @@ def conclude(directory: Path, allow_failed: bool, targets: Sequence[Target] = ()
         from vnetbench.commands.documents import measured_document
 
         wanted.emit(measured_document(wanted.command, directory, frame, checked, failed,
-                                      allow_failed, status))
+                                      allow_failed, status, venue))
     if status:
         raise typer.Exit(status)
+
+
+def venue_of(directory: Path, frame: pd.DataFrame, checked: Sequence[Checked]
+             ) -> VenueVerdict | None:
+    """The room's venue verdict on the checked targets (None: no room target)."""
+    from vnetbench.analysis.runrecord import read_record
+    from vnetbench.analysis.venue import results_verdict
+
+    if not checked:
+        return None
+    return results_verdict(frame, checked, read_record(directory).topology)
 
 
 def record_targets(directory: Path, targets: Sequence[Target]) -> None:
@@ -261,12 +281,17 @@ def record_targets(directory: Path, targets: Sequence[Target]) -> None:
 def read_topology(path: Path, overrides: Mapping[str, object] | None = None) -> Topology:
     """A topology file, its overlay name and overlay_options keys checked against the
     adapters vnetbench has."""
+    from vnetbench.analysis.venue import topology_targets
     from vnetbench.engines import ENGINE_NAMES
     from vnetbench.model.topology import load_topology
     from vnetbench.overlays import OVERLAY_NAMES, check_overlay_options
 
-    return check_overlay_options(load_topology(path, dict(overrides or {}), OVERLAY_NAMES,
-                                               ENGINE_NAMES), str(path))
+    topology = check_overlay_options(load_topology(path, dict(overrides or {}),
+                                                   OVERLAY_NAMES, ENGINE_NAMES), str(path))
+    # its slo: checkable (on the workload's phases where it has one: else --workload's)
+    topology_targets(topology.slo, topology.workload, str(path),
+                     moments=topology.workload is not None)
+    return topology
 
 
 def out_directory(out: Path | None, check: bool = True, command: str = "vnetbench",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, cast
 from pydantic import Field
 
 from vnetbench.analysis.slo import Checked
+from vnetbench.analysis.venue import VenueVerdict
 from vnetbench.core.model import Model
 from vnetbench.deploy.doctor import Check
 from vnetbench.runs.capacity import Clause, Step
@@ -85,12 +86,16 @@ class MeasuredDocument(Document):
     failed: list[FailedCell] = Field(description="the cells with a failed pass or a dead "
                                      "path: a miss unless allow_failed")
     allow_failed: bool
+    venue: VenueVerdict | None = Field(None, description="the room's venue verdict on "
+                                       "its targets: per cell held, or the first target "
+                                       "missed in the contest's order (phase, event); "
+                                       "null without a room target")
 
 
 def measured_document(command: str, directory: Path,
                       frame: pd.DataFrame, targets: Sequence[Checked],
                       failed: Sequence[FailedCell], allow_failed: bool,
-                      status: int) -> MeasuredDocument:
+                      status: int, venue: VenueVerdict | None = None) -> MeasuredDocument:
     from vnetbench.analysis.runrecord import read_record
 
     record = read_record(directory)
@@ -100,7 +105,8 @@ def measured_document(command: str, directory: Path,
         started=record.started, ended=record.ended,
         overlays=[str(o) for o in dict.fromkeys(frame["overlay"])] if len(frame)
         else list(record.overlays), figures=cell_figures(frame),
-        targets=list(targets), failed=list(failed), allow_failed=allow_failed)
+        targets=list(targets), failed=list(failed), allow_failed=allow_failed,
+        venue=venue)
 
 
 def cell_figures(frame: pd.DataFrame) -> list[CellFigure]:

@@ -42,6 +42,8 @@ from vnetbench.terminal.machine_output import (
 from vnetbench.terminal.ui import note, out_console
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from vnetbench.analysis.slo import Target
     from vnetbench.model.topology import Topology
     from vnetbench.terminal.outputs import Input
@@ -89,7 +91,8 @@ def run(
 ) -> None:
     """Bring the topology up, run the scenarios' passes (or a reference method's
     steps), tear everything down. Exit 1 when a pass failed, its path was dead or a
-    --slo target was missed. --json/--json-file: the results directory, each cell's
+    --slo target (else one of the topology's slo:, a venue's) was missed; with a room
+    target, the venue's verdict comes first. --json/--json-file: the results directory, each cell's
     figures, the targets checked and the failed cells (the tables and each pass's
     line then go to stderr)."""
     from vnetbench.overlays.vnet.artifacts import with_vnet_options
@@ -104,7 +107,7 @@ def run(
     check_faults_injected(fault, scenarios or [], method)
     check_workload_used(workload, scenarios or [], method)
     check_not_overridden(topology, overrides)
-    targets = run_targets(slo, scenarios or [], method)
+    targets = run_targets(slo, scenarios or [], method, topology, str(topology_file))
     inputs = file_inputs(topology=topology_file, vnet_profile=vnet_profile, workload=workload)
     wanted = JsonWanted("run", as_json, json_file)
     if method is None:
@@ -117,7 +120,8 @@ def run(
             conclude(directory, allow_failed, wanted=wanted)
             return
         conclude(run_scenarios_command(scenarios or [], topology, overlays, baseline, out,
-                                       inputs), allow_failed, targets, wanted)
+                                       inputs), allow_failed, targets, wanted,
+                 print_comparison)
 
 
 def check_scenarios_named(scenarios: list[str], short: bool) -> None:
@@ -130,19 +134,32 @@ def check_scenarios_named(scenarios: list[str], short: bool) -> None:
                         "reference method with --method NAME.")
 
 
-def run_targets(slo: str | None, scenarios: list[str], method: str | None) -> list[Target]:
+def run_targets(slo: str | None, scenarios: list[str], method: str | None,
+                topology: Topology | None = None, source: str = "") -> list[Target]:
     """--slo's targets, each on a scenario the run measures (a method's steps are its
-    own: no target of a scenario applies to them)."""
+    own: no target of a scenario applies to them); without --slo, the topology's
+    `slo:` on the scenarios it runs (a venue's, topologies/venue.yml)."""
     from vnetbench.analysis.slo import check_scenarios, parse_targets
+    from vnetbench.analysis.venue import check_moments, run_topology_targets
 
     if slo is None:
-        return []
+        if topology is None or not topology.slo or method is not None:
+            return []
+        targets, unchecked = run_topology_targets(topology.slo, topology.workload,
+                                                  scenarios, source)
+        if unchecked:
+            note(f"{source}: slo: {', '.join(unchecked)} not checked: this run does not "
+                 "run its scenario.")
+        return targets
     if method is not None:
         raise UserError(f"--slo with --method {method}: a method's steps are its own "
                         "measurement, not the scenarios' cells a target names. Run the "
                         "scenarios by name with --slo, or drop --slo.")
     targets = parse_targets(slo)
     check_scenarios(targets, scenarios, "--slo", "this run")
+    if topology is not None:
+        check_moments(targets, topology.workload, f"--slo {slo}",
+                      "Name a phase or event of the room's workload, or drop the target.")
     return targets
 
 
@@ -208,9 +225,8 @@ def check_workload_used(workload: str | None, scenarios: list[str],
 def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: list[str],
                           baseline: bool, out: Path | None,
                           inputs: Sequence[Input] = ()) -> Path:
-    """`run SCENARIO...`: each overlay's passes, then the comparison table; its directory."""
-    from vnetbench.analysis.results import load_results
-    from vnetbench.report.tables import comparison_table
+    """`run SCENARIO...`: each overlay's passes; its directory (conclude prints the
+    comparison table, after a venue's verdict)."""
     from vnetbench.runs.comparison import run_overlays
     from vnetbench.scenarios import get_scenario
 
@@ -220,11 +236,17 @@ def run_scenarios_command(scenarios: list[str], topology: Topology, overlays: li
             scenario.check(topology.model_copy(update={"overlay": name}))
     results = out_directory(out, command="run", inputs=inputs)
     directory = run_overlays(topology, overlays, chosen, results, baseline)
-    table = comparison_table(load_results(directory))
-    if not table.empty:
-        out_console.print(rich_table(table))
     note(f"results: {directory}")
     return directory
+
+
+def print_comparison(frame: pd.DataFrame) -> None:
+    """The run's comparison table (a row per metric, a column per overlay)."""
+    from vnetbench.report.tables import comparison_table
+
+    table = comparison_table(frame) if not frame.empty else None
+    if table is not None and not table.empty:
+        out_console.print(rich_table(table))
 
 
 def run_method_command(name: str, scenarios: list[str], topology: Topology,

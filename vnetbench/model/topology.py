@@ -471,6 +471,11 @@ class Topology(Model):
         None, description="room: the load's phases and at-once events "
         "(vnetbench/model/workload.py), or a shipped profile's name (contest); "
         "none: the room's steady rate")
+    slo: tuple[str, ...] = Field(
+        (), max_length=50, description="targets `run` checks when no --slo is given, in "
+        "--slo's form (SCENARIO.METRIC<=VALUE), one a line or separated by commas: a "
+        "venue's (the statement reaches every machine, a phase's p99, no request lost); "
+        "checked against the scenarios and the workload by vnetbench/analysis/venue.py")
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
     engine: str = Field(
@@ -482,6 +487,19 @@ class Topology(Model):
     manager: str | None = Field(
         None, description="swarm: a manager's Docker endpoint, or 'test' for the test "
         "swarm (else $VNETBENCH_SWARM, or this machine's engine if it manages a swarm)")
+
+    @field_validator("slo", mode="before")
+    @classmethod
+    def _slo_clauses(cls, value: Any) -> Any:
+        """`slo: a<=1,b<=2` as --slo takes it, or a list of clauses (each may hold
+        several, separated by commas)."""
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise ValueError(f"{value!r} is not a list of targets: give each as --slo "
+                             "takes it, SCENARIO.METRIC<=VALUE or >=VALUE, e.g. "
+                             "[room.phase_p99_ms_steady<=500, room.phase_failed_steady<=0]")
+        return tuple(part.strip() for item in items for part in item.split(",")
+                     if part.strip())
 
     @field_validator("manager")
     @classmethod
@@ -664,6 +682,7 @@ class Topology(Model):
                             if k not in MEASUREMENT_SETTINGS}
         data.pop("faults")  # what failover injects, not what the containers are
         data.pop("workload")  # what the room's machines ask, not what they are
+        data.pop("slo")  # what the results are judged against
         return repr(sorted(data.items()))
 
     def agents_on(self, switch: str) -> list[AgentSpec]:

@@ -1,6 +1,7 @@
-"""The report's verdict lines, above its summary: what failed, which --slo target was
-missed, and which overlay is best on each lead figure and by how much against the
-next. report.md and report.html show the same lines (a Verdicts block,
+"""The report's verdict lines, above its summary: the venue's verdict (a room target
+given: held, or what broke first), what failed, which --slo target was missed, and
+which overlay is best on each lead figure and by how much against the next.
+report.md and report.html show the same lines (a Verdicts block,
 vnetbench/report/document.py)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pandas as pd
 
 from vnetbench.analysis.runrecord import RunRecord
 from vnetbench.analysis.slo import Checked, check_targets, parse_targets
+from vnetbench.analysis.venue import results_verdict
 from vnetbench.core.metrics import BOOL, Better
 from vnetbench.core.schema import METRIC, NATIVE, OVERLAY, SCENARIO, UNIT, VARIANT
 from vnetbench.declared import catalogue
@@ -46,11 +48,20 @@ def verdict_lines(frame: pd.DataFrame, summary: pd.DataFrame,
     on the best overlay only where two overlays measured a lead figure alike."""
     lines = [failures_line(frame)]
     if record.targets:
-        lines.append(targets_line(frame, record.targets))
+        lines = [*venue_lines(frame, record), *lines, targets_line(frame, record.targets)]
     best = best_overlays(frame, summary)
     if best:
         lines.append(Verdict("Best overlay (against the next)", "; ".join(best) + "."))
     return lines
+
+
+def venue_lines(frame: pd.DataFrame, record: RunRecord) -> list[Verdict]:
+    """The venue's verdict first (analysis/venue.py): held, or what broke first, per
+    room cell; none without a room target."""
+    venue = results_verdict(frame, checked_targets(frame, record.targets or []),
+                            record.topology)
+    return [Verdict("Venue", cell.line(), miss=not cell.held)
+            for cell in venue.cells] if venue else []
 
 
 def failures_line(frame: pd.DataFrame) -> Verdict:
