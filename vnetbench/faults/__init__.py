@@ -12,35 +12,42 @@ spans), against the topology in checks.py (the names, the room's size, the
 backbone's bounds, and, as one schedule, two events on one target at once), and
 against the measured path in path.py.
 
-The schedule (shaping/schedule.py `expand`): a topology's faults on one timeline,
-each entry an `Event` (its label, its declared span, the targets chosen for it),
+The schedule (schedule.py `expand`): a topology's faults on one timeline, each
+entry an `Event` (its label, its declared span, the targets chosen for it),
 expanded into `Step`s, each one primitive thing at one instant (ms after the
 schedule's zero): drop rules put in, replaced or taken out on backbone edges, a
 target killed or started, the backbone shaped anew or as planned again; sorted by
 instant, a lift before an apply at one instant.
 
-The executor (shaping/run_schedule.py `ScheduleRunner`): applies a schedule on a
-running stack. Rule steps wait where they act, in one helper per backbone edge
-(shaping/fault.py's edges and staging), started before the zero, each step fired
-by vnetbench-at at its instant and stamped when iptables returned; engine steps (a
-kill, a start, shaping) are fired from this process at their instants and stamped
-with the call's span. It reads every stamp and leaves no rule standing.
-scenarios/fault_schedule.py binds it to a scenario's stack (the containers a target
-is, the backbone reshaped, the shaping keeper told); the room and throughput run
-their schedules through it. Failover still has its own: one fault at a time
-(scenarios/failover.py `inject`), a link fault staged by shaping/fault.py's
-single-fault helpers (apply and lift in one script), a kill and a reshaping as
-engine calls stamped there.
+The executor (executor.py `ScheduleRunner`): applies a schedule on a running stack.
+Rule steps wait where they act, in one helper per backbone edge (edges.py: the
+edges, their helpers' names, labels and staging lead), started before the zero,
+each step fired by vnetbench-at at its instant and stamped when iptables returned;
+engine steps (a kill, a start, shaping) are fired from this process at their
+instants and stamped with the call's span. It reads every stamp and leaves no rule
+standing. on_stack.py binds it to a scenario's pass (`OnStack`: the containers a
+target is, the backbone shaped anew, the shaping keeper told, the stamps read into
+windows, problems and notes); the room and throughput run their schedules through
+it. Failover still applies its faults itself, one at a time
+(scenarios/failover.py `inject`): a link fault by edges.py's single-fault helpers
+(apply and lift in one script), a kill, a restart and a reshaping as engine calls
+stamped there.
 
-The window (measure/fault_window.py `FaultWindow`): when a fault was in effect,
-from its edges' stamps: each edge an apply and a lift `Stamp` (began, how late
-against its instant, done); in effect from the latest edge's apply to the latest
-edge's lift, on the host's clock (the probes' `ping -D` clock); a step that began
-over LATE_BOUND_S late was not waiting when its instant came.
+The window (window.py `FaultWindow`): when a fault was in effect, from its edges'
+stamps: each edge an apply and a lift `Stamp` (began, how late against its
+instant, done); in effect from the latest edge's apply to the latest edge's lift,
+on the host's clock (the probes' `ping -D` clock); a staged step that began over
+LATE_BOUND_S late was not waiting when its instant came.
 
 `at` is checked once, in model.py: its type (a duration, not negative) and its
-bound (60 s, with the spans). The rest is not a
-check of `at`: a schedule's last step (`at` plus its span) within the load is the
-expansion's (scenarios/fault_schedule.py `expand_within`, room and throughput),
-and failover never fires before `at` and later only where staging needs longer.
+bound (60 s, with the spans). The rest is not a check of `at`: a schedule's last
+step (`at` plus its span) within the load is on_stack.py's `expand_within` (room
+and throughput), and failover never fires before `at`, later only where staging
+needs longer.
+
+The package sits in two layers (tests/unit/test_structure.py): model.py, checks.py
+and path.py with the declarations, read by the model's topology; the rest above
+shaping/ and overlays/, below the scenarios, which it does not import. Per-event
+figures under faults are the scenarios' own (measure/room_faults.py,
+measure/stream_faults.py, scenarios/room/, scenarios/throughput_faults.py).
 """
