@@ -222,7 +222,7 @@ def test_a_paused_server_counts_in_the_open_loop_and_thins_the_closed_one(
           f"p95 {closed['room_p95_ms']:.0f} ms, answered {closed['room_answered']:.0f}")
 
 
-# A schedule of faults during the room (vnetbench/shaping/run_schedule.py), on the
+# A schedule of faults during the room (vnetbench/faults/executor.py), on the
 # baseline: 3 switches, the machines on switch1 and switch2, the server on switch3.
 # Each event begins after the one before has ended: a staged event (the flap, the
 # partition, the ramp) fires within 20 ms of its instants, so 0.8 s after the flap's
@@ -243,7 +243,7 @@ SCHEDULE_SECONDS = 14
 # the loss ramp 1 s and its last level held 500 ms
 STAGED_MS = {"backbone-flap": 1200.0, "partition": 1000.0, "loss-ramp": 1500.0}
 # a staged step waits where it acts and fires within a scheduler period of its instant
-# (measure/fault_window.py LATE_BOUND_S): the bound on an outage's excess
+# (faults/window.py LATE_BOUND_S): the bound on an outage's excess
 STAGED_EXCESS_MS = 50.0
 IPTABLES_CALL_MS = 60.0  # an exec'd iptables call's span beside the load: 20-53 ms seen
 

@@ -100,11 +100,12 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the vocabulary", {"core"}),
     ("the terminal", {"terminal"}),
     ("the runtime's parts", {"runtime"}),
-    ("declarations", {"declared", "faults"}),
+    ("declarations", {"declared", "faults.model", "faults.checks", "faults.path"}),
     ("the model", {"model", "methods"}),
     ("engines", {"engines"}),
     ("measuring", {"measure"}),
     ("on a running stack", {"shaping", "overlays"}),
+    ("faults on a running stack", {"faults"}),
     ("scenarios", {"scenarios"}),
     ("results and bring-up", {"analysis", "deploy"}),
     ("reports", {"report"}),
@@ -124,9 +125,19 @@ SUBPACKAGES = {"core", "terminal", "runtime", "model", "analysis", "deploy", "ge
 ROOT_MODULES_AT_MOST = 12
 
 
+# faults/ is one package in two layers (issue #59): what a topology's `faults:`
+# declares (its model, its checks against the topology and the measured path), read by
+# model/topology.py, sits with the declarations; the schedule's expansion, the executor
+# and the windows run on a stack, above shaping/. Each of the lower modules is a unit.
+SPLIT = {"faults": {"model", "checks", "path"}}
+
+
 def unit_of(module: str) -> str:
-    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors."""
+    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors;
+    vnetbench.faults.model -> faults.model (SPLIT)."""
     parts = module.split(".")
+    if len(parts) > 2 and parts[2] in SPLIT.get(parts[1], set()):
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else parts[0]
 
 
@@ -186,6 +197,22 @@ def test_engines_and_measure_depend_one_way() -> None:
     assert back == []
     assert any(unit_of(t) == "engines" for m, ts in graph.items() if unit_of(m) == "measure"
                for t in ts)
+
+
+def test_faults_is_one_package_in_two_layers() -> None:
+    """Issue #59: the faults' model, expansion, executor and windows in one package;
+    its model below the topology that reads it, the rest below the scenarios that run
+    it, importing none of them."""
+    graph = import_graph()
+    assert unit_of("vnetbench.faults.model") == "faults.model"
+    assert unit_of("vnetbench.faults.executor") == "faults"
+    assert layer_of("faults.model") < layer_of("model") < layer_of("shaping") \
+        < layer_of("faults") < layer_of("scenarios")
+    assert {"vnetbench.faults.schedule", "vnetbench.faults.executor",
+            "vnetbench.faults.window"} <= set(graph)
+    up = [f"{m} -> {t}" for m, ts in graph.items() if unit_of(m).startswith("faults")
+          for t in ts if unit_of(t) == "scenarios"]
+    assert up == []
 
 
 def test_the_layer_check_finds_an_import_going_up() -> None:
@@ -388,7 +415,7 @@ ROOM_ELSEWHERE = {
                                "read by the model's topology) registers it",
     "vnetbench.measure.room": "measure/room_faults.py reads its marks, floor and errors",
     "vnetbench.measure.room_faults": "throughput's faults read it too (measure/stream_faults.py, "
-                                     "scenarios/fault_schedule.py)",
+                                     "faults/on_stack.py)",
     "vnetbench.model.workload": "model/topology.py reads a topology's `workload:` with it",
 }
 

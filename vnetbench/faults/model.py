@@ -4,7 +4,7 @@ schedule of faults (a flap, a partition, a ramp, churn).
 Each entry is checked on its own here (its keys, its spans); what needs the
 topology (switch names, the room's size, the backbone's profile, events that
 overlap on one target) is checked in vnetbench/faults/checks.py, and a schedule
-becomes timed steps in vnetbench/shaping/schedule.py.
+becomes timed steps in vnetbench/faults/schedule.py.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ LINK_FAULT_SEGMENTS = ("backbone",)
 MAX_FLAP_TIMES = 50  # a flap of 50 x (100 ms + 100 ms) already fills 10 s
 # A ramp changes the backbone in steps of at most this much time: each level then holds
 # five of the room's 100 ms timeline bins (at 50 machines x 5/s, some 125 requests a
-# level), and it is 25 times the 20 ms a staged step may be late (fault_window.py
+# level), and it is 25 times the 20 ms a staged step may be late (window.py
 # LATE_BOUND_S), so the levels are the ones declared, not the mechanism's jitter.
 RAMP_STEP_MS = 500.0
 MIN_RAMP_STEP_MS = 100.0  # no shorter than a fault (MIN_FAULT_MS)
@@ -96,7 +96,7 @@ class Fault(Model):
     switches for `for`, a ramp of the backbone's loss, delay or rate from one value to
     another `over` a span, churn (a share of the machines restarted over a span).
     Failover injects the first kinds one at a time (scenarios/failover.py); a
-    schedule's steps come from vnetbench/shaping/schedule.py."""
+    schedule's steps come from vnetbench/faults/schedule.py."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
                               allow_inf_nan=False)

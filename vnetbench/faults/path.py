@@ -2,7 +2,7 @@
 if nothing happened, and say it measured a fault (issue #61, item 4).
 
 The backbone's faults (link, loss, delay, flap, ramp, a partition) act on the edges
-between switches (shaping/schedule.py), so a load whose agents are all on one switch
+between switches (faults/schedule.py), so a load whose agents are all on one switch
 never meets them, whatever the overlay (each keeps a site's traffic on its site). A
 killed switch, or a partition, is on the path only where the overlay's packets pass:
 with the baseline's kernel routing, only the switches of the agents themselves; the

@@ -91,7 +91,7 @@ class Request:
 @dataclass(frozen=True)
 class EventWindow:
     """When one event of the schedule was in effect (epoch seconds, as stamped:
-    measure/fault_window.py FaultWindow.start and .end)."""
+    faults/window.py FaultWindow.start and .end)."""
 
     label: str
     start: float | None  # None: it never took effect

@@ -8,11 +8,11 @@ with arrival stamps (`ping -D -O`) from an agent on another switch and from one 
 the same switch to the measured agent, and one TCP stream (iperf3 at 10 Mbit/s,
 reported every 0.1 s) to it; once the cross-switch ping answers, the fault's
 instant is `at` later. A link fault is applied and lifted by helpers staged before
-it, one per backbone edge, each waiting in vnetbench-at (shaping/fault.py); a kill
+it, one per backbone edge, each waiting in vnetbench-at (faults/edges.py); a kill
 and its restart are engine calls issued at their instants; a delay spike re-shapes
 the backbone and shapes it back. Every edge stamps its steps where it acts, and the
 fault is in effect from the latest edge's applied instant to the latest lifted
-(measure/fault_window.py). The probes stop once the cross-switch ping answers
+(faults/window.py). The probes stop once the cross-switch ping answers
 again steadily, or at the window's end (`failover_window_s` after the lift).
 
 Per fault: the outage (last answer before to first after, and the probes lost),
@@ -42,7 +42,15 @@ from vnetbench.declared.failover import (
 )
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
-from vnetbench.measure.fault_window import (
+from vnetbench.faults.edges import (
+    backbone_edges,
+    lifted_everywhere,
+    read_and_clear,
+    stage,
+    stageable,
+    staging_lead_s,
+)
+from vnetbench.faults.window import (
     EdgeStamps,
     FaultWindow,
     Stamp,
@@ -70,14 +78,6 @@ from vnetbench.shaping.apply import (
     is_shaped,
     shape_run,
     unshape_segment,
-)
-from vnetbench.shaping.fault import (
-    backbone_edges,
-    lifted_everywhere,
-    read_and_clear,
-    stage,
-    stageable,
-    staging_lead_s,
 )
 from vnetbench.terminal.ui import waiting
 
@@ -318,7 +318,7 @@ class Failover(Scenario):
     def link_fault_staged(self, context: ScenarioContext, outcome: FaultOutcome,
                           instant: float, prefix: str) -> None:
         """A helper per backbone edge, staged before the instant, applies and lifts the
-        fault there (shaping/fault.py)."""
+        fault there (faults/edges.py)."""
         stack, fault = context.stack, outcome.fault
         edges = backbone_edges(stack, prefix)
         if not edges:

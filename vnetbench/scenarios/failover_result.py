@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from vnetbench.core.outcome import Kind, Outcome, Problem, State
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.failover import ANSWERED, DECLARATION, FAULT_AT, FAULT_END
-from vnetbench.measure.fault_window import FaultWindow, answered_after, recovery_ms
+from vnetbench.faults.window import FaultWindow, answered_after, recovery_ms
 from vnetbench.measure.outage import (
     Outage,
     ProbeTrace,
@@ -27,7 +27,7 @@ PROBE_INTERVAL_S = 0.01
 class FaultOutcome:
     label: str
     fault: Fault
-    # the instants stamped where the fault acted (measure/fault_window.py)
+    # the instants stamped where the fault acted (faults/window.py)
     window: FaultWindow | None = None
     remote: ProbeTrace | None = None
     local: ProbeTrace | None = None

@@ -27,7 +27,9 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
+from vnetbench.faults.on_stack import FaultSchedule, ScheduleOutcome
 from vnetbench.faults.path import missed_at_run_time, refuse_untouched
+from vnetbench.faults.schedule import expand
 from vnetbench.measure.cpu import (
     cpu_percent,
     role_percent,
@@ -55,7 +57,6 @@ from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
 from vnetbench.model.topology import SharedSettings, Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
-from vnetbench.scenarios.fault_schedule import FaultSchedule, ScheduleOutcome
 from vnetbench.scenarios.pair import (
     PairScenario,
     path_status,
@@ -70,7 +71,6 @@ from vnetbench.scenarios.throughput_faults import (
     stream_fault_result,
 )
 from vnetbench.shaping.plan import TBF_LATENCY_MS
-from vnetbench.shaping.schedule import expand
 from vnetbench.terminal.ui import waiting
 
 

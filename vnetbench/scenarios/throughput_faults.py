@@ -14,6 +14,7 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION, STREAM_TIMELINE
 from vnetbench.errors import UserError
 from vnetbench.faults.model import SERVER, MachineCount
+from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
 from vnetbench.measure.stream_faults import (
     Interval,
     StreamEventFigures,
@@ -22,7 +23,6 @@ from vnetbench.measure.stream_faults import (
 )
 from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, SeriesPoint
-from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 
 INTERVAL_OPTIONS = ["-i", "0.1"]  # iperf3's intervals: the timeline's 100 ms
 

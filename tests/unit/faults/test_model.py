@@ -12,8 +12,8 @@ import pytest
 from vnetbench.errors import UserError
 from vnetbench.faults.checks import churn_count, overlap_problems
 from vnetbench.faults.model import MachineCount
+from vnetbench.faults.schedule import expand
 from vnetbench.model.topology import Fault, Topology, parse_topology
-from vnetbench.shaping.schedule import expand
 
 BASE: dict[str, Any] = {"name": "t", "switches": 3, "agents": 6,
                         "settings": {"machines": 20}}

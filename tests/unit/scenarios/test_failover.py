@@ -10,7 +10,7 @@ import pytest
 
 from vnetbench.core.outcome import Applicable, NotApplicable, State
 from vnetbench.errors import UserError
-from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
+from vnetbench.faults.window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.outage import parse_ping_trace, parse_stream_trace
 from vnetbench.model.topology import Fault, parse_topology
 from vnetbench.overlays.baseline import Baseline

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from vnetbench.errors import UserError
+from vnetbench.faults.on_stack import ScheduleOutcome
 from vnetbench.measure.room_faults import EventWindow
 from vnetbench.model.topology import parse_topology
 from vnetbench.scenarios import get_scenario
-from vnetbench.scenarios.fault_schedule import ScheduleOutcome
 from vnetbench.scenarios.throughput_faults import stream_fault_result
 
 THROUGHPUT = get_scenario("throughput")

@@ -1,5 +1,5 @@
 """The room's schedule of faults: the generic schedule on its stack
-(scenarios/fault_schedule.py) and the room's probes started anew.
+(faults/on_stack.py) and the room's probes started anew.
 
 A machine's generator runs in its container's network namespace, which goes with the
 container when it is killed: a killed machine's generator is given its schedule up
@@ -15,9 +15,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vnetbench.faults.on_stack import FaultSchedule
+from vnetbench.faults.schedule import Action, Schedule, Target
 from vnetbench.scenarios.base import ScenarioContext
-from vnetbench.scenarios.fault_schedule import FaultSchedule
-from vnetbench.shaping.schedule import Action, Schedule, Target
 
 # a machine started again: its new generator's first request is due this long after
 # the start returned (the engine starts the probe in its namespace within it)

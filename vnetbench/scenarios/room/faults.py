@@ -1,5 +1,5 @@
 """The room under a schedule of faults: the schedule run during the load
-(shaping/run_schedule.py stages and fires it; here what a room needs of it: the
+(faults/executor.py stages and fires it; here what a room needs of it: the
 containers each target is, the probes started anew in a machine or the server the
 schedule started again), and its results: per-event figures (measure/room_faults.py)
 as the pass's metric rows, a `fault` column each (as failover reports its faults),

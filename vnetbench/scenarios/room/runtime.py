@@ -32,7 +32,9 @@ from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
+from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
 from vnetbench.faults.path import refuse_untouched
+from vnetbench.faults.schedule import Schedule, expand
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
 from vnetbench.measure.probe import save_raw, start_probe, stop_probes
@@ -52,7 +54,6 @@ from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room
-from vnetbench.scenarios.fault_schedule import ScheduleOutcome, expand_within
 from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
 from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
 from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_kills
@@ -75,7 +76,6 @@ from vnetbench.scenarios.room.workload_schedule import (
     plan_workload,
     until_killed,
 )
-from vnetbench.shaping.schedule import Schedule, expand
 from vnetbench.terminal.ui import waiting
 
 SERVER = "server"

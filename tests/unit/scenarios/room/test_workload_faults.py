@@ -204,8 +204,8 @@ def test_a_pass_adds_the_rows_and_judges_the_band_on_the_workload_s_timeout() ->
     so is the recovery."""
     from types import SimpleNamespace
 
+    from vnetbench.faults.on_stack import ScheduleOutcome
     from vnetbench.scenarios.base import PassResult
-    from vnetbench.scenarios.fault_schedule import ScheduleOutcome
     from vnetbench.scenarios.resources import MemoryFigures
     from vnetbench.scenarios.room.runtime import Load, with_workload_and_faults
 

@@ -1,7 +1,7 @@
 """When a fault was in effect, from the instants stamped where it acted.
 
 A fault acts on edges: a link fault on every container of the backbone (a staged
-helper each, shaping/fault.py), a kill on the containers the engine signals. Each
+helper each, faults/edges.py), a kill on the containers the engine signals. Each
 edge gives two stamps, applying and lifting: when its step began (and how late that
 was against the instant it was staged for) and when its command returned. The
 fault is in effect on the whole path from the latest edge's applied instant

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.model.topology import Topology, parse_topology
-from vnetbench.shaping.schedule import (
+from vnetbench.faults.schedule import (
     EVERY_EDGE,
     Action,
     BackboneShape,
@@ -20,6 +19,7 @@ from vnetbench.shaping.schedule import (
     event_labels,
     expand,
 )
+from vnetbench.model.topology import Topology, parse_topology
 
 MACHINES = [f"agent{n}" for n in range(1, 21)]
 

@@ -1,5 +1,5 @@
 """A schedule of faults on a scenario's stack during its load: what a scenario needs of
-shaping/run_schedule.py's runner (the containers each target is, the backbone shaped
+faults/executor.py's runner (the containers each target is, the backbone shaped
 with a ramp's level or as planned again, the keeper told the shapers it re-applied
 are the planned ones), and the stamps read into each event's window and the pass's
 problems and notes. The room (scenarios/room/fault_schedule.py) adds its probes started
@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from vnetbench.engines.base import EngineError
+from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
-from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
+from vnetbench.faults.executor import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
+from vnetbench.faults.schedule import BackboneShape, Schedule, Target, expand
+from vnetbench.faults.window import LATE_BOUND_S, FaultWindow
 from vnetbench.measure.room_faults import EventWindow
+from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.topology import Topology
+from vnetbench.overlays import Overlay
 from vnetbench.runtime import labels
-from vnetbench.scenarios.base import ScenarioContext
-from vnetbench.shaping.apply import is_shaped, shape_run, unshape_segment
-from vnetbench.shaping.run_schedule import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
-from vnetbench.shaping.schedule import BackboneShape, Schedule, Target, expand
+from vnetbench.shaping.apply import ShapingKeeper, is_shaped, shape_run, unshape_segment
 
 
 def expand_within(topology: Topology, machines: list[str], load: str,
@@ -39,6 +42,23 @@ def expand_within(topology: Topology, machines: list[str], load: str,
     return schedule
 
 
+class OnStack(Protocol):
+    """What a schedule needs of a scenario's pass: scenarios/base.py's ScenarioContext
+    (the faults, below the scenarios, do not import it)."""
+
+    @property
+    def stack(self) -> Stack: ...
+    @property
+    def topology(self) -> Topology: ...
+    @property
+    def overlay(self) -> Overlay: ...
+    @property
+    def plan(self) -> AddressPlan: ...
+    @property
+    def shaping(self) -> ShapingKeeper | None: ...
+    def container(self, agent: str) -> str: ...
+
+
 @dataclass
 class ScheduleOutcome:
     """Each event's window as stamped, what went wrong, what the pass notes."""
@@ -54,7 +74,7 @@ class FaultSchedule:
     """One pass's schedule on a scenario's stack; `raw`: where each helper's output is
     kept, its name's prefix (raw/room-pass1-)."""
 
-    def __init__(self, context: ScenarioContext, schedule: Schedule, prefix: str,
+    def __init__(self, context: OnStack, schedule: Schedule, prefix: str,
                  raw: Path) -> None:
         self.context, self.schedule, self.prefix = context, schedule, prefix
         self.runner = ScheduleRunner(context.stack, schedule, context.plan, prefix,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnetbench.measure.fault_window import (
+from vnetbench.faults.window import (
     LATE_BOUND_S,
     EdgeStamps,
     FaultWindow,

@@ -13,14 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.unit.shaping.test_fault import LocalHelpers, LocalRun, stand_ins
-from tests.unit.shaping.test_schedule import room
-from vnetbench.measure.fault_window import Stamp
-from vnetbench.model.addressing import plan_addresses
-from vnetbench.model.topology import parse_topology
-from vnetbench.shaping import run_schedule
-from vnetbench.shaping.fault import Edge
-from vnetbench.shaping.run_schedule import (
+from tests.unit.faults.test_edges import LocalHelpers, LocalRun, stand_ins
+from tests.unit.faults.test_schedule import room
+from vnetbench.faults import executor
+from vnetbench.faults.edges import Edge
+from vnetbench.faults.executor import (
     EDGE_SCRIPT,
     NONE,
     RuleStep,
@@ -30,7 +27,10 @@ from vnetbench.shaping.run_schedule import (
     rule_steps,
     sources_of,
 )
-from vnetbench.shaping.schedule import EVERY_EDGE, Action, Cut, Target, expand
+from vnetbench.faults.schedule import EVERY_EDGE, Action, Cut, Target, expand
+from vnetbench.faults.window import Stamp
+from vnetbench.model.addressing import plan_addresses
+from vnetbench.model.topology import parse_topology
 
 EDGES = [Edge(f"router-switch{n}", f"router-switch{n}", f"10.9.0.{n}", f"p-f-switch{n}")
          for n in (1, 2, 3)]
@@ -163,7 +163,7 @@ def test_a_schedule_runs_its_rules_and_engine_steps_at_their_instants(
     (bin_dir / "ip").write_text("#!/bin/sh\necho \"2: eth1    inet $ADDRESS/24 scope global\"\n")
     targets = {e.container: {"ADDRESS": e.address} for e in EDGES[:2]}
     engine = Engine(tmp_path, env, targets)
-    monkeypatch.setattr(run_schedule, "backbone_edges", lambda run, prefix: EDGES[:2])
+    monkeypatch.setattr(executor, "backbone_edges", lambda run, prefix: EDGES[:2])
     topology = room({"at": "300ms", "flap": "backbone", "times": 2, "down": "200ms",
                      "up": "200ms"},
                     {"at": "400ms", "kill": "switch3", "restart_after": "300ms"},
@@ -261,7 +261,7 @@ def test_a_cancelled_schedule_fires_nothing_more_and_returns_at_once(
     """Ctrl-C before its steps: no kill or start reaches the engine, and cancel does not
     wait for the steps' instants (60 s away: it returns well before them)."""
     engine = Engine(tmp_path, {}, {})
-    monkeypatch.setattr(run_schedule, "backbone_edges", lambda run, prefix: [])
+    monkeypatch.setattr(executor, "backbone_edges", lambda run, prefix: [])
     topology = room({"at": "60s", "kill": "switch3", "restart_after": "1s"})
     schedule = expand(topology)
     runner = ScheduleRunner(LocalRun(engine), schedule, plan_of(topology), "p",

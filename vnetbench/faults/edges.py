@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
-from vnetbench.measure.fault_window import EdgeStamps, Stamp
+from vnetbench.faults.window import EdgeStamps, Stamp
 from vnetbench.measure.probe import AT_MARK, split_began
 from vnetbench.model.topology import Fault
 from vnetbench.runtime.labels import TOOL, run_labels

@@ -15,10 +15,7 @@ from typing import Any
 import pytest
 
 from vnetbench.engines.base import EngineError, Listed, ToolOutput, ToolSpec
-from vnetbench.measure.fault_window import LATE_BOUND_S, FaultWindow
-from vnetbench.measure.probe import AT_MARK
-from vnetbench.model.topology import Fault
-from vnetbench.shaping.fault import (
+from vnetbench.faults.edges import (
     FAULT_SCRIPT,
     Edge,
     drop_match,
@@ -30,6 +27,9 @@ from vnetbench.shaping.fault import (
     stageable,
     staging_lead_s,
 )
+from vnetbench.faults.window import LATE_BOUND_S, FaultWindow
+from vnetbench.measure.probe import AT_MARK
+from vnetbench.model.topology import Fault
 
 TOOLS = Path(__file__).resolve().parents[3] / "images" / "tools"
 

@@ -1,9 +1,9 @@
-"""A schedule of faults (shaping/schedule.py) run on a stack during a load: staged
+"""A schedule of faults (faults/schedule.py) run on a stack during a load: staged
 before the load, each step fired at its instant, stamped where it acted.
 
 Drop rules (a link down, a loss burst, a flap, a partition) wait where they act: one
 helper per backbone attachment (the tools image, in that container's namespace,
-NET_ADMIN, as shaping/fault.py's) is started before the load with every rule step of
+NET_ADMIN, as faults/edges.py's) is started before the load with every rule step of
 its edge. It stages an empty chain of its own and a jump to it first in raw
 PREROUTING for its interface; then each step waits in vnetbench-at for its instant
 and makes one iptables call, appending its rule to the chain or flushing the chain
@@ -26,7 +26,7 @@ than LIFT_WAIT_S past when the schedule should have ended is not run at all: the
 load is over. `finish` waits for both threads, so nothing the schedule starts
 outlives it (teardown finds it all).
 
-Each event's window (measure/fault_window.py): per edge, its first step's stamp
+Each event's window (faults/window.py): per edge, its first step's stamp
 (apply) and its last (lift); in effect from the latest edge's first stamp to the
 latest edge's last one.
 """
@@ -43,10 +43,7 @@ from functools import partial
 from pathlib import Path
 
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
-from vnetbench.measure.fault_window import EdgeStamps, FaultWindow, Stamp
-from vnetbench.measure.probe import AT_MARK, save_raw, split_began
-from vnetbench.model.addressing import AddressPlan
-from vnetbench.shaping.fault import (
+from vnetbench.faults.edges import (
     CAPABILITIES,
     FIND_DEV,
     MARK,
@@ -57,7 +54,7 @@ from vnetbench.shaping.fault import (
     helper_log,
     staging_lead_s,
 )
-from vnetbench.shaping.schedule import (
+from vnetbench.faults.schedule import (
     Action,
     BackboneShape,
     Cut,
@@ -66,6 +63,9 @@ from vnetbench.shaping.schedule import (
     Step,
     Target,
 )
+from vnetbench.faults.window import EdgeStamps, FaultWindow, Stamp
+from vnetbench.measure.probe import AT_MARK, save_raw, split_began
+from vnetbench.model.addressing import AddressPlan
 
 NONE = "-"  # an empty field of a rule step's line
 DROPS = (Action.DROP_ON, Action.DROP_OFF, Action.DROP_SET)
