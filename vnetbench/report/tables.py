@@ -33,14 +33,17 @@ from vnetbench.core.schema import (
     is_parameter_column,
     setting_column,
 )
-from vnetbench.declared import catalogue
-from vnetbench.declared.declaration import PATH_ROLE
+from vnetbench.declared import DECLARATIONS, catalogue
+from vnetbench.declared.declaration import PATH_ROLE, AgainstSetting
 from vnetbench.methods import Method
 
 GROUP = list(SERIES)
 # Columns that describe a row's settings and ride along into the summary: the
-# variant's own parameters (var_*) and the size of a join or config (set_machines).
-CARRIED = (setting_column(MACHINES),)
+# variant's own parameters (var_*), the size of a join or config (set_machines) and
+# each setting a declared figure draws a metric against (report.md's line reads it here).
+CARRIED = (setting_column(MACHINES), *(
+    setting_column(spec.setting) for declared in DECLARATIONS for spec in declared.figures
+    if isinstance(spec, AgainstSetting)))
 STATUS_ROW = "status"  # the label of a table's row that says why numbers are missing
 HOSTS_COLUMN = setting_column(HOSTS)
 

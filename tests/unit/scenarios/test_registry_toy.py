@@ -1,129 +1,37 @@
-"""docs/extending.md, proven: a toy scenario (its declaration, with settings of its
-own, and its code) and a toy overlay (its adapter and its services template), the
-files the guide lists, written in a temporary package, go through the registries,
-the settings (a field under its name, its flat name, its `run` option), validation,
-render, the catalogue and the report with no other file of vnetbench touched.
+"""docs/extending.md, proven: a toy scenario (its declaration, with settings, matrix
+variants and a figure of its own, and its code) and a toy overlay (its adapter and its
+services template), the files the guide lists (tests/toy.py), written in a temporary
+package, go through the registries, the settings (a field under its name, its flat
+name, its `run` option), validation, render, the catalogue, the matrix's plan (its
+cells on the toy overlay and the baseline) and `vnetbench report` of the rows its
+cells write as a matrix writes them (report.md and report.html, its headline and its
+declared figure), with no other file of vnetbench touched.
 
-Each registration is the one line the script stands in for, made in a fresh
-interpreter before anything reads the registry: vnetbench builds its settings model
-from the registered declarations as it is imported, as it would with the line in
-vnetbench/declared/__init__.py."""
+Each registration is the one line the script stands in for (tests/toy.py's REGISTER),
+made in a fresh interpreter before anything reads the registry."""
 
 from __future__ import annotations
 
 import json
-import os
+import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[3]
+from tests.toy import FILES, GUIDE, PACKAGE, PROJECT, REGISTER, toy_env, write_toy
 
-DECLARED = '''
-from pydantic import Field
-
-from vnetbench.declared.declaration import DEFAULT, EVERY, Declaration
-from vnetbench.core.metrics import Better, Metric
-from vnetbench.core.model import Measured, ScenarioSettings
-
-
-class ToySettings(ScenarioSettings):
-    prefix = "toy_"
-    weight: Measured[int] = Field(1, ge=1, le=10,
-                                  description="toy: how many times each agent counts.")
-
-
-TOY_AGENTS = Metric("toy_agents", "agents", Better.HIGHER, "Toy: agents counted",
-                    plot="toy-agents", lead=True)
-DECLARATION = Declaration(
-    name="toy", description="counts the topology's agents, measures nothing",
-    metrics=(TOY_AGENTS, Metric("toy_switches", "switches")),
-    runtime="toy_bench.scenario:Toy", settings=ToySettings, variants={EVERY: DEFAULT})
-'''
-SCENARIO = '''
-from typing import ClassVar
-
-from vnetbench.model.capabilities import Capability
-from vnetbench.errors import UserError
-from vnetbench.scenarios.base import PassResult, Scenario, ScenarioContext
-from vnetbench.model.topology import Topology
-from toy_bench.declared import DECLARATION, ToySettings
-
-
-class Toy(Scenario):
-    declaration = DECLARATION
-    needs: ClassVar[frozenset[Capability]] = frozenset({Capability.JOIN})
-
-    def check(self, topology: Topology) -> None:
-        if len(topology.agents) < 2:
-            raise UserError("The toy scenario counts two agents at least; set 'agents: 2'.")
-
-    def settings(self, topology: Topology) -> dict[str, object]:
-        return {"agents": len(topology.agents),
-                "toy_weight": topology.settings.of(ToySettings).weight}
-
-    def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:
-        topology = context.topology
-        weight = topology.settings.of(ToySettings).weight
-        values = {"toy_agents": len(topology.agents) * weight + pass_no,
-                  "toy_switches": len(topology.switches)}
-        return PassResult(DECLARATION.emitted(values), self.settings(topology))
-'''
-
-OVERLAY = '''
-from pathlib import Path
-
-from vnetbench.model.addressing import AddressPlan
-from vnetbench.model.capabilities import Capability
-from vnetbench.overlays.base import Overlay
-from vnetbench.model.topology import Topology
-
-
-class ToyOverlay(Overlay):
-    name = "toy"
-    summary = "agents on their sites and nothing between them"
-    data_path = "none: a toy"
-    capabilities = frozenset({Capability.JOIN})
-    templates = Path(__file__).parent
-
-    def target_address(self, topology: Topology, plan: AddressPlan, agent: str) -> str:
-        return str(plan.agent_site[agent])
-'''
-TEMPLATE = """\
-{%- for agent in topology.agent_containers() %}
-
-  {{ agent.name }}:
-    image: {{ images.tools }}
-    container_name: {{ project }}-{{ agent.name }}
-    {{ m.labels("agent", agent.name) }}
-    networks:
-      {{ plan.sites[agent.switch].key }}:
-        ipv4_address: {{ plan.container_site[agent.name] }}
-{%- endfor %}
-"""
-
-# Run in a fresh interpreter, in the temporary package's folder: each assertion names
-# what it proves; the last line is what the test reads back.
+# Run in a fresh interpreter after REGISTER, in the temporary package's folder: each
+# assertion names what it proves; the last line is what the test reads back.
 THROUGH = '''
 import json
+from dataclasses import replace
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
 import yaml
-
-from vnetbench import declared as registered
-from toy_bench.declared import DECLARATION, ToySettings
-
-# the scenario's registration: its declaration in DECLARATIONS (and what the registry
-# derives from that tuple as it is imported: DECLARED, the catalogue)
-registered.DECLARATIONS = (*registered.DECLARATIONS, DECLARATION)
-registered.DECLARED = {d.name: d for d in registered.DECLARATIONS}
-registered.CATALOGUE = registered.catalogue_of(registered.DECLARATIONS)
-
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -134,28 +42,31 @@ from vnetbench.commands.options import settings_given
 from vnetbench.errors import UserError
 from vnetbench.runtime.images import ImageSet
 from vnetbench.core.outcome import Applicable, NotApplicable
-from vnetbench.overlays import OVERLAY_NAMES, OVERLAY_TYPES, overlay_for
+from vnetbench.overlays import OVERLAY_NAMES, overlay_for
 from vnetbench.deploy.render import render_compose
-from vnetbench.report.markdown import build_report
 from vnetbench.analysis.results import ResultSet
-from vnetbench.scenarios import ScenarioContext, get_scenario
-from vnetbench.core.schema import CellKey
+from vnetbench.analysis.runrecord import RunRecord, overlay_facts
+from vnetbench.runs.cells import completed_state, group_cells
+from vnetbench.runs.matrix import CELLS, cell_topology, plan_cells
+from vnetbench.runs.passes import write_pass
+from vnetbench.scenarios import SCENARIOS, ScenarioContext, get_scenario
 from vnetbench.model.topology import MEASUREMENT_SETTINGS, parse_topology
-from toy_bench.overlay import ToyOverlay
+from vnetbench import declared as registered
+from toy_bench.declared import DECLARATION, ToySettings
 
-# the overlay's registration: its class in OVERLAY_TYPES
-OVERLAY_TYPES["toy"] = ToyOverlay
 scenario = get_scenario("toy")  # through the registry, as `vnetbench run toy`
 assert (scenario.name, scenario.metrics) == ("toy", DECLARATION.metrics)
+assert "toy" in OVERLAY_NAMES  # `overlay: toy`, --overlay toy
 
 # its settings: under its name, by its flat name (files written before), as an option
 toys = {"name": "toys", "switches": 2, "agents": 3, "overlay": "toy"}
-names = (*OVERLAY_NAMES, "toy")
 nested = parse_topology({**toys, "settings": {"toy": {"weight": 2}}}, "toys.yml",
-                        overlays=names)
-flat = parse_topology({**toys, "settings": {"toy_weight": 3}}, "old.yml", overlays=names)
+                        overlays=OVERLAY_NAMES)
+flat = parse_topology({**toys, "settings": {"toy_weight": 3}}, "old.yml",
+                      overlays=OVERLAY_NAMES)
 given = settings_given({"toy_weight": 4})
-option = parse_topology(toys, "toys.yml", given, names, {"toy_weight": "--toy-weight"})
+option = parse_topology(toys, "toys.yml", given, OVERLAY_NAMES,
+                        {"toy_weight": "--toy-weight"})
 options = [o for p in get_command(app).commands["run"].params for o in p.opts if "toy" in o]
 refused = CliRunner().invoke(app, ["run", "--toy-weight", "0", "toy"])
 
@@ -166,8 +77,9 @@ try:
     raise AssertionError("check let one agent through")
 except UserError as error:
     assert "counts two agents at least" in str(error)
-assert isinstance(scenario.applicability(overlay_for(topology, "baseline")), NotApplicable)
-assert Capability.JOIN in scenario.needs_for(topology)
+wireguard = overlay_for(topology, "wireguard")
+assert isinstance(scenario.applicability(wireguard), NotApplicable)
+assert Capability.AGENT_POOLS in scenario.needs_for(topology)
 overlay = overlay_for(topology)
 assert overlay.name == "toy" and scenario.applicability(overlay) == Applicable()
 
@@ -181,28 +93,53 @@ assert sorted(compose["services"]["agent1"]) == [  # the keys of its own templat
 counted = registered.catalogue().find("toy_agents")
 assert counted is not None and counted.unit == "agents" and counted.lead
 
-results = ResultSet(Path("results"))
+# the matrix: its plan of every registered scenario on three overlays, quick
+overlays = [overlay_for(topology, name) for name in ("baseline", "wireguard", "toy")]
+cells = plan_cells(overlays, list(SCENARIOS.values()), quick=True)
+mine = [cell for cell in cells if cell.scenario is scenario]
+groups = group_cells(mine, lambda cell: cell_topology(topology, cell, True))
+
+# its cells' passes, written as the matrix writes them (runs/cells.py, runs/passes.py):
+# rows by pass, run.json's cells; each group of cells one stack, here none
+directory = Path("matrix")
+directory.mkdir()
+results = ResultSet(directory)
 no_stack: Any = None  # the toy measures nothing: no engine, no stack
-context = ScenarioContext(stack=no_stack, topology=topology, overlay=overlay, plan=plan,
-                          raw_dir=Path("."))
-for pass_no in (1, 2):
-    outcome = scenario.run_pass(context, pass_no)
-    results.add(CellKey("toys", "toy", "toy"), pass_no, outcome.metrics,
-                scenario.settings(topology))
+record = RunRecord(kind="matrix", quick=True, overlays=overlay_facts(overlays))
+for number, group in enumerate(groups, 1):
+    run_id = f"toys-{number}"
+    for task in group.tasks():
+        task = replace(task, rows_variant=task.cell_variant)
+        context = ScenarioContext(stack=no_stack, topology=task.topology,
+                                  overlay=group.overlay, plan=plan, raw_dir=directory)
+        for pass_no in range(1, task.topology.settings.passes + 1):
+            write_pass(results, task.cell(run_id), pass_no,
+                       scenario.run_pass(context, pass_no), scenario.settings(task.topology),
+                       "")
+    for key in group.keys:
+        record.cells[key] = completed_state(run_id, [k for k in group.keys if k != key])
 results.write()
-report, headline = build_report(Path("results"))
+record.save(directory)
+reported = CliRunner().invoke(app, ["report", str(directory)])
+assert reported.exit_code == 0, reported.output
 print(json.dumps({
     "weights": [t.settings.of(ToySettings).weight for t in (nested, flat, option)],
     "flat": nested.settings.flat()["toy_weight"], "given": given,
     "measured": "toy_weight" in MEASUREMENT_SETTINGS, "options": options,
     "refused": [refused.exit_code, " ".join(refused.output.split())],
-    "headline": headline,
-    "lines": [" ".join(line.split()) for line in report.read_text().splitlines()],
-    "plotted": Path("results", "toy-agents.png").exists()}))
+    "in_matrix": "toy" in CELLS,
+    "cells": [cell.key for cell in mine],
+    "groups": [group.keys for group in groups],
+    "record": record.cells,
+    "said": " ".join(reported.output.split()),
+    "lines": [" ".join(line.split()) for line in (directory / "report.md").read_text(
+        ).splitlines()],
+    "html": (directory / "report.html").read_text(),
+    "pngs": sorted(p.name for p in directory.glob("*.png"))}))
 '''
 
 
-# both tests read one fresh interpreter's findings (3 s): on one pytest-xdist worker it
+# both tests read one fresh interpreter's findings (5 s): on one pytest-xdist worker it
 # runs once, not once a worker
 pytestmark = pytest.mark.xdist_group("registry-toy")
 
@@ -211,34 +148,56 @@ pytestmark = pytest.mark.xdist_group("registry-toy")
 def through(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The toy package written, and THROUGH's findings in a fresh interpreter."""
     tmp_path = tmp_path_factory.mktemp("toy")
-    package = tmp_path / "toy_bench"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "declared.py").write_text(textwrap.dedent(DECLARED))
-    (package / "scenario.py").write_text(textwrap.dedent(SCENARIO))
-    (package / "overlay.py").write_text(textwrap.dedent(OVERLAY))
-    (package / "services.yml.j2").write_text(TEMPLATE)
+    write_toy(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-c", THROUGH], cwd=tmp_path, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join((str(tmp_path), str(PROJECT))),
-             "DOCKER_HOST": "unix:///nonexistent", "MPLBACKEND": "Agg", "COLUMNS": "200"})
+        [sys.executable, "-c", REGISTER + THROUGH], cwd=tmp_path, capture_output=True,
+        text=True, env={**toy_env(tmp_path), "DOCKER_HOST": "unix:///nonexistent"})
     assert done.returncode == 0, done.stderr
     found: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
     return found
 
 
-def test_a_toy_scenario_and_overlay_go_through_validation_render_catalogue_report(
+def test_a_toy_scenario_and_overlay_go_through_validation_render_catalogue_matrix(
         through: dict[str, object]) -> None:
-    lines = through["lines"]
+    """Its variants make the matrix's cells on every overlay with agent pools (the
+    baseline's and the toy's, none on WireGuard), the cells of one overlay on one
+    stack (it shares one), each completed in run.json."""
+    assert through["in_matrix"] is True
+    assert through["cells"] == ["toy/baseline/light", "toy/baseline/heavy",
+                                "toy/toy/light", "toy/toy/heavy"]
+    assert through["groups"] == [["toy/baseline/light", "toy/baseline/heavy"],
+                                 ["toy/toy/light", "toy/toy/heavy"]]
+    assert through["record"] == {
+        "toy/baseline/light": "completed (toys-1; shared stack with: toy/baseline/heavy)",
+        "toy/baseline/heavy": "completed (toys-1; shared stack with: toy/baseline/light)",
+        "toy/toy/light": "completed (toys-2; shared stack with: toy/toy/heavy)",
+        "toy/toy/heavy": "completed (toys-2; shared stack with: toy/toy/light)"}
+
+
+def test_the_report_of_the_toy_s_matrix_has_its_headline_table_and_figure(
+        through: dict[str, object]) -> None:
+    """report.md and report.html of the rows its cells wrote: its lead figure in the
+    headline, its table in its declared units, its declared plot and figure drawn."""
+    lines, html = through["lines"], str(through["html"])
     assert isinstance(lines, list)
-    assert "Toy: agents counted" in str(through["headline"])  # its lead figure
-    # 3 agents counted twice (weight 2), plus the pass's number: 7 and 8
-    assert "| toy | Toy: agents counted | 7.5 agents ±9 % |" in lines
-    assert "| toy | toy | default | toy_agents | agents | 2 | 9.4 % | 7 to 8 agents |" in lines
+    assert "Toy: agents counted" in str(through["said"])  # `report`'s headline
+    # its declared figure (toy_agents against toy_weight) in both reports
+    assert "![toy-by-weight](toy-by-weight.png)" in lines
+    assert "toy-by-weight.png" in through["pngs"]
+    assert 'id="figure-toy-by-weight"' in html
+    assert "Toy: agents counted against the weight" in html
+    # 3 agents counted once (light) or thrice (heavy), plus the pass's number (1, 2)
+    assert ("| toy | Toy: agents counted | heavy 10.5 agents ±7 %; light 4.5 agents ±16 % "
+            "| heavy 10.5 agents ±7 %; light 4.5 agents ±16 % |") in lines
+    assert ("| Toy: agents counted | light | 4 to 5 agents (n 2, CV 15.7 %) "
+            "| 4 to 5 agents (n 2, CV 15.7 %) |") in lines
+    # every series, with the setting its figure reads and the variant's parameter
+    assert ("| toy | toy | heavy | toy_switches | switches | 2 | 0.0 % | 2 switches | 3 | 3 |"
+            in lines)
     assert "### toy" in lines  # its own table, its metrics in their declared units
-    assert "| toy | toy | default | toy_switches | switches | 2 | 0.0 % | 2 switches |" in lines
-    assert "![toy-agents](toy-agents.png)" in lines  # its declared plot, drawn
-    assert through["plotted"] is True
+    assert 'id="figure-toy-agents"' in html  # its headline metric's figure
+    assert "![toy-agents](toy-agents.png)" in lines  # its declared bar plot
+    assert "toy-agents.png" in through["pngs"]
 
 
 def test_the_toy_scenario_s_settings_are_a_field_a_flat_name_and_an_option(
@@ -254,3 +213,32 @@ def test_the_toy_scenario_s_settings_are_a_field_a_flat_name_and_an_option(
     status, said = refused
     assert status == 2 and "--toy-weight (settings.toy_weight)" in said
     assert "greater than or equal to 1" in said and "Traceback" not in said
+
+
+def guide_tables(text: str) -> dict[str, list[str]]:
+    """docs/extending.md's file tables: section -> the path each row names first (its
+    `file` column's first code span)."""
+    tables: dict[str, list[str]] = {}
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("| ") and not line.startswith(("| file |", "|---")):
+            first = re.search(r"`([^`]+)`", line.split(" | ")[0])
+            assert first is not None, f"a row of {section}'s table names no file: {line}"
+            tables.setdefault(section, []).append(first.group(1))
+    return tables
+
+
+def test_extending_md_lists_exactly_the_files_the_toy_writes(tmp_path: Path) -> None:
+    """The guide's tables of an overlay's and a scenario's files are the files the toy
+    writes and the registries its REGISTER adds to, one for one, so neither drifts."""
+    tables = guide_tables((PROJECT / "docs" / "extending.md").read_text())
+    for section, files in GUIDE.items():
+        assert tables[section] == list(files), section
+    written = {p.relative_to(tmp_path / PACKAGE).as_posix() for p in write_toy(tmp_path)}
+    toy_files = {f for files in GUIDE.values() for f in files.values() if "." in f}
+    assert written == {"__init__.py", *toy_files} and set(FILES) == toy_files
+    registries = {f for files in GUIDE.values() for f in files.values() if "." not in f}
+    assert {name for name in registries if f".{name} = " in REGISTER
+            or f".{name}[" in REGISTER} == registries
