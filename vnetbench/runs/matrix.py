@@ -181,10 +181,11 @@ def cell_key(row: Mapping[Any, Any]) -> str:
 
 def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
     """The cell's settings over the topology's; with --quick, QUICK_SETTINGS is a
-    ceiling the cell's own values stay under too (transactions' and the room's 3 s)."""
+    ceiling: a lower value of the cell's (transactions' and the room's 3 s) or of the
+    topology's own stands."""
     settings = {**base.settings.model_dump(), **cell.overrides}
     if quick:
-        settings |= {key: min(value, cell.overrides.get(key, value))
+        settings |= {key: min(value, settings.get(key, value))
                      for key, value in QUICK_SETTINGS.items()}
     return Topology.model_validate({**base.model_dump(), "overlay": cell.overlay.name,
                                     "settings": settings})

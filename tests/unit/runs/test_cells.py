@@ -137,6 +137,12 @@ def test_quick_is_a_ceiling_on_every_cell_its_own_lower_values_kept() -> None:
     assert {(s.passes <= 2, s.seconds <= 2, s.pings <= 50) for s in settings.values()} == {
         (True, True, True)}
     assert cell_topology(BASE, by_key["room/baseline/n20"], False).settings.seconds == 3
+    # the topology's own fewer passes and shorter streams stand too (they were raised to
+    # --quick's 2 and 2 s)
+    short = BASE.model_copy(update={"settings": BASE.settings.model_copy(
+        update={"passes": 1, "seconds": 1})})
+    mine = cell_topology(short, by_key["throughput/baseline/default"], True).settings
+    assert (mine.passes, mine.seconds) == (1, 1)
 
 
 class _Prepared:
