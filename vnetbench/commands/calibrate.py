@@ -23,8 +23,12 @@ def calibrate(
     seconds: Annotated[float, typer.Option(min=1, max=60, help="Length of each TCP stream.")]
     = 5.0,
     passes: Annotated[int, typer.Option(
-        min=1, max=20, help="Streams per figure; rounds of the two-router paths in turn: "
-        "8, or this many if more (streams of 3 s, or --seconds if less).")] = 3,
+        min=1, max=20, help="Streams per figure.")] = 3,
+    rounds: Annotated[int, typer.Option(
+        min=2, max=50, help="Rounds of the two-router paths in turn (vnetbench's, the "
+        "bare one with the engine's rules, the bare one: a stream of 3 s, or --seconds if "
+        "less, and 100 pings each); under 6 the ratios' interval is their whole range "
+        "instead of a 95 % one.")] = 8,
     scale: Annotated[bool, typer.Option(
         help="Also the testbed at scale: 200 containers up and down, the start gate, "
              "join passes on kept containers, rooms of vNet agents.")] = False,
@@ -56,7 +60,7 @@ def calibrate(
     wanted.check()
     root = out_directory(out, command="calibrate")  # refused before the engine is asked
     with people_on_stderr(as_json):
-        directory, figures = measure(local(), root, seconds, passes, scale)
+        directory, figures = measure(local(), root, seconds, passes, scale, rounds)
         out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
         out_console.print(f"calibration: {directory / 'calibration.json'}")
     status, lines = calibration_verdict(figures)

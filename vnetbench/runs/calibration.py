@@ -115,7 +115,7 @@ JOIN_SECONDS, JOINED, RESTART_SECONDS = JOIN_ROLE.metrics
 
 
 def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes: int = 3,
-              scale: bool = False) -> tuple[Path, list[Figure]]:
+              scale: bool = False, rounds: int | None = None) -> tuple[Path, list[Figure]]:
     """Measure every figure on this machine's engine (`runtime`) into a new directory
     under out_dir; return both."""
     require_engine()
@@ -173,9 +173,9 @@ def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes:
     extra["engine_floor"] = [asdict(f) for f in floors.values() if f is not None]
     keep(*timing_figures("bring-up", ups, bare.up_s, UP_TARGET, why_up),
          *timing_figures("teardown", downs, bare.down_s, DOWN_TARGET, why_down))
-    rounds = path_rounds(runtime, directory, images, seconds, max(PATH_ROUNDS, passes))
-    extra["path_rounds"] = [asdict(r) for r in rounds]  # every round, as measured
-    keep(*against_bare_path(rounds))
+    measured = path_rounds(runtime, directory, images, seconds, rounds or PATH_ROUNDS)
+    extra["path_rounds"] = [asdict(r) for r in measured]  # every round, as measured
+    keep(*against_bare_path(measured))
     return directory, figures
 
 
@@ -196,7 +196,7 @@ def bare_shape_figures(bare: BareShape) -> list[Figure]:
     return figures
 
 
-PATH_ROUNDS = 8  # rounds of the two-router paths in turn (or --passes, the more)
+PATH_ROUNDS = 8  # rounds of the two-router paths in turn (--rounds): 6 or more give a 95 % interval
 ROUND_SECONDS = 3  # each round's TCP stream per path (or --seconds, the less)
 ROUND_PINGS = 100  # each round's pings per path, 10 ms apart
 ROUND_PORT = 5299  # the iperf3 server kept in vnetbench's second agent for the rounds
