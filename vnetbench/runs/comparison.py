@@ -59,7 +59,9 @@ def run_overlays(topology: Topology, overlays: list[str], scenarios: list[Scenar
         return run_scenarios(topology.model_copy(update={"overlay": runs[0][0]}),
                              scenarios, out_dir, overlay=adapters[runs[0][0]])
     directory = new_directory(out_dir, f"{topology.name}-{stamp()}-compare")
-    record = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios])
+    # the topology every overlay ran (the venue's verdict reads its workload's phases)
+    record = new_record("compare", adapters.values(), scenarios=[s.name for s in scenarios],
+                        topology=topology.model_dump(mode="json"))
     results = ResultSet(directory)
     with recorded(directory, record):
         for overlay, chosen, overrides in runs:

@@ -51,6 +51,9 @@ class PassFigures:
     server_cpu_percent: float | None  # percent of one core
     host_percent: float | None  # percent of all the host's cores
     cores: int
+    # the schedule's faults that took effect during the pass: their drops (a chain of
+    # their own, gone before the second snapshot) and kills are in no shaper's counter
+    faults: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Cause:
     events: int
     cost_ms: float
     tail_sized: bool  # touched at least TAIL_SHARE of the requests
-    kind: str  # "link", "accept queue", "cpu", "queueing", "elsewhere"
+    kind: str  # "link", "accept queue", "cpu", "queueing", "elsewhere", "fault"
 
     @property
     def added_ms(self) -> float:
@@ -136,7 +139,13 @@ def causes(counters: PassCounters, figures: PassFigures) -> list[Cause]:
         found.append(Cause(f"the delay lines' queues dropped {counters.queue_drops:,} "
                            "packets (full)", counters.queue_drops, drop_cost,
                            counters.queue_drops >= tail_events, "link"))
-    if retrans and not lost_in_shapers and not listen:
+    if figures.faults and (retrans or figures.failed):
+        found.append(Cause(f"the schedule's faults ({', '.join(figures.faults)}): what "
+                           "they dropped or killed is in no shaper's counter (their rules "
+                           f"are gone with them); machines retransmitted {retrans:,} "
+                           "segments meanwhile", max(retrans, figures.failed), drop_cost,
+                           max(retrans, figures.failed) >= tail_events, "fault"))
+    elif retrans and not lost_in_shapers and not listen:
         found.append(Cause(f"machines retransmitted {retrans:,} segments though no shaper "
                            "dropped a packet: they were lost outside the shapers (the "
                            "overlay's socket buffers, a bridge, a veth)", retrans, drop_cost,
@@ -218,7 +227,8 @@ def failure_sentence(found: Sequence[Cause], counters: PassCounters,
     kinds = ", ".join(f"{kind} {count:,}" for kind, count in figures.errors.items() if count)
     failing = set(figures.failing)
     timed_out = [t for t in tcp_of(counters, MACHINE) if t.node in failing and t.timeouts]
-    losses = [c for c in found if c.kind in ("accept queue", "link", "elsewhere", "cpu")]
+    losses = [c for c in found
+              if c.kind in ("accept queue", "link", "elsewhere", "cpu", "fault")]
     why = "; ".join(c.what for c in losses) or (
         "the counters name no cause (no drop, no saturated CPU): see the machines' errors")
     retried = (f"; {len(timed_out):,} of those machines retransmitted by timeout "

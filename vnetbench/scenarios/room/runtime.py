@@ -256,9 +256,11 @@ class Room(Scenario):
         pooled = RoomFigures.of(load.loads, load.without_record)
         result = result_of(pooled, load, load_seconds(topology), excused)
         result.notes[:0] = load.notes
+        faults = () if load.schedule is None else tuple(
+            event.label for event in load.schedule.events if event.start is not None)
         result.notes += attributed(context, nodes, counted, counted_after,
                                    load_seconds(topology), pass_no, pooled, load.loads,
-                                   load.server_cpu, load.host_percent)
+                                   load.server_cpu, load.host_percent, faults)
         with_workload_and_faults(result, load, plan, faulted, timeout_of(topology.workload, room),
                                  lambda: context.last_log_lines(REFUSED_LOG_LINES,
                                                                 roles=("agent",)))

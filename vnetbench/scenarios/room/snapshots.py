@@ -76,7 +76,8 @@ def take(context: ScenarioContext, room: RoomNodes, when: str) -> Taken:
 
 
 def figures(room: RoomFigures, loads: dict[str, MachineLoad], server_cpu: float | None,
-            nginx_cpu: float | None, host_percent: float | None) -> PassFigures:
+            nginx_cpu: float | None, host_percent: float | None,
+            faults: tuple[str, ...] = ()) -> PassFigures:
     """The pass's figures the attribution reads; the server's CPU its agent's and its
     nginx's together (percent of a core)."""
     failing = sorted({*(m for m, load in loads.items() if load.failed), *room.without_record})
@@ -85,12 +86,13 @@ def figures(room: RoomFigures, loads: dict[str, MachineLoad], server_cpu: float 
     return PassFigures(room.percentile_ms(50), room.percentile_ms(99), room.requests,
                        room.failed, dict(room.errors), tuple(failing),
                        room.machines + len(room.without_record), server, host_percent,
-                       os.cpu_count() or 1)
+                       os.cpu_count() or 1, faults)
 
 
 def attributed(context: ScenarioContext, nodes: RoomNodes, before: Taken, after: Taken,
                load_s: float, pass_no: int, room: RoomFigures, loads: dict[str, MachineLoad],
-               server_cpu: float | None, host_percent: float | None) -> list[str]:
+               server_cpu: float | None, host_percent: float | None,
+               faults: tuple[str, ...] = ()) -> list[str]:
     """The pass's deltas kept (room-passN-counters.json) and its attribution's
     sentences. nginx idles outside the load, so its CPU between the snapshots is its
     CPU during the load (`load_s`)."""
@@ -100,7 +102,7 @@ def attributed(context: ScenarioContext, nodes: RoomNodes, before: Taken, after:
     probe = nodes.server_probe
     used = after.server_cpu_s.get(probe, 0.0) - before.server_cpu_s.get(probe, 0.0)
     nginx = 100 * used / load_s if probe in after.server_cpu_s and load_s > 0 else None
-    found = attribute(counters, figures(room, loads, server_cpu, nginx, host_percent))
+    found = attribute(counters, figures(room, loads, server_cpu, nginx, host_percent, faults))
     write_text_atomic(context.raw_dir / f"room-pass{pass_no}-counters.json", json.dumps(
         {**counters.record(), "nginx_cpu_percent": nginx, "attribution": found.notes()},
         indent=1) + "\n")

@@ -130,3 +130,21 @@ def test_netems_drops_are_not_called_a_full_queue() -> None:
     netem = replace(link("switch2", lost=300), qdisc="netem")
     said = attribute(PassCounters((netem,), QUIET), FIGURES)
     assert "dropped 300 packets (netem drops 300)" in said.tail
+
+
+def test_under_a_schedule_of_faults_the_faults_are_named_not_an_unseen_loss() -> None:
+    """A fault's drop rules live in a chain of their own, gone before the second
+    snapshot, and a kill drops in no counter: the retransmissions are the faults', not
+    "lost outside the shapers" (what this said before the schedule was passed in)."""
+    counters = PassCounters((), (tcp("agent1", retrans=300, timeouts=20), tcp("agent2")))
+    without = attribute(counters, FIGURES)
+    assert without.causes[0].kind == "elsewhere"
+    said = attribute(counters, replace(FIGURES, faults=("backbone-down", "switch-restart")))
+    assert [c.kind for c in said.causes] == ["fault"]
+    assert said.tail.startswith("Where the time went (p99 41.7 ms): the schedule's faults "
+                                "(backbone-down, switch-restart): what they dropped or killed "
+                                "is in no shaper's counter")
+    assert "lost outside the shapers" not in said.tail
+    failing = attribute(counters, replace(FIGURES, faults=("backbone-down",), failed=12,
+                                          failing=("agent1",)))
+    assert failing.failures is not None and "the schedule's faults" in failing.failures
