@@ -146,9 +146,15 @@ def causes(counters: PassCounters, figures: PassFigures) -> list[Cause]:
                            "segments meanwhile", max(retrans, figures.failed), drop_cost,
                            max(retrans, figures.failed) >= tail_events, "fault"))
     elif retrans and not lost_in_shapers and not listen:
+        # a retransmission timer that fired while the segment still queued (a burst
+        # behind a token bucket or a delay line) counts the same as a loss here: these
+        # counters cannot tell the two apart (300 machines' statement: 1,839 timeouts, no
+        # drop anywhere counted)
         found.append(Cause(f"machines retransmitted {retrans:,} segments though no shaper "
-                           "dropped a packet: they were lost outside the shapers (the "
-                           "overlay's socket buffers, a bridge, a veth)", retrans, drop_cost,
+                           "dropped a packet: lost outside the shapers (the overlay's "
+                           "socket buffers, a bridge, a veth), or sent again while still "
+                           "queued (a timer shorter than the queue's wait), which these "
+                           "counters do not tell apart", retrans, drop_cost,
                            retrans >= tail_events, "elsewhere"))
     for link, deltas in by_link(counters.links).items():
         waits = sum(d.overlimits for d in deltas)
