@@ -36,7 +36,7 @@ UNSHAPED_QDISCS = frozenset({"noqueue", "mq", "pfifo_fast", "fq_codel"})
 # the TCP counters kept, by /proc/net/netstat's or /proc/net/snmp's line prefix
 TCP_COUNTERS = {"Tcp": ("OutSegs", "RetransSegs"),
                 "TcpExt": ("TCPTimeouts", "TCPLostRetransmit", "ListenOverflows",
-                           "ListenDrops")}
+                           "ListenDrops", "TCPSpuriousRTOs", "TCPDSACKRecv")}
 RULE = re.compile(r"^\[(\d+):(\d+)\] -A (\S+) (.*)$")
 
 
@@ -210,6 +210,10 @@ class TcpDelta:
     lost_retransmit: int
     listen_overflows: int
     listen_drops: int
+    # retransmissions that were not needed: timeouts F-RTO found spurious, and segments
+    # the peer reported it already had (D-SACK): sent again while still queued, not lost
+    spurious_rtos: int = 0
+    dsack_recv: int = 0
 
 
 @dataclass(frozen=True)
@@ -278,7 +282,8 @@ def tcp_delta(node: str, role: str, before: Snapshot | None, after: Snapshot) ->
         return increase(before.tcp.get(name) if before else None, after.tcp.get(name, 0))
 
     return TcpDelta(node, role, grew("OutSegs"), grew("RetransSegs"), grew("TCPTimeouts"),
-                    grew("TCPLostRetransmit"), grew("ListenOverflows"), grew("ListenDrops"))
+                    grew("TCPLostRetransmit"), grew("ListenOverflows"), grew("ListenDrops"),
+                    grew("TCPSpuriousRTOs"), grew("TCPDSACKRecv"))
 
 
 def pass_counters(before: Mapping[str, Snapshot], after: Mapping[str, Snapshot],

@@ -148,3 +148,24 @@ def test_under_a_schedule_of_faults_the_faults_are_named_not_an_unseen_loss() ->
     failing = attribute(counters, replace(FIGURES, faults=("backbone-down",), failed=12,
                                           failing=("agent1",)))
     assert failing.failures is not None and "the schedule's faults" in failing.failures
+
+
+def test_retransmissions_the_receivers_already_had_were_queued_not_lost() -> None:
+    """No shaper dropped, and the senders' D-SACKs say the peers had most of what was
+    sent again: a timer fired while the segment queued (the 300 machines' statement
+    behind one port), and that is the cause named, not a loss outside the shapers."""
+    def sender(node: str, retrans: int, dsack: int, spurious: int,
+               role: str = "machine") -> TcpDelta:
+        return TcpDelta(node, role, 1000, retrans, retrans, 0, 0, 0, spurious, dsack)
+
+    queued = PassCounters((link("servers", overlimits=24_250),), (
+        sender("agent1", 100, 60, 40), sender("server", 200, 120, 90, role="server")))
+    said = attribute(queued, FIGURES)
+    assert said.causes[0].kind == "queued timeout"
+    assert said.tail.startswith("Where the time went (p99 41.7 ms): segments were sent "
+                                "again while still queued, not lost: machines retransmitted "
+                                "300 segments though no shaper dropped a packet (180 of them "
+                                "the receivers already had, by D-SACK; 130 timeouts found "
+                                "spurious by F-RTO)")
+    few = PassCounters((), (sender("agent1", 300, 100, 0),))  # a third: not the cause
+    assert attribute(few, FIGURES).causes[0].kind == "elsewhere"

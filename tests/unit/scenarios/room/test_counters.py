@@ -49,7 +49,8 @@ def test_proc_net_counters_both_files() -> None:
     assert {"TCPTimeouts", "ListenOverflows", "ListenDrops", "TCPLostRetransmit"} <= set(
         tables["TcpExt"])
     assert set(tcp_counters(tables)) == {"OutSegs", "RetransSegs", "TCPTimeouts",
-                                         "TCPLostRetransmit", "ListenOverflows", "ListenDrops"}
+                                         "TCPLostRetransmit", "ListenOverflows", "ListenDrops",
+                                         "TCPSpuriousRTOs", "TCPDSACKRecv"}
 
 
 def test_proc_net_values_missing_is_refused() -> None:
