@@ -35,9 +35,8 @@ from vnetbench.terminal.ui import out_console
 def matrix(
     quick: Annotated[bool, typer.Option(
         help="Two short passes a cell at most (2 s streams, 50 pings), a sweep of "
-             "sizes (join's machines) at its smallest: 16 minutes with every overlay on "
-             "2 cores before the sizes were cut (measured 2026-12-06); --overlay for "
-             "fewer.")] = False,
+             "sizes (join's machines) at its smallest: 14 minutes with every overlay on "
+             "2 cores (measured 2026-12-06); --overlay for fewer.")] = False,
     resume: Annotated[bool, typer.Option(
         help="Continue the newest matrix under --out (any date): its completed cells are "
              "kept, a cell cut short runs again whole.")]
