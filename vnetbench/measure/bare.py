@@ -133,13 +133,7 @@ def parse_bare(text: str) -> BareShape:
         table[int(n)] = float(seconds)
     found: dict[str, dict[str, float | None]] = {}
     for tool, variant, body in _SECTION.findall(text):
-        values = found.setdefault(variant, {"tcp": None, "rtt": None})
-        if tool == "ping":
-            with suppress(PingParseError):
-                values["rtt"] = parse_ping(body).rtt_mean_ms
-        else:
-            with suppress(IperfError):
-                values["tcp"] = parse_iperf_json(body).receiver_mbit
+        read_section(tool, body, found.setdefault(variant, {"tcp": None, "rtt": None}))
     shape.paths = {variant: BarePath(v["tcp"], v["rtt"]) for variant, v in found.items()}
     return shape
 
@@ -307,19 +301,24 @@ def bare_paths_script(commands: list[str]) -> str:
     return BARE_PATHS_UP + "\n".join(commands) + "\n"
 
 
+def read_section(tool: str, body: str, values: dict[str, float | None]) -> None:
+    """One tool's section into a path's values (RTT from ping, TCP from iperf3); an
+    unreadable output leaves its value None."""
+    if tool == "ping":
+        with suppress(PingParseError):
+            values["rtt"] = parse_ping(body).rtt_mean_ms
+    else:
+        with suppress(IperfError):
+            values["tcp"] = parse_iperf_json(body).receiver_mbit
+
+
 def parse_rounds(text: str) -> dict[int, dict[str, BarePath]]:
     """Round -> variant -> its path (RTT, TCP) from TESTBED_ROUND's and
     BARE_PATHS_ROUND's output; a tool's unreadable output is None."""
     found: dict[int, dict[str, dict[str, float | None]]] = {}
     for tool, variant, number, body in _ROUND_SECTION.findall(text):
-        values = found.setdefault(int(number), {}).setdefault(
-            variant, {"tcp": None, "rtt": None})
-        if tool == "ping":
-            with suppress(PingParseError):
-                values["rtt"] = parse_ping(body).rtt_mean_ms
-        else:
-            with suppress(IperfError):
-                values["tcp"] = parse_iperf_json(body).receiver_mbit
+        read_section(tool, body, found.setdefault(int(number), {}).setdefault(
+            variant, {"tcp": None, "rtt": None}))
     return {number: {variant: BarePath(v["tcp"], v["rtt"]) for variant, v in paths.items()}
             for number, paths in found.items()}
 
