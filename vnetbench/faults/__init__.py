@@ -37,7 +37,8 @@ The window (window.py `FaultWindow`): when a fault was in effect, from its edges
 stamps: each edge an apply and a lift `Stamp` (began, how late against its
 instant, done); in effect from the latest edge's apply to the latest edge's lift,
 on the host's clock (the probes' `ping -D` clock); a staged step that began over
-LATE_BOUND_S late was not waiting when its instant came.
+LATE_BOUND_S late either never waited for its instant (a problem) or was woken late
+by busy cores (a note within WOKEN_LATE_BOUND_S, a problem past it).
 
 `at` is checked once, in model.py: its type (a duration, not negative) and its
 bound (60 s, with the spans). The rest is not a check of `at`: a schedule's last

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.faults.window import EdgeStamps, Stamp
@@ -159,10 +159,10 @@ def parse_fault_helper(edge: str, text: str) -> EdgeStamps:
         if line.startswith(AT_MARK):
             began, _ = split_began(line + "\n")
             if began is not None:
-                stamps.append(Stamp(began.at, began.late_s, None))
+                stamps.append(Stamp(began.at, began.late_s, None, began.waited_s))
         elif found := STAMP.match(line):
             if stamps and stamps[-1].done is None:
-                stamps[-1] = Stamp(stamps[-1].began, stamps[-1].late_s, float(found["at"]))
+                stamps[-1] = replace(stamps[-1], done=float(found["at"]))
         elif line.startswith(MARK + "failed"):
             failure = line.removeprefix(MARK + "failed").strip()
     if failure is None and not stamps:

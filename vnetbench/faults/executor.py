@@ -64,7 +64,7 @@ from vnetbench.faults.schedule import (
     Target,
 )
 from vnetbench.faults.window import EdgeStamps, FaultWindow, Stamp
-from vnetbench.measure.probe import AT_MARK, save_raw, split_began
+from vnetbench.measure.probe import AT_MARK, Began, save_raw, split_began
 from vnetbench.model.addressing import AddressPlan
 
 NONE = "-"  # an empty field of a rule step's line
@@ -199,16 +199,16 @@ def rule_steps(schedule: Schedule, edges: Sequence[Edge], plan: AddressPlan,
 def parse_edge_helper(text: str) -> tuple[dict[int, Stamp], str | None]:
     """A schedule helper's stamps by step index, and its failure (its own words)."""
     stamps: dict[int, Stamp] = {}
-    began: tuple[float, float] | None = None
+    began: Began | None = None
     failure = None
     for line in text.splitlines():
         line = line.strip()
         if line.startswith(AT_MARK):
-            at, _ = split_began(line + "\n")
-            began = None if at is None else (at.at, at.late_s)
+            began, _ = split_began(line + "\n")
         elif found := STEP_STAMP.match(line):
             if began is not None:
-                stamps[int(found["step"])] = Stamp(began[0], began[1], float(found["at"]))
+                stamps[int(found["step"])] = Stamp(began.at, began.late_s, float(found["at"]),
+                                                   began.waited_s)
             began = None
         elif failed := FAILED_STEP.match(line):
             failure = failed["why"].strip() or "it failed"

@@ -17,7 +17,7 @@ from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
 from vnetbench.faults.executor import ENGINE_LATE_S, ScheduleRun, ScheduleRunner
 from vnetbench.faults.schedule import BackboneShape, Schedule, Target, expand
-from vnetbench.faults.window import LATE_BOUND_S, FaultWindow
+from vnetbench.faults.window import FaultWindow
 from vnetbench.measure.room_faults import EventWindow
 from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.topology import Topology
@@ -158,6 +158,8 @@ def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
     for event in schedule.events:
         label, window = event.label, windows[event.label]
         result.problems += window_problems(label, window)
+        result.notes += [f"{label}: {late.said()}"
+                         for late in window.late_steps(staged_only=True) if late.stands]
         late = stamps.late_engine_steps(schedule, event)
         if late:
             result.problems.append(
@@ -173,18 +175,12 @@ def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
 
 
 def window_problems(label: str, window: FaultWindow) -> list[str]:
-    """An edge that failed, a staged step that began late (its helper was not waiting
-    at the instant), an event that never took effect."""
+    """An edge that failed, a staged step that began too late (its helper was not
+    waiting at the instant, or was woken past the bound), an event that never took
+    effect."""
     problems = [f"{label}: {e.edge}: {e.failure}" for e in window.edges if e.failure]
-    staged = [e for e in window.edges if not e.edge.startswith("engine")]
-    late = [(e.edge, s.late_s) for e in staged for s in (e.apply, e.lift)
-            if s is not None and s.late_s > LATE_BOUND_S]
-    if late:
-        edge, worst = max(late, key=lambda pair: pair[1])
-        problems.append(f"{label}: a staged step began {worst * 1000:.0f} ms after its "
-                        f"instant on {edge} (over {LATE_BOUND_S * 1000:.0f} ms: it was not "
-                        "waiting when the instant came, so the fault did not take effect "
-                        "in one step)")
+    problems += [f"{label}: {late.said()}" for late in window.late_steps(staged_only=True)
+                 if not late.stands]
     if window.start is None and not problems:
         problems.append(f"{label}: it never took effect (no step stamped)")
     return problems

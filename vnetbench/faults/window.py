@@ -9,10 +9,17 @@ fault is in effect on the whole path from the latest edge's applied instant
 the clock the probes' `ping -D` stamps use.
 
 A staged step sleeps in vnetbench-at and is woken by its timer: on this 2-core
-host under load the scheduler runs a woken task within its period (6 ms x (1 +
-log2 2 CPUs) = 12 ms), so a step that began more than LATE_BOUND_S after its
-instant was not waiting when the instant came (its container started late) and
-the fault did not start in one step; the pass says so, naming the edge.
+host the scheduler runs a woken task within its period (6 ms x (1 + log2 2 CPUs)
+= 12 ms), and LATE_BOUND_S allows that with headroom. A step later than that is
+one of two things, told apart by vnetbench-at's `waited_s`:
+- it never waited (its container started after the instant): the staging failed
+  to be ready, the fault did not start in one step, and the pass says so;
+- it waited and was woken late: the load being measured kept both cores in the
+  kernel (a 21 Gbit/s stream woke a step 34 ms late, CI of 2026-12-06). The
+  fault still acted at its stamps, and every figure is read against the stamps,
+  so the pass notes it; only past WOKEN_LATE_BOUND_S, half the shortest fault a
+  schedule takes (model.py MIN_FAULT_MS, 100 ms), is the fault's timing too far
+  from the one declared to stand.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from vnetbench.measure.outage import ProbeTrace, Reply
 # the scheduler's period on 2 CPUs (12 ms) with headroom, well under the 50 ms an
 # outage may exceed its declared span by
 LATE_BOUND_S = 0.02
+# a step woken this late by a busy host took half the shortest fault away
+WOKEN_LATE_BOUND_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,40 @@ class Stamp:
     began: float
     late_s: float
     done: float | None  # its command returned (None: it failed)
+    # how long it waited for its instant (0: it started after it; None: not stamped)
+    waited_s: float | None = None
+
+    @property
+    def woken_late(self) -> bool:
+        """It was waiting at its instant and began late: the host's cores were busy."""
+        return self.waited_s is not None and self.waited_s > 0
+
+
+@dataclass(frozen=True)
+class LateStep:
+    """A staged step that began over LATE_BOUND_S after its instant."""
+
+    edge: str
+    step: str  # "apply" or "lift"
+    stamp: Stamp
+
+    @property
+    def stands(self) -> bool:
+        """Its figures stand: it waited, and was woken within WOKEN_LATE_BOUND_S."""
+        return self.stamp.woken_late and self.stamp.late_s <= WOKEN_LATE_BOUND_S
+
+    def said(self) -> str:
+        ms = self.stamp.late_s * 1000
+        if not self.stamp.woken_late:
+            return (f"{self.edge} began its {self.step} {ms:.0f} ms after the instant (over "
+                    f"{LATE_BOUND_S * 1000:.0f} ms): it was not waiting when the instant "
+                    "came, so the fault did not take effect in one step")
+        woken = (f"{self.edge} was woken for its {self.step} {ms:.0f} ms after the instant, "
+                 f"having waited {self.stamp.waited_s:.1f} s (the host's cores were busy)")
+        if self.stands:
+            return woken + ": the fault is read from its stamps"
+        return (woken + f", over {WOKEN_LATE_BOUND_S * 1000:.0f} ms (half the shortest "
+                "fault): its timing is not the one declared")
 
 
 @dataclass(frozen=True)
@@ -79,21 +122,28 @@ class FaultWindow:
             return None
         return (max(done) - min(s.began for s in stamps)) * 1000.0
 
-    def problems(self, bound_s: float = LATE_BOUND_S) -> list[str]:
-        """Edges that failed, began late or never gave a stamp, one sentence each."""
+    def late_steps(self, staged_only: bool = False) -> list[LateStep]:
+        """Steps that began over LATE_BOUND_S after their instants (staged_only: not
+        the engine's calls, which have their own bound)."""
+        return [LateStep(e.edge, step, stamp) for e in self.edges
+                if not (staged_only and e.edge.startswith("engine"))
+                for step, stamp in (("apply", e.apply), ("lift", e.lift))
+                if stamp is not None and stamp.late_s > LATE_BOUND_S]
+
+    def notes(self) -> list[str]:
+        """Steps woken late by a busy host whose figures stand, one sentence each."""
+        return [late.said() for late in self.late_steps() if late.stands]
+
+    def problems(self) -> list[str]:
+        """Edges that failed, began too late or never gave a stamp, one sentence each."""
         said = []
         for edge in self.edges:
             if edge.failure:
                 said.append(f"{edge.edge} failed: {edge.failure}")
             for step, stamp in (("apply", edge.apply), ("lift", edge.lift)):
-                if stamp is None:
-                    if step == "apply" or self.declared_ms is not None:
-                        said += [] if edge.failure else [f"{edge.edge} gave no {step} stamp"]
-                elif stamp.late_s > bound_s:
-                    said.append(f"{edge.edge} began its {step} {stamp.late_s * 1000:.0f} ms "
-                                f"after the instant (bound {bound_s * 1000:.0f} ms): it was "
-                                "not waiting when the instant came")
-        return said
+                if stamp is None and (step == "apply" or self.declared_ms is not None):
+                    said += [] if edge.failure else [f"{edge.edge} gave no {step} stamp"]
+        return said + [late.said() for late in self.late_steps() if not late.stands]
 
 
 def first_answer_after(trace: ProbeTrace, instant: float) -> Reply | None:

@@ -64,6 +64,9 @@ class Began:
 
     at: float  # seconds since the epoch
     late_s: float  # positive: its container was started after the instant
+    # how long it slept for the instant (0: it started after it; None: a stamp from
+    # before vnetbench-at printed it)
+    waited_s: float | None = None
 
 
 def split_began(output: str) -> tuple[Began | None, str]:
@@ -74,7 +77,8 @@ def split_began(output: str) -> tuple[Began | None, str]:
         return None, output
     fields = dict(part.split("=", 1) for part in first[len(AT_MARK):].split() if "=" in part)
     try:
-        return Began(float(fields["began"]), float(fields["late_s"])), rest
+        waited = float(fields["waited_s"]) if "waited_s" in fields else None
+        return Began(float(fields["began"]), float(fields["late_s"]), waited), rest
     except (KeyError, ValueError):
         return None, output
 

@@ -187,6 +187,7 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
     series: list[SeriesPoint] = []
     summary: dict[str, float | int | str | None] = {}
     problems: list[Problem] = []
+    notes: list[str] = []
     state = State.OK
     for o in outcomes:
         remote, local = o.outage(o.remote), o.outage(o.local)
@@ -198,11 +199,12 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         said = said_of(o, remote)
         kind = Kind.FAILED if remote is None else Kind.PARTIAL
         problems += [Problem(kind, f"{o.label}: {s}") for s in said]
+        notes += [f"{o.label}: {s}" for s in (o.window.notes() if o.window else [])]
         if remote is None:
             state = State.FAILED
         elif said and state is State.OK:
             state = State.PARTIAL
     return PassResult(DECLARATION.emitted(values), summary, Outcome(state, problems),
-                      series=series,
+                      notes=notes, series=series,
                       fault_killed={s for o in outcomes for s in o.killed}
                       | {o.latecomer_service for o in outcomes if o.latecomer_service})

@@ -7,6 +7,7 @@ import pytest
 
 from vnetbench.faults.window import (
     LATE_BOUND_S,
+    WOKEN_LATE_BOUND_S,
     EdgeStamps,
     FaultWindow,
     Stamp,
@@ -67,6 +68,34 @@ def test_a_helper_late_beyond_the_bound_is_named_with_its_lateness() -> None:
     # within the bound: said nothing
     assert FaultWindow((edge("a", 0.01, 0.01, late_s=LATE_BOUND_S / 2),),
                        3000.0).problems() == []
+
+
+def waited(name: str, late_s: float, waited_s: float) -> EdgeStamps:
+    return EdgeStamps(name, Stamp(T0 + late_s, late_s, T0 + late_s + 0.01, waited_s),
+                      Stamp(T0 + 3, 0.001, T0 + 3.01, 3.0))
+
+
+def test_a_step_woken_late_by_a_busy_host_is_a_note_within_half_the_shortest_fault(
+        ) -> None:
+    # waited 3 s, woken 34 ms late (CI, under a 21 Gbit/s stream): read from its stamps
+    woken = FaultWindow((waited("switch2-fault", 0.034, 3.0),), 2000.0)
+    assert woken.problems() == []
+    assert woken.notes() == ["switch2-fault was woken for its apply 34 ms after the "
+                             "instant, having waited 3.0 s (the host's cores were busy): "
+                             "the fault is read from its stamps"]
+    # past WOKEN_LATE_BOUND_S the fault's timing is not the one declared
+    far = FaultWindow((waited("switch2-fault", WOKEN_LATE_BOUND_S + 0.01, 3.0),), 2000.0)
+    assert far.notes() == []
+    assert far.problems() == ["switch2-fault was woken for its apply 60 ms after the "
+                              "instant, having waited 3.0 s (the host's cores were busy), "
+                              "over 50 ms (half the shortest fault): its timing is not the "
+                              "one declared"]
+    # it never waited (its container started after the instant): a problem at any lateness
+    started_late = FaultWindow((waited("switch2-fault", 0.034, 0.0),), 2000.0)
+    assert started_late.notes() == []
+    assert started_late.problems()[0].endswith("it was not waiting when the instant came, "
+                                               "so the fault did not take effect in one "
+                                               "step")
 
 
 def test_a_kill_for_good_needs_no_lift_and_a_failed_helper_says_its_words() -> None:

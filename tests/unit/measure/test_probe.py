@@ -102,9 +102,14 @@ def test_vnetbench_at_sleeps_once_exactly_until_its_instant(
     began, _ = split_began(capsys.readouterr().out)
     assert slept == [0.25] and became == [["sh", "-c", "true"]]
     assert began is not None and (began.at, began.late_s) == (1000.25, 0.0)
+    assert began.waited_s == 0.25  # it was waiting: a lateness would be the host's wake-up
     at.main(["vnetbench-at", "1000.000000", "true"])
     began, _ = split_began(capsys.readouterr().out)
     assert slept == [0.25] and began is not None and began.late_s == 0.25
+    assert began.waited_s == 0.0  # it never waited: it started after the instant
+    # a stamp from before waited_s was printed still reads, waited unknown
+    old, _ = split_began("vnetbench-at began=10.5 late_s=0.5\n")
+    assert old is not None and old.waited_s is None
 
 
 def test_a_container_started_after_the_instant_begins_at_once_and_is_late() -> None:
