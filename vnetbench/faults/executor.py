@@ -411,17 +411,21 @@ class ScheduleRunner:
                 f"after starting {target.name}: {str(error).strip()[-300:]}")
 
     def _stamped(self, index: int, step: Step, ready: float,
-                 call: Callable[[], None]) -> bool:
+                 call: Callable[[], object]) -> bool:
         """`call` stamped with its span and how late it began after `ready` (its instant,
-        or its target's previous step's return); a failure said (False)."""
+        or its target's previous step's return), to the instant it took effect when the
+        call says (a float: epoch seconds), else to its return; a failure said (False)."""
         began = time.time()
         try:
-            call()
+            effected = call()
         except Exception as error:  # any: the pass says what failed, the rest still run
             self.stamps.failures[f"step {index}"] = (
                 f"{step.action} at {step.at_ms:g} ms failed: {str(error).strip()[-300:]}")
             return False
-        self.stamps.engine[index] = Stamp(began, began - ready, time.time())
+        returned = time.time()
+        done = effected if isinstance(effected, float) and began <= effected <= returned \
+            else returned
+        self.stamps.engine[index] = Stamp(began, began - ready, done)
         return True
 
     def _kill(self, targets: tuple[Target, ...]) -> None:
@@ -430,10 +434,16 @@ class ScheduleRunner:
             self.run.engine.signal(names, "KILL")
             self.killed[target] = names
 
-    def _start(self, targets: tuple[Target, ...]) -> None:
-        for target in targets:
-            for name in self.killed.pop(target, None) or self.containers(target):
-                self.run.engine.restart(name)
+    def _start(self, targets: tuple[Target, ...]) -> float | None:
+        """Each target started again; the latest instant the engine says one started (its
+        StartedAt): the program runs from there, before `restart` returns."""
+        names = [n for t in targets for n in self.killed.pop(t, None) or self.containers(t)]
+        for name in names:
+            self.run.engine.restart(name)
+        starts = [started.timestamp() for name in names
+                  for listed in self.run.engine.containers([("name", f"^{name}$")])
+                  if (started := self.run.engine.health_started(listed)[0]) is not None]
+        return max(starts, default=None)
 
     def cancel(self) -> None:
         """The run was stopped (Ctrl-C, a failure): no step begins from now on, and the
@@ -450,10 +460,11 @@ class ScheduleRunner:
         self.workers.shutdown(wait=True)
         self.after.shutdown(wait=True)
 
-    def finish(self) -> ScheduleRun:
+    def finish(self, start_killed: bool = True) -> ScheduleRun:
         """Wait for the last step (bounded), read every helper's stamps, delete any rule
         left standing, remove the helpers; targets killed for good are started again
-        (the stack as the schedule found it, for the next pass)."""
+        (the stack as the schedule found it, for the next pass) unless not
+        `start_killed`."""
         deadline = self.zero + self.schedule.end_ms / 1000 + LIFT_WAIT_S
         for thread in self.threads:
             thread.join(max(0.0, deadline - time.time()))
@@ -463,7 +474,7 @@ class ScheduleRunner:
             if edge.helper not in self.own or edge.helper in self.stamps.failures:
                 continue
             self._read(edge, deadline)
-        for target, names in list(self.killed.items()):
+        for target, names in list(self.killed.items()) if start_killed else ():
             for name in names:
                 self.run.engine.restart(name)
             self.started(target, time.time())

@@ -132,8 +132,10 @@ class FaultSchedule:
         the schedule staged, by its labels)."""
         self.runner.cancel()
 
-    def finish(self) -> ScheduleOutcome:
-        stamps = self.runner.finish()
+    def finish(self, start_killed: bool = True) -> ScheduleOutcome:
+        """Every stamp read into the events' windows (start_killed: what was killed for
+        good started again, for the next pass; failover keeps it down for its window)."""
+        stamps = self.runner.finish(start_killed)
         keeper = self.context.shaping
         if keeper is not None and (self.killed or self.reshaped):
             keeper.settle(self.killed)

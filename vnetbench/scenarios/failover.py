@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from vnetbench.core.metrics import SKIPPED
 from vnetbench.core.outcome import Kind, State, single
@@ -42,19 +43,8 @@ from vnetbench.declared.failover import (
 )
 from vnetbench.engines.base import EngineError
 from vnetbench.errors import UserError
-from vnetbench.faults.edges import (
-    backbone_edges,
-    lifted_everywhere,
-    read_and_clear,
-    stage,
-    stageable,
-    staging_lead_s,
-)
-from vnetbench.faults.window import (
-    EdgeStamps,
-    FaultWindow,
-    Stamp,
-)
+from vnetbench.faults.on_stack import FaultSchedule
+from vnetbench.faults.schedule import Schedule, Target, expand
 from vnetbench.measure.outage import (
     StreamTrace,
     outage_of,
@@ -73,12 +63,6 @@ from vnetbench.scenarios.base import (
     build_room,
 )
 from vnetbench.scenarios.failover_result import PROBE_INTERVAL_S, FaultOutcome, result_of
-from vnetbench.shaping.apply import (
-    available_mechanisms,
-    is_shaped,
-    shape_run,
-    unshape_segment,
-)
 from vnetbench.terminal.ui import waiting
 
 TCP_MBIT = 10  # a paced stream: its continuity is measured, not the machine's speed
@@ -93,9 +77,8 @@ STEADY_S = 1.0  # answered again without a gap for this long: recovered
 LATECOMER_AFTER_S = 0.5  # into a kill, the latecomer is restarted
 LATECOMER_MIN_KILL_MS = 1500.0  # shorter kills end before the latecomer is back up
 READY_WAIT_S = 90.0  # a killed container's start to ready (health checks' start period)
-LIFT_WAIT_S = 5.0  # past the lift instant, for every helper to say it lifted
 LIFT_SETTLE_S = 0.1  # a helper's lift (an iptables call, a stamp) before it is read
-KILL_LEAD_S = 0.05  # from the kill's listing to its instant, when `at` has passed
+KILL_LEAD_S = 0.05  # from staging to a kill's instant, when `at` has passed
 STANDARD_FAULTS = ({"at": "2s", "restart_after": "3s"},
                    {"at": "2s", "link": "backbone", "for": "3s"},
                    {"at": "2s", "loss": "50%", "for": "2s"})
@@ -255,7 +238,8 @@ class Failover(Scenario):
                         remove=False)
             with waiting(f"pass {pass_no}, {label}: {fault.describe()} ({roles.remote} and "
                          f"{roles.local} probe {roles.target})", fault.at / 1000 + lasts + 3):
-                self.inject(context, outcome, names["remote"], roles, prefix)
+                self.inject(context, outcome, names["remote"], roles, prefix,
+                            context.raw_dir / f"failover-pass{pass_no}-{label}-")
                 self.wait_recovered(context, outcome, names["remote"], names["stream"],
                                     window)
         finally:
@@ -274,9 +258,11 @@ class Failover(Scenario):
 
 
     def inject(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
-               roles: Roles, prefix: str) -> None:
-        """Once the remote probe answers: the fault `at` later, held, lifted, each edge's
-        instants stamped (outcome.window); a kill for good is left for its window."""
+               roles: Roles, prefix: str, raw: Path) -> None:
+        """Once the remote probe answers: the fault `at` later, run by the one executor
+        of schedules (faults/executor.py) as a schedule of this one fault, each edge's
+        instants stamped (outcome.window); a kill for good is left down for its window
+        (restore() starts it again)."""
         fault = outcome.fault
         deadline = time.time() + FIRST_ANSWER_S
         while not parse_ping_trace(probe_log(context, remote)).replies:
@@ -286,70 +272,28 @@ class Failover(Scenario):
                                         "nothing to measure the fault against")
                 return
             time.sleep(0.2)
-        instant = time.time() + fault.at / 1000
-        if fault.kill is not None:
-            self.kill(context, outcome, roles, instant)
-        elif stageable(fault, set(available_mechanisms())):
-            self.link_fault_staged(context, outcome, instant, prefix)
-        else:
-            self.link_fault_reshaped(context, outcome, instant)
-
-    def kill(self, context: ScenarioContext, outcome: FaultOutcome, roles: Roles,
-             instant: float) -> None:
-        """Kill at the instant through the engine (a call cannot wait inside a container):
-        its stamp is the call's span, began to returned; the restart likewise at the
-        instant plus restart_after."""
-        stack, fault = context.stack, outcome.fault
-        targets = self.kill_targets(context, fault)
-        outcome.killed = [stack.service_of(c) for c in targets]
-        edge = ", ".join(outcome.killed)
-        # the listing above may outlast a short `at`: the instant is never in the past
-        instant = max(instant, time.time() + KILL_LEAD_S)
-        apply = engine_step(lambda: stack.engine.signal(targets, "KILL"), instant)
-        outcome.window = FaultWindow((EdgeStamps(edge, apply),), fault.lasts_ms)
-        self.restart_latecomer(context, outcome, roles)
-        if fault.restart_after is None:
-            return
-        lift = engine_step(lambda: restart_each(context, targets),
-                           instant + fault.restart_after / 1000)
-        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
-        outcome.ready_s = self.wait_ready(context, targets, lift.began)
-
-    def link_fault_staged(self, context: ScenarioContext, outcome: FaultOutcome,
-                          instant: float, prefix: str) -> None:
-        """A helper per backbone edge, staged before the instant, applies and lifts the
-        fault there (faults/edges.py)."""
-        stack, fault = context.stack, outcome.fault
-        edges = backbone_edges(stack, prefix)
-        if not edges:
-            outcome.problems.append("no container is on the backbone: no edge to fault")
-            return
-        apply_at = max(instant, time.time() + staging_lead_s(len(edges)))
-        lift_at = apply_at + (fault.duration or 0) / 1000
-        refused: dict[str, str] = {}
+        schedule = expand(context.topology.model_copy(update={"faults": [fault]}), [])
+        run = FailoverSchedule(context, schedule, prefix, raw, self.wait_ready)
+        # `at` counts from the first answer; never sooner than staging allows
+        at_s = fault.at / 1000
+        run.stage_at(max(time.time(), time.time() + run.lead_s + KILL_LEAD_S - at_s))
         try:
-            refused = stage(stack, edges, fault, apply_at, lift_at)
-            wait_until(lift_at + LIFT_SETTLE_S)
-            deadline = lift_at + LIFT_WAIT_S
-            while time.time() < deadline and not lifted_everywhere(stack, edges):
-                time.sleep(0.1)
-        finally:  # read, and no rule left standing, whatever happened meanwhile
-            outcome.window = FaultWindow(
-                tuple(read_and_clear(stack, edges, fault, refused)), fault.lasts_ms)
-
-    def link_fault_reshaped(self, context: ScenarioContext, outcome: FaultOutcome,
-                            instant: float) -> None:
-        """A delay spike (or loss where iptables has no `statistic`): the backbone
-        re-shaped with the fault's profile and shaped back, a shaper per container one
-        after the other; its one stamp spans the whole swap, first shaper asked to last
-        applied."""
-        stack, fault = context.stack, outcome.fault
-        faulted = backbone_faulted(context.topology, fault)
-        edge = "backbone shapers (re-shaped one after the other)"
-        apply = engine_step(lambda: shape_run(stack, faulted), instant)
-        lift = engine_step(lambda: self.shape_back(context),
-                           (apply.done or apply.began) + (fault.duration or 0) / 1000)
-        outcome.window = FaultWindow((EdgeStamps(edge, apply, lift),), fault.lasts_ms)
+            run.fire()
+            if fault.kill is not None:
+                wait_until(run.zero + at_s)
+                self.restart_latecomer(context, outcome, roles)
+            wait_until(run.zero + schedule.end_ms / 1000 + LIFT_SETTLE_S)
+        except BaseException:
+            run.cancel()
+            raise
+        done = run.finish(start_killed=False)
+        event = schedule.events[0]
+        outcome.window = done.windows[event.label]
+        outcome.problems += [p.removeprefix(f"{event.label}: ") for p in done.problems]
+        outcome.killed = sorted(run.killed)
+        lift = outcome.window.edges[-1].lift if outcome.window.edges else None
+        if run.ready_at and lift is not None:  # a restart: asked to every target ready
+            outcome.ready_s = max(run.ready_at.values()) - lift.began
 
     def restart_latecomer(self, context: ScenarioContext, outcome: FaultOutcome,
                           roles: Roles) -> float:
@@ -415,7 +359,8 @@ class Failover(Scenario):
     def start_again(self, context: ScenarioContext, names: list[str]) -> float | None:
         """Start the killed containers; seconds until all are ready (None: not in time)."""
         started = time.time()
-        restart_each(context, names)
+        for name in names:
+            context.stack.engine.restart(name)
         return self.wait_ready(context, names, started)
 
     def wait_ready(self, context: ScenarioContext, names: list[str],
@@ -438,16 +383,6 @@ class Failover(Scenario):
         it is told the new shapers are the planned ones (not a change to report)."""
         if context.shaping is not None:
             context.shaping.settle({context.stack.service_of(n) for n in names})
-
-    @staticmethod
-    def shape_back(context: ScenarioContext) -> None:
-        """The backbone as planned again: shaped as the topology says, or left clear."""
-        if is_shaped(context.topology):
-            shape_run(context.stack, context.topology)
-            if context.shaping is not None:
-                context.shaping.watch_again()
-        else:
-            unshape_segment(context.stack, "backbone")
 
     def wait_recovered(self, context: ScenarioContext, outcome: FaultOutcome, remote: str,
                        stream: str, window: float) -> None:
@@ -510,35 +445,30 @@ class Failover(Scenario):
             outcome.no_rejoin_event = {a: lines.get(a, []) for a in missing}
 
 
+class FailoverSchedule(FaultSchedule):
+    """One fault's schedule on failover's stack: a target started again is waited for
+    until ready (`wait_ready`), the instant it was kept (ready_at)."""
+
+    def __init__(self, context: ScenarioContext, schedule: Schedule, prefix: str,
+                 raw: Path, wait_ready: Callable[[ScenarioContext, list[str], float],
+                                                 float | None]) -> None:
+        super().__init__(context, schedule, prefix, raw)
+        self.scenario_context, self.wait_ready = context, wait_ready
+        self.names: dict[Target, list[str]] = {}
+        self.ready_at: dict[Target, float] = {}
+
+    def containers(self, target: Target) -> list[str]:
+        self.names[target] = super().containers(target)
+        return self.names[target]
+
+    def started(self, target: Target, at: float) -> None:
+        ready = self.wait_ready(self.scenario_context, self.names.get(target, []), at)
+        if ready is not None:
+            self.ready_at[target] = at + ready
+
+
 def wait_until(instant: float) -> None:
     time.sleep(max(0.0, instant - time.time()))
-
-
-def engine_step(call: Callable[[], object], instant: float) -> Stamp:
-    """`call` at the instant, from this process: its span, began to the instant it took
-    effect when the call says (a float: epoch seconds), else to its return."""
-    wait_until(instant)
-    began = time.time()
-    effected = call()
-    returned = time.time()
-    return Stamp(began, began - instant,
-                 effected if isinstance(effected, float) else returned)
-
-
-def restart_each(context: ScenarioContext, names: list[str]) -> float | None:
-    """Start each again; the latest instant the engine says one of them started (its
-    StartedAt): the program runs from there, before `restart` returns (a latecomer
-    handshaking in between joined a hub that was back, not during the fault)."""
-    engine = context.stack.engine
-    for name in names:
-        engine.restart(name)
-    starts = []
-    for name in names:
-        for listed in engine.containers([("name", f"^{name}$")]):
-            started, _ = engine.health_started(listed)
-            if started is not None:
-                starts.append(started.timestamp())
-    return max(starts, default=None)
 
 
 def flowing(stream: StreamTrace) -> bool:
@@ -546,20 +476,6 @@ def flowing(stream: StreamTrace) -> bool:
     report)."""
     return bool(stream.error or not stream.intervals
                 or all(moved > 0 for _, _, moved in stream.intervals[-3:]))
-
-
-def backbone_faulted(topology: Topology, fault: Fault) -> Topology:
-    """The topology with the fault's profile on the backbone (not validated again: a
-    100 % loss is a fault, not a link to measure)."""
-    backbone = topology.links.backbone
-    if fault.link is not None:
-        changed = backbone.model_copy(update={"loss": 100.0})
-    elif fault.loss is not None:
-        changed = backbone.model_copy(update={"loss": fault.loss})
-    else:
-        changed = backbone.model_copy(update={"delay": backbone.delay + (fault.delay or 0)})
-    links = topology.links.model_copy(update={"backbone": changed})
-    return topology.model_copy(update={"links": links})
 
 
 def probe_log(context: ScenarioContext, name: str) -> str:

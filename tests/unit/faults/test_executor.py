@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from datetime import UTC, datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from tests.unit.faults.test_edges import LocalHelpers, LocalRun, stand_ins
 from tests.unit.faults.test_schedule import room
+from vnetbench.engines.base import Listed
 from vnetbench.faults import executor
 from vnetbench.faults.edges import Edge
 from vnetbench.faults.executor import (
@@ -138,17 +140,31 @@ def test_a_helper_s_failed_step_is_named() -> None:
 
 
 class Engine(LocalHelpers):
-    """Local helpers, and kills and starts recorded with their instants."""
+    """Local helpers, and kills and starts recorded with their instants; a container
+    started again says it started (StartedAt) 20 ms before its restart returns, as
+    the engine's does."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.calls: list[tuple[str, str, float]] = []
+        self.started_at: dict[str, float] = {}
 
     def signal(self, names: list[str], signal: str) -> None:
         self.calls += [(signal, n, time.time()) for n in names]
 
     def restart(self, name: str) -> None:
         self.calls.append(("start", name, time.time()))
+        self.started_at[name] = time.time()
+        time.sleep(0.02)
+
+    def containers(self, filters: list[tuple[str, str]]) -> list[Listed]:
+        name = filters[0][1].strip("^$")
+        if name in self.started_at:
+            return [Listed(name, name, "running", None, {})]
+        return super().containers(filters)
+
+    def health_started(self, container: Listed) -> tuple[datetime | None, float]:
+        return datetime.fromtimestamp(self.started_at[container.name], UTC), 0.0
 
 
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="vnetbench-at needs it")
@@ -199,6 +215,11 @@ def test_a_schedule_runs_its_rules_and_engine_steps_at_their_instants(
     restart = windows["switch-restart"]
     assert [e.edge.startswith("engine") for e in restart.edges] == [True]
     assert restart.start is not None and restart.end is not None
+    # the restart took effect where the engine says the container started, before the
+    # call returned
+    assert restart.end == pytest.approx(engine.started_at["c-switch3"], abs=1e-5)
+    lift = restart.edges[0].lift
+    assert lift is not None and lift.began <= restart.end < lift.began + 0.02
     assert zero + 0.4 <= restart.start < restart.end and restart.end >= zero + 0.7
     assert engine.cleared == []  # every rule taken out by its own step
     assert engine.running == {}  # every helper removed

@@ -3,7 +3,6 @@ roles, labels and the pass result (no engine)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,6 @@ from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.nebula import Nebula
 from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.failover import (
-    backbone_faulted,
-    engine_step,
     faults_of,
     labelled,
     pick_roles,
@@ -70,15 +67,6 @@ def test_roles_put_the_local_prober_beside_the_target() -> None:
     with pytest.raises(UserError, match="two agents on one switch"):
         pick_roles(parse_topology({**BASE, "agents": 2}, "t"), {"agent1": "switch1",
                                                                  "agent2": "switch2"})
-
-
-def test_a_link_fault_changes_the_backbone_alone() -> None:
-    topology = parse_topology({**BASE, "links": {"backbone": {"delay": "5ms"}}}, "t")
-    down = backbone_faulted(topology, Fault.model_validate({"link": "backbone",
-                                                            "for": "1s"}))
-    spike = backbone_faulted(topology, Fault.model_validate({"delay": "200ms", "for": "1s"}))
-    assert down.links.backbone.loss == 100 and down.links.site == topology.links.site
-    assert spike.links.backbone.delay == 205
 
 
 def test_the_pass_names_the_faults_kills_and_its_figures() -> None:
@@ -236,16 +224,6 @@ def test_never_recovered_means_no_answer_after_the_lift_not_a_missing_rejoin() -
                                    window=engine_window(fault, 1796127228.37,
                                                         1796127231.4))]
                      ).metrics["no_rejoin_event_switch-restart"] == (None, "count")
-
-
-def test_an_engine_step_ends_where_the_call_says_it_took_effect() -> None:
-    """A restart's program runs from the container's StartedAt, before the call returns:
-    the step ends there when the call gives it, at the call's return otherwise."""
-    now = time.time()
-    said = engine_step(lambda: now + 0.001, now)
-    assert said.done == now + 0.001 and said.began >= now
-    silent = engine_step(lambda: None, now)
-    assert silent.done is not None and silent.done >= silent.began
 
 
 def test_the_restart_asked_bounds_a_join_made_during_the_fault() -> None:
