@@ -383,9 +383,24 @@ class ScheduleRunner:
         return result
 
     def _shape(self) -> None:
+        """Each shaping step at its instant, but no sooner after its event's previous one
+        took effect than declared: re-shaping takes its time (a shaper per container,
+        1.5 s for two here), and a spike's lift at its bare instant would cut its span
+        short or find the apply still under way."""
+        previous: dict[str, tuple[float, float]] = {}  # event: its last step's at_ms, done
         for index, step, instant in self._due(SHAPING):
+            if step.event in previous:
+                at_ms, done = previous[step.event]
+                held = done + (step.at_ms - at_ms) / 1000
+                if held > instant and self.stopping.wait(max(0.0, held - time.time())):
+                    self.stamps.failures[f"step {index}"] = (
+                        f"{step.action} at {step.at_ms:g} ms was not run: {self.stop_reason}")
+                    continue
+                instant = max(instant, held)
             shape = step.shape if step.action is Action.SHAPE else None
-            self._stamped(index, step, instant, partial(self.reshape, shape))
+            if self._stamped(index, step, instant, partial(self.reshape, shape)):
+                done = self.stamps.engine[index].done or time.time()
+                previous[step.event] = (step.at_ms, done)
 
     def _lifecycle(self, index: int, step: Step, instant: float) -> None:
         if self.cancelled:

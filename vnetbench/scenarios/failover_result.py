@@ -165,7 +165,7 @@ def summary_of(o: FaultOutcome, remote: Outage | None) -> str:
 def said_of(o: FaultOutcome, remote: Outage | None) -> list[str]:
     """What the pass says of a fault: its mechanism's problems (late or failed edges),
     a path that never answered after the lift, agents with no rejoin event."""
-    said = list(o.problems) + (o.window.problems() if o.window else [])
+    said = list(o.problems)  # the window's own, as the executor read them (inject)
     if remote is None and not said:
         said.append("no answer before the fault")
     if never_recovered(o):

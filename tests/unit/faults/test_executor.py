@@ -30,7 +30,7 @@ from vnetbench.faults.executor import (
     sources_of,
 )
 from vnetbench.faults.schedule import EVERY_EDGE, Action, Cut, Target, expand
-from vnetbench.faults.window import Stamp
+from vnetbench.faults.window import LATE_BOUND_S, Stamp
 from vnetbench.model.addressing import plan_addresses
 from vnetbench.model.topology import parse_topology
 
@@ -297,3 +297,32 @@ def test_a_cancelled_schedule_fires_nothing_more_and_returns_at_once(
     assert all(why.endswith("was not run: the run was stopped")
                for why in runner.stamps.failures.values())
     assert len(runner.stamps.failures) == 2  # the kill and the start, both said
+
+
+def test_a_spike_s_lift_holds_its_span_from_when_a_slow_reshape_took_effect() -> None:
+    """Re-shaping takes its time (a shaper per container): a lift due 200 ms after its
+    apply, which takes 300 ms, begins 200 ms after the apply returned, not at once at
+    its bare instant, and is not late against that."""
+    schedule = expand(room({"at": "100ms", "delay": "50ms", "for": "200ms"}))
+    shaped: list[tuple[object, float]] = []
+
+    def reshape(shape: object) -> None:
+        time.sleep(0.3 if shape is not None else 0.0)
+        shaped.append((shape, time.time()))
+
+    topology = room({"at": "100ms", "delay": "50ms", "for": "200ms"})
+    runner = ScheduleRunner(LocalRun(None), schedule, plan_of(topology), "p",
+                            lambda target: [], reshape, lambda target, at: None)
+    zero = time.time() + 0.2
+    runner.stage(zero)
+    runner.fire()
+    ran = runner.finish()
+    assert ran.failures == {}
+    apply, lift = ran.engine[0], ran.engine[1]
+    assert apply.began >= zero + 0.1 and apply.done is not None
+    assert apply.done - apply.began >= 0.3
+    # the declared 200 ms from the apply's effect, within a scheduler's wake-up
+    assert lift.began >= apply.done + 0.2
+    assert lift.late_s <= LATE_BOUND_S * 5  # from its held instant, a thread's wake-up
+    window = ran.window(schedule, schedule.events[0])
+    assert window.measured_ms is not None and window.measured_ms >= 200

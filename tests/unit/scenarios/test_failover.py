@@ -9,6 +9,7 @@ import pytest
 
 from vnetbench.core.outcome import Applicable, NotApplicable, State
 from vnetbench.errors import UserError
+from vnetbench.faults.on_stack import window_problems
 from vnetbench.faults.window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.outage import parse_ping_trace, parse_stream_trace
 from vnetbench.model.topology import Fault, parse_topology
@@ -189,7 +190,10 @@ def test_a_late_helper_makes_the_pass_partial_naming_it() -> None:
     window = FaultWindow((on_time.edges[0], EdgeStamps("router-switch2-fault",
                                                        *(late.edges[0].apply,
                                                          late.edges[0].lift))), 3000.0)
-    result = result_of([FaultOutcome("backbone-down", fault, window=window, remote=trace)])
+    # as inject takes them from the executor's reading of the window
+    said = [p.removeprefix("backbone-down: ") for p in window_problems("backbone-down", window)]
+    result = result_of([FaultOutcome("backbone-down", fault, window=window, remote=trace,
+                                     problems=said)])
     assert result.state is State.PARTIAL
     assert "router-switch2-fault began its apply 840 ms after the instant" in result.status
     assert "router-switch1-fault" not in result.status
