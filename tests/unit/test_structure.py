@@ -100,7 +100,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the vocabulary", {"core"}),
     ("the terminal", {"terminal"}),
     ("the runtime's parts", {"runtime"}),
-    ("declarations", {"declared", "faults.model", "faults.checks", "faults.path"}),
+    ("declarations", {"declared"}),
     ("the model", {"model", "methods"}),
     ("engines", {"engines"}),
     ("measuring", {"measure"}),
@@ -125,19 +125,9 @@ SUBPACKAGES = {"core", "terminal", "runtime", "model", "analysis", "deploy", "ge
 ROOT_MODULES_AT_MOST = 12
 
 
-# faults/ is one package in two layers (issue #59): what a topology's `faults:`
-# declares (its model, its checks against the topology and the measured path), read by
-# model/topology.py, sits with the declarations; the schedule's expansion, the executor
-# and the windows run on a stack, above shaping/. Each of the lower modules is a unit.
-SPLIT = {"faults": {"model", "checks", "path"}}
-
-
 def unit_of(module: str) -> str:
-    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors;
-    vnetbench.faults.model -> faults.model (SPLIT)."""
+    """vnetbench.engines.swarm.engine -> engines; vnetbench.errors -> errors."""
     parts = module.split(".")
-    if len(parts) > 2 and parts[2] in SPLIT.get(parts[1], set()):
-        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else parts[0]
 
 
@@ -199,20 +189,23 @@ def test_engines_and_measure_depend_one_way() -> None:
                for t in ts)
 
 
-def test_faults_is_one_package_in_two_layers() -> None:
-    """Issue #59: the faults' model, expansion, executor and windows in one package;
-    its model below the topology that reads it, the rest below the scenarios that run
-    it, importing none of them."""
+def test_faults_act_from_one_package_on_what_the_model_declares() -> None:
+    """Issue #59: what a topology's `faults:` declares (its model, its checks against
+    the topology and the measured path) is part of the topology's model
+    (model/faults/); the schedule's expansion, the one executor and the windows are
+    faults/, above shaping/ and below the scenarios, importing none of them. The model
+    imports nothing of faults/: no arrow runs back up."""
     graph = import_graph()
-    assert unit_of("vnetbench.faults.model") == "faults.model"
-    assert unit_of("vnetbench.faults.executor") == "faults"
-    assert layer_of("faults.model") < layer_of("model") < layer_of("shaping") \
-        < layer_of("faults") < layer_of("scenarios")
+    assert {"vnetbench.model.faults.declared", "vnetbench.model.faults.checks",
+            "vnetbench.model.faults.path"} <= set(graph)
     assert {"vnetbench.faults.schedule", "vnetbench.faults.executor",
             "vnetbench.faults.window"} <= set(graph)
-    up = [f"{m} -> {t}" for m, ts in graph.items() if unit_of(m).startswith("faults")
-          for t in ts if unit_of(t) == "scenarios"]
-    assert up == []
+    assert layer_of("model") < layer_of("shaping") < layer_of("faults") \
+        < layer_of("scenarios")
+    wrong = [f"{m} -> {t}" for m, ts in graph.items() for t in ts
+             if (unit_of(m) == "faults" and unit_of(t) == "scenarios")
+             or (unit_of(m) == "model" and unit_of(t) == "faults")]
+    assert wrong == []
 
 
 def test_the_layer_check_finds_an_import_going_up() -> None:

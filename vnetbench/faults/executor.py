@@ -94,7 +94,7 @@ iptables -w -t raw -X {CHAIN} 2>/dev/null"""
 # $1 the address, $2 the steps: one line each, "STEP AT on|off|set PROBABILITY SOURCES".
 # Staged: an empty chain and the jump to it. A step "on" appends its rule to the
 # chain; "set" (a loss ramp's next level) flushes it and appends the level's; "off"
-# flushes it (events on the backbone's drop rules never overlap: faults/checks.py):
+# flushes it (events on the backbone's drop rules never overlap: model/faults/checks.py):
 # one quick call that matches nothing, a lift as prompt as an apply.
 EDGE_SCRIPT = f"""address=$1 steps=$2
 {FIND_DEV}

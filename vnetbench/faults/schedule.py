@@ -27,8 +27,8 @@ from enum import StrEnum
 from typing import Literal
 
 from vnetbench.errors import UserError
-from vnetbench.faults.checks import churn_count
-from vnetbench.faults.model import CONTROL_PLANE, SERVER, Fault, MachineCount
+from vnetbench.model.faults.checks import churn_count
+from vnetbench.model.faults.declared import CONTROL_PLANE, SERVER, Fault, MachineCount
 from vnetbench.model.topology import Topology
 
 Role = Literal["switch", "control-plane", "server", "machine"]

@@ -18,7 +18,7 @@ one of two things, told apart by vnetbench-at's `waited_s`:
   kernel (a 21 Gbit/s stream woke a step 34 ms late, CI of 2026-12-06). The
   fault still acted at its stamps, and every figure is read against the stamps,
   so the pass notes it; only past WOKEN_LATE_BOUND_S, half the shortest fault a
-  schedule takes (model.py MIN_FAULT_MS, 100 ms), is the fault's timing too far
+  schedule takes (model/faults/declared.py MIN_FAULT_MS, 100 ms), is the fault's timing too far
   from the one declared to stand.
 """
 

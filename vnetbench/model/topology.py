@@ -51,11 +51,11 @@ from vnetbench.core.units import (
 from vnetbench.core.yamlfile import not_a_regular_file
 from vnetbench.declared import DECLARATIONS
 from vnetbench.errors import UserError
-from vnetbench.faults.checks import Ground, schedule_problems
-from vnetbench.faults.model import CONTROL_PLANE as CONTROL_PLANE
-from vnetbench.faults.model import MAX_FAULT_MS as MAX_FAULT_MS
-from vnetbench.faults.model import MIN_FAULT_MS as MIN_FAULT_MS
-from vnetbench.faults.model import Fault as Fault
+from vnetbench.model.faults.checks import Ground, schedule_problems
+from vnetbench.model.faults.declared import CONTROL_PLANE as CONTROL_PLANE
+from vnetbench.model.faults.declared import MAX_FAULT_MS as MAX_FAULT_MS
+from vnetbench.model.faults.declared import MIN_FAULT_MS as MIN_FAULT_MS
+from vnetbench.model.faults.declared import Fault as Fault
 from vnetbench.model.workload import WorkloadSection
 
 MAX_AGENTS_PER_SITE = 1000  # a Linux bridge takes at most 1023 ports
@@ -646,7 +646,7 @@ class Topology(Model):
         return self
 
     def fault_problems(self, concurrent: bool = False) -> list[str]:
-        """The faults against this topology (vnetbench/faults/checks.py); `concurrent`:
+        """The faults against this topology (vnetbench/model/faults/checks.py); `concurrent`:
         as one schedule over one load, where events on one target may not overlap."""
         backbone = self.links.backbone
         return schedule_problems(self.faults, Ground(

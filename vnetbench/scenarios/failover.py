@@ -7,12 +7,13 @@ burst for 2 s) runs on its own, in turn, on one stack. For each: ping at 10 ms
 with arrival stamps (`ping -D -O`) from an agent on another switch and from one on
 the same switch to the measured agent, and one TCP stream (iperf3 at 10 Mbit/s,
 reported every 0.1 s) to it; once the cross-switch ping answers, the fault's
-instant is `at` later. A link fault is applied and lifted by helpers staged before
-it, one per backbone edge, each waiting in vnetbench-at (faults/edges.py); a kill
-and its restart are engine calls issued at their instants; a delay spike re-shapes
-the backbone and shapes it back. Every edge stamps its steps where it acts, and the
-fault is in effect from the latest edge's applied instant to the latest lifted
-(faults/window.py). The probes stop once the cross-switch ping answers
+instant is `at` later. The fault runs as a schedule of one on the executor every
+scenario shares (faults/executor.py): a link fault by drop rules put in and taken
+out by helpers staged before it, one per backbone edge, each waiting in
+vnetbench-at; a kill and its restart as engine calls at their instants; a delay
+spike as the backbone re-shaped and shaped back. Every edge stamps its steps where
+it acts, and the fault is in effect from the latest edge's applied instant to the
+latest lifted (faults/window.py). The probes stop once the cross-switch ping answers
 again steadily, or at the window's end (`failover_window_s` after the lift).
 
 Per fault: the outage (last answer before to first after, and the probes lost),

@@ -28,7 +28,6 @@ from vnetbench.declared.throughput import DECLARATION
 from vnetbench.engines.base import EngineError
 from vnetbench.engines.stack import Stack
 from vnetbench.faults.on_stack import FaultSchedule, ScheduleOutcome
-from vnetbench.faults.path import missed_at_run_time, refuse_untouched
 from vnetbench.faults.schedule import expand
 from vnetbench.measure.cpu import (
     cpu_percent,
@@ -55,6 +54,7 @@ from vnetbench.measure.iperf import (
 from vnetbench.measure.memory import RoleMemory, by_role
 from vnetbench.measure.ping import PingResult, PingRun, run_ping
 from vnetbench.measure.probe import Began, ToolRun, parsed, run_probe
+from vnetbench.model.faults.path import missed_at_run_time, refuse_untouched
 from vnetbench.model.topology import SharedSettings, Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.pair import (

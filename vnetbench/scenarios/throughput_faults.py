@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from vnetbench.declared.declaration import Values
 from vnetbench.declared.throughput import DECLARATION, STREAM_TIMELINE
 from vnetbench.errors import UserError
-from vnetbench.faults.model import SERVER, MachineCount
 from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
 from vnetbench.measure.stream_faults import (
     Interval,
@@ -21,6 +20,7 @@ from vnetbench.measure.stream_faults import (
     intervals_of,
     schedule_figures,
 )
+from vnetbench.model.faults.declared import SERVER, MachineCount
 from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, SeriesPoint
 

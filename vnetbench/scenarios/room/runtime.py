@@ -33,7 +33,6 @@ from vnetbench.engines.base import EngineError
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
 from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
-from vnetbench.faults.path import refuse_untouched
 from vnetbench.faults.schedule import Schedule, expand
 from vnetbench.measure.cpu import cpu_percent, role_percent
 from vnetbench.measure.memory import by_role
@@ -51,6 +50,7 @@ from vnetbench.measure.room import (
 )
 from vnetbench.measure.room_faults import Request, requests_of, unsent_during
 from vnetbench.model.capabilities import Capability
+from vnetbench.model.faults.path import refuse_untouched
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.scenarios.base import Metrics, PassResult, Scenario, ScenarioContext, build_room

@@ -42,7 +42,7 @@ from vnetbench.scenarios.room.workload_figures import WorkloadFigures
 from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, connection_of, plan_problems
 
 NAMED_AT_MOST = 3  # machines named in a note; the count says the rest
-# the fault kinds (vnetbench/faults/model.py Fault.kind) that start a room machine again
+# the fault kinds (vnetbench/model/faults/declared.py Fault.kind) that start a room machine again
 RESTARTS_MACHINES = ("machines-restart", "churn")
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from vnetbench.errors import UserError
-from vnetbench.faults.checks import churn_count, overlap_problems
-from vnetbench.faults.model import MachineCount
 from vnetbench.faults.schedule import expand
+from vnetbench.model.faults.checks import churn_count, overlap_problems
+from vnetbench.model.faults.declared import MachineCount
 from vnetbench.model.topology import Fault, Topology, parse_topology
 
 BASE: dict[str, Any] = {"name": "t", "switches": 3, "agents": 6,

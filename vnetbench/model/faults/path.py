@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from vnetbench.errors import UserError
-from vnetbench.faults.model import Fault
+from vnetbench.model.faults.declared import Fault
 
 BACKBONE_EVENTS = ("link", "loss", "delay", "flap", "ramp")
 # overlays whose packets between two agents cross only the agents' own switches

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vnetbench.core.model import duration_text
-from vnetbench.faults.model import CONTROL_PLANE, SERVER, Fault, MachineCount
+from vnetbench.model.faults.declared import CONTROL_PLANE, SERVER, Fault, MachineCount
 
 FOR_GOOD = math.inf
 

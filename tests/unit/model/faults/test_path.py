@@ -1,12 +1,12 @@
-"""Which faults are refused as off the measured path (vnetbench/faults/path.py): only
+"""Which faults are refused as off the measured path (vnetbench/model/faults/path.py): only
 where the path is known before anything starts."""
 
 from __future__ import annotations
 
 import pytest
 
-from vnetbench.faults.model import Fault
-from vnetbench.faults.path import missed_at_run_time, why_untouched
+from vnetbench.model.faults.declared import Fault
+from vnetbench.model.faults.path import missed_at_run_time, why_untouched
 
 SWITCHES = ("north", "east", "south", "west")
 LOSS = Fault.model_validate({"at": "1s", "loss": "50%", "for": "2s"})

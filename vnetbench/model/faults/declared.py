@@ -3,7 +3,7 @@ schedule of faults (a flap, a partition, a ramp, churn).
 
 Each entry is checked on its own here (its keys, its spans); what needs the
 topology (switch names, the room's size, the backbone's profile, events that
-overlap on one target) is checked in vnetbench/faults/checks.py, and a schedule
+overlap on one target) is checked in vnetbench/model/faults/checks.py, and a schedule
 becomes timed steps in vnetbench/faults/schedule.py.
 """
 
