@@ -17,11 +17,12 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.core.metrics import MAGNITUDE_UNITS
-from vnetbench.core.outcome import State, state_of_status
+from vnetbench.core.outcome import Kind, State, kinds_of_status, state_of_status
 from vnetbench.core.schema import (
     COLUMNS,
     DIMENSIONS,
     INTERVAL_S,
+    KINDS,
     METHOD,
     METRIC,
     OVERLAY,
@@ -78,6 +79,7 @@ class ResultSet:
         remark: str = "",
         interval_s: float | None = None,
         columns: dict[str, Any] | None = None,
+        kinds: tuple[Kind, ...] = (),
     ) -> None:
         """Record one pass of a cell: metrics maps a series' name (a metric's, or one
         series' of a metric with dimensions: `outage_ms_switch-restart`, as the
@@ -95,7 +97,8 @@ class ResultSet:
             self.rows.append(ResultRow(
                 cell.run_id, cell.scenario, cell.overlay, cell.variant.name,
                 cell.variant.method, pass_no, metric, value, unit, state, status, remark,
-                settings, cell.variant.parameters, interval_s, dimensions).record())
+                settings, cell.variant.parameters, interval_s, dimensions,
+                tuple(kind.value for kind in kinds)).record())
 
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(self.rows)
@@ -199,7 +202,7 @@ def check_values(frame: pd.DataFrame, path: Path) -> None:
     passes = frame[PASS]
     series = [SCENARIO, METRIC, *(d for d in DIMENSIONS if d in frame.columns)]
     units = frame[frame[UNIT].astype(str) != ""].groupby(series, dropna=False)[UNIT].nunique()
-    key = [c for c in frame.columns if c not in (VALUE, UNIT, STATUS, STATE, REMARK)]
+    key = [c for c in frame.columns if c not in (VALUE, UNIT, STATUS, KINDS, STATE, REMARK)]
     twice = frame[frame.duplicated(subset=key, keep=False)]
     negative = frame[frame[UNIT].isin(MAGNITUDE_UNITS) & (frame[VALUE] < 0)]
     wrong = ("pass has empty values" if passes.isna().any()
@@ -218,7 +221,8 @@ def check_values(frame: pd.DataFrame, path: Path) -> None:
 
 
 def with_states(frame: pd.DataFrame) -> pd.DataFrame:
-    """Results written before states and remarks were columns, in today's columns; and
+    """Results written before states, kinds and remarks were columns, in today's
+    columns (the kinds a reader asks for read from the status: kinds_of_status); and
     the time series' column on every frame read, empty where no scenario kept a series
     (a reader selects a pass's own values with `interval_s.isna()` on any results)."""
     if INTERVAL_S not in frame.columns:
@@ -226,10 +230,22 @@ def with_states(frame: pd.DataFrame) -> pd.DataFrame:
     if STATE not in frame.columns:
         frame = frame.assign(**{STATE: frame[STATUS].map(
             lambda s: state_of_status(str(s)).value)})
+    if KINDS not in frame.columns:
+        frame = frame.assign(**{KINDS: frame[STATUS].map(
+            lambda s: ",".join(kind.value for kind in kinds_of_status(str(s))))})
+    frame[KINDS] = frame[KINDS].fillna("").astype(str)
     if METHOD not in frame.columns:
         frame = frame.assign(**{METHOD: ""})
     frame[METHOD] = frame[METHOD].fillna("")
     return frame if REMARK in frame.columns else frame.assign(**{REMARK: ""})
+
+
+def has_kind(frame: pd.DataFrame, kind: Kind) -> pd.Series:
+    """Per row: does its status say a problem of this kind (the `kinds` column; on a
+    frame without one, what kinds_of_status reads of the sentence)?"""
+    if KINDS not in frame.columns:
+        return frame[STATUS].map(lambda status: kind in kinds_of_status(str(status)))
+    return frame[KINDS].map(lambda kinds: kind.value in str(kinds).split(","))
 
 
 def with_dimensions(frame: pd.DataFrame) -> pd.DataFrame:

@@ -80,6 +80,11 @@ class Outcome:
     def has(self, *kinds: Kind) -> bool:
         return any(problem.kind in kinds for problem in self.problems)
 
+    @property
+    def kinds(self) -> tuple[Kind, ...]:
+        """Its problems' kinds, each once, in the order said: the results' `kinds`."""
+        return tuple(dict.fromkeys(problem.kind for problem in self.problems))
+
 
 def compose(problems: list[Problem]) -> str:
     """The problems' sentences joined with "; ", "ok" when there are none (or an
@@ -138,6 +143,14 @@ def state_of_status(status: str) -> State:
         if status.startswith(state.value):
             return state
     return State.UNSUPPORTED if status.startswith("not supported") else State.FAILED
+
+
+def kinds_of_status(status: str) -> tuple[Kind, ...]:
+    """The kinds a reader asks of a status, for results written before kinds were a
+    column: outside load and implausible figures, read from their sentences."""
+    said = ((Kind.OUTSIDE_LOAD, "under outside load" in status),
+            (Kind.IMPLAUSIBLE, bool(implausible_figures(status))))
+    return tuple(kind for kind, found in said if found)
 
 
 def implausible_figures(status: str) -> set[str]:

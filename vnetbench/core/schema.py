@@ -34,6 +34,9 @@ VALUE: Final = "value"
 UNIT: Final = "unit"
 STATE: Final = "state"  # what code reads (outcome.State)
 STATUS: Final = "status"  # the sentence people read ("path dead: 0 of 200 pings ...")
+# what code reads of the status: its problems' kinds (outcome.Kind), comma-separated in
+# the order said ("partial,outside load"; empty: none)
+KINDS: Final = "kinds"
 REMARK: Final = "remark"  # how the overlay adjusted the settings ("measured plain")
 # The dimensions, a small set: a new one is a column every reader carries.
 FAULT: Final = "fault"  # failover: the fault's kind (switch-restart, backbone-down-2...)
@@ -51,7 +54,7 @@ DIMENSIONS: Final = (FAULT, ROLE, QUANTILE, SWITCH, SIZE, INSTANCES, PHASE, EVEN
 INTERVAL_S: Final = "interval_s"
 
 COLUMNS: Final = (RUN_ID, SCENARIO, OVERLAY, VARIANT, METHOD, PASS, METRIC, *DIMENSIONS,
-                  VALUE, UNIT, STATE, STATUS, REMARK)
+                  VALUE, UNIT, STATE, STATUS, KINDS, REMARK)
 CELL: Final = (SCENARIO, OVERLAY, VARIANT)  # the rows of one matrix cell
 # the rows of one measured quantity, over passes: in the files, and (METRIC holding the
 # series' one name, vnetbench.analysis.results.named) as the report, compare and ab read them
@@ -143,6 +146,7 @@ class ResultRow:
     parameters: Mapping[str, Any] = field(default_factory=dict)  # -> var_* columns
     interval_s: float | None = None  # a time series' point (None: the pass's own value)
     dimensions: Mapping[str, str] = field(default_factory=dict)  # -> DIMENSIONS' columns
+    kinds: tuple[str, ...] = ()  # the status's problems' kinds, in the order said
 
     def record(self) -> dict[str, Any]:
         """The row under its column names, in the files' column order."""
@@ -150,7 +154,8 @@ class ResultRow:
                   VARIANT: self.variant, METHOD: self.method, PASS: self.pass_no,
                   METRIC: self.metric, **{d: self.dimensions.get(d, "") for d in DIMENSIONS},
                   VALUE: self.value, UNIT: self.unit,
-                  STATE: self.state.value, STATUS: self.status, REMARK: self.remark}
+                  STATE: self.state.value, STATUS: self.status,
+                  KINDS: ",".join(self.kinds), REMARK: self.remark}
         record |= {setting_column(k): v for k, v in self.settings.items()}
         record |= {parameter_column(k): v for k, v in self.parameters.items()}
         return record | ({INTERVAL_S: self.interval_s} if self.interval_s is not None else {})

@@ -53,6 +53,9 @@ def results_schema() -> Schema:
         columns.STATE: {"enum": [s.value for s in State],
                         "description": "what code reads; absent in the oldest files"},
         columns.STATUS: {**STRING, "description": "the sentence people read"},
+        columns.KINDS: {**STRING, "description": "what code reads of the status: its "
+                        "problems' kinds (outcome.Kind), comma-separated in the order "
+                        "said; absent in older files"},
         columns.INTERVAL_S: {**NUMBER_OR_NULL, "description": "a time series' point: "
                              "seconds since the measurement began (null: the pass's own "
                              "value); the column exists only where a scenario kept a series"},

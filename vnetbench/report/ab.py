@@ -20,16 +20,16 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
-from vnetbench.analysis.results import named
+from vnetbench.analysis.results import has_kind, named
 from vnetbench.analysis.runrecord import RunRecord, read_record
 from vnetbench.analysis.sequential import Judgement, SequentialPlan, judge_sequentially
 from vnetbench.analysis.stats import Verdict, compare_rounds, noise_floor
 from vnetbench.core.metrics import OUTSIDE_LOAD, Better
+from vnetbench.core.outcome import Kind
 from vnetbench.core.schema import (
     METRIC,
     ROUND,
     SCENARIO,
-    STATUS,
     UNIT,
     VALUE,
     VARIANT,
@@ -278,8 +278,7 @@ def outside_load_by_arm(frame: pd.DataFrame) -> dict[str, dict[str, float | int]
     differently busy machines is said to be so)."""
     rows = frame[frame[METRIC] == OUTSIDE_LOAD.name].dropna(subset=[VALUE])
     return {str(arm): {"passes": len(group),
-                       "marked": int(group[STATUS].str.contains(
-                           "under outside load", regex=False).sum()),
+                       "marked": int(has_kind(group, Kind.OUTSIDE_LOAD).sum()),
                        "median_cores": round(float(group[VALUE].median()), 3)}
             for arm, group in rows.groupby(VARIANT)}
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.analysis.results import named
+from vnetbench.analysis.results import has_kind, named
 from vnetbench.analysis.stats import Summary, format_range, summarise
 from vnetbench.core.metrics import BOOL, OUTSIDE_LOAD
-from vnetbench.core.outcome import State, implausible_figures
+from vnetbench.core.outcome import Kind, State, implausible_figures
 from vnetbench.core.schema import (
     CELL,
     HOSTS,
@@ -188,7 +188,7 @@ def outside_load_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = []
     for (scenario, overlay, variant), group in rows.groupby(
             list(CELL), sort=False):
-        marked = group[group[STATUS].str.contains("under outside load", regex=False)]
+        marked = group[has_kind(group, Kind.OUTSIDE_LOAD)]
         table.append({SCENARIO: scenario, OVERLAY: overlay, VARIANT: variant,
                       "cores outside the testbed": format_range(summarise(group[VALUE])),
                       "passes marked": ", ".join(str(p) for p in marked[PASS]) or "none"})

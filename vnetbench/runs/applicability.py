@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vnetbench.analysis.results import ResultSet, result_line
 from vnetbench.core.metrics import SKIPPED
-from vnetbench.core.outcome import Applicable, NotRunnable
+from vnetbench.core.outcome import Applicable, Kind, NotRunnable
 from vnetbench.core.schema import CellKey
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
@@ -32,7 +32,7 @@ def record_not_run(scenario: Scenario, topology: Topology, why: NotRunnable,
     settings = scenario.settings(topology) | link_settings(topology)
     for pass_no in range(1, topology.settings.passes + 1):
         results.add(cell, pass_no, {SKIPPED.name: (None, "")},
-                    settings, status=why.status, state=why.state)
+                    settings, status=why.status, state=why.state, kinds=(Kind.NOT_RUN,))
         emit(results, result_line(scenario.name, topology.overlay, pass_no,
                                   {"status": why.status}))
         step_done(f"{scenario.name} on {topology.overlay}: pass {pass_no} not run")

@@ -89,12 +89,13 @@ def write_pass(results: ResultSet, cell: CellKey, pass_no: int, result: PassResu
         result.metrics[SKIPPED.name] = (None, SKIPPED.unit)
     if remark:
         result.outcome.add(Kind.REMARK, remark, addendum=True)
-    status, state = result.outcome.status, result.state
+    status, state, kinds = result.outcome.status, result.state, result.outcome.kinds
     results.add(cell, pass_no, result.metrics, settings,
-                status=status, state=state, remark=remark)
+                status=status, state=state, remark=remark, kinds=kinds)
     for point in result.series:
         results.add(cell, pass_no, {point.metric: (point.value, point.unit)}, settings,
-                    status=status, state=state, remark=remark, interval_s=point.interval_s)
+                    status=status, state=state, remark=remark, interval_s=point.interval_s,
+                    kinds=kinds)
     fields = dict(result.summary)
     if result.outcome.problems:
         fields["status"] = status

@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vnetbench.analysis.results import ResultSet, load_results, result_line
+from vnetbench.analysis.results import ResultSet, has_kind, load_results, result_line
+from vnetbench.core.outcome import Kind, Outcome, State
 from vnetbench.core.schema import COLUMNS, CellKey
 
 RESULT_COLUMNS = list(COLUMNS)
@@ -48,3 +49,32 @@ def test_a_run_without_time_series_reads_back_with_an_empty_interval_column(
     frame = load_results(tmp_path)
     assert frame["interval_s"].isna().all()
     assert len(frame[frame["interval_s"].isna()]) == 1
+
+
+def test_a_pass_s_problem_kinds_are_kept_and_older_results_read_them_from_the_status(
+        tmp_path: Path) -> None:
+    """Issue #59: what code reads of a status is a column (`kinds`), in the order said;
+    a results file from before it was has the two kinds readers ask for read from the
+    sentence, and none it cannot tell."""
+    outcome = Outcome(State.PARTIAL)
+    outcome.add(Kind.PARTIAL, "partial: 19 of 20 agents")
+    outcome.add(Kind.OUTSIDE_LOAD, "measured under outside load: 0.53 cores busy")
+    outcome.add(Kind.PARTIAL, "partial: one more")
+    assert outcome.kinds == (Kind.PARTIAL, Kind.OUTSIDE_LOAD)
+    results = ResultSet(tmp_path)
+    cell = CellKey("run-1", "join", "baseline")
+    results.add(cell, 1, {"join_s": (1.0, "s")}, {}, status=outcome.status,
+                state=outcome.state, kinds=outcome.kinds)
+    results.add(cell, 2, {"join_s": (1.1, "s")}, {})
+    results.write()
+    frame = load_results(tmp_path)
+    assert list(frame["kinds"]) == ["partial,outside load", ""]
+    assert list(has_kind(frame, Kind.OUTSIDE_LOAD)) == [True, False]
+    assert not has_kind(frame, Kind.DEAD).any()
+    # an older file: no kinds column
+    old = pd.read_parquet(tmp_path / "results.parquet").drop(columns=["kinds"])
+    old.loc[1, "status"] = "tcp_crr_tps implausible: 6 against 4284 TCP_RR/s"
+    old.to_parquet(tmp_path / "results.parquet", index=False)
+    frame = load_results(tmp_path)
+    assert list(frame["kinds"]) == ["outside load", "implausible"]
+    assert list(has_kind(frame, Kind.PARTIAL)) == [False, False]  # not told by a sentence
