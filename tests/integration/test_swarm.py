@@ -121,10 +121,11 @@ def test_vxlan_across_nodes_beside_the_single_host_bridge(nodes: list[str],
     # first second of slow start comes near; 20 pings: every one answered is the check
     for engine in ("compose", "swarm"):
         topology = parse_topology(
-            {"name": f"it-{engine}", "switches": 2, "agents": 2, "engine": engine,
+            {"name": f"it-{engine}", "switches": 2, "agents": 2,
              "settings": {"seconds": 1, "passes": 1, "pings": PINGS, "ping_interval_ms": 10},
-             **({"hosts": {"switch1": "node-b", "switch2": "node-a"}, "manager": "test"}
-                if engine == "swarm" else {})}, "test", overrides={})
+             "engine": {"name": engine, **({"hosts": {"switch1": "node-b", "switch2": "node-a"},
+                                            "manager": "test"} if engine == "swarm" else {})}},
+            "test", overrides={})
         run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path / engine)
         frame = named(load_results(run_dir))
         assert set(frame["state"]) == {"ok"}, frame["status"].unique()
@@ -152,7 +153,7 @@ def test_shaped_links_and_a_ca_made_on_one_node_work_across_nodes(nodes: list[st
     applied. No floor but the pass's own stall floor: Nebula's rate beside other work is
     this host's CPU, and can fall below the shaped rate."""
     topology = parse_topology(
-        {"name": "it-shaped", "overlay": "nebula", "engine": "swarm", "manager": "test",
+        {"name": "it-shaped", "overlay": "nebula", "engine": {"name": "swarm", "manager": "test"},
          "switches": 2,
          "agents": 2, "links": {"backbone": {"rate": "200mbit"}},
          # a 1 s stream: tbf's bucket (4 ms of the rate) adds 0.4 % to it, far under the
@@ -177,8 +178,9 @@ def test_a_switch_killed_on_another_node_is_measured_as_on_one_host(nodes: list[
     hosts the switch (switch2 on node-b), and its outage is measured as on one host:
     at least the 2 s it was down, bounded by the pass's window; nothing left on a node."""
     topology = parse_topology(
-        {"name": "it-swarm-fault", "engine": "swarm", "manager": "test", "switches": 2,
-         "agents": 4, "hosts": {"switch1": "node-a", "switch2": "node-b"},
+        {"name": "it-swarm-fault", "switches": 2, "agents": 4,
+         "engine": {"name": "swarm", "manager": "test",
+                    "hosts": {"switch1": "node-a", "switch2": "node-b"}},
          "faults": [{"at": "1s", "kill": "switch2", "restart_after": "2s"}],
          "settings": {"passes": 1, "failover_window_s": 10}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("failover")], tmp_path)
@@ -219,8 +221,9 @@ def test_a_room_and_the_contest_across_nodes(nodes: list[str], tmp_path: Path,
     timeout. The contest is the shipped profile 30 times faster (16 s, the same
     requests in each phase), every phase and the statement burst reported."""
     topology = parse_topology(
-        {"name": "it-swarm-room", "engine": "swarm", "manager": "test", "switches": 2,
-         "agents": 2, "hosts": {"switch1": "node-a", "switch2": "node-b"},
+        {"name": "it-swarm-room", "switches": 2, "agents": 2,
+         "engine": {"name": "swarm", "manager": "test",
+                    "hosts": {"switch1": "node-a", "switch2": "node-b"}},
          **({"workload": compressed_contest(30)} if workload else {}),
          "settings": {"passes": 1, "seconds": ROOM_SECONDS, "machines": ROOM_MACHINES,
                       "room_rate": ROOM_RATE}}, "test", overrides={})

@@ -339,7 +339,8 @@ def with_engine(topology: Topology, engine: str | None) -> Topology:
         raise UserError(f"--engine {engine!r} is not an engine vnetbench runs on: give "
                         f"one of {', '.join(f'--engine {name}' for name in ENGINES)} "
                         f"({'; '.join(f'{n}: {e.summary}' for n, e in ENGINES.items())}).")
-    return topology.model_copy(update={"engine": engine})
+    return topology.model_copy(update={"engine": topology.engine.model_copy(
+        update={"name": engine})})
 
 
 def with_faults(topology: Topology, items: list[str] | None) -> Topology:

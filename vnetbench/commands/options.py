@@ -24,7 +24,7 @@ TopologyOption = Annotated[
 EngineOption = Annotated[str | None, typer.Option(
     help="compose: this machine's engine; swarm: the nodes of a Docker Swarm (the "
          "topology's manager, else VNETBENCH_SWARM, else this machine's swarm; 'vnetbench "
-         "swarm up' makes a test one here, used when named: manager: test or "
+         "swarm up' makes a test one here, used when named: engine: {manager: test} or "
          "VNETBENCH_SWARM=test). Overrides the topology's 'engine'.")]
 AllowFailedOption = Annotated[bool, typer.Option(
     "--allow-failed", help="Exit 0 even when a pass failed or its path was dead (still "

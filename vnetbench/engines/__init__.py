@@ -49,10 +49,10 @@ ENGINE_NAMES = tuple(ENGINES)  # what a topology's `engine:` may say (topology.p
 def engine_type(topology: Topology) -> type[Engine]:
     """The engine class the topology names; a name no engine has (a topology validated
     without the registry's names) is refused before anything starts."""
-    found = ENGINES.get(topology.engine)
+    found = ENGINES.get(topology.engine.name)
     if found is None:
         raise UserError(f"The topology {topology.name} names the engine "
-                        f"'{topology.engine}', which vnetbench does not have: give engine: "
+                        f"'{topology.engine.name}', which vnetbench does not have: give engine: "
                         f"{' or '.join(ENGINES)}.")
     return found
 

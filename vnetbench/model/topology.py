@@ -451,6 +451,54 @@ class MeasurePair(Model):
     target: str = Field(alias="to")
 
 
+def known_name(value: str, info: ValidationInfo, kind: str) -> str:
+    """Checked against the names the caller knows (the registries pass them in as the
+    context's "engines" and "overlays": this module knows none)."""
+    known = (info.context or {}).get(f"{kind}s")
+    if known and value not in known:
+        raise ValueError(f"unknown {kind} '{value}' (known: {', '.join(sorted(known))})")
+    return value
+
+
+class EngineSection(Model):
+    """`engine:`: which engine runs the topology, and that engine's own options (a
+    swarm's manager and where each site runs); none of them is the topology's."""
+
+    name: str = Field("compose", description="the engine, by its name in the engine "
+                      "registry (vnetbench.engines.ENGINES): compose, this machine's, by "
+                      "default; swarm, several hosts")
+    hosts: dict[str, str] = Field(
+        default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
+        "node that runs it; unnamed sites spread over the nodes")
+    manager: str | None = Field(
+        None, description="swarm: a manager's Docker endpoint, or 'test' for the test "
+        "swarm (else $VNETBENCH_SWARM, or this machine's engine if it manages a swarm)")
+
+    @field_validator("name")
+    @classmethod
+    def _known_engine(cls, value: str, info: ValidationInfo) -> str:
+        return known_name(value, info, "engine")
+
+    @field_validator("manager")
+    @classmethod
+    def _manager_form(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(MANAGER_PATTERN, value):
+            raise ValueError(f"{value!r} is not a Docker endpoint: give the manager as "
+                             "ssh://user@host, tcp://host:2376 or unix:///path/docker.sock "
+                             "(or 'test' for the test swarm of 'vnetbench swarm up')")
+        return value
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts_are_node_names(cls, value: dict[str, str]) -> dict[str, str]:
+        wrong = [f"{site}: {node!r}" for site, node in value.items()
+                 if not isinstance(node, str) or not re.fullmatch(NODE_PATTERN, node)]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} is not a swarm node's name: give the "
+                             "hostname 'docker node ls' shows, e.g. node-a")
+        return value
+
+
 class Topology(Model):
     name: Name
     overlay: str = Field("baseline", pattern=NAME_PATTERN,
@@ -478,15 +526,11 @@ class Topology(Model):
         "checked against the scenarios and the workload by vnetbench/analysis/venue.py")
     overlay_options: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per overlay, e.g. vnet: {images: {...}}")
-    engine: str = Field(
-        "compose", description="the engine that runs it, by its name in the engine "
-        "registry (vnetbench.engines.ENGINES); compose, this machine's, by default")
-    hosts: dict[str, str] = Field(
-        default_factory=dict, description="swarm: a site (switch) or 'conductor' -> the "
-        "node that runs it; unnamed sites spread over the nodes")
-    manager: str | None = Field(
-        None, description="swarm: a manager's Docker endpoint, or 'test' for the test "
-        "swarm (else $VNETBENCH_SWARM, or this machine's engine if it manages a swarm)")
+    engine: EngineSection = Field(
+        default_factory=lambda: EngineSection(), description="the engine that runs it: "
+        "its name in the engine registry (vnetbench.engines.ENGINES; compose, this "
+        "machine's, by default), or a section of its name and that engine's options "
+        "(engine: {name: swarm, manager: test, hosts: {switch1: node-a}})")
 
     @field_validator("slo", mode="before")
     @classmethod
@@ -501,44 +545,39 @@ class Topology(Model):
         return tuple(part.strip() for item in items for part in item.split(",")
                      if part.strip())
 
-    @field_validator("manager")
+    @model_validator(mode="before")
     @classmethod
-    def _manager_form(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(MANAGER_PATTERN, value):
-            raise ValueError(f"{value!r} is not a Docker endpoint: give the manager as "
-                             "ssh://user@host, tcp://host:2376 or unix:///path/docker.sock "
-                             "(or 'test' for the test swarm of 'vnetbench swarm up')")
-        return value
-
-    @field_validator("hosts")
-    @classmethod
-    def _hosts_are_node_names(cls, value: dict[str, str]) -> dict[str, str]:
-        wrong = [f"{site}: {node!r}" for site, node in value.items()
-                 if not isinstance(node, str) or not re.fullmatch(NODE_PATTERN, node)]
-        if wrong:
-            raise ValueError(f"{', '.join(wrong)} is not a swarm node's name: give the "
-                             "hostname 'docker node ls' shows, e.g. node-a")
-        return value
+    def _engine_section(cls, data: Any) -> Any:
+        """`engine: swarm` as a section of its name; `hosts:` and `manager:` at the top,
+        as files had them before the engine section, moved into it."""
+        if not isinstance(data, dict):
+            return data
+        engine = data.get("engine")
+        engine = {"name": engine} if isinstance(engine, str) else engine
+        moved = {key: data[key] for key in ("hosts", "manager") if key in data}
+        if moved and isinstance(engine, dict):
+            twice = sorted(set(moved) & set(engine))
+            if twice:
+                raise ValueError(f"{' and '.join(twice)} given both at the top and under "
+                                 "engine: give them under engine: only")
+        if moved:
+            engine = {**(engine or {}), **moved}
+        rest = {key: value for key, value in data.items() if key not in moved}
+        return rest if engine is None else {**rest, "engine": engine}
 
     @model_validator(mode="after")
     def _hosts_name_sites(self) -> Topology:
-        unknown = sorted(set(self.hosts) - {*self.switches, "conductor"})
+        unknown = sorted(set(self.engine.hosts) - {*self.switches, "conductor"})
         if unknown:
-            raise ValueError(f"hosts places {', '.join(unknown)}, which the topology does not "
-                             f"have: use switch names ({', '.join(self.switches)}) or "
-                             "'conductor'")
+            raise ValueError(f"engine.hosts places {', '.join(unknown)}, which the topology "
+                             f"does not have: use switch names ({', '.join(self.switches)}) "
+                             "or 'conductor'")
         return self
 
-    @field_validator("engine", "overlay")
+    @field_validator("overlay")
     @classmethod
-    def _known_name(cls, value: str, info: ValidationInfo) -> str:
-        """Checked against the names the caller knows (the registries pass them in as
-        the context's "engines" and "overlays": this module knows none)."""
-        known = (info.context or {}).get(f"{info.field_name}s")
-        if known and value not in known:
-            raise ValueError(f"unknown {info.field_name} '{value}' "
-                             f"(known: {', '.join(sorted(known))})")
-        return value
+    def _known_overlay(cls, value: str, info: ValidationInfo) -> str:
+        return known_name(value, info, "overlay")
 
     @field_validator("agents", mode="before")
     @classmethod

@@ -518,7 +518,7 @@ def stream_grace_s(topology: Topology) -> float:
     UDP_OPEN_LOST): cut short, it could not say why itself."""
     profiles = [topology.links.site, topology.links.backbone,
                 *(agent.link for agent in topology.agents if agent.link is not None)]
-    if (topology.faults or topology.engine != "compose" or topology.settings.udp_mbit
+    if (topology.faults or topology.engine.name != "compose" or topology.settings.udp_mbit
             or any(profile.loss > LOSSY_PERCENT for profile in profiles)):
         return CLIENT_GRACE_SECONDS
     hold_s = max(profile.delay + profile.jitter for profile in profiles) / 1000

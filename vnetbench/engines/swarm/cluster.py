@@ -25,7 +25,7 @@ from vnetbench.terminal.ui import waiting
 ENDPOINT_LABEL = "vnetbench.endpoint"
 MANAGER_VARIABLE = "VNETBENCH_SWARM"  # a manager's endpoint, when the topology names none
 TEST_SWARM_LABEL = "vnetbench.engines.swarm"  # the test swarm's node containers (testbed.py)
-TEST_SWARM = "test"  # manager: test (or VNETBENCH_SWARM=test): the test swarm, only so
+TEST_SWARM = "test"  # engine: {manager: test} (or VNETBENCH_SWARM=test): the test swarm, only so
 TEST_SOCKETS = Path("/run/vnetbench-swarm")  # its nodes' engines answer under here
 TEST_SWARM_NOTE = "test swarm: Docker-in-Docker nodes sharing this one machine's kernel and cores"
 TEST_SWARM_HOSTS = "test swarm, one machine"  # the 'ran on' column's words for it
@@ -63,8 +63,9 @@ class Swarm:
 
 NO_SWARM = ("No Docker Swarm to run on: {why}. For a test swarm on this machine run "
             "'vnetbench swarm up' (Docker-in-Docker nodes) and name it: 'manager: test' in "
-            f"the topology or {MANAGER_VARIABLE}=test; for real hosts, name a manager's "
-            "endpoint in the topology ('manager: ssh://user@host') or in "
+            f"the topology's engine section or {MANAGER_VARIABLE}=test; for real hosts, "
+            "name a manager's endpoint in the topology's engine section ('manager: "
+            "ssh://user@host') or in "
             f"{MANAGER_VARIABLE}, and give each node its endpoint as the node label "
             f"{ENDPOINT_LABEL}.")
 
@@ -107,8 +108,8 @@ def manager_endpoint(topology: Topology) -> str:
     """The topology's manager, else $VNETBENCH_SWARM ('test': the test swarm's
     manager), else this machine's engine if it manages a swarm. The test swarm only
     when named: it measures one machine, not hosts."""
-    if topology.manager:
-        return resolve_manager(topology.manager, "the topology's 'manager: test'")
+    if topology.engine.manager:
+        return resolve_manager(topology.engine.manager, "the topology's 'engine: {manager: test}'")
     if named_manager():
         return resolve_manager(str(named_manager()), f"{MANAGER_VARIABLE}=test")
     endpoint = own_swarm_manager()

@@ -54,7 +54,7 @@ class SwarmEngine(DockerEngine):
         """A fabric helper per node (placement.node_service_name), on the nodes the
         topology names."""
         return {f"{FABRIC_SERVICE}-{node}": f"the fabric helper of swarm node '{node}'"
-                for node in sorted(set(topology.hosts.values()))}
+                for node in sorted(set(topology.engine.hosts.values()))}
 
     @classmethod
     def for_topology(cls, topology: Topology) -> SwarmEngine:

@@ -26,12 +26,13 @@ def site_nodes(topology: Topology, nodes: Sequence[str]) -> dict[str, str]:
         raise EnvironmentProblem("The swarm has no node that can run containers (every node is "
                                  "drained or down). Make a node available ('docker node update "
                                  "--availability active NODE') and run again.")
-    unknown = sorted({node for node in topology.hosts.values() if node not in nodes})
+    unknown = sorted({node for node in topology.engine.hosts.values() if node not in nodes})
     if unknown:
         raise UserError(f"The topology places sites on {', '.join(unknown)}, which the swarm "
                         f"does not have (its nodes: {', '.join(nodes)}). Name nodes of the "
-                        "swarm in 'hosts', or leave 'hosts' out to spread the sites.")
-    return {switch: topology.hosts.get(switch, nodes[index % len(nodes)])
+                        "swarm in the engine section's 'hosts', or leave them out to spread the "
+                        "sites.")
+    return {switch: topology.engine.hosts.get(switch, nodes[index % len(nodes)])
             for index, switch in enumerate(topology.switches)}
 
 
@@ -47,7 +48,7 @@ def node_of_service(service: Mapping[str, Any], topology: Topology,
     for container in topology.agent_containers():
         if container.name == named:
             return sites[container.switch]
-    return str(topology.hosts.get(str(role), first))
+    return str(topology.engine.hosts.get(str(role), first))
 
 
 def placed_services(compose: Mapping[str, Any], topology: Topology,

@@ -250,7 +250,7 @@ def test_the_test_swarm_is_used_only_when_named(test_swarm_up: None,
         cluster.manager_endpoint(plain)
     monkeypatch.setattr(cluster, "own_swarm_manager", lambda: "unix:///var/run/docker.sock")
     assert cluster.manager_endpoint(plain) == "unix:///var/run/docker.sock"
-    assert cluster.manager_endpoint(plain.model_copy(update={"manager": "test"})) == (
+    assert cluster.manager_endpoint(topology(manager="test")) == (
         TEST_ENDPOINT)
     monkeypatch.setenv("VNETBENCH_SWARM", "test")
     assert cluster.manager_endpoint(plain) == TEST_ENDPOINT
@@ -263,7 +263,7 @@ def test_the_test_swarm_named_but_not_up_is_one_paragraph(
     monkeypatch.setattr(cluster, "test_swarm_manager", lambda: None)
     with pytest.raises(UserError, match=r"names the test swarm, which is not up on this "
                                         r"machine.*'vnetbench swarm up'"):
-        cluster.manager_endpoint(topology().model_copy(update={"manager": "test"}))
+        cluster.manager_endpoint(topology(engine={"name": "swarm", "manager": "test"}))
 
 
 def test_a_swarm_says_when_it_is_the_test_swarm() -> None:
