@@ -50,7 +50,7 @@ lint: venv
 	$(BIN)/ruff check vnetbench tests research
 	$(BIN)/mypy vnetbench
 	$(BIN)/actionlint -shellcheck $(BIN)/shellcheck docs/ci/vnet-gate.yml
-	$(BIN)/shellcheck scripts/vnet-gate
+	$(BIN)/shellcheck scripts/vnet-gate images/tools/vnetbench-fault
 
 # docs/ as a site in .site/, strict: a broken link or anchor, or a page missing
 # from mkdocs.yml's nav, fails (and so fails `make test`).

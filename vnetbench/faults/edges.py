@@ -1,8 +1,8 @@
 """The backbone's edges, and what a helper staged on one needs: one helper per
 backbone attachment (the tools image, in that container's namespace, NET_ADMIN)
-finds the interface holding the address (FIND_DEV), and the executor
-(faults/executor.py EDGE_SCRIPT) has it put in and take out drop rules at its
-steps' instants, each waited for in vnetbench-at. Staging starts STAGERS helpers at
+finds the interface holding the address, and the executor (faults/executor.py, the
+tools image's vnetbench-fault) has it put in and take out drop rules at its steps'
+instants, each waited for in vnetbench-at. Staging starts STAGERS helpers at
 once, about a second each on this 2-core host, so it begins staging_lead_s before
 the first instant.
 """
@@ -22,10 +22,6 @@ STAGERS = 4  # helpers started at once
 STAGE_S_PER_HELPER = 1.0
 STAGE_MARGIN_S = 1.0
 CAPABILITIES = ("NET_ADMIN", "NET_RAW")
-
-# $dev: the interface holding $address in the helper's namespace (empty: none)
-FIND_DEV = r"""dev=$(ip -o -4 addr show | awk -v a="$address" \
-  '{split($4, p, "/"); if (p[1] == a) {sub(/@.*/, "", $2); print $2}}')"""
 
 @dataclass(frozen=True)
 class Edge:

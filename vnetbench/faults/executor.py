@@ -45,7 +45,6 @@ from pathlib import Path
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.faults.edges import (
     CAPABILITIES,
-    FIND_DEV,
     MARK,
     STAGERS,
     Edge,
@@ -82,51 +81,14 @@ LIFECYCLE_WORKERS = 8
 # an engine step this late ran behind the schedule (a kill's call takes about 0.1 s here)
 ENGINE_LATE_S = 0.5
 
-# the chain a helper's rules go in, one per interface: jumped to from raw PREROUTING
-# (first) from staging on, empty but while a fault is in effect
-CHAIN = "vnbf-$dev"
-# the chain and its jump taken out (a chain must be empty and unreferenced to go);
-# quiet when there is none (before staging: what an earlier helper left, if any)
-REMOVE_CHAIN = f"""iptables -w -t raw -F {CHAIN} 2>/dev/null
-iptables -w -t raw -D PREROUTING -i "$dev" -j {CHAIN} 2>/dev/null
-iptables -w -t raw -X {CHAIN} 2>/dev/null"""
-
-# $1 the address, $2 the steps: one line each, "STEP AT on|off|set PROBABILITY SOURCES".
-# Staged: an empty chain and the jump to it. A step "on" appends its rule to the
-# chain; "set" (a loss ramp's next level) flushes it and appends the level's; "off"
-# flushes it (events on the backbone's drop rules never overlap: model/faults/checks.py):
-# one quick call that matches nothing, a lift as prompt as an apply.
-EDGE_SCRIPT = f"""address=$1 steps=$2
-{FIND_DEV}
-if [ -z "$dev" ]; then echo "vnetbench-fault: failed no interface holds $address"; exit 1; fi
-{REMOVE_CHAIN}
-iptables -w -t raw -N {CHAIN} && iptables -w -t raw -I PREROUTING 1 -i "$dev" -j {CHAIN} \\
-  || {{ echo "vnetbench-fault: failed staging its chain (iptables exit $?)"; exit 1; }}
-echo "vnetbench-fault: staged dev=$dev"
-while read -r step at op share source; do
-  set --
-  [ "$share" = - ] || set -- -m statistic --mode random --probability "$share"
-  [ "$source" = - ] || set -- "$@" -s "$source"
-  case $op in
-    on) vnetbench-at "$at" iptables -w -t raw -A {CHAIN} "$@" -j DROP </dev/null ;;
-    set) vnetbench-at "$at" sh -c 'iptables -w -t raw -F "$0" &&
-           iptables -w -t raw -A "$0" "$@" -j DROP' {CHAIN} "$@" </dev/null ;;
-    *) vnetbench-at "$at" iptables -w -t raw -F {CHAIN} </dev/null ;;
-  esac || {{ echo "vnetbench-fault: failed step=$step (iptables exit $?)"; exit 1; }}
-  echo "vnetbench-fault: step=$step at=$(date +%s.%N)"
-done <<EOF
-$steps
-EOF
-{REMOVE_CHAIN}
-echo "vnetbench-fault: done"
-"""
-
-# a helper that did not end its own way: its chain and jump taken out
-CLEAR_SCRIPT = f"""address=$1
-{FIND_DEV}
-[ -n "$dev" ] || exit 0
-{REMOVE_CHAIN}
-"""
+# A helper is the tools image's vnetbench-fault (images/tools/vnetbench-fault): `stage
+# ADDRESS STEPS` stages an empty chain of its own jumped to first from raw PREROUTING,
+# then runs its steps, one a line "STEP AT on|off|set PROBABILITY SOURCES", each at its
+# instant in vnetbench-at: "on" appends its rule, "set" (a loss ramp's next level)
+# flushes the chain and appends the level's, "off" flushes it (events on the
+# backbone's drop rules never overlap: model/faults/checks.py), a lift as prompt as an
+# apply; `clear ADDRESS` takes out the chain of a helper that did not end its own way.
+HELPER = "vnetbench-fault"
 
 DONE = MARK + "done"
 STEP_STAMP = re.compile(r"^vnetbench-fault: step=(?P<step>\d+) at=(?P<at>\d+(\.\d+)?)")
@@ -316,7 +278,7 @@ class ScheduleRunner:
             lines = "\n".join(s.line for s in self.own[edge.helper])
             try:
                 self.run.engine.start_tool(edge.container, ToolSpec(
-                    ("sh", "-c", EDGE_SCRIPT, "vnetbench-fault", edge.address, lines),
+                    (HELPER, "stage", edge.address, lines),
                     helper_labels(self.run, edge), name=edge.helper, keep=True,
                     capabilities=CAPABILITIES))
             except EngineError as error:
@@ -511,7 +473,7 @@ class ScheduleRunner:
         self.run.engine.remove(edge.helper)
         if DONE not in text:  # it did not take its chain out itself
             self.run.engine.run_tool(edge.container, ToolSpec(
-                ("sh", "-c", CLEAR_SCRIPT, "vnetbench-fault-clear", edge.address),
+                (HELPER, "clear", edge.address),
                 helper_labels(self.run, edge), capabilities=CAPABILITIES))
 
     def _ended(self, helper: str, text: str) -> bool:

@@ -1,6 +1,6 @@
 """The backbone's edges and their helpers' staging: its lead, and the stand-ins the
 executor's tests (test_executor.py) run a helper's own script with here: ip and
-iptables, the tools image's real vnetbench-at, an engine of local processes (no
+iptables, the tools image's real vnetbench-at and vnetbench-fault, an engine of local processes (no
 engine, no privileges)."""
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def stand_ins(directory: Path, log: Path) -> dict[str, str]:
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
     script("ip", "echo '2: eth1    inet 10.9.0.2/24 brd 10.9.0.255 scope global eth1'\n")
     script("iptables", f'echo "$(date +%s.%N) $*" >> {log}\n')
-    os.symlink(TOOLS / "vnetbench-at", directory / "vnetbench-at")
+    for tool in ("vnetbench-at", "vnetbench-fault"):  # the tools image's own
+        os.symlink(TOOLS / tool, directory / tool)
     return {**os.environ, "PATH": f"{directory}:/usr/bin:/bin"}
 
 

@@ -20,7 +20,7 @@ from vnetbench.engines.base import Listed
 from vnetbench.faults import executor
 from vnetbench.faults.edges import Edge
 from vnetbench.faults.executor import (
-    EDGE_SCRIPT,
+    HELPER,
     NONE,
     RuleStep,
     ScheduleRun,
@@ -89,12 +89,11 @@ def test_a_loss_burst_drops_a_share_and_takes_the_same_rule_out() -> None:
 
 
 def run_edge_script(tmp_path: Path, steps: list[RuleStep]) -> tuple[str, Path]:
-    """The edge helper's script here, with ip and iptables stand-ins (iptables logs its
-    arguments with the time): its output and the log."""
+    """The tools image's edge helper (vnetbench-fault) here, with ip and iptables
+    stand-ins (iptables logs its arguments with the time): its output and the log."""
     bin_dir, log = tmp_path / "bin", tmp_path / "iptables.log"
     bin_dir.mkdir()
-    done = subprocess.run(["sh", "-c", EDGE_SCRIPT, "h", "10.9.0.2",
-                           "\n".join(s.line for s in steps)],
+    done = subprocess.run([HELPER, "stage", "10.9.0.2", "\n".join(s.line for s in steps)],
                           env=stand_ins(bin_dir, log), capture_output=True, text=True,
                           timeout=20)
     assert done.returncode == 0, done.stdout + done.stderr
