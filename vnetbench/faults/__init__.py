@@ -1,4 +1,4 @@
-"""Faults: what a topology's `faults:` declares, how a schedule of them becomes timed
+"""Faults on a running stack: how a schedule of what `faults:` declares becomes timed
 steps, who applies the steps, and when each fault was in effect.
 
 The fault (vnetbench/model/faults/declared.py `Fault`, part of the topology's model):
