@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from python_on_whales import docker
-from python_on_whales.exceptions import NoSuchContainer
 
-from vnetbench.engines.base import ContainerRecord, EngineEvent
+from vnetbench.engines.base import ContainerRecord, EngineError, EngineEvent
 from vnetbench.engines.compose import ComposeEngine
-from vnetbench.engines.docker import container_logs, inspected_on, quick
+from vnetbench.engines.docker import inspected_on, quick
 from vnetbench.runtime import labels
 from vnetbench.runtime.images import TOOLS_IMAGE
 
@@ -113,28 +112,42 @@ def test_doctor_finds_the_tools_image_through_the_runtime() -> None:
     assert checks["tools image"] == (True, str(docker.image.inspect(TOOLS_IMAGE).id)[:19])
 
 
-def test_logs_read_in_one_call_are_the_container_s_both_streams_and_a_gone_one_fails(
+def test_a_log_an_exec_and_a_listing_through_the_api_read_as_the_cli_s(
 ) -> None:
-    """As python-on-whales' logs read them (stdout and stderr, timestamps when asked),
-    and a missing container fails the call as it did there (NoSuchContainer)."""
+    """The calls made per container go through the engine's API (docker_api.py): a
+    log is both streams as the CLI reads them (timestamps when asked), an exec its
+    exit status and both streams, a listing the containers `docker ps` lists with
+    their labels; a container that is gone fails a log and exits 1 an exec, with the
+    engine's words."""
+    engine = ComposeEngine()
     name = f"vnetbench-it-logs-{uuid.uuid4().hex[:8]}"
     docker.run(TOOLS_IMAGE, ["sh", "-c", "echo out; echo err >&2; sleep 60"], name=name,
-               detach=True, pull="never")
+               detach=True, pull="never", labels={labels.RUN: name, labels.ROLE: "probe"})
     try:
         deadline = time.monotonic() + 30
-        while "err" not in container_logs(quick, name, None, False):
+        while "err" not in engine.logs(name):
             assert time.monotonic() < deadline, "the container printed nothing in 30 s"
             time.sleep(0.2)
-        # the two streams are read from two pipes: their lines' order between them is
-        # the reader threads', not the engine's
-        assert sorted(container_logs(quick, name, None, False).splitlines()) == sorted(
+        # the CLI reads the two streams from two pipes: their lines' order between them
+        # is its reader threads', not the engine's
+        assert sorted(engine.logs(name).splitlines()) == sorted(
             str(docker.container.logs(name)).splitlines()) == ["err", "out"]
-        stamped = container_logs(quick, name, datetime.now(UTC) - timedelta(minutes=5), True)
+        stamped = engine.logs(name, datetime.now(UTC) - timedelta(minutes=5), True)
         assert sorted(line.split(" ", 1)[1] for line in stamped.splitlines()) == ["err", "out"]
+        ran = engine.execute(name, ["sh", "-c", "echo a; echo b >&2; exit 3"])
+        assert (ran.exit_code, ran.stdout, ran.stderr) == (3, "a\n", "b\n")
+        listed = engine.containers([("label", f"{labels.RUN}={name}")])
+        by_cli = docker.container.list(filters=[("label", f"{labels.RUN}={name}")])
+        assert [c.name for c in listed] == [c.name for c in by_cli] == [name]
+        assert listed[0].id == by_cli[0].id and listed[0].state == "running"
+        assert listed[0].labels == {labels.RUN: name, labels.ROLE: "probe"}
     finally:
         docker.container.remove(name, force=True)
-    with pytest.raises(NoSuchContainer):
-        container_logs(quick, name, None, False)
+    with pytest.raises(EngineError, match="No such container"):
+        engine.logs(name)
+    gone = engine.execute(name, ["true"])
+    assert gone.exit_code == 1 and "No such container" in gone.stderr
+    assert engine.containers([("label", f"{labels.RUN}={name}")]) == []
 
 
 def test_a_pass_s_docker_calls_counted_and_the_networks_removed_in_one(

@@ -1,5 +1,7 @@
 """Engines reached through the Docker CLI (python-on-whales): the client, bounded
-calls, listings, and DockerEngine, what the Compose and swarm engines share.
+calls, listings, and DockerEngine, what the Compose and swarm engines share; the
+calls made per container (a log, an exec, a listing) go through the engine's API
+instead (docker_api.py).
 
 Every engine call is bounded on the client side (`timeout` around the docker
 CLI), so a hung engine turns into an error instead of a run that never ends:
@@ -29,6 +31,7 @@ from types import SimpleNamespace
 from typing import Any, ParamSpec, TypeVar
 
 import python_on_whales.utils
+from docker import APIClient
 from python_on_whales import DockerClient
 from python_on_whales.components.network.cli_wrapper import ValidNetwork
 from python_on_whales.exceptions import DockerException
@@ -49,6 +52,7 @@ from vnetbench.engines.base import (
     ToolOutput,
     ToolSpec,
 )
+from vnetbench.engines.docker_api import api_client, api_execute, api_listed, api_logs, health_of
 from vnetbench.engines.usage import MemoryReading, memory_reading
 from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.runtime import labels
@@ -240,12 +244,20 @@ class DockerEngine(Engine):
         return self.client_at(self.host_of(container), quick)
 
     # -- what is there ----------------------------------------------------------
+    def api_at(self, where: str, quick: bool = False) -> APIClient:
+        """The engine's API at a host ('' this machine's), for the calls made per
+        container (docker_api.py)."""
+        return api_client(self.endpoint(where) if where else None,
+                          QUICK_CALL_SECONDS if quick else ENGINE_CALL_SECONDS)
+
     def containers(self, filters: Sequence[tuple[str, str]]) -> list[Listed]:
-        """One CLI call per host. python-on-whales inspects a container again on every
-        attribute read once its last inspection is 0.2 s old: reading the labels of
-        200 containers cost 200 `docker inspect` calls (3.4 s), three times per
-        teardown."""
-        return [c for where, client in self.hosts() for c in listed_on(client, filters, where)]
+        """One API call per host (a teardown lists through the CLI: remove_containers).
+        python-on-whales inspects a container again on every attribute read once its
+        last inspection is 0.2 s old: reading the labels of 200 containers cost 200
+        `docker inspect` calls (3.4 s), three times per teardown."""
+        return [c for where, _ in self.hosts()
+                for c in api_listed(self.api_at(where, quick=True), filters, where,
+                                    LISTED_KEYS)]
 
     def network_labels(self, filters: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
         return [{**(n.labels or {}), NETWORK_NAME: n.name} for _, client in self.hosts()
@@ -332,7 +344,8 @@ class DockerEngine(Engine):
 
     def logs(self, container: str, since: datetime | None = None,
              timestamps: bool = False, quick: bool = False) -> str:
-        return container_logs(self.client_for(container, quick), container, since, timestamps)
+        return api_logs(self.api_at(self.host_of(container), quick), container, since,
+                        timestamps)
 
     def follow_logs(self, project: str, containers: list[Listed], since: datetime | None,
                     deployment: Deployment) -> LogStream:
@@ -345,10 +358,7 @@ class DockerEngine(Engine):
         return None
 
     def execute(self, container: str, argv: list[str]) -> ToolOutput:
-        try:
-            return ToolOutput(0, str(self.client_for(container).execute(container, argv)), "")
-        except DockerException as error:
-            return ToolOutput(error.return_code, error.stdout or "", error.stderr or "")
+        return api_execute(self.api_at(self.host_of(container)), container, argv)
 
     def signal(self, containers: Sequence[str], signal: str) -> None:
         by_host: dict[str, list[str]] = {}
@@ -427,21 +437,6 @@ def removal_calls(by_host: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
     20 a second here; the engine does more side by side)."""
     return [(where, names[i::REMOVERS]) for where, names in by_host.items()
             for i in range(REMOVERS) if names[i::REMOVERS]]
-
-
-def container_logs(client: DockerClient, container: str, since: datetime | None,
-                   timestamps: bool) -> str:
-    """`docker container logs`, stdout and stderr as they came, as python-on-whales reads
-    them, less the inspection it makes first to see that the container exists (a
-    missing one fails the logs call alike): one call where it makes two, and a
-    shaper's start reads its log five times a second."""
-    command = [*client.client_config.docker_cmd, "container", "logs"]
-    if since is not None:
-        command += ["--since", python_on_whales.utils.format_time_arg(since)]  # type: ignore[no-untyped-call]
-    if timestamps:
-        command.append("--timestamps")
-    lines = python_on_whales.utils.stream_stdout_and_stderr([*command, container])
-    return "".join(line.decode() for _, line in lines)
 
 
 def inspected_on(client: DockerClient, ids: list[str]) -> list[ContainerRecord]:
@@ -549,14 +544,6 @@ def listed_on(client: DockerClient, filters: Sequence[tuple[str, str]],
                             {k: v for k, v in zip(LISTED_KEYS, values, strict=False) if v},
                             where))
     return found
-
-
-def health_of(status: str) -> str | None:
-    """'Up 3 seconds (health: starting)' -> starting; '(healthy)' -> healthy."""
-    for word in ("health: starting", "unhealthy", "healthy"):
-        if f"({word})" in status:
-            return word.removeprefix("health: ")
-    return None
 
 
 def remove_containers(run_id: str | None, client: DockerClient, removed: Removed,
