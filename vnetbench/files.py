@@ -11,10 +11,15 @@ a shared lab machine unreadable to a colleague whatever the umask allows).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
@@ -46,7 +51,23 @@ def sync_directory(directory: Path) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    write_atomic(path, lambda temp: temp.write_text(text))
+    """As UTF-8 whatever the locale, a name's undecodable byte escaped (as printed)."""
+    write_atomic(path, lambda temp: temp.write_text(escape_surrogates(text), encoding="utf-8"))
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Surrogates as escapes: an undecodable byte (surrogateescape's U+DC80-U+DCFF) as
+    '\\xff', any other lone surrogate as '\\ud800'; every other character kept."""
+
+    def escaped(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+    return SURROGATE.sub(escaped, text)
+
 
 
 KEPT_READ_LIMIT = 1 << 30  # bytes: far above any file vnetbench keeps (1 GiB)
@@ -65,3 +86,10 @@ def read_kept(path: Path) -> bytes:
     with path.open("rb") as kept:
         return kept.read(KEPT_READ_LIMIT + 1)
 
+
+
+def write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """Through a Python file: Arrow takes a path as UTF-8 text and refuses one holding
+    a byte no UTF-8 decodes (argv's surrogate), which the file system and open take."""
+    with path.open("wb") as parquet:
+        frame.to_parquet(parquet, index=False)

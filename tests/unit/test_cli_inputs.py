@@ -22,6 +22,7 @@ from vnetbench.cli import app
 runner = CliRunner()
 DATA = Path(__file__).parent.parent / "data"
 QUICK = DATA / "results-quick"
+TOPOLOGY = Path(__file__).parents[2] / "topologies" / "two-sites.yml"
 
 
 def damaged(root: Path, name: str, source: Path, change: Callable[[Path], None]) -> Path:
@@ -341,6 +342,27 @@ def test_a_path_with_brackets_is_reported_as_it_is(tmp_path: Path) -> None:
     results = Path(shutil.copytree(QUICK, tmp_path / "[bold]results[/bold]"))
     result = runner.invoke(app, ["report", str(results)])
     assert result.exit_code == 0 and f"report: {results}/report.md" in result.output
+
+
+def test_a_path_with_an_undecodable_byte_is_reported_escaped(tmp_path: Path) -> None:
+    """A byte no UTF-8 decodes, as argv gives it (a surrogate): the files are written
+    under that very name and the paths printed with the byte escaped. Printed as it was,
+    it ended in a UnicodeEncodeError traceback after export wrote its files, and every
+    later command in the same process failed the same way (Rich kept the text)."""
+    name = "\udcff\u2603 x"
+    results = Path(shutil.copytree(QUICK, tmp_path / f"results{name}"))
+    for args in (["export", str(results), "--format", "github", "-o", str(tmp_path / name)],
+                 ["export", str(results), "--format", "bencher", "-o",
+                  str(tmp_path / f"b{name}")],
+                 ["validate", str(Path(shutil.copy(TOPOLOGY, tmp_path / f"t{name}.yml")))],
+                 ["report", str(results)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        assert f"{tmp_path}/".replace("\udcff", "\\xff") in result.output
+        assert "\\xff\u2603 x" in result.output and "\udcff" not in result.output
+    assert (tmp_path / f"{name}-bigger-is-better.json").is_file()
+    assert (tmp_path / f"b{name}").is_file() and (results / "report.md").is_file()
+    assert runner.invoke(app, ["version"]).exit_code == 0
 
 
 def test_no_rich_markup_is_written_in_the_package() -> None:

@@ -40,7 +40,7 @@ from vnetbench.core.schema import (
 )
 from vnetbench.declared import catalogue
 from vnetbench.errors import UserError
-from vnetbench.files import write_atomic, write_text_atomic
+from vnetbench.files import write_atomic, write_parquet, write_text_atomic
 from vnetbench.terminal.ui import note
 
 PARQUET = "results.parquet"
@@ -110,7 +110,7 @@ class ResultSet:
     def write(self) -> None:
         """Write parquet, CSV and the RESULT lines; called after every pass."""
         frame = self.frame()
-        write_atomic(self.directory / PARQUET, lambda path: frame.to_parquet(path, index=False))
+        write_atomic(self.directory / PARQUET, lambda path: write_parquet(frame, path))
         write_atomic(self.directory / CSV, lambda path: frame.to_csv(path, index=False))
         write_text_atomic(self.directory / RESULT_LINES,
                           "".join(f"{line}\n" for line in self.lines))
@@ -157,7 +157,8 @@ def load_results(directory: Path) -> pd.DataFrame:
     A file that is not vnetbench's results (columns missing, values not numbers) is a
     UserError naming it."""
     try:
-        frame, path = pd.read_parquet(directory / PARQUET), directory / PARQUET
+        with (directory / PARQUET).open("rb") as parquet:
+            frame, path = pd.read_parquet(parquet), directory / PARQUET
     except (OSError, ValueError) as damaged:
         if not (directory / CSV).exists():
             raise UserError(f"{directory / PARQUET} cannot be read ({damaged}) and there is "

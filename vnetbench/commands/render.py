@@ -68,7 +68,4 @@ def render(
     overlay.detect()  # what the images hold, asked once; rendering itself is pure
     topology = overlay.adjust(topology).topology
     rendered = render_run(topology, overlay, run_id or topology.name, network, output)
-    # a name with a byte no UTF-8 decodes (argv's surrogate) shown escaped: printed as
-    # it is, it raised UnicodeEncodeError after the file was written (the CLI fuzzer)
-    out_console.print(str(rendered.compose_file).encode("utf-8", "backslashreplace")
-                      .decode("utf-8"), highlight=False, markup=False)
+    out_console.print(str(rendered.compose_file), highlight=False, markup=False)

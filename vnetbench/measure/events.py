@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.engines.base import Source
-from vnetbench.files import write_atomic
+from vnetbench.files import write_atomic, write_parquet
 
 TIMESTAMPED = re.compile(r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?(?P<text>.*)$")
 POOL_PREFIX = re.compile(r"^(?P<process>[A-Za-z0-9_.-]+)\| (?P<text>.*)$")
@@ -107,4 +107,4 @@ def last_lines(source: Source, count: int = 3) -> list[str]:
 def write_events(frame: pd.DataFrame, path: Path) -> None:
     """Parquet with the fields as JSON text (their keys differ per event)."""
     out = frame.assign(fields=frame["fields"].map(json.dumps))
-    write_atomic(path, lambda temp: out.to_parquet(temp, index=False))
+    write_atomic(path, lambda temp: write_parquet(out, temp))

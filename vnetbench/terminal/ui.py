@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -31,7 +31,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.progress_bar import ProgressBar
+from rich.segment import Segment
 from rich.text import Text
+
+from vnetbench.files import escape_surrogates
 
 # No markup: paths, names, messages and log lines reach these consoles, and a '[draft]'
 # in them is text (styles are given as `style=` or `Text`, never in the string).
@@ -42,6 +45,13 @@ class GoneQuietConsole(Console):
     that read it ended) writes nothing more, and the run goes on to its teardown.
     Rich's default raises SystemExit there, which skipped a teardown that was about to
     print "tearing down" and left the run's containers behind."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """The text with each surrogate shown escaped. A path given on the command line
+        with a byte no UTF-8 decodes reaches Python as a surrogate ('\\udcff'); written
+        as it is, it raised UnicodeEncodeError after the command's work was done, and
+        Rich kept the text in its buffer, so every later print raised it again."""
+        return escape_surrogates(super()._render_buffer(buffer))
 
     def on_broken_pipe(self) -> None:
         self.quiet = True

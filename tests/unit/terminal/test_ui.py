@@ -76,3 +76,20 @@ def test_a_console_whose_reader_left_goes_quiet_and_the_run_goes_on() -> None:
     stream.write("x")
     stream.flush()  # the descriptor is /dev/null now: EPIPE no more
     stream.close()
+
+
+def test_an_undecodable_name_is_printed_escaped_and_the_next_print_is_clean() -> None:
+    """A byte no UTF-8 decodes, given on the command line, reaches Python as a
+    surrogate. Written to a strict UTF-8 stream it raised UnicodeEncodeError, and Rich
+    kept the text in its buffer, so every later print on that console raised too."""
+    import io
+
+    from vnetbench.terminal.ui import GoneQuietConsole
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", write_through=True)
+    console = GoneQuietConsole(file=stream, force_terminal=False, markup=False,
+                               highlight=False)
+    console.print("wrote /tmp/\udcff\u2603 x and \ud800")
+    console.print("next")
+    assert raw.getvalue().decode("utf-8") == "wrote /tmp/\\xff\u2603 x and \\ud800\nnext\n"
