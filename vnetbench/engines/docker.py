@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -52,7 +53,14 @@ from vnetbench.engines.base import (
     ToolOutput,
     ToolSpec,
 )
-from vnetbench.engines.docker_api import api_client, api_execute, api_listed, api_logs, health_of
+from vnetbench.engines.docker_api import (
+    api_client,
+    api_execute,
+    api_listed,
+    api_logs,
+    api_usage,
+    health_of,
+)
 from vnetbench.engines.usage import MemoryReading, memory_reading
 from vnetbench.engines.usage import cpu_seconds as cgroup_cpu_seconds
 from vnetbench.runtime import labels
@@ -312,12 +320,17 @@ class DockerEngine(Engine):
         return name or str(container.name)  # a read of .name is one more inspect
 
     def cpu_seconds(self, container: Listed) -> float | None:
-        """From the container's cgroup on this machine (a remote node's: not readable)."""
-        return cgroup_cpu_seconds(container.id) if not container.where else None
+        """From the container's cgroup on this machine; on another host, from its
+        engine's stats (whose cgroup files this machine cannot read)."""
+        if not container.where:
+            return cgroup_cpu_seconds(container.id)
+        return api_usage(self.api_at(container.where, quick=True), container.id).cpu_seconds
 
     def memory(self, container: Listed) -> MemoryReading | None:
-        """From the container's cgroup on this machine (a remote node's: not readable)."""
-        return memory_reading(container.id) if not container.where else None
+        """As cpu_seconds: the cgroup here, the host's engine elsewhere."""
+        if not container.where:
+            return memory_reading(container.id)
+        return api_usage(self.api_at(container.where, quick=True), container.id).memory
 
     def placed_beside(self, name: str, target: str) -> None:
         """A helper started in target's namespace lives on target's host."""
@@ -382,8 +395,12 @@ class DockerEngine(Engine):
         self.client_for(container).container.kill(container)
 
     def watch_starts(self, run_id: str) -> EventStream:
-        return DockerEvents(self.endpoint(""), ["--filter", f"label={labels.RUN}={run_id}",
-                                                "--filter", "event=start"])
+        """Every host's engine: a container restarted on another node is reported (and
+        so shaped again) as one on this machine."""
+        filters = ["--filter", f"label={labels.RUN}={run_id}", "--filter", "event=start"]
+        streams = [DockerEvents(self.endpoint(where) if where else None, filters)
+                   for where, _ in self.hosts()]
+        return streams[0] if len(streams) == 1 else MergedEvents(streams)
 
     def watch_events(self) -> EventStream:
         """Container and network events of this machine's engine (one CLI call; a
@@ -525,6 +542,37 @@ class DockerEvents:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class MergedEvents:
+    """Several engines' event streams as one, in the order they arrive (a reader
+    thread per stream); ends once closed."""
+
+    def __init__(self, streams: Sequence[EventStream]) -> None:
+        self.streams = list(streams)
+        self.arrived: queue.Queue[EngineEvent | None] = queue.Queue()
+        self.readers = [threading.Thread(target=self._read, args=(s,), daemon=True)
+                        for s in self.streams]
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self, stream: EventStream) -> None:
+        for event in stream:
+            self.arrived.put(event)
+        self.arrived.put(None)  # this stream ended
+
+    def __iter__(self) -> Iterator[EngineEvent]:
+        ended = 0
+        while ended < len(self.streams):
+            event = self.arrived.get()
+            if event is None:
+                ended += 1
+            else:
+                yield event
+
+    def close(self) -> None:
+        for stream in self.streams:
+            stream.close()
 
 
 def listed_on(client: DockerClient, filters: Sequence[tuple[str, str]],

@@ -1,5 +1,6 @@
 """The engine's API (Docker SDK, docker-py) for the calls a run makes per container,
-hundreds of times: a container's log, a command in it, a listing.
+hundreds of times: a container's log, a command in it, a listing, and (on another
+host, whose cgroup files this machine cannot read) its CPU and memory counters.
 
 Through the CLI each of them forks `docker`, a Go program whose start alone costs
 more than the engine's answer. Measured here on 40 sleeping containers, the calls
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -27,6 +29,7 @@ import docker.errors
 import requests.exceptions
 
 from vnetbench.engines.base import EngineError, Listed, ToolOutput
+from vnetbench.engines.usage import MemoryReading, without_cache
 
 # an ordinary call's bound and a quick one's, as the CLI's (docker.py)
 CALL_SECONDS = 1800
@@ -112,3 +115,38 @@ def health_of(status: str) -> str | None:
         if f"({word})" in status:
             return word.removeprefix("health: ")
     return None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A container's counters as its engine reads them (None: not given)."""
+
+    cpu_seconds: float | None
+    memory: MemoryReading | None
+
+
+def api_usage(api: docker.APIClient, container: str) -> Usage:
+    """The container's CPU seconds and memory from its own engine's stats (one sample,
+    `one_shot`: no second reading a second later); a container gone is Usage(None,
+    None). The engine reads the cgroup as usage.py does on this machine: memory less
+    the inactive page cache, the peak only where cgroup v1 keeps it (max_usage)."""
+    try:
+        with api_calls():
+            stats = api.stats(container, stream=False, one_shot=True)
+    except EngineError:
+        return Usage(None, None)
+    return usage_of(stats)
+
+
+def usage_of(stats: Mapping[str, Any]) -> Usage:
+    """The counters of one stats document (a stopped container's are empty)."""
+    total = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage")
+    memory = stats.get("memory_stats") or {}
+    reading = None
+    if isinstance(memory.get("usage"), int):
+        fields = {k: v for k, v in (memory.get("stats") or {}).items() if isinstance(v, int)}
+        key = "total_inactive_file" if "total_inactive_file" in fields else "inactive_file"
+        peak = memory.get("max_usage")
+        reading = MemoryReading(without_cache(memory["usage"], fields, key),
+                                peak if isinstance(peak, int) else None)
+    return Usage(total / 1e9 if isinstance(total, int) else None, reading)

@@ -63,3 +63,37 @@ def test_a_missing_container_fails_a_log_and_its_exec_says_so_as_the_cli_did() -
     assert raised.value.exit_code == 1
     ran = api_execute(api, "c1", ["true"])
     assert (ran.exit_code, ran.stdout, ran.stderr) == (1, "", "No such container: c1")
+
+
+STATS = Path(__file__).parents[2] / "data" / "engine-stats"
+
+
+def test_a_container_s_usage_from_its_engine_s_stats_is_the_cgroup_s_figures() -> None:
+    """Recorded from this machine's engine (cgroup v1, `one_shot`): CPU is
+    total_usage in ns; memory is usage less the inactive page cache (as usage.py's
+    reading of the same cgroup), the peak max_usage."""
+    import json
+
+    from vnetbench.engines.docker_api import usage_of
+    from vnetbench.engines.usage import MemoryReading
+
+    stats = json.loads((STATS / "cgroup-v1-one-shot.json").read_text())
+    used = usage_of(stats)
+    assert used.cpu_seconds == 20915165 / 1e9
+    assert used.memory == MemoryReading(393216, 4341760)
+    stats["memory_stats"]["stats"]["total_inactive_file"] = 131072  # page cache
+    assert usage_of(stats).memory == MemoryReading(393216 - 131072, 4341760)
+    v2 = {"cpu_stats": stats["cpu_stats"],  # cgroup v2: no max_usage, inactive_file
+          "memory_stats": {"usage": 1000, "stats": {"inactive_file": 300}}}
+    assert usage_of(v2).memory == MemoryReading(700, None)
+    assert usage_of({"cpu_stats": {}, "memory_stats": {}}) == type(used)(None, None)
+
+
+def test_a_container_gone_has_no_usage_and_raises_nothing() -> None:
+    from vnetbench.engines.docker_api import Usage, api_usage
+
+    class Gone:
+        def stats(self, *_args: object, **_kwargs: object) -> None:
+            raise docker.errors.NotFound("No such container: x")
+
+    assert api_usage(cast(docker.APIClient, Gone()), "x") == Usage(None, None)

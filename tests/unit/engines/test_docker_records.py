@@ -102,3 +102,34 @@ def test_an_ended_container_without_a_health_check() -> None:
     assert (record.running, record.exit_code, record.labels, record.start_period_s) == (
         False, 137, {}, 0.0)
     assert record.finished == datetime(2026, 12, 1, 12, 13, 0, 500000, tzinfo=UTC)
+
+
+def test_every_host_s_starts_come_through_one_stream_until_it_is_closed() -> None:
+    """A swarm's restarts on any node reach the shaping keeper: its engine watches
+    every host's events (one stream each, merged), and closing the merged stream
+    closes each."""
+    import threading
+
+    from vnetbench.engines.docker import MergedEvents
+
+    class Host:
+        def __init__(self, names: list[str]) -> None:
+            self.names, self.closed = names, threading.Event()
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for name in self.names:
+                yield EngineEvent(0.0, "container", "start", "", name)
+            self.closed.wait(10)  # a live stream: nothing more until closed
+
+        def close(self) -> None:
+            self.closed.set()
+
+    hosts = [Host(["router-switch1", "agent1"]), Host(["router-switch2"])]
+    merged = MergedEvents(hosts)
+    seen = []
+    for event in merged:
+        seen.append(event.name)
+        if len(seen) == 3:
+            merged.close()
+    assert sorted(seen) == ["agent1", "router-switch1", "router-switch2"]
+    assert all(host.closed.is_set() for host in hosts)

@@ -85,3 +85,23 @@ def test_each_start_of_a_shaped_container_is_shaped_again_and_helpers_are_not() 
     keeper._reapply = shaped.append  # type: ignore[method-assign]
     keeper._watch()
     assert shaped == ["p-agent1", "p-router-switch1"]
+
+
+def test_a_restarted_switch_shaped_again_settles_at_once() -> None:
+    """A restart is named by its service (router-switch2), its re-shaping by the
+    container's node label (switch2): the keeper's settle took them for two nodes, and
+    every fault's restart on a shaped stack waited out its whole bound (30 s; found on
+    the swarm's failover). Both are the topology's switch2."""
+    import time
+
+    topology = parse_topology({"name": "t", "overlay": "baseline", "switches": 2, "agents": 2,
+                               "links": {"backbone": {"rate": "500mbit"}}}, "test")
+    keeper = ShapingKeeper(run_on([]), topology)
+    keeper.watch_again = lambda: None  # type: ignore[method-assign]
+    keeper.reapplied = ["switch2", "agent1"]
+    began = time.monotonic()
+    keeper.settle({"router-switch2", "agent1"}, timeout_s=5.0)
+    keeper.settle({"hub-switch2"}, timeout_s=5.0)
+    assert time.monotonic() - began < 1.0
+    keeper.settle({"router-switch1"}, timeout_s=0.5)  # not shaped again: the bound
+    assert time.monotonic() - began >= 0.5
