@@ -159,9 +159,8 @@ def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
         {e.label: e.fault.lasts_ms for e in schedule.events})
     for event in schedule.events:
         label, window = event.label, windows[event.label]
-        result.problems += window_problems(label, window)
-        result.notes += [f"{label}: {late.said()}"
-                         for late in window.late_steps(staged_only=True) if late.stands]
+        result.problems += [f"{label}: {p}" for p in window.problems()]
+        result.notes += [f"{label}: {n}" for n in window.notes()]
         late = stamps.late_engine_steps(schedule, event)
         if late:
             result.problems.append(
@@ -174,15 +173,3 @@ def outcome_of(schedule: Schedule, stamps: ScheduleRun) -> ScheduleOutcome:
             result.notes.append(f"{label}: the engine's calls took {spread:.0f} ms from the "
                                 "first asked to the last returned (stamped on the host)")
     return result
-
-
-def window_problems(label: str, window: FaultWindow) -> list[str]:
-    """An edge that failed, a staged step that began too late (its helper was not
-    waiting at the instant, or was woken past the bound), an event that never took
-    effect."""
-    problems = [f"{label}: {e.edge}: {e.failure}" for e in window.edges if e.failure]
-    problems += [f"{label}: {late.said()}" for late in window.late_steps(staged_only=True)
-                 if not late.stands]
-    if window.start is None and not problems:
-        problems.append(f"{label}: it never took effect (no step stamped)")
-    return problems

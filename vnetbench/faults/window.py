@@ -131,19 +131,20 @@ class FaultWindow:
                 if stamp is not None and stamp.late_s > LATE_BOUND_S]
 
     def notes(self) -> list[str]:
-        """Steps woken late by a busy host whose figures stand, one sentence each."""
-        return [late.said() for late in self.late_steps() if late.stands]
+        """Staged steps woken late by a busy host whose figures stand, one sentence each
+        (the engine's own steps have their bound in on_stack.outcome_of)."""
+        return [late.said() for late in self.late_steps(staged_only=True) if late.stands]
 
     def problems(self) -> list[str]:
-        """Edges that failed, began too late or never gave a stamp, one sentence each."""
-        said = []
-        for edge in self.edges:
-            if edge.failure:
-                said.append(f"{edge.edge} failed: {edge.failure}")
-            for step, stamp in (("apply", edge.apply), ("lift", edge.lift)):
-                if stamp is None and (step == "apply" or self.declared_ms is not None):
-                    said += [] if edge.failure else [f"{edge.edge} gave no {step} stamp"]
-        return said + [late.said() for late in self.late_steps() if not late.stands]
+        """Why the window does not stand, one sentence each: an edge that failed (a
+        step it did not stamp is its failure: executor.edge_stamps), a staged step that
+        began too late (its helper was not waiting at the instant, or was woken past the
+        bound), an event that never took effect."""
+        said = [f"{e.edge}: {e.failure}" for e in self.edges if e.failure]
+        said += [late.said() for late in self.late_steps(staged_only=True) if not late.stands]
+        if self.start is None and not said:
+            said.append("it never took effect (no step stamped)")
+        return said
 
 
 def first_answer_after(trace: ProbeTrace, instant: float) -> Reply | None:

@@ -291,6 +291,7 @@ class Failover(Scenario):
         event = schedule.events[0]
         outcome.window = done.windows[event.label]
         outcome.problems += [p.removeprefix(f"{event.label}: ") for p in done.problems]
+        outcome.notes += [n.removeprefix(f"{event.label}: ") for n in done.notes]
         outcome.killed = sorted(run.killed)
         lift = outcome.window.edges[-1].lift if outcome.window.edges else None
         if run.ready_at and lift is not None:  # a restart: asked to every target ready

@@ -41,6 +41,7 @@ class FaultOutcome:
     # figure of the overlay's logs, not of whether their paths answer
     no_rejoin_event: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the executor's, on the fault's timing
     window_s: float = 0.0  # how long after the fault recovery is waited for
     # the machine restarted during a kill (a new join while the role is down)
     latecomer: str | None = None
@@ -199,7 +200,7 @@ def result_of(outcomes: list[FaultOutcome]) -> PassResult:
         said = said_of(o, remote)
         kind = Kind.FAILED if remote is None else Kind.PARTIAL
         problems += [Problem(kind, f"{o.label}: {s}") for s in said]
-        notes += [f"{o.label}: {s}" for s in (o.window.notes() if o.window else [])]
+        notes += [f"{o.label}: {s}" for s in o.notes]
         if remote is None:
             state = State.FAILED
         elif said and state is State.OK:

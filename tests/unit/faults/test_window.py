@@ -50,11 +50,15 @@ def test_the_fault_is_in_effect_from_the_latest_edge_applied_to_the_latest_lifte
 
 
 def test_an_edge_that_never_lifted_leaves_no_end_and_is_named() -> None:
+    """As the executor reads it (edge_stamps): a step it did not stamp is the edge's
+    failure, and the edge has no lift."""
+    from vnetbench.faults.executor import edge_stamps
+
     lifted = edge("router-switch1-fault", 0.008, 0.011)
-    stuck = EdgeStamps("router-switch2-fault", Stamp(T0, 0.0, T0 + 0.01), None)
+    stuck = edge_stamps("router-switch2-fault", [Stamp(T0, 0.0, T0 + 0.01)], True, None, 2)
     window = FaultWindow((lifted, stuck), 3000.0)
     assert window.end is None and window.measured_ms is None
-    assert window.problems() == ["router-switch2-fault gave no lift stamp"]
+    assert window.problems() == ["router-switch2-fault: 1 of its 2 steps were not stamped"]
 
 
 def test_a_helper_late_beyond_the_bound_is_named_with_its_lateness() -> None:
@@ -102,7 +106,7 @@ def test_a_kill_for_good_needs_no_lift_and_a_failed_helper_says_its_words() -> N
     kill = FaultWindow((EdgeStamps("router-switch2", Stamp(T0, 0.0, T0 + 0.2)),), None)
     assert kill.problems() == [] and kill.start == T0 + 0.2 and kill.end is None
     failed = FaultWindow((EdgeStamps("x-fault", failure="apply (iptables exit 4)"),), 1000.0)
-    assert failed.problems() == ["x-fault failed: apply (iptables exit 4)"]
+    assert failed.problems() == ["x-fault: apply (iptables exit 4)"]
     assert failed.start is None
 
 
@@ -122,3 +126,11 @@ def test_a_path_silent_after_the_lift_did_not_recover_though_it_answered_during(
     assert not answered_after(trace, T0 + 3.0)
     assert recovery_ms(trace, T0 + 3.0) is None
     assert answered_after(trace, T0)
+
+
+def test_an_event_no_edge_stamped_never_took_effect() -> None:
+    """No edge at all (nothing staged, no engine step): said once, not as silence."""
+    assert FaultWindow((), 1000.0).problems() == ["it never took effect (no step stamped)"]
+    # a failure says why already: not said twice
+    failed = FaultWindow((EdgeStamps("x-fault", failure="apply (iptables exit 4)"),), 1000.0)
+    assert failed.problems() == ["x-fault: apply (iptables exit 4)"]

@@ -9,7 +9,6 @@ import pytest
 
 from vnetbench.core.outcome import Applicable, NotApplicable, State
 from vnetbench.errors import UserError
-from vnetbench.faults.on_stack import window_problems
 from vnetbench.faults.window import EdgeStamps, FaultWindow, Stamp
 from vnetbench.measure.outage import parse_ping_trace, parse_stream_trace
 from vnetbench.model.topology import Fault, parse_topology
@@ -191,7 +190,7 @@ def test_a_late_helper_makes_the_pass_partial_naming_it() -> None:
                                                        *(late.edges[0].apply,
                                                          late.edges[0].lift))), 3000.0)
     # as inject takes them from the executor's reading of the window
-    said = [p.removeprefix("backbone-down: ") for p in window_problems("backbone-down", window)]
+    said = window.problems()
     result = result_of([FaultOutcome("backbone-down", fault, window=window, remote=trace,
                                      problems=said)])
     assert result.state is State.PARTIAL
