@@ -557,9 +557,11 @@ class MergedEvents:
             reader.start()
 
     def _read(self, stream: EventStream) -> None:
-        for event in stream:
-            self.arrived.put(event)
-        self.arrived.put(None)  # this stream ended
+        try:
+            for event in stream:
+                self.arrived.put(event)
+        finally:  # ended, or its reader failed: either way no more from it
+            self.arrived.put(None)
 
     def __iter__(self) -> Iterator[EngineEvent]:
         ended = 0
