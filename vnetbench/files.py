@@ -69,7 +69,6 @@ def escape_surrogates(text: str) -> str:
     return SURROGATE.sub(escaped, text)
 
 
-
 KEPT_READ_LIMIT = 1 << 30  # bytes: far above any file vnetbench keeps (1 GiB)
 
 
@@ -85,7 +84,6 @@ def read_kept(path: Path) -> bytes:
         raise OSError(f"{info.st_size} bytes, more than any file vnetbench writes")
     with path.open("rb") as kept:
         return kept.read(KEPT_READ_LIMIT + 1)
-
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
