@@ -105,6 +105,21 @@ def outage_of(trace: ProbeTrace, fault_at: float, interval_s: float,
         interval_s) else found
 
 
+def answered_steadily(trace: ProbeTrace, since: float, steady_s: float) -> bool:
+    """Has every probe been answered for the trace's last `steady_s`, all of them sent
+    after `since` (a fault's end)? What tells a loss burst's end, where the longest
+    gap (outage_of) lies inside the burst and says nothing of after it."""
+    replies = trace.replies
+    if not replies or replies[-1].seq != trace.last_seq:
+        return False
+    first = replies[-1]
+    for earlier, later in reversed(list(pairwise(replies))):
+        if later.seq != earlier.seq + 1 or earlier.at < since:
+            break
+        first = earlier
+    return first.at >= since and replies[-1].at - first.at >= steady_s
+
+
 def answered_bins(trace: ProbeTrace, start: float, bin_s: float = 0.1
                   ) -> list[tuple[float, float]]:
     """(end of bin, seconds since start; share of the probes sent in it answered), for

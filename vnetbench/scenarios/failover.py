@@ -48,6 +48,7 @@ from vnetbench.faults.on_stack import FaultSchedule
 from vnetbench.faults.schedule import Schedule, Target, expand
 from vnetbench.measure.outage import (
     StreamTrace,
+    answered_steadily,
     outage_of,
     parse_ping_trace,
     parse_stream_trace,
@@ -399,9 +400,10 @@ class Failover(Scenario):
         while time.time() < deadline:
             trace = parse_ping_trace(probe_log(context, remote))
             found = outage_of(trace, start, PROBE_INTERVAL_S)
-            if (found is not None and found.after is not None and trace.replies
+            back = (found is not None and found.after is not None and trace.replies
                     and found.after.at > since - 1
-                    and trace.replies[-1].at - found.after.at >= STEADY_S
+                    and trace.replies[-1].at - found.after.at >= STEADY_S)
+            if ((back or answered_steadily(trace, since, STEADY_S)) and trace.replies
                     and (trace.last_at or 0) - trace.replies[-1].at < 3 * PROBE_INTERVAL_S
                     and flowing(parse_stream_trace(probe_log(context, stream)))):
                 return

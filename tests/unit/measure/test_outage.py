@@ -10,6 +10,7 @@ import pytest
 
 from vnetbench.measure.outage import (
     answered_bins,
+    answered_steadily,
     outage_of,
     parse_ping_trace,
     parse_stream_trace,
@@ -50,6 +51,41 @@ def test_a_same_switch_probe_through_a_backbone_loss_burst_saw_nothing() -> None
     trace = parse_ping_trace((DATA / "ping-local-loss-burst.txt").read_text())
     outage = outage_of(trace, trace.replies[len(trace.replies) // 2].at, 0.01)
     assert outage is not None and outage.recovered and not outage.is_outage(0.01)
+
+
+# the same scenario's loss burst (50 % for 2 s on the backbone), from the other switch:
+# the fault's two steps as its helper stamped them
+BURST_AT, BURST_LIFTED = 1796594885.320754, 1796594887.340586
+
+
+def stamped_until(text: str, until: float) -> str:
+    """The trace as it read `until` (its lines stamped later left out)."""
+    return "\n".join(line for line in text.splitlines()
+                     if not line.startswith("[") or float(line[1:line.index("]")]) <= until)
+
+
+def test_a_loss_burst_has_ended_once_every_probe_is_answered_for_a_second_after_it() -> None:
+    text = (DATA / "ping-remote-loss-burst.txt").read_text()
+    trace = parse_ping_trace(text)
+    # why outage_of's gap cannot tell it: the longest one lies inside the burst, more
+    # than a second before its end (so failover waited out its whole window for it)
+    outage = outage_of(trace, BURST_AT, 0.01)
+    assert outage is not None and outage.after is not None
+    assert BURST_AT < outage.after.at < BURST_LIFTED - 1
+    for seconds_after, steady in ((0.5, False), (0.9, False), (1.2, True), (5, True)):
+        now = parse_ping_trace(stamped_until(text, BURST_LIFTED + seconds_after))
+        assert answered_steadily(now, BURST_LIFTED, 1.0) is steady, seconds_after
+    # during the burst probes were lost: never steady, however long it is counted from
+    during = parse_ping_trace(stamped_until(text, BURST_LIFTED))
+    assert not answered_steadily(during, BURST_AT, 1.0)
+    assert not answered_steadily(during, BURST_AT, 0.5)
+
+
+def test_a_probe_unanswered_at_the_end_is_not_steady() -> None:
+    text = (DATA / "ping-remote-loss-burst.txt").read_text()
+    seq = parse_ping_trace(text).last_seq
+    trace = parse_ping_trace(text + f"\n[1796594902.7] no answer yet for icmp_seq={seq + 1}")
+    assert not answered_steadily(trace, BURST_LIFTED, 1.0)
 
 
 def test_the_timeline_bins_share_the_probes_answered() -> None:
