@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ from vnetbench.deploy.render import render_run
 from vnetbench.engines import EngineError, engine_facts, engine_for
 from vnetbench.engines.allocation import BlockClaim
 from vnetbench.engines.base import Engine
-from vnetbench.engines.stack import Stack
+from vnetbench.engines.stack import Refused, Stack
 from vnetbench.errors import BlockTaken, UserError
+from vnetbench.measure.events import lookup_events
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.overlays.base import remove_private_files
@@ -102,7 +104,7 @@ def start(spec: StackSpec, claim: BlockClaim) -> Stack:
                 stack = made_stack(spec, claim.block)
             try:
                 with spec.step("up"):
-                    stack.unready = stack.up()
+                    stack.unready = stack.up(refused=refusals_of(stack, spec.prepared.overlay))
                 with spec.step("shape"):
                     spec.applied = shape_run(stack, spec.topology)
                 return stack
@@ -119,6 +121,20 @@ def start(spec: StackSpec, claim: BlockClaim) -> Stack:
                     stop(stack, spec)
                 raise
     raise AssertionError("unreachable")
+
+
+def refusals_of(stack: Stack, overlay: Overlay) -> Refused | None:
+    """Which starting agents the overlay's servers refused, read from their logs since
+    the bring-up began: for an overlay whose servers place agents (a join event);
+    None for the others (nothing to read, no log read)."""
+    if overlay.join_event is None:
+        return None
+    since = datetime.now(UTC)
+
+    def refused(starting: set[str]) -> dict[str, str]:
+        return overlay.why_not_joined(lambda role, event: lookup_events(
+            stack.logs(role, since=since), overlay.event_patterns(), role, event), starting)
+    return refused
 
 
 def made_stack(spec: StackSpec, block: IPv4Network) -> Stack:

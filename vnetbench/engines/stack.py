@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,37 +95,46 @@ class Stack:
         filters = run_filter(self.run_id)
         return self.engine.containers([*filters, labels.role_filter(role)] if role else filters)
 
-    def up(self, timeout_seconds: int = BRING_UP_SECONDS) -> list[str]:
+    def up(self, timeout_seconds: int = BRING_UP_SECONDS,
+           refused: Refused | None = None) -> list[str]:
         """Bring the stack up and wait for it to be ready (servers by their health checks,
         agents by their marks: Stack.settle). Agents that never become
         ready (an overlay that loses joins) do not stop the run when everything else
         is up: they are named (and returned), and the scenarios report what they
-        cannot measure."""
+        cannot measure. `refused`: the overlay's reading of which starting agents its
+        servers refused for good (GivenUp), so they fail at once."""
         began = time.monotonic()  # every container starts after this
+        given_up = GivenUp(refused) if refused is not None else None
         with waiting(f"bringing up {self.rendered.project} (readiness)"):
             return self.deployment.up(
-                timeout_seconds, lambda said: self.accept_unready(said, timeout_seconds, began))
+                timeout_seconds,
+                lambda said: self.accept_unready(said, timeout_seconds, began, given_up))
 
     def accept_unready(self, said: str, timeout_seconds: int,
-                       began: float | None = None) -> list[str]:
+                       began: float | None = None, given_up: GivenUp | None = None
+                       ) -> list[str]:
         """Once every service is started (`said`: what the engine said of any that was
         not; empty when it said nothing): wait until each container is ready or
         failed, and name the agents that failed, or raise a UserError naming what
         else failed or is still starting."""
-        states = self.settle(deadline=time.monotonic() + timeout_seconds, began=began)
+        states = self.settle(deadline=time.monotonic() + timeout_seconds, began=began,
+                             given_up=given_up)
         if all(state == "ready" for _, state in states.values()) and states:
             return []
         said = said or "not every container became ready"
         failed = judged(states, timeout_seconds, said, self.rendered.directory / "logs")
         reason = said.splitlines()[-1:]
+        why = "; ".join(f"{agent} {text}" for agent, text in sorted(
+            given_up.reasons.items())) if given_up is not None else ""
         if failed:
             note(f"{len(failed)} agent container(s) did not become ready "
-                 f"({', '.join(failed)}; the engine said: {' '.join(reason)}); the run goes "
+                 f"({', '.join(failed)}; the engine said: {' '.join(reason)}"
+                 f"{'; ' + why if why else ''}); the run goes "
                  "on and the scenarios report what they cannot measure", style="yellow")
         return failed
 
-    def settle(self, deadline: float, began: float | None = None
-               ) -> dict[str, tuple[str | None, str]]:
+    def settle(self, deadline: float, began: float | None = None,
+               given_up: GivenUp | None = None) -> dict[str, tuple[str | None, str]]:
         """Container -> (role, 'ready', 'failed' or 'starting'), once none is starting
         or at the deadline (monotonic seconds). No container can be past its health
         check's start period before the shortest one has passed since the bring-up
@@ -144,6 +153,8 @@ class Stack:
                 c, self.service_of(c.name) in unmarked, now >= start + MARK_WITHIN_S)
                 if self.service_of(c.name) in marked else self.state_of(c, may_be_over))
                 for c in listed}
+            if given_up is not None:
+                states = self.without_given_up(states, given_up)
             if all(state != "starting" for _, state in states.values()) or (
                     time.monotonic() >= deadline):
                 return states
@@ -153,6 +164,15 @@ class Stack:
                 self.wait_for_marks_of(marked, starting, SETTLE_POLL_SECONDS)
             else:
                 time.sleep(SETTLE_POLL_SECONDS)
+
+    def without_given_up(self, states: dict[str, tuple[str | None, str]],
+                         given_up: GivenUp) -> dict[str, tuple[str | None, str]]:
+        """`states` with the starting agents their servers refused for good failed."""
+        starting = {self.service_of(name) for name, (role, state) in states.items()
+                    if state == "starting" and role == "agent"}
+        gone = given_up.of(starting)
+        return {name: (role, "failed" if self.service_of(name) in gone else state)
+                for name, (role, state) in states.items()}
 
     def wait_for_marks_of(self, marked: dict[str, str], services: set[str],
                           seconds: float) -> None:
@@ -373,6 +393,40 @@ class Stack:
 
 
 SETTLE_POLL_SECONDS = 0.5  # one container listing (one CLI call) per look
+# An agent a server refused (vNet's snapshot: "Rejected agent: invalid token", and the
+# agent does not try again) is failed once it has stayed refused and unmarked for
+# REFUSAL_GRACE_S (time for one that does try again: join.py's REFUSED_GRACE_S), the
+# servers' logs read once no agent became ready for REFUSAL_LOOK_S; it waited out its mark's bound
+# before (a bring-up of 4 vNet agents took 33.3 s for one refused agent, 4 s without).
+REFUSAL_LOOK_S = 2.0
+REFUSAL_GRACE_S = 3.0
+Refused = Callable[[set[str]], dict[str, str]]  # agents starting -> refused ones: why
+
+
+class GivenUp:
+    """Which starting agents a server refused for good (`refused`: the overlay reads
+    its servers' logs), each refused for REFUSAL_GRACE_S or more; their reasons."""
+
+    def __init__(self, refused: Refused) -> None:
+        self.refused = refused
+        self.looked = self.changed = -REFUSAL_LOOK_S
+        self.starting: set[str] = set()
+        self.first_seen: dict[str, float] = {}
+        self.reasons: dict[str, str] = {}
+
+    def of(self, starting: set[str]) -> set[str]:
+        """Read again only once no agent became ready for REFUSAL_LOOK_S (a bring-up
+        still moving is not slowed by the reading), at most that often."""
+        now = time.monotonic()
+        if starting != self.starting:
+            self.starting, self.changed = set(starting), now
+        if starting and now - max(self.looked, self.changed) >= REFUSAL_LOOK_S:
+            self.looked = now
+            found = self.refused(starting)
+            self.first_seen = {agent: self.first_seen.get(agent, now) for agent in found}
+            self.reasons.update(found)
+        return {agent for agent in starting
+                if now - self.first_seen.get(agent, now) >= REFUSAL_GRACE_S}
 # A service without a health check (marked_services) that has no mark this long after
 # its start has failed: the start period its health check had (a baseline agent marks
 # once its route is set, a gated agent's wrapper once it waits at the gate: both within
