@@ -84,10 +84,11 @@ class Netserver:
     address: str
     port: int = PORT
 
-    def run(self, client: str, test: str, seconds: float, raw_path: Path) -> NetperfRun:
+    def run(self, client: str, test: str, seconds: float, raw_path: Path,
+            grace_s: float = CLIENT_GRACE_SECONDS) -> NetperfRun:
         """One test from client's namespace, bounded by its length plus a grace."""
         argv = client_argv(self.address, test, seconds, self.port)
-        bound = seconds + CLIENT_GRACE_SECONDS
+        bound = seconds + grace_s
         output, exit_code = "", 0
         for _ in range(CONNECT_ATTEMPTS):
             probe = run_probe(self.run_on, client, argv, bound)

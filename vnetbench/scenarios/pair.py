@@ -13,6 +13,19 @@ from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import AgentSpec, Topology
 from vnetbench.scenarios.base import Scenario, ScenarioContext
 
+SEGMENTS_EACH_WAY = 3  # site, backbone, site: the worst profile taken for each
+
+
+def declared_round_trip_s(topology: Topology) -> float | None:
+    """A round trip of the pair's path as its links declare it (the slowest profile's
+    delay and jitter on each of the three segments each way); None where the topology
+    cannot say the path: faults change it, another host's path is not in it."""
+    if topology.faults or topology.engine.name != "compose":
+        return None
+    profiles = [topology.links.site, topology.links.backbone,
+                *(agent.link for agent in topology.agents if agent.link is not None)]
+    return 2 * SEGMENTS_EACH_WAY * max(p.delay + p.jitter for p in profiles) / 1000
+
 
 def pick_pair(topology: Topology, placement: dict[str, str] | None = None,
               scenario: str = "throughput") -> tuple[AgentSpec, AgentSpec]:

@@ -59,6 +59,7 @@ from vnetbench.model.topology import SharedSettings, Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.pair import (
     PairScenario,
+    declared_round_trip_s,
     path_status,
     pick_pair,
     stall_floor_mbit,
@@ -501,7 +502,6 @@ def interface_mtus(context: ScenarioContext, agent: str) -> Metrics:
 # iperf3's round trips besides its stream: connect, parameters, the stream's own
 # connect, results (topology.py MAX_HOLD_MS)
 EXCHANGE_ROUND_TRIPS = 5
-SEGMENTS_EACH_WAY = 3  # site, backbone, site: the worst profile taken for each
 # above this loss on a segment, the end's exchange may lose a packet several times
 # over (each retransmission waits twice the last): the whole grace is kept
 LOSSY_PERCENT = 5.0
@@ -518,13 +518,13 @@ def stream_grace_s(topology: Topology) -> float:
     UDP_OPEN_LOST): cut short, it could not say why itself."""
     profiles = [topology.links.site, topology.links.backbone,
                 *(agent.link for agent in topology.agents if agent.link is not None)]
-    if (topology.faults or topology.engine.name != "compose" or topology.settings.udp_mbit
+    round_trip_s = declared_round_trip_s(topology)
+    if (round_trip_s is None or topology.settings.udp_mbit
             or any(profile.loss > LOSSY_PERCENT for profile in profiles)):
         return CLIENT_GRACE_SECONDS
-    hold_s = max(profile.delay + profile.jitter for profile in profiles) / 1000
     drain_s = max((TBF_LATENCY_MS / 1000 + 8 * burst_bytes(profile.rate) / profile.rate
                    for profile in profiles if profile.rate), default=0.0)
-    needed = (CONNECT_TIMEOUT_MS / 1000 + EXCHANGE_ROUND_TRIPS * 2 * SEGMENTS_EACH_WAY * hold_s
+    needed = (CONNECT_TIMEOUT_MS / 1000 + EXCHANGE_ROUND_TRIPS * round_trip_s
               + drain_s + END_MARGIN_S)
     return min(float(CLIENT_GRACE_SECONDS), needed)
 

@@ -102,3 +102,24 @@ def test_settings_shape_the_numbers_and_the_pair_is_checked() -> None:
     scenario.check(topology)
     with pytest.raises(Exception, match="The transactions scenario needs two agents"):
         scenario.check(parse_topology({"name": "t", "switches": 1, "agents": 1}, "t"))
+
+
+def test_with_no_ping_answered_the_first_test_waits_its_round_trips_not_the_whole_grace(
+        ) -> None:
+    from vnetbench.measure.netperf import CLIENT_GRACE_SECONDS
+    from vnetbench.scenarios.transactions import UNANSWERED_GRACE_S, unanswered_grace_s
+
+    def topology(**extra: object):  # type: ignore[no-untyped-def]
+        return parse_topology({"name": "t", "switches": 2, "agents": 2, **extra}, "t.yml")
+
+    # a dead path (100 % loss) on an undelayed path: the connect's few round trips
+    assert unanswered_grace_s(topology(links={"backbone": {"loss": "100%"}})) == \
+        UNANSWERED_GRACE_S
+    # 100 ms on the backbone: 5 round trips over 3 segments each way of the worst profile
+    delayed = topology(links={"backbone": {"delay": "100ms"}})
+    assert unanswered_grace_s(delayed) == pytest.approx(UNANSWERED_GRACE_S + 5 * 6 * 0.1)
+    assert unanswered_grace_s(topology(links={"backbone": {"delay": "1s"}})) == \
+        CLIENT_GRACE_SECONDS  # never more than the whole grace
+    # a fault changes the path during the pass: the whole grace
+    faulted = topology(faults=[{"at": "1s", "link": "backbone", "for": "1s"}])
+    assert unanswered_grace_s(faulted) == CLIENT_GRACE_SECONDS
