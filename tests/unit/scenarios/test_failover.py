@@ -248,3 +248,34 @@ def test_failover_refuses_a_schedule_s_events_naming_them() -> None:
     with pytest.raises(UserError, match=r"gives faults.1 \(backbone-flap\), faults.2 "
                        r"\(machines-restart\), an event of a schedule"):
         get_scenario("failover").check(topology)
+
+
+def test_once_a_faults_probe_had_no_answer_the_later_ones_wait_briefly() -> None:
+    """A dead path waited FIRST_ANSWER_S for each fault (60 s for three); once one
+    fault's probe had no answer, each later one waits FIRST_ANSWER_AGAIN_S; a probe
+    that answered keeps the whole wait for the next."""
+    from types import SimpleNamespace
+
+    from vnetbench.measure.outage import ProbeTrace, Reply
+    from vnetbench.scenarios.failover import (
+        FIRST_ANSWER_AGAIN_S,
+        FIRST_ANSWER_S,
+        Failover,
+    )
+
+    topology = parse_topology(BASE, "t")
+    answers = {"switch-restart": True, "backbone-down": False, "loss-burst": False}
+    waits: list[tuple[str, float]] = []
+
+    class Recorded(Failover):
+        def measure(self, context, roles, label, fault, pass_no,  # type: ignore[no-untyped-def]
+                    first_answer_s=FIRST_ANSWER_S):
+            waits.append((label, first_answer_s))
+            replies = [Reply(1, 1.0, 0.1)] if answers[label] else []
+            return FaultOutcome(label, fault, remote=ProbeTrace(replies, 1, 1.0))
+
+    context = SimpleNamespace(topology=topology, placement=lambda: {
+        a.name: a.switch for a in topology.agents})
+    Recorded().run_pass(context, 1)  # type: ignore[arg-type]
+    assert waits == [("switch-restart", FIRST_ANSWER_S), ("backbone-down", FIRST_ANSWER_S),
+                     ("loss-burst", FIRST_ANSWER_AGAIN_S)]
