@@ -17,7 +17,11 @@ The thresholds come from the mechanisms, not from a speed:
   core (worker_processes auto), the host has its cores; above that, requests queue
   for the CPU and the queue grows with any burst;
 - tbf's overlimits count a packet waiting for the rate's tokens (queueing, at most
-  its latency, 50 ms, before tbf drops it): a wait, not a loss.
+  its latency, 50 ms, before tbf drops it): a wait, not a loss;
+- a retransmission timer can fire while the segment still queues (on a host, behind a
+  token bucket): the kernel undoes the recovery it began once the original turns out
+  to have arrived (TCPLossUndo, by timestamps, D-SACK or F-RTO), so with no drop
+  counted, the timeouts undone were spurious and the rest were lost outside the shapers.
 Causes are ranked by whether they can fill the tail, then by the least time they
 added together (events x the least each costs).
 """
@@ -157,26 +161,52 @@ def causes(counters: PassCounters, figures: PassFigures) -> list[Cause]:
     return sorted(found, key=lambda c: (not c.tail_sized, -c.added_ms, -c.events))
 
 
+def spurious_timeouts(node: TcpDelta) -> int | None:
+    """The node's timeouts the kernel found spurious: the recoveries they began that it
+    undid (TCPLossUndo; F-RTO's TCPSpuriousRTOs are counted in it too, so the larger,
+    not the sum), at most its timeouts; None when its kernel has no such counter."""
+    if node.loss_undo is None:
+        return None
+    return min(node.timeouts, max(node.loss_undo, node.spurious_rtos or 0))
+
+
+def queued(count: int) -> str:
+    return (f"{count:,} fired while the segment was still queued (the kernel undid their "
+            "recovery: the host or a queue, not a loss)" if count else
+            "none fired while the segment was still queued")
+
+
+def lost(count: int) -> str:
+    if not count:
+        return "none were losses outside the shapers"
+    return (f"{count:,} {'was a loss' if count == 1 else 'were losses'} outside the shapers "
+            "(the overlay's socket buffers, a bridge, a veth)")
+
+
 def unseen_loss(retrans: int, nodes: Sequence[TcpDelta], cost_ms: float,
                 tail_events: float) -> Cause:
     """Retransmissions with no drop counted by any shaper: lost outside the shapers, or
     sent again while still queued (a timer shorter than the queue's wait: 300 machines'
-    statement behind one port had 1,839 timeouts and no drop). The senders' D-SACKs
-    (the peer already had the segment) and F-RTO's spurious timeouts tell the second;
-    when they account for half the retransmissions or more, that is the cause named."""
-    unneeded = sum(t.dsack_recv for t in nodes)
-    spurious = sum(t.spurious_rtos for t in nodes)
-    counted = (f" ({unneeded:,} of them the receivers already had, by D-SACK; "
-               f"{spurious:,} timeouts found spurious by F-RTO)")
-    if unneeded and 2 * unneeded >= retrans:
-        return Cause(f"segments were sent again while still queued, not lost: machines "
-                     f"retransmitted {retrans:,} segments though no shaper dropped a "
-                     f"packet{counted}", retrans, cost_ms, retrans >= tail_events,
-                     "queued timeout")
-    return Cause(f"machines retransmitted {retrans:,} segments though no shaper dropped a "
-                 "packet: lost outside the shapers (the overlay's socket buffers, a bridge, "
-                 f"a veth), or sent again while still queued{counted}", retrans, cost_ms,
-                 retrans >= tail_events, "elsewhere")
+    statement behind one port had 1,839 timeouts and no drop). The kernel tells the
+    timeouts apart: those whose recovery it undid were spurious (the segment had
+    arrived), the rest were lost; the split is said, the larger part first. Without a
+    timeout, or on a kernel without the undo counters, it cannot tell, and says so."""
+    timeouts = sum(t.timeouts for t in nodes)
+    spurious = [spurious_timeouts(t) for t in nodes if t.timeouts]
+    if not timeouts or None in spurious:
+        return Cause(f"machines retransmitted {retrans:,} segments though no shaper dropped "
+                     "a packet: lost outside the shapers (the overlay's socket buffers, a "
+                     "bridge, a veth), or sent again while still queued (a timer shorter "
+                     "than the queue's wait), which these counters do not tell apart",
+                     retrans, cost_ms, retrans >= tail_events, "elsewhere")
+    undone = sum(s or 0 for s in spurious)
+    mostly_queued = undone > timeouts - undone  # a tie: the loss first
+    parts = [lost(timeouts - undone), queued(undone)][::-1 if mostly_queued else 1]
+    # the split first: what follows a cause, "(dominant)", is the whole cause's
+    return Cause(f"of the machines' {plural(timeouts, 'timeout')}, {', '.join(parts)}: they "
+                 f"retransmitted {retrans:,} segments though no shaper dropped a packet",
+                 retrans, cost_ms, retrans >= tail_events,
+                 "queued timeout" if mostly_queued else "elsewhere")
 
 
 def cpu_causes(figures: PassFigures) -> list[Cause]:

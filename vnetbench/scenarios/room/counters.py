@@ -1,8 +1,9 @@
 """The kernel's own counters around a pass: what each shaped link dropped or queued
 (tc's qdisc statistics, the loss rule's packet count) and what each machine's TCP
-did about it (retransmissions, timeouts, the accept queue), read once before the
-measurement and once after it, never during it (on 2 cores nothing periodic may run
-while measuring). One exec per namespace per snapshot (SCRIPT); the parsers are pure.
+did about it (retransmissions, timeouts, those it found unneeded, the accept queue),
+read once before the measurement and once after it, never during it (on 2 cores
+nothing periodic may run while measuring). One exec per namespace per snapshot
+(SCRIPT); the parsers are pure.
 
 Where loss is applied decides where it is counted: without sch_netem (this kernel)
 a link's loss is an iptables `statistic` DROP rule in the raw table on the receiving
@@ -36,7 +37,11 @@ UNSHAPED_QDISCS = frozenset({"noqueue", "mq", "pfifo_fast", "fq_codel"})
 # the TCP counters kept, by /proc/net/netstat's or /proc/net/snmp's line prefix
 TCP_COUNTERS = {"Tcp": ("OutSegs", "RetransSegs"),
                 "TcpExt": ("TCPTimeouts", "TCPLostRetransmit", "ListenOverflows",
-                           "ListenDrops", "TCPSpuriousRTOs", "TCPDSACKRecv")}
+                           "ListenDrops", "TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo",
+                           "TCPDSACKUndo")}
+# the counters of a retransmission found unneeded: a kernel without one leaves it None
+# (unknown), not 0 (none), so the attribution can say it cannot tell
+UNDO_COUNTERS = ("TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo", "TCPDSACKUndo")
 RULE = re.compile(r"^\[(\d+):(\d+)\] -A (\S+) (.*)$")
 
 
@@ -210,10 +215,15 @@ class TcpDelta:
     lost_retransmit: int
     listen_overflows: int
     listen_drops: int
-    # retransmissions that were not needed: timeouts F-RTO found spurious, and segments
-    # the peer reported it already had (D-SACK): sent again while still queued, not lost
-    spurious_rtos: int = 0
-    dsack_recv: int = 0
+    # retransmissions found unneeded (None: the kernel has no such counter). A timeout's
+    # recovery (CA_Loss) undone, by timestamps, D-SACK or F-RTO: loss_undo, of them F-RTO's
+    # spurious_rtos (tcp_try_undo_loss counts both); a recovery undone once D-SACKs
+    # covered every retransmission, most often a fast one: dsack_undo; D-SACKs received
+    # (the peer already had the segment): dsack_recv
+    spurious_rtos: int | None = None
+    dsack_recv: int | None = None
+    loss_undo: int | None = None
+    dsack_undo: int | None = None
 
 
 @dataclass(frozen=True)
@@ -277,13 +287,14 @@ def link_deltas(node: str, before: Snapshot | None, after: Snapshot,
 
 
 def tcp_delta(node: str, role: str, before: Snapshot | None, after: Snapshot) -> TcpDelta:
-    """One node's TCP counters over the pass."""
+    """One node's TCP counters over the pass (an undo counter the kernel lacks: None)."""
     def grew(name: str) -> int:
         return increase(before.tcp.get(name) if before else None, after.tcp.get(name, 0))
 
+    undone = [grew(name) if name in after.tcp else None for name in UNDO_COUNTERS]
     return TcpDelta(node, role, grew("OutSegs"), grew("RetransSegs"), grew("TCPTimeouts"),
                     grew("TCPLostRetransmit"), grew("ListenOverflows"), grew("ListenDrops"),
-                    grew("TCPSpuriousRTOs"), grew("TCPDSACKRecv"))
+                    *undone)
 
 
 def pass_counters(before: Mapping[str, Snapshot], after: Mapping[str, Snapshot],

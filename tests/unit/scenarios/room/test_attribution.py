@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from vnetbench.scenarios.room.attribution import PassFigures, attribute
-from vnetbench.scenarios.room.counters import LinkDelta, PassCounters, TcpDelta
+from vnetbench.scenarios.room.counters import (
+    LinkDelta,
+    PassCounters,
+    Snapshot,
+    TcpDelta,
+    parse_snapshot,
+    tcp_delta,
+)
+
+DATA = Path(__file__).parents[3] / "data" / "counters"
 
 FIGURES = PassFigures(p50_ms=2.0, p99_ms=41.7, requests=10_000, failed=0, errors={},
                       failing=(), machines=300, server_cpu_percent=93.0, host_percent=71.0,
@@ -150,22 +160,95 @@ def test_under_a_schedule_of_faults_the_faults_are_named_not_an_unseen_loss() ->
     assert failing.failures is not None and "the schedule's faults" in failing.failures
 
 
-def test_retransmissions_the_receivers_already_had_were_queued_not_lost() -> None:
-    """No shaper dropped, and the senders' D-SACKs say the peers had most of what was
-    sent again: a timer fired while the segment queued (the 300 machines' statement
-    behind one port), and that is the cause named, not a loss outside the shapers."""
-    def sender(node: str, retrans: int, dsack: int, spurious: int,
-               role: str = "machine") -> TcpDelta:
-        return TcpDelta(node, role, 1000, retrans, retrans, 0, 0, 0, spurious, dsack)
+def captured(*afters: str, drop: tuple[str, ...] = ()) -> PassCounters:
+    """Machines agent1, agent2... over a pass, each from machine-before.txt to the
+    capture named (tests/data/counters), with no drop counted by a shaper; `drop`: the
+    TcpExt counters taken out of both ends, as a kernel without them prints them."""
+    def snapshot(name: str) -> Snapshot:
+        return parse_snapshot(without((DATA / name).read_text(), drop))
 
-    queued = PassCounters((link("servers", overlimits=24_250),), (
-        sender("agent1", 100, 60, 40), sender("server", 200, 120, 90, role="server")))
-    said = attribute(queued, FIGURES)
-    assert said.causes[0].kind == "queued timeout"
-    assert said.tail.startswith("Where the time went (p99 41.7 ms): segments were sent "
-                                "again while still queued, not lost: machines retransmitted "
-                                "300 segments though no shaper dropped a packet (180 of them "
-                                "the receivers already had, by D-SACK; 130 timeouts found "
-                                "spurious by F-RTO)")
-    few = PassCounters((), (sender("agent1", 300, 100, 0),))  # a third: not the cause
-    assert attribute(few, FIGURES).causes[0].kind == "elsewhere"
+    before = snapshot("machine-before.txt")
+    return PassCounters((link("switch2"),), tuple(
+        tcp_delta(f"agent{n}", "machine", before, snapshot(after))
+        for n, after in enumerate(afters, 1)))
+
+
+def without(text: str, names: tuple[str, ...]) -> str:
+    """The capture with these TcpExt columns taken out (names and values alike)."""
+    lines = text.splitlines()
+    rows = [n for n, line in enumerate(lines) if line.startswith("TcpExt:")]
+    keep = [n for n, name in enumerate(lines[rows[0]].split()) if name not in names]
+    for row in rows:
+        words = lines[row].split()
+        lines[row] = " ".join(words[n] for n in keep)
+    return "\n".join(lines) + "\n"
+
+
+SPURIOUS = "machine-after-spurious.txt"  # 4 timeouts, the kernel undid all 4 recoveries
+LOST = "machine-after.txt"  # 4 timeouts, none undone
+
+
+def test_timeouts_the_kernel_undid_fired_while_the_segment_still_queued() -> None:
+    said = attribute(captured(SPURIOUS), FIGURES)
+    assert [c.kind for c in said.causes] == ["queued timeout"]
+    assert said.tail.startswith(
+        "Where the time went (p99 41.7 ms): of the machines' 4 timeouts, 4 fired while the "
+        "segment was still queued (the kernel undid their recovery: the host or a queue, "
+        "not a loss), none were losses outside the shapers: they retransmitted 25 segments "
+        "though no shaper dropped a packet (dominant")
+    assert "do not tell apart" not in said.tail
+
+
+def test_timeouts_the_kernel_did_not_undo_were_losses_outside_the_shapers() -> None:
+    said = attribute(captured(LOST), FIGURES)
+    assert [c.kind for c in said.causes] == ["elsewhere"]
+    assert said.tail.startswith(
+        "Where the time went (p99 41.7 ms): of the machines' 4 timeouts, 4 were losses "
+        "outside the shapers (the overlay's socket buffers, a bridge, a veth), none fired "
+        "while the segment was still queued: they retransmitted 25 segments though no "
+        "shaper dropped a packet (dominant")
+
+
+def test_a_mix_of_timeouts_names_the_larger_part_first() -> None:
+    queued = attribute(captured(SPURIOUS, SPURIOUS, LOST), FIGURES)
+    assert [c.kind for c in queued.causes] == ["queued timeout"]
+    assert queued.tail.startswith(
+        "Where the time went (p99 41.7 ms): of the machines' 12 timeouts, 8 fired while the "
+        "segment was still queued (the kernel undid their recovery: the host or a queue, "
+        "not a loss), 4 were losses outside the shapers (the overlay's socket buffers, a "
+        "bridge, a veth): they retransmitted 75 segments though no shaper dropped a packet "
+        "(dominant")
+    lost = attribute(captured(SPURIOUS, LOST, LOST), FIGURES)
+    assert [c.kind for c in lost.causes] == ["elsewhere"]
+    assert lost.tail.startswith(
+        "Where the time went (p99 41.7 ms): of the machines' 12 timeouts, 8 were losses "
+        "outside the shapers (the overlay's socket buffers, a bridge, a veth), 4 fired while "
+        "the segment was still queued (the kernel undid their recovery: the host or a "
+        "queue, not a loss): they retransmitted 75 segments though no shaper dropped a "
+        "packet (dominant")
+    failed = replace(FIGURES, failed=3, errors={"timeout": 3}, failing=("agent1",))
+    assert "of the machines' 12 timeouts, 8 were losses" in str(
+        attribute(captured(SPURIOUS, LOST, LOST), failed).failures)
+
+
+def test_an_f_rto_undo_is_counted_once_and_a_fast_recoverys_not_at_all() -> None:
+    """tcp_try_undo_loss counts an undo by F-RTO in TCPLossUndo and TCPSpuriousRTOs
+    both; TCPDSACKUndo counts recoveries begun without a timeout too."""
+    node = TcpDelta("agent1", "machine", 1000, 40, 4, 0, 0, 0, spurious_rtos=1,
+                    dsack_recv=6, loss_undo=2, dsack_undo=3)
+    said = attribute(PassCounters((), (node,)), FIGURES)
+    assert "of the machines' 4 timeouts, 2 were losses outside the shapers" in said.tail
+    assert ", 2 fired while the segment was still queued" in said.tail  # a tie: loss first
+
+
+def test_a_kernel_without_the_undo_counters_cannot_tell_the_two_apart() -> None:
+    old = captured(SPURIOUS, drop=("TCPLossUndo", "TCPSpuriousRTOs", "TCPDSACKUndo",
+                                   "TCPDSACKRecv"))
+    assert old.tcp[0].loss_undo is None and old.tcp[0].timeouts == 4
+    said = attribute(old, FIGURES)
+    assert [c.kind for c in said.causes] == ["elsewhere"]
+    assert said.tail.startswith(
+        "Where the time went (p99 41.7 ms): machines retransmitted 25 segments though no "
+        "shaper dropped a packet: lost outside the shapers (the overlay's socket buffers, "
+        "a bridge, a veth), or sent again while still queued (a timer shorter than the "
+        "queue's wait), which these counters do not tell apart (dominant")

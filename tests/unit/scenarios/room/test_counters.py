@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from ipaddress import IPv4Network
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from vnetbench.engines.base import EngineError, ToolOutput
 from vnetbench.scenarios.room.counters import (
     SCRIPT,
     CounterFormatError,
+    Snapshot,
     increase,
     parse_loss_drops,
     parse_netstat,
@@ -20,6 +22,7 @@ from vnetbench.scenarios.room.counters import (
     pass_counters,
     read_snapshots,
     tcp_counters,
+    tcp_delta,
 )
 
 DATA = Path(__file__).parents[3] / "data" / "counters"
@@ -50,7 +53,8 @@ def test_proc_net_counters_both_files() -> None:
         tables["TcpExt"])
     assert set(tcp_counters(tables)) == {"OutSegs", "RetransSegs", "TCPTimeouts",
                                          "TCPLostRetransmit", "ListenOverflows", "ListenDrops",
-                                         "TCPSpuriousRTOs", "TCPDSACKRecv"}
+                                         "TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo",
+                                         "TCPDSACKUndo"}
 
 
 def test_proc_net_values_missing_is_refused() -> None:
@@ -94,6 +98,31 @@ def test_a_pass_deltas_per_link_and_machine() -> None:
     assert (machine.retrans_segs, machine.timeouts, machine.lost_retransmit) == (25, 4, 1)
     assert (server.role, server.listen_overflows, server.listen_drops) == ("server", 3, 5)
     assert counters.unread == {}
+
+
+def test_the_undo_counters_kept_per_node_and_in_the_record() -> None:
+    before = parse_snapshot(read("machine-before.txt"))
+    counters = pass_counters({"agent1": before, "agent2": before},
+                             {"agent1": parse_snapshot(read("machine-after-spurious.txt")),
+                              "agent2": parse_snapshot(read("machine-after.txt"))},
+                             {"agent1": "machine", "agent2": "machine"}, NETWORKS)
+    undone, none = counters.tcp
+    assert (undone.timeouts, undone.loss_undo, undone.spurious_rtos, undone.dsack_undo,
+            undone.dsack_recv) == (4, 4, 3, 1, 4)
+    assert (none.timeouts, none.loss_undo, none.spurious_rtos, none.dsack_undo) == (4, 0, 0, 0)
+    [kept, _] = counters.record()["tcp"]
+    assert (kept["loss_undo"], kept["spurious_rtos"], kept["dsack_undo"]) == (4, 3, 1)
+
+
+def test_an_undo_counter_the_kernel_lacks_is_unknown_not_zero() -> None:
+    def older(snapshot: Snapshot) -> Snapshot:  # a kernel with no TCPLossUndo
+        return replace(snapshot, tcp={k: v for k, v in snapshot.tcp.items()
+                                      if k != "TCPLossUndo"})
+
+    delta = tcp_delta("agent1", "machine", older(parse_snapshot(read("machine-before.txt"))),
+                      older(parse_snapshot(read("machine-after.txt"))))
+    assert delta.loss_undo is None  # not 0: none undone would be a claim
+    assert (delta.timeouts, delta.spurious_rtos, delta.dsack_undo) == (4, 0, 0)
 
 
 def test_a_node_read_at_one_end_only_is_unread() -> None:
