@@ -191,7 +191,7 @@ def off_line(line: Line) -> str:
 def cost_figure(points: pd.DataFrame, costs: Sequence[RoleCost]) -> Figure | None:
     """Two panels, a line per overlay and role: cores against requests/s, and MiB per
     container against machines; the fit dashed where the points lie on a line."""
-    if points.empty:
+    if points.empty or not costs:
         return None
     figure, (cpu_axes, memory_axes) = plt.subplots(1, 2, figsize=(10, 4))
     for index, cost in enumerate(costs):
