@@ -84,6 +84,8 @@ def predict(x: pd.Series, y: pd.Series, x0: float, measured: float,
     distinct room sizes behind the points (one size is no slope)."""
     xs, ys = np.asarray(x, float), np.asarray(y, float)
     n = len(xs)
+    if math.isnan(measured):
+        return Prediction(math.nan, math.nan, math.nan, measured, "not measured at N")
     if n < LEAST_POINTS:
         return Prediction(math.nan, math.nan, math.nan, measured,
                           f"{n} point(s) below, {LEAST_POINTS} needed (n - 2 < 1)")

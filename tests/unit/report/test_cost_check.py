@@ -73,6 +73,11 @@ def test_fewer_than_three_points_below_give_no_interval() -> None:
     assert "no interval (2 point(s) below, 3 needed (n - 2 < 1))" in check_section(rows, 300)
 
 
+def test_a_figure_not_measured_at_n_is_no_miss() -> None:
+    got = predict(pd.Series([1.0, 2, 3]), pd.Series([1.0, 2, 3]), 5.0, math.nan, sizes=3)
+    assert got.inside is None and got.why == "not measured at N"
+
+
 def test_one_size_below_gives_no_slope() -> None:
     one = points()
     rows = check(one[one["machines"].isin([10, 300])], 300)
