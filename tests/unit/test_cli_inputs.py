@@ -108,7 +108,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "binary": tmp_path / "binary.yml",
         "failover": tmp_path / "failover.yml",
         "bracketed": tmp_path / "two-sites[draft].yml",
-        "quick": QUICK, "aa": aa, "tmp": tmp_path,
+        "quick": QUICK, "aa": aa, "tmp": tmp_path, "cost-sizes": DATA / "cost-sizes",
     }
     found["huge-switches"].write_text(f"name: t\nswitches: {10**30}\nagents: 2\n")
     found["binary"].write_bytes(bytes(range(256)))
@@ -308,6 +308,12 @@ LATER_HELD_OUT = [
       "--out", "{tmp}/h"], "is labelled twice ('one' first)"),
     (["run", "failover", "-t", "{failover}", "--fault", "kill=switch2\x1b[2J"],
      "no switch named 'switch2\\x1b[2J'"),
+    # cost --check-at: a size with room passes in the directories read, before --out
+    (["cost", "{cost-sizes}", "--check-at", "250", "--out", "{tmp}/c"], "--check-at 250: "
+     "{cost-sizes} hold no room pass of 250 machines with CPU and memory per role (room "
+     "sizes found: 10, 20, 40, 80, 300)"),
+    (["cost", "{quick}", "--check-at", "300", "--out", "{tmp}/c"], "(room sizes found: none)"),
+    (["cost", "{cost-sizes}", "--check-at", "0", "--out", "{tmp}/c"], "--check-at"),
 ]
 ALL = CLASSES + HELD_OUT + LATER_HELD_OUT
 

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 from vnetbench.core.outcome import State
 from vnetbench.core.schema import METRIC, OVERLAY, PASS, ROLE, RUN_ID, STATE, VALUE
 from vnetbench.files import write_text_atomic
+from vnetbench.report.cost_check import Checked, check, check_section
 from vnetbench.report.plots import save_figure
 
 LEAST_SIZES = 3  # distinct room sizes: two points always lie on a line
@@ -190,7 +191,7 @@ def off_line(line: Line) -> str:
 def cost_figure(points: pd.DataFrame, costs: Sequence[RoleCost]) -> Figure | None:
     """Two panels, a line per overlay and role: cores against requests/s, and MiB per
     container against machines; the fit dashed where the points lie on a line."""
-    if points.empty:
+    if points.empty or not costs:
         return None
     figure, (cpu_axes, memory_axes) = plt.subplots(1, 2, figsize=(10, 4))
     for index, cost in enumerate(costs):
@@ -212,17 +213,32 @@ def cost_figure(points: pd.DataFrame, costs: Sequence[RoleCost]) -> Figure | Non
     return figure
 
 
-def write_cost(frame: pd.DataFrame, directory: Callable[[], Path]) -> str | None:
+@dataclass(frozen=True)
+class Written:
+    """What cost.md holds: the costs' table, and with --check-at its rows."""
+
+    table: str
+    checked: list[Checked]
+
+
+def write_cost(frame: pd.DataFrame, directory: Callable[[], Path],
+               check_at: int | None = None) -> Written | None:
     """cost.md and cost.png in `directory()` (called only when there is something to
-    write) from a frame's room passes; the table, or None: no room pass to read."""
+    write) from a frame's room passes, or None: no room pass to read. With `check_at`
+    the fit is made from the sizes below it and checked at it (cost_check.py)."""
     points = cost_points(frame)
-    costs = role_costs(points)
-    if not costs:
+    fitted = points if check_at is None else points[points["machines"] < check_at]
+    costs = role_costs(fitted)
+    checked = [] if check_at is None else check(points, check_at)
+    if not costs and not checked:
         return None
     table = cost_table(costs)
+    text = "# What each machine costs\n\n" + table + "\n"
+    if check_at is not None:
+        text += "\n" + check_section(checked, check_at) + "\n"
     where = directory()
-    write_text_atomic(where / "cost.md", "# What each machine costs\n\n" + table + "\n")
-    figure = cost_figure(points, costs)
+    write_text_atomic(where / "cost.md", text)
+    figure = cost_figure(points, costs)  # the points at check_at beside the lines
     if figure is not None:
         save_figure(figure, where / "cost.png")
-    return table
+    return Written(table, checked)
