@@ -22,6 +22,7 @@ from vnetbench.errors import OverlayUnavailable, UserError
 from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import Topology
+from vnetbench.runtime.host_limits import require_inotify
 from vnetbench.runtime.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
@@ -108,6 +109,9 @@ class Overlay(ABC):
     # The folders of the run directory write_files puts keys in: made in the run's
     # scratch directory, linked from the run directory (vnetbench/runtime/scratch.py).
     secret_dirs: ClassVar[tuple[str, ...]] = ()
+    # inotify instances the overlay's daemon takes in each agent and switch container
+    # (runtime/host_limits.py: a per-user limit all containers share)
+    inotify_per_node: ClassVar[int] = 0
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
@@ -215,6 +219,14 @@ class Overlay(ABC):
         """Every node's address inside the overlay, by node name; UserError when the
         topology's nodes do not fit. None by default (the site addresses are routed)."""
         return {}
+
+    def require_host_limits(self, topology: Topology) -> None:
+        """EnvironmentProblem when this machine's shared per-user limits cannot start
+        the topology's daemons (on this host's engine; a swarm's nodes have their own)."""
+        nodes = len(topology.agents) + len(topology.switches)
+        if self.inotify_per_node and topology.engine.name == "compose":
+            require_inotify(self.inotify_per_node * nodes,
+                            f"{self.name}'s {nodes} agents and switches")
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         """Extra variables for this overlay's templates."""

@@ -59,6 +59,7 @@ class WireGuardOptions(OverlayOptions):
 class WireGuard(TunnelOverlay):
     name = "wireguard"
     secret_dirs = (FILES,)
+    inotify_per_node = 1  # wireguard-go watches its control (UAPI) socket
     options_model = WireGuardOptions
     options: WireGuardOptions
     summary = "WireGuard (wireguard-go, Debian 13), a hub per switch position"

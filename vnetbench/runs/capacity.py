@@ -49,6 +49,7 @@ from vnetbench.overlays import Overlay
 from vnetbench.report.cost import write_cost
 from vnetbench.report.plots import capacity_plot
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.host_limits import inotify_limit
 from vnetbench.runtime.rundir import new_directory, stamp
 from vnetbench.scenarios import Scenario, scenario_playing
 from vnetbench.terminal.ui import job_progress, note
@@ -310,10 +311,8 @@ def limit_of(values: dict[str, float], status: str = "") -> str:
 
 
 def inotify_instances() -> str:
-    try:
-        return Path("/proc/sys/fs/inotify/max_user_instances").read_text().strip()
-    except OSError:
-        return "unknown"
+    limit = inotify_limit()
+    return "unknown" if limit is None else str(limit)
 
 
 @dataclass(frozen=True)

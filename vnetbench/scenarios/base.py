@@ -171,15 +171,18 @@ class Scenario(ABC):
 
     def check(self, topology: Topology) -> None:
         """Raise UserError before anything starts if the topology cannot host this:
-        its stack's topology (a room the scenario builds) valid, and its nodes fitting
-        the overlay's addresses (else they would be refused mid-run)."""
-        if type(self).stack_topology is Scenario.stack_topology:
-            return  # it runs the topology as it is, checked when it was read
+        its stack's topology (a room the scenario builds) valid, its nodes fitting the
+        overlay's addresses (else they would be refused mid-run), and this machine's
+        shared limits starting its daemons (EnvironmentProblem, exit 3)."""
         overlay = overlay_for(topology)
+        if type(self).stack_topology is Scenario.stack_topology:
+            overlay.require_host_limits(topology)  # as it is, checked when it was read
+            return
         if isinstance(self.applicability(overlay), NotApplicable):
             return  # its rows say why; no stack is built
         room = self.stack_topology(topology, overlay)
         overlay_for(room).overlay_addresses(room)
+        overlay_for(room).require_host_limits(room)
 
     @abstractmethod
     def run_pass(self, context: ScenarioContext, pass_no: int) -> PassResult:

@@ -1,0 +1,79 @@
+"""This machine's shared inotify instances, checked before a stack starts: a 300-machine
+WireGuard room (one wireguard-go each) lost 178 machines to Debian's 128 (2026-12-06)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vnetbench.errors import EnvironmentProblem
+from vnetbench.model.topology import parse_topology
+from vnetbench.overlays.baseline import Baseline
+from vnetbench.overlays.wireguard import WireGuard
+from vnetbench.runtime import host_limits
+from vnetbench.runtime.host_limits import INOTIFY_HEADROOM, inotify_in_use, require_inotify
+from vnetbench.scenarios import get_scenario
+
+
+@pytest.fixture
+def limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A max_user_instances file of 128 and no instance in use."""
+    path = tmp_path / "max_user_instances"
+    path.write_text("128\n")
+    monkeypatch.setattr(host_limits, "INOTIFY_LIMIT", path)
+    monkeypatch.setattr(host_limits, "inotify_in_use", lambda: 0)
+    return path
+
+
+def test_what_fits_under_the_limit_beside_the_headroom_passes(limit: Path) -> None:
+    require_inotify(128 - INOTIFY_HEADROOM, "them")
+
+
+def test_what_does_not_fit_is_an_environment_problem_naming_the_fix(limit: Path) -> None:
+    with pytest.raises(EnvironmentProblem) as refused:
+        require_inotify(305, "wireguard's 305 agents and switches")
+    assert refused.value.exit_code == 3
+    text = str(refused.value)
+    assert "allows 128 inotify instances" in text and "need 305 more" in text
+    assert "sysctl -w fs.inotify.max_user_instances=8192" in text
+    assert f"about {128 - INOTIFY_HEADROOM} fit" in text
+
+
+def test_a_limit_that_cannot_be_read_is_not_checked(limit: Path) -> None:
+    limit.write_text("not a number")
+    require_inotify(10_000, "them")
+    limit.unlink()
+    require_inotify(10_000, "them")
+
+
+def test_instances_in_use_count_against_it(limit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(host_limits, "inotify_in_use", lambda: 100)
+    with pytest.raises(EnvironmentProblem):
+        require_inotify(20, "them")
+
+
+def test_the_instances_in_use_are_read_from_each_process_descriptors(tmp_path: Path) -> None:
+    for pid, targets in {"1": ["anon_inode:inotify", "pipe:[3]"],
+                         "42": ["anon_inode:inotify", "anon_inode:inotify"]}.items():
+        (tmp_path / pid / "fd").mkdir(parents=True)
+        for index, target in enumerate(targets):
+            (tmp_path / pid / "fd" / str(index)).symlink_to(target)
+    (tmp_path / "self").mkdir()  # not a process number: skipped
+    (tmp_path / "7").mkdir()  # a process gone meanwhile: no fd directory
+    assert inotify_in_use(tmp_path) == 3
+
+
+def test_a_wireguard_room_too_big_for_the_limit_is_refused_before_it_starts(
+        limit: Path) -> None:
+    room = get_scenario("room")
+    big = parse_topology({"name": "t", "overlay": "wireguard", "switches": 2, "agents": 2,
+                          "settings": {"machines": 300}}, "t.yml")
+    with pytest.raises(EnvironmentProblem):
+        room.check(big)
+    room.check(big.model_copy(update={"settings": big.settings.model_copy(
+        update={"machines": 100})}))  # 100 machines and 2 switches fit
+    # the baseline runs no daemon that takes one: never refused
+    assert Baseline.inotify_per_node == 0 and WireGuard.inotify_per_node == 1
+    room.check(parse_topology({"name": "t", "switches": 2, "agents": 2,
+                               "settings": {"machines": 300}}, "t.yml"))
