@@ -9,6 +9,7 @@ from pydantic import Field
 from vnetbench.core.model import Model
 from vnetbench.engines import HostRuntime
 from vnetbench.engines.facts import EngineFacts
+from vnetbench.runtime.host_limits import INOTIFY_HEADROOM, RAISED_INOTIFY, inotify_limit
 from vnetbench.runtime.images import TOOLS_IMAGE
 
 REQUIRED = ("docker engine", "compose v2", "tools image")  # the verdict's; the rest inform
@@ -52,6 +53,7 @@ def diagnose(runtime: HostRuntime) -> Diagnosis:
          "while vnetbench measures; use Engine 25 or later (make setup installs 26)"),
         ("compose v2", compose is not None, compose or "missing: install the Compose v2 plugin"),
         ("/dev/net/tun", Path("/dev/net/tun").exists(), "needed by overlays with TUN devices"),
+        inotify_check(),
     ]
     if engine is None:
         return diagnosis(checks)
@@ -71,3 +73,15 @@ def diagnose(runtime: HostRuntime) -> Diagnosis:
         for overlay_type in OVERLAY_TYPES.values():
             checks.extend(overlay_type().describe())
     return diagnosis(checks)
+
+
+def inotify_check() -> tuple[str, bool, str]:
+    """The inotify instances every container shares (runtime/host_limits.py)."""
+    limit = inotify_limit()
+    if limit is None:
+        return ("inotify instances", True, "unknown (the limit cannot be read)")
+    enough = limit >= RAISED_INOTIFY
+    return ("inotify instances", enough, f"{limit} per user, shared by every container"
+            + ("" if enough else f": each wireguard-go takes one, so a WireGuard stack of "
+               f"more than about {limit - INOTIFY_HEADROOM} agents and switches is refused; "
+               "'make setup' as root raises it"))
