@@ -27,7 +27,6 @@ from vnetbench.engines.allocation import BlockClaim
 from vnetbench.engines.base import Engine
 from vnetbench.engines.stack import Refused, Stack
 from vnetbench.errors import BlockTaken, UserError
-from vnetbench.measure.events import lookup_events
 from vnetbench.model.topology import Topology
 from vnetbench.overlays import Overlay
 from vnetbench.overlays.base import remove_private_files
@@ -54,8 +53,9 @@ class Prepared:
 def prepare(topology: Topology, overlay: Overlay, engine: Engine | None = None, *,
             images: ImageSet, refuse_unsupported: bool = True) -> Prepared:
     """Everything checked before a stack starts: the engine (a swarm: found now), the
-    settings this overlay runs (`refuse_unsupported`: encryption: false refused where
-    it cannot; a run records such a pass as not run instead), the kernel's shaping;
+    shared host limits its daemons need, the settings this overlay runs
+    (`refuse_unsupported`: encryption: false refused where it cannot; a run records
+    such a pass as not run instead), the kernel's shaping;
     `images`, the project's images, as this machine's runtime made them (its caller
     has it: HostRuntime.project_images)."""
     engine = engine or engine_for(topology)
@@ -63,6 +63,7 @@ def prepare(topology: Topology, overlay: Overlay, engine: Engine | None = None, 
         overlay.require_supported_settings(topology)
     adjusted = overlay.adjust(engine.adjust(topology))
     check_shaping(adjusted.topology)
+    overlay.require_host_limits(adjusted.topology)  # a scenario's own stack: Scenario.check
     return Prepared(adjusted.topology, overlay, engine, images, adjusted.remark)
 
 
@@ -132,8 +133,8 @@ def refusals_of(stack: Stack, overlay: Overlay) -> Refused | None:
     since = datetime.now(UTC)
 
     def refused(starting: set[str]) -> dict[str, str]:
-        return overlay.why_not_joined(lambda role, event: lookup_events(
-            stack.logs(role, since=since), overlay.event_patterns(), role, event), starting)
+        return overlay.why_not_joined(
+            lambda role, event: overlay.events(stack, role, event, since), starting)
     return refused
 
 

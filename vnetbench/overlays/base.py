@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vnetbench.core.outcome import APPLICABLE, Applicability, Unsupported
 from vnetbench.engines import engine_services
 from vnetbench.errors import OverlayUnavailable, UserError
+from vnetbench.measure.events import lookup_events
 from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import Topology
@@ -27,6 +28,7 @@ from vnetbench.runtime.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
     import pandas as pd
 
@@ -253,6 +255,12 @@ class Overlay(ABC):
     def event_patterns(self) -> dict[str, dict[str, str]]:
         """Per role, event name -> regular expression over its log lines."""
         return {}
+
+    def events(self, stack: Stack, role: str, event: str,
+               since: datetime | None = None) -> pd.DataFrame:
+        """One event of one role, from its containers' logs on the stack (since a time),
+        matched with this overlay's pattern; empty when it has no pattern for it."""
+        return lookup_events(stack.logs(role, since=since), self.event_patterns(), role, event)
 
     def why_not_joined(self, events: EventLookup, missing: set[str]) -> dict[str, str]:
         """Agent -> why it did not join, where the servers' logs tell (a refusal the agent

@@ -31,7 +31,7 @@ from matplotlib.figure import Figure
 from vnetbench.core.outcome import State
 from vnetbench.core.schema import METRIC, OVERLAY, PASS, ROLE, RUN_ID, STATE, VALUE
 from vnetbench.files import write_text_atomic
-from vnetbench.report.cost_check import Checked, check, check_section
+from vnetbench.report.cost_check import Checked, check, check_section, pipe_table
 from vnetbench.report.plots import save_figure
 
 LEAST_SIZES = 3  # distinct room sizes: two points always lie on a line
@@ -137,15 +137,12 @@ def role_costs(points: pd.DataFrame) -> list[RoleCost]:
 
 def cost_table(costs: Sequence[RoleCost]) -> str:
     """The costs as Markdown: a fit where the points lie on a line, else their range."""
-    lines = ["| overlay | role | CPU ms per request | CPU with no request | "
-             "MiB per container | MiB per machine | room sizes |",
-             "|---|---|---|---|---|---|---|"]
-    for cost in costs:
-        lines.append(f"| {cost.overlay} | {cost.role} | {cpu_cell(cost.cpu)} | "
-                     f"{idle_cell(cost.cpu)} | {memory_cell(cost.memory)} | "
-                     f"{per_machine_cell(cost.memory)} | "
-                     f"{', '.join(str(n) for n in cost.machines)} |")
-    return "\n".join(lines)
+    return "\n".join(pipe_table(
+        ("overlay", "role", "CPU ms per request", "CPU with no request", "MiB per container",
+         "MiB per machine", "room sizes"),
+        ((cost.overlay, cost.role, cpu_cell(cost.cpu), idle_cell(cost.cpu),
+          memory_cell(cost.memory), per_machine_cell(cost.memory),
+          ", ".join(str(n) for n in cost.machines)) for cost in costs)))
 
 
 def cpu_cell(line: Line) -> str:

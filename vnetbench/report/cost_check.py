@@ -13,7 +13,7 @@ and checked against scipy.stats.t.ppf in the unit tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,21 +129,25 @@ def verdict(prediction: Prediction) -> str:
     return {None: "-", True: "yes", False: "**no**"}[prediction.inside]
 
 
+def pipe_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown table's lines: the header, its rule, a line per row."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows)]
+
+
 def check_section(rows: Sequence[Checked], at: int) -> str:
     """cost.md's section: one row per overlay and role."""
     lines = [f"## Predicted at {at} against measured", "",
              f"The fit from the room sizes below {at} only; the interval is its 95 % "
              "prediction interval (ordinary least squares, Student's t with n - 2 degrees "
              f"of freedom); measured: the median of the passes at {at}. CPU is predicted "
-             f"at the requests/s measured at {at}.", "",
-             "| overlay | role | points below | CPU predicted (cores) | measured | inside | "
-             "MiB per container predicted | measured | inside |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        lines.append(f"| {row.overlay} | {row.role} | {row.points} | {cell(row.cpu, 3)} | "
-                     f"{row.cpu.measured:.3f} | {verdict(row.cpu)} | "
-                     f"{cell(row.memory, 1)} | {row.memory.measured:.1f} | "
-                     f"{verdict(row.memory)} |")
+             f"at the requests/s measured at {at}.", ""]
+    lines += pipe_table(
+        ("overlay", "role", "points below", "CPU predicted (cores)", "measured", "inside",
+         "MiB per container predicted", "measured", "inside"),
+        ((row.overlay, row.role, str(row.points), cell(row.cpu, 3), f"{row.cpu.measured:.3f}",
+          verdict(row.cpu), cell(row.memory, 1), f"{row.memory.measured:.1f}",
+          verdict(row.memory)) for row in rows))
     return "\n".join(lines)
 
 

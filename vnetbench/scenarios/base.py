@@ -16,7 +16,7 @@ from vnetbench.core.outcome import Applicability, NotApplicable, Outcome, State
 from vnetbench.declared.declaration import Declaration
 from vnetbench.engines.stack import Stack
 from vnetbench.errors import UserError
-from vnetbench.measure.events import last_lines, lookup_events
+from vnetbench.measure.events import last_lines
 from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.capabilities import Capability, applicability, settings_needs
 from vnetbench.model.topology import Topology, describe_validation_error
@@ -43,8 +43,7 @@ class ScenarioContext:
     def events(self, role: str, event: str, since: datetime | None = None) -> pd.DataFrame:
         """One event of one role, from its containers' logs (since a time), matched with
         the overlay's pattern; empty when the overlay has no pattern for it."""
-        return lookup_events(self.stack.logs(role, since=since), self.overlay.event_patterns(),
-                             role, event)
+        return self.overlay.events(self.stack, role, event, since)
 
     def placement(self) -> dict[str, str]:
         """Agent -> the switch it is attached to: as the overlay's join events say
@@ -174,10 +173,9 @@ class Scenario(ABC):
         its stack's topology (a room the scenario builds) valid, its nodes fitting the
         overlay's addresses (else they would be refused mid-run), and this machine's
         shared limits starting its daemons (EnvironmentProblem, exit 3)."""
-        overlay = overlay_for(topology)
         if type(self).stack_topology is Scenario.stack_topology:
-            overlay.require_host_limits(topology)  # as it is, checked when it was read
-            return
+            return  # it runs the topology as it is, checked when it was read and prepared
+        overlay = overlay_for(topology)
         if isinstance(self.applicability(overlay), NotApplicable):
             return  # its rows say why; no stack is built
         room = self.stack_topology(topology, overlay)

@@ -77,3 +77,22 @@ def test_a_wireguard_room_too_big_for_the_limit_is_refused_before_it_starts(
     assert Baseline.inotify_per_node == 0 and WireGuard.inotify_per_node == 1
     room.check(parse_topology({"name": "t", "switches": 2, "agents": 2,
                                "settings": {"machines": 300}}, "t.yml"))
+
+
+def test_a_topology_brought_up_as_it_is_is_refused_by_prepare(limit: Path) -> None:
+    """`vnetbench up`, the pytest plugin and calibrate come through prepare, not through
+    a scenario's check: 150 WireGuard agents and 2 switches do not fit under 128."""
+    from types import SimpleNamespace
+
+    from vnetbench.deploy.lifecycle import prepare
+    from vnetbench.runtime.images import ImageSet
+
+    engine = SimpleNamespace(adjust=lambda topology: topology)
+    big = parse_topology({"name": "t", "overlay": "wireguard", "switches": 2,
+                          "agents": 150}, "t.yml")
+    images = ImageSet()
+    with pytest.raises(EnvironmentProblem):
+        prepare(big, WireGuard(), engine, images=images)  # type: ignore[arg-type]
+    small = big.model_copy(update={"agents": big.agents[:50]})
+    assert prepare(small, WireGuard(), engine,  # type: ignore[arg-type]
+                   images=images).topology.agents == small.agents

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from vnetbench.scenarios.room.attribution import PassFigures, attribute
 from vnetbench.scenarios.room.counters import (
     LinkDelta,
@@ -188,25 +190,24 @@ SPURIOUS = "machine-after-spurious.txt"  # 4 timeouts, the kernel undid all 4 re
 LOST = "machine-after.txt"  # 4 timeouts, none undone
 
 
-def test_timeouts_the_kernel_undid_fired_while_the_segment_still_queued() -> None:
-    said = attribute(captured(SPURIOUS), FIGURES)
-    assert [c.kind for c in said.causes] == ["queued timeout"]
+@pytest.mark.parametrize(("after", "kind", "split"), [
+    # the kernel undid every recovery: timers that fired while the segment still queued
+    (SPURIOUS, "queued timeout",
+     "4 fired while the segment was still queued (the kernel undid their recovery: the "
+     "host or a queue, not a loss), none were losses outside the shapers"),
+    # it undid none: losses outside the shapers
+    (LOST, "elsewhere",
+     "4 were losses outside the shapers (the overlay's socket buffers, a bridge, a veth), "
+     "none fired while the segment was still queued"),
+])
+def test_timeouts_are_split_by_whether_the_kernel_undid_their_recovery(
+        after: str, kind: str, split: str) -> None:
+    said = attribute(captured(after), FIGURES)
+    assert [c.kind for c in said.causes] == [kind]
     assert said.tail.startswith(
-        "Where the time went (p99 41.7 ms): of the machines' 4 timeouts, 4 fired while the "
-        "segment was still queued (the kernel undid their recovery: the host or a queue, "
-        "not a loss), none were losses outside the shapers: they retransmitted 25 segments "
-        "though no shaper dropped a packet (dominant")
+        f"Where the time went (p99 41.7 ms): of the machines' 4 timeouts, {split}: they "
+        "retransmitted 25 segments though no shaper dropped a packet (dominant")
     assert "do not tell apart" not in said.tail
-
-
-def test_timeouts_the_kernel_did_not_undo_were_losses_outside_the_shapers() -> None:
-    said = attribute(captured(LOST), FIGURES)
-    assert [c.kind for c in said.causes] == ["elsewhere"]
-    assert said.tail.startswith(
-        "Where the time went (p99 41.7 ms): of the machines' 4 timeouts, 4 were losses "
-        "outside the shapers (the overlay's socket buffers, a bridge, a veth), none fired "
-        "while the segment was still queued: they retransmitted 25 segments though no "
-        "shaper dropped a packet (dominant")
 
 
 def test_a_mix_of_timeouts_names_the_larger_part_first() -> None:
