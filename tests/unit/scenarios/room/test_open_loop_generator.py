@@ -11,6 +11,7 @@ import importlib.machinery
 import importlib.util
 import json
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from vnetbench.runtime.pki import make_pki
 from vnetbench.scenarios.room.open_loop import MachineSchedule, encode, room_schedules
 
 SCRIPT = Path(__file__).resolve().parents[4] / "images" / "tools" / "vnetbench-room"
@@ -57,6 +59,8 @@ class Server:
     most_open: int = 0
     seen: list[tuple[str, float]] = field(default_factory=list)  # (path, loop time)
     closed: list[float] = field(default_factory=list)  # each connection's end, epoch s
+    uploads: list[int] = field(default_factory=list)  # each upload's bytes, as read
+    short: int = 0  # an upload's reply says this many bytes fewer than were read
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.opened += 1
@@ -70,6 +74,9 @@ class Server:
                     return
                 target = head.split(" ")[1]
                 self.seen.append((target, asyncio.get_running_loop().time()))
+                if head.startswith("POST "):  # an upload: its body's length, in the reply
+                    length = int(head.lower().split("content-length:")[1].split("\r")[0])
+                    self.uploads.append(len(await reader.readexactly(length)))
                 if self.mute:
                     return
                 if target in self.silent:
@@ -79,6 +86,8 @@ class Server:
                     await asyncio.sleep(0.01)
                 close = "connection: close" in head.lower()
                 status, body = (("404 Not Found", b"no") if target == "/404"
+                                else ("200 OK", str(self.uploads[-1] - self.short).encode())
+                                if target == "/upload"
                                 else ("200 OK", b"v" * int(target[1:])))
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n"
                              f"{'Connection: close' + chr(13) + chr(10) if close else ''}"
@@ -493,3 +502,77 @@ def test_with_no_barrier_listening_the_machine_stays_until_the_hold(tmp_path: Pa
     record, hold = asyncio.run(main())
     # slept towards on the monotonic clock, converted never early
     assert record["released"] is None and time.time() >= hold
+
+
+def server_context(tmp_path: Path) -> ssl.SSLContext:
+    """TLS 1.3 with a per-run certificate (runtime/pki.py) and session tickets, as the
+    room's nginx serves it."""
+    issued = make_pki(tmp_path / "pki", "test", ["server"]).roles["server"]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    context.load_cert_chain(issued.cert, issued.key)
+    return context
+
+
+def run_tls(server: Server, tmp_path: Path, schedule: list[tuple[int, int]],
+            targets: list[str], keep: bool) -> dict[str, Any]:
+    """The generator's record against `server` in plain (s) and over TLS (t)."""
+    async def main() -> dict[str, Any]:
+        plain = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        tls = await asyncio.start_unix_server(server.handle, str(tmp_path / "t"),
+                                              ssl=server_context(tmp_path))
+        record: dict[str, Any] = await ROOM.run_open(
+            time.time() + 0.1, TIMEOUT_S, keep, 6,
+            f"unix://{tmp_path / 's'},unix://{tmp_path / 't'}", targets,
+            [offset for offset, _ in schedule], [size for _, size in schedule])
+        plain.close()
+        tls.close()
+        return record
+
+    return asyncio.run(main())
+
+
+def test_new_tls_connections_resume_the_machines_latest_session(tmp_path: Path) -> None:
+    """A new connection offers the latest session the machine got (SessionContext: a
+    session through wrap_bio, kept after each reply, TLS 1.3's tickets coming after
+    the handshake): the first handshake is full, the later ones resumed; plain
+    requests have no handshake, and the time to connect of the requests that opened
+    a connection is recorded. Spaced 0.5 s apart: each reply is in before the next."""
+    server = Server(tmp_path / "s")
+    record = run_tls(server, tmp_path, [(0, 1), (500_000, 1), (1_000_000, 0),
+                                        (1_500_000, 1)], ["200", "s4096"], keep=False)
+    columns = record["columns"]
+    assert columns["error"] == [None] * 4
+    assert columns["bytes"] == [4096, 4096, 200, 4096]
+    assert columns["handshake"] == ["full", "resumed", None, "resumed"]
+    assert all(us is not None and us > 0 for us in columns["connect_us"])
+    assert server.opened == 4
+
+
+def test_a_kept_tls_connection_has_one_handshake(tmp_path: Path) -> None:
+    """Kept: the request that opened the connection has its handshake, the others none."""
+    record = run_tls(Server(tmp_path / "s"), tmp_path, [(0, 0), (300_000, 0)], ["s200"],
+                     keep=True)
+    assert record["columns"]["handshake"] == ["full", None]
+    assert record["columns"]["connect_us"][1] is None
+
+
+def test_an_upload_is_answered_with_the_bytes_the_server_read(tmp_path: Path) -> None:
+    """POST /upload of the target's bytes, plain and over TLS: its bytes are those the
+    server says it read; a reply saying fewer is a failure (status) naming both."""
+    server = Server(tmp_path / "s")
+    record = run_tls(server, tmp_path, [(0, 0), (0, 1)], ["u5000", "su70000"], keep=True)
+    assert record["columns"]["error"] == [None, None]
+    assert record["columns"]["bytes"] == [5000, 70000]
+    assert sorted(server.uploads) == [5000, 70000]
+    short = Server(tmp_path / "s", short=1)
+    record = run_tls(short, tmp_path, [(0, 0)], ["u5000"], keep=True)
+    assert record["columns"]["error"] == ["status"] and record["columns"]["bytes"] == [0]
+    assert "4999 of the upload's 5000 bytes" in record["errors_said"]["status"]
+
+
+def test_a_tls_target_without_a_tls_url_fails_as_a_connect(tmp_path: Path) -> None:
+    server = Server(tmp_path / "s")
+    record = run(server, tmp_path / "s", [(0, 0)], sizes=("s200",))  # type: ignore[arg-type]
+    assert record["columns"]["error"] == ["connect"]
+    assert "no TLS_URL" in record["errors_said"]["connect"]
