@@ -164,6 +164,30 @@ ROOM_WORKLOAD = (
            "Room: machines that never had the at-once event's object, {event}",
            display="room_burst_unfinished_{event}"),
 )
+# a workload asking over HTTPS, beside ROOM_WORKLOAD's: the TLS handshakes its requests
+# opened, full or resumed (the machine's latest session offered), and the time to open
+# such a connection (TCP's and TLS's handshakes), per phase's mix and per at-once event
+ROOM_WORKLOAD_TLS = (
+    Metric("room_phase_tls_full", "count", Better.LOWER,
+           label="Room: full TLS handshakes of the phase's requests, {phase}",
+           display="room_phase_tls_full_{phase}"),
+    Metric("room_phase_tls_resumed", "count",
+           label="Room: resumed TLS handshakes of the phase's requests, {phase}",
+           display="room_phase_tls_resumed_{phase}"),
+    Metric("room_phase_tls_connect_p99_ms", "ms", Better.LOWER,
+           label="Room: opening a TLS connection (TCP and TLS handshakes), p99 over the "
+                 "phase's requests, {phase}", display="room_phase_tls_connect_p99_ms_{phase}"),
+    Metric("room_burst_tls_full", "count", Better.LOWER,
+           label="Room: full TLS handshakes of the at-once event's requests, {event}",
+           display="room_burst_tls_full_{event}"),
+    Metric("room_burst_tls_resumed", "count",
+           label="Room: resumed TLS handshakes of the at-once event's requests, {event}",
+           display="room_burst_tls_resumed_{event}"),
+    Metric("room_burst_tls_connect_p99_ms", "ms", Better.LOWER,
+           label="Room: opening a TLS connection (TCP and TLS handshakes), p99 over the "
+                 "at-once event's requests, {event}",
+           display="room_burst_tls_connect_p99_ms_{event}"),
+)
 
 # a workload under a schedule of faults (scenarios/room/workload_faults.py): one of each
 # per event and phase it reached, over the phase's mix (its `fault` and `phase`); one of
@@ -271,7 +295,8 @@ DECLARATION = Declaration(
     name="room",
     description=("a contest room: N machines request replies from one server at once "
                  "(latency percentiles, failures, fairness, CPU per role)"),
-    metrics=ROOM + ROOM_FAULTS + ROOM_WORKLOAD + ROOM_WORKLOAD_FAULTS,
+    metrics=(ROOM + ROOM_FAULTS + ROOM_WORKLOAD + ROOM_WORKLOAD_TLS
+             + ROOM_WORKLOAD_FAULTS),
     runtime="vnetbench.scenarios.room:Room",
     settings=RoomSettings,
     # issue #26's room, short for the matrix's time (make bench's 10 minutes are already

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from vnetbench.engines.base import RunOnEngine, ToolOutput, ToolSpec
+from vnetbench.engines.base import Mount, RunOnEngine, ToolOutput, ToolSpec
 
 __all__ = ["HELD_OUTPUT", "Began", "ProbeOutput", "RunOnEngine", "ToolRun", "at_instant",
            "held", "parsed", "run_probe", "save_raw", "split_began", "start_probe",
@@ -101,11 +101,13 @@ def run_probe(run: RunOnEngine, target: str, argv: list[str],
 
 
 def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
-                remove: bool = True) -> str:
+                remove: bool = True, mounts: tuple[Mount, ...] = ()) -> str:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace;
-    `remove=False` keeps it (and its log) after it ends, until stop_probe."""
+    `remove=False` keeps it (and its log) after it ends, until stop_probe; `mounts`:
+    directories of this machine it reads (the room server's TLS key)."""
     return run.engine.start_tool(target, ToolSpec(
-        tuple(argv), _labels(run.run_id, target, tool_of(argv)), name=name, keep=not remove))
+        tuple(argv), _labels(run.run_id, target, tool_of(argv)), name=name, keep=not remove,
+        mounts=mounts))
 
 
 def stop_probe(run: RunOnEngine, name: str) -> None:

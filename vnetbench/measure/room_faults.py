@@ -77,6 +77,10 @@ class Request:
     latency_ms: float | None  # from its scheduled instant to its reply's end (None: none)
     error: str | None = None  # connect, read, write, status, timeout (None: answered)
     sent: bool = True  # False: it timed out waiting for a connection, never written
+    # the connection it opened (None: it used one already open, or opened none): how
+    # long opening it took, and over TLS its handshake, "full" or "resumed"
+    connect_ms: float | None = None
+    handshake: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -146,11 +150,15 @@ def requests_of(machine: str, text: str) -> tuple[Request, ...]:
         raise RoomRecordError(f"no per-request columns (the closed loop's, or the generator "
                               f"failed: {data.get('error') or 'no error said'})")
     planned, columns = float(data["planned"]), data["columns"]
+    unsaid = [None] * len(columns["scheduled_us"])  # a generator before HTTPS: none
     return tuple(
         Request(machine, planned + due / 1e6, None if done is None else (done - due) / 1000,
-                error, sent is not None)
-        for due, done, error, sent in zip(columns["scheduled_us"], columns["done_us"],
-                                          columns["error"], columns["sent_us"], strict=True))
+                error, sent is not None, None if connect is None else connect / 1000,
+                handshake)
+        for due, done, error, sent, connect, handshake in zip(
+            columns["scheduled_us"], columns["done_us"], columns["error"],
+            columns["sent_us"], columns.get("connect_us", unsaid),
+            columns.get("handshake", unsaid), strict=True))
 
 
 def unsent_during(requests: Iterable[Request], events: Sequence[EventWindow]) -> int:

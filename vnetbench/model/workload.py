@@ -1,7 +1,8 @@
 """A room's workload, declared as data (issue #37): named phases in order, each with
 a length, a mix of requests every machine asks (reply size, rate per machine,
 kept or new connections) and "at once" events (every machine fetches one object
-at the same instant). Pure model and loading; scenarios/room/workload_schedule.py turns
+at the same instant), each over HTTP or HTTPS, a kind's requests downloads or
+uploads. Pure model and loading; scenarios/room/workload_schedule.py turns
 it into each machine's schedule, scenarios/room/workload_figures.py reads figures per
 phase back.
 
@@ -35,6 +36,11 @@ MAX_EVENTS = 10  # per phase
 MAX_SIZES = 36
 MAX_WORKLOAD_S = 24 * 3600  # a contest is five hours; a day bounds a typo
 MAX_RATE = 10_000.0  # requests per second per machine, as room_rate
+# an upload's body: nginx's client_max_body_size, and each machine holds it in memory
+MAX_UPLOAD_BYTES = MAX_ROOM_REPLY_BYTES
+Scheme = Literal["http", "https"]
+SCHEME: Any = Field("http", description="http, or https: TLS 1.3, a new connection resuming "
+                    "the machine's latest session as a browser does")
 
 
 def reply_size(size: int) -> int:
@@ -45,19 +51,55 @@ def reply_size(size: int) -> int:
     return size
 
 
+def upload_size(size: int | None) -> int | None:
+    if size is not None and size > MAX_UPLOAD_BYTES:
+        raise ValueError(f"an upload of {format_bytes(size)} is more than the "
+                         f"{format_bytes(MAX_UPLOAD_BYTES)} the room's server accepts (and "
+                         f"each machine holds in memory): give at most "
+                         f"{format_bytes(MAX_UPLOAD_BYTES)}")
+    return size
+
+
+def target(scheme: Scheme, size: int | None, upload: int | None) -> str:
+    """What the room's generator asks, as its SIZES token: "[s][u]BYTES" (s: HTTPS, u:
+    an upload of BYTES; else a reply of BYTES). A plain download's is its size."""
+    return (f"{'s' if scheme == 'https' else ''}{'u' if upload is not None else ''}"
+            f"{upload if upload is not None else size}")
+
+
 ReplySize = Annotated[Bytes, Field(description="the reply's size: bytes, or e.g. 4KiB")]
+UploadSize = Annotated[Bytes, Field(description="a POST's body: bytes, or e.g. 4KiB; its "
+                                    "reply is a few bytes (the length the server read)")]
 
 
 class RequestKind(Model):
-    """One kind of request in a phase's mix: each machine asks for `size` bytes at
-    `rate` per second, on kept or new connections (None: the room's setting)."""
+    """One kind of request in a phase's mix: each machine asks for `size` bytes, or
+    uploads `upload` bytes, at `rate` per second, over `scheme`, on kept or new
+    connections (None: the room's setting)."""
 
     name: Name
-    size: ReplySize
+    size: ReplySize | None = None
+    upload: UploadSize | None = None
     rate: float = Field(description="requests per second of each machine, e.g. 0.5")
     connection: Literal["keep", "new"] | None = None
+    scheme: Scheme = SCHEME
 
     _size_bounded = field_validator("size")(reply_size)
+    _upload_bounded = field_validator("upload")(upload_size)
+
+    @model_validator(mode="after")
+    def _one_of_size_and_upload(self) -> RequestKind:
+        if (self.size is None) == (self.upload is None):
+            given = "both" if self.size is not None else "neither"
+            raise ValueError(f"kind {self.name!r} gives {given} of size and upload: give "
+                             "size for a download (the reply's bytes, e.g. 20KiB) or upload "
+                             "for a POST of that many bytes (e.g. 4KiB, its reply a few "
+                             "bytes), one of the two")
+        return self
+
+    @property
+    def target(self) -> str:
+        return target(self.scheme, self.size, self.upload)
 
     @field_validator("rate")
     @classmethod
@@ -76,8 +118,13 @@ class AtOnce(Model):
     name: Name
     at_s: float = Field(0.0, ge=0, description="seconds after the phase's start")
     size: ReplySize
+    scheme: Scheme = SCHEME
 
     _size_bounded = field_validator("size")(reply_size)
+
+    @property
+    def target(self) -> str:
+        return target(self.scheme, self.size, None)
 
 
 class Phase(Model):
@@ -106,7 +153,12 @@ class Phase(Model):
 
     @property
     def sizes(self) -> set[int]:
-        return {k.size for k in self.mix} | {e.size for e in self.at_once}
+        """The replies' sizes (the server's files; an upload's reply is not one)."""
+        return {k.size for k in self.mix if k.size is not None} | {e.size for e in self.at_once}
+
+    @property
+    def targets(self) -> set[str]:
+        return {k.target for k in self.mix} | {e.target for e in self.at_once}
 
 
 class Workload(Model):
@@ -138,10 +190,10 @@ class Workload(Model):
         if self.seconds > MAX_WORKLOAD_S:
             problems.append(f"phases: {self.seconds:g} s in all is more than a day "
                             f"({MAX_WORKLOAD_S} s): shorten the phases")
-        if len(self.sizes) > MAX_SIZES:
-            problems.append(f"phases: {len(self.sizes)} different reply sizes are more than "
-                            f"{MAX_SIZES} (the server's files; a schedule names one in a "
-                            "base-36 digit): use fewer sizes")
+        if len(self.targets) > MAX_SIZES:
+            problems.append(f"phases: {len(self.targets)} different requests (reply sizes and "
+                            f"uploads, by scheme) are more than {MAX_SIZES} (a schedule names "
+                            "one in a base-36 digit): use fewer sizes")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -154,6 +206,20 @@ class Workload(Model):
     def sizes(self) -> tuple[int, ...]:
         """Every reply size the server must serve, ascending."""
         return tuple(sorted(set().union(*(p.sizes for p in self.phases))))
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every request the generator asks (model.workload.target's tokens): the
+        plain downloads first, by size (a plain workload's are its sizes), then the
+        others by token."""
+        every = set().union(*(p.targets for p in self.phases))
+        return tuple(sorted(every, key=lambda t: (not t.isdigit(), int(t) if t.isdigit()
+                                                  else 0, t)))
+
+    @property
+    def https(self) -> bool:
+        """Whether any request goes over TLS (the server listens for it)."""
+        return any(t.startswith("s") for t in self.targets)
 
 
 def repeated(names: list[str]) -> list[str]:

@@ -195,3 +195,57 @@ def test_a_topology_section_neither_phases_nor_a_profile_s_name_says_what_to_giv
     with pytest.raises(UserError, match=r"  - workload: .*(no workload profile named|is no "
                        r"workload: give a mapping with phases)"):
         parse_topology({**TOPOLOGY, "workload": section}, "t.yml")
+
+
+def test_kinds_and_events_over_https_and_uploads_are_targets_of_the_generator() -> None:
+    """A kind downloads `size` or uploads `upload` bytes, over http (the default) or
+    https; the server's files are the downloads' sizes only, the generator's targets
+    every request ("[s][u]BYTES"), a plain workload's targets being its sizes."""
+    workload = parse_workload({"phases": [
+        phase("start", 10, mix=[], at_once=[{"name": "statement", "size": "2MiB",
+                                              "scheme": "https"}]),
+        phase("steady", 10, mix=[
+            {"name": "submission", "upload": "4KiB", "rate": 0.01, "scheme": "https"},
+            {"name": "scoreboard", "size": "20KiB", "rate": 0.03, "scheme": "https"},
+            {"name": "plain", "size": 100, "rate": 1},
+            {"name": "plain-upload", "upload": 100, "rate": 1}])]}, "w.yml")
+    assert workload.sizes == (100, 20480, 2 * 2**20)
+    assert workload.targets == ("100", "s20480", "s2097152", "su4096", "u100")
+    assert workload.https
+    kinds = {k.name: k for k in workload.phases[1].mix}
+    assert kinds["plain"].scheme == "http" and kinds["plain"].upload is None
+    plain = parse_workload({"phases": [phase()]}, "w.yml")
+    assert plain.targets == ("20480",) and not plain.https
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ({"size": 1, "upload": 1}, "kind 'k' gives both of size and upload: give size for a "
+     "download"),
+    ({}, "kind 'k' gives neither of size and upload"),
+    ({"upload": "17MiB"}, "mix.0.upload: an upload of 17MiB is more than the 16MiB the "
+     "room's server accepts"),
+    ({"upload": 0}, "mix.0.upload: "),
+    ({"size": 1, "scheme": "ftp"}, "mix.0.scheme: Input should be 'http' or 'https'"),
+])
+def test_a_kind_asking_neither_or_both_or_out_of_bounds_is_refused_naming_the_fix(
+        kind: dict[str, Any], said: str) -> None:
+    found = problems({"phases": [phase(mix=[{"name": "k", "rate": 1, **kind}])]})
+    assert said in found and found.count("\n  - ") == 1
+
+
+def test_an_event_s_scheme_is_checked_and_it_uploads_nothing() -> None:
+    said = problems({"phases": [phase(at_once=[{"name": "e", "size": 1, "scheme": "tls"}]),
+                                phase("b", at_once=[{"name": "f", "upload": 1}])]})
+    assert "phases.0.at_once.0.scheme: Input should be 'http' or 'https'" in said
+    assert "phases.1.at_once.0.size: Field required" in said
+    assert "phases.1.at_once.0.upload: Extra inputs are not permitted" in said
+
+
+def test_more_than_36_targets_are_refused_counting_schemes_and_uploads() -> None:
+    mix = [{"name": f"k{n}", "size" if n % 2 else "upload": n + 1, "rate": 1,
+            "scheme": "https" if n % 4 < 2 else "http"} for n in range(10)]
+    phases = [phase(f"p{p}", mix=[{**k, "size" if "size" in k else "upload": k.get(
+        "size", k.get("upload")) + 100 * p} for k in mix]) for p in range(4)]
+    said = problems({"phases": phases})
+    assert "phases: 40 different requests (reply sizes and uploads, by scheme) are more " \
+           "than 36" in said

@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -60,6 +61,7 @@ from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_k
 from vnetbench.scenarios.room.faults import room_fault_result
 from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
 from vnetbench.scenarios.room.snapshots import RoomNodes, attributed, take
+from vnetbench.scenarios.room.tls import TLS_PORT, server_tls, tls_url
 from vnetbench.scenarios.room.workload import (
     by_machine,
     check_workload,
@@ -221,10 +223,16 @@ class Room(Scenario):
         sizes = [str(size) for size in (plan.sizes if plan else room.sizes)]
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         url = f"http://{target}:{PORT}"
+        https = topology.workload is not None and topology.workload.https
+        keys = ExitStack()  # the server's TLS key, removed when the pass ends (tls.py)
+        mounts = (keys.enter_context(server_tls(stack.run_id, stack.rendered.directory,
+                                                server)),) if https else ()
+        ports = f"{PORT},{TLS_PORT}" if https else str(PORT)
 
         def serve(name: str) -> None:
             start_probe(stack, context.container(SERVER),
-                        ["vnetbench-room", "server", str(PORT), *sizes], name, remove=False)
+                        ["vnetbench-room", "server", ports, *sizes], name, remove=False,
+                        mounts=mounts)
 
         faulted = None if schedule is None else FaultedRoom(
             context, schedule, prefix, pass_no,
@@ -248,8 +256,9 @@ class Room(Scenario):
                 faulted.cancel()
             raise
         finally:
-            self.remove_probes(context, [*names.values(), server,
-                                         *(faulted.probes() if faulted else [])])
+            with keys:  # once the server's probes are gone
+                self.remove_probes(context, [*names.values(), server,
+                                             *(faulted.probes() if faulted else [])])
         excused = 0
         if load.schedule is not None:
             excused = unsent_during(load.requests, load.schedule.events)
@@ -345,7 +354,8 @@ class Room(Scenario):
         settings = context.topology.settings
         room = settings.of(RoomSettings)
         if plan is not None and context.topology.workload is not None:
-            argv = workload_argv(plan, room, context.topology.workload, url, planned)
+            argv = workload_argv(plan, room, context.topology.workload, url, planned,
+                                 tls_url(url))
             last_s = plan.last_s
         elif room.loop == "open":
             spans = {m: (0.0, faulted.first_span(m) if faulted else math.inf)

@@ -38,7 +38,7 @@ from vnetbench.scenarios.room.workload_faults import (
     caught_bursts,
     phase_fault_figures,
 )
-from vnetbench.scenarios.room.workload_figures import WorkloadFigures
+from vnetbench.scenarios.room.workload_figures import TlsFigures, WorkloadFigures
 from vnetbench.scenarios.room.workload_schedule import WorkloadPlan, connection_of, plan_problems
 
 NAMED_AT_MOST = 3  # machines named in a note; the count says the rest
@@ -80,7 +80,7 @@ def check_workload(topology: Topology, workload: Workload) -> None:
 def workload_settings(workload: Workload, room: RoomSettings) -> dict[str, object]:
     """The settings a workload's pass ran with, in place of room_rate and room_sizes."""
     return {"room_workload": workload.name or "unnamed", "seconds": workload.seconds,
-            "room_sizes": ",".join(str(size) for size in workload.sizes),
+            "room_sizes": ",".join(workload.targets),  # a plain workload's: its sizes
             "room_timeout_s": timeout_of(workload, room)}
 
 
@@ -90,15 +90,17 @@ def timeout_of(workload: Workload | None, room: RoomSettings) -> int:
 
 
 def workload_argv(plan: WorkloadPlan, room: RoomSettings, workload: Workload, url: str,
-                  planned: float) -> dict[str, list[str]]:
+                  planned: float, tls_url: str | None = None) -> dict[str, list[str]]:
     """Each machine's open loop (`vnetbench-room open`) with its schedule of the plan;
-    a machine the plan asks nothing of has none."""
+    a machine the plan asks nothing of has none. `tls_url`: the server's HTTPS, for a
+    workload asking over it."""
     connection = connection_of(workload, room.connection)
     assert connection is not None  # check_workload refused a workload mixing them
-    sizes = ",".join(str(size) for size in plan.sizes)
+    sizes = ",".join(plan.targets)
+    urls = f"{url},{tls_url}" if tls_url and workload.https else url
     return {machine: ["vnetbench-room", "open", f"{planned:.3f}",
                       str(timeout_of(workload, room)),
-                      connection, str(room.connections), url, sizes, encode(schedule)]
+                      connection, str(room.connections), urls, sizes, encode(schedule)]
             for machine, schedule in plan.schedules.items() if len(schedule)}
 
 
@@ -120,14 +122,24 @@ def workload_values(figures: WorkloadFigures) -> Values:
             "room_phase_max_ms": p.max_ms, "room_phase_planned": p.planned,
             "room_phase_answered": p.answered, "room_phase_failed": p.failed,
             "room_phase_timeouts": p.timed_out, "room_phase_unrecorded": p.unrecorded}
+        own |= tls_values("room_phase", p.tls)
         values |= {DECLARATION.series(name, phase=p.phase): value
                    for name, value in own.items()}
     for e in figures.events:
         own = {"room_burst_last_ms": e.last_ms, "room_burst_p50_ms": e.p50_ms,
                "room_burst_unfinished": e.unfinished}
+        own |= tls_values("room_burst", e.tls)
         values |= {DECLARATION.series(name, event=e.event): value
                    for name, value in own.items()}
     return values
+
+
+def tls_values(prefix: str, tls: TlsFigures | None) -> dict[str, float | None]:
+    """A phase's or event's handshakes, when the workload asks over HTTPS."""
+    if tls is None:
+        return {}
+    return {f"{prefix}_tls_full": tls.full, f"{prefix}_tls_resumed": tls.resumed,
+            f"{prefix}_tls_connect_p99_ms": tls.connect_p99_ms}
 
 
 def workload_metrics(figures: WorkloadFigures) -> Metrics:

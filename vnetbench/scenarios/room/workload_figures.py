@@ -19,6 +19,11 @@ the open loop counts it. Per at-once event: how many machines got the object, th
 time from its instant until the last of them had it (their latency: every one was
 scheduled at the instant) and their p50, and how many never had it (failed, timed
 out, or no record), named.
+
+A workload asking over HTTPS has, per phase and per at-once event, the TLS
+handshakes its requests opened, full and resumed (a machine's new connection offers
+its latest session), and the p99 of the time opening those connections took (TCP's
+and TLS's handshakes): after a switch restart, the reconnect storm's handshakes.
 """
 
 from __future__ import annotations
@@ -45,6 +50,24 @@ class PhaseFigures:
     p50_ms: float | None
     p99_ms: float | None
     max_ms: float | None
+    tls: TlsFigures | None = None
+
+
+@dataclass(frozen=True)
+class TlsFigures:
+    """The TLS handshakes a set of requests opened, and opening's time (ms)."""
+
+    full: int
+    resumed: int
+    connect_p99_ms: float | None
+
+    @staticmethod
+    def of(requests: Sequence[Request]) -> TlsFigures:
+        opened = [r for r in requests if r.handshake is not None]
+        return TlsFigures(sum(1 for r in opened if r.handshake == "full"),
+                          sum(1 for r in opened if r.handshake == "resumed"),
+                          quantile([r.connect_ms for r in opened if r.connect_ms is not None],
+                                   99))
 
 
 @dataclass(frozen=True)
@@ -57,6 +80,7 @@ class EventFigures:
     p50_ms: float | None
     unfinished: int  # machines that never had it: failed, timed out or no record
     unfinished_machines: tuple[str, ...] = ()  # those machines, in room order
+    tls: TlsFigures | None = None
 
 
 @dataclass(frozen=True)
@@ -84,23 +108,28 @@ def attributed(plan: WorkloadPlan, records: Mapping[str, Sequence[Request]]
     return pairs, unmatched
 
 
-def phase_figures(phase: str, planned: int, requests: Sequence[Request]) -> PhaseFigures:
+def phase_figures(phase: str, planned: int, requests: Sequence[Request],
+                  tls: bool = False) -> PhaseFigures:
+    """`tls`: the workload asks over HTTPS (its handshakes counted)."""
     answered = latencies(requests)
     failed = [r for r in requests if r.error is not None]
     return PhaseFigures(phase, planned, len(answered), len(failed),
                         sum(1 for r in failed if r.error == TIMEOUT),
                         planned - len(requests), quantile(answered, 50), quantile(answered, 99),
-                        quantile(answered, 100))
+                        quantile(answered, 100), TlsFigures.of(requests) if tls else None)
 
 
 def event_figures(event: str, phase: str, machines: int,
-                  requests: Sequence[Request], asked: Sequence[str] = ()) -> EventFigures:
-    """`asked`: the machines the plan gave the event (named when they never had it)."""
+                  requests: Sequence[Request], asked: Sequence[str] = (),
+                  tls: bool = False) -> EventFigures:
+    """`asked`: the machines the plan gave the event (named when they never had it);
+    `tls`: the workload asks over HTTPS."""
     done = latencies(requests)
     had = {r.machine for r in requests if r.answered}
     return EventFigures(event, phase, machines, len(done), max(done, default=None),
                         quantile(done, 50), machines - len(done),
-                        tuple(machines_named(set(asked) - had)))
+                        tuple(machines_named(set(asked) - had)),
+                        TlsFigures.of(requests) if tls else None)
 
 
 def workload_figures(plan: WorkloadPlan,
@@ -116,11 +145,12 @@ def workload_figures(plan: WorkloadPlan,
     def mix_of(phase: str) -> list[Part]:
         return [part for part in planned if part.phase == phase and not part.at_once]
 
+    tls = any(target.startswith("s") for target in plan.targets)
     phases = tuple(phase_figures(span.name, sum(planned[p] for p in mix_of(span.name)),
-                                 [r for p in mix_of(span.name) for r in recorded[p]])
+                                 [r for p in mix_of(span.name) for r in recorded[p]], tls)
                    for span in plan.phases)
     events = tuple(event_figures(e.name, e.phase, planned[part], recorded[part],
-                                 [m for m, parts in plan.parts.items() if part in parts])
+                                 [m for m, parts in plan.parts.items() if part in parts], tls)
                    for e in plan.events
                    for part in [Part(e.phase, e.name, at_once=True)])
     return WorkloadFigures(phases, events, unmatched)

@@ -1,5 +1,7 @@
 """A workload (vnetbench/model/workload.py) compiled into what the room's open loop runs:
-each machine's schedule, the reply sizes the server serves, and what each request
+each machine's schedule, the reply sizes the server serves, the requests a schedule
+names by index (model/workload.py `target`: downloads and uploads, HTTP or HTTPS), and
+what each request
 belongs to (its phase, and its kind or at-once event), for the figures per phase.
 
 Phases are laid end to end from the room's instant. A kind's requests are spread
@@ -69,14 +71,15 @@ class EventInstant:
 
 @dataclass(frozen=True)
 class WorkloadPlan:
-    """Every machine's schedule (size indexes into `sizes`) and, parallel to it, what
-    each of its requests belongs to."""
+    """Every machine's schedule (indexes into `targets`) and, parallel to it, what
+    each of its requests belongs to; `sizes`: the replies the server serves."""
 
     sizes: tuple[int, ...]
     schedules: dict[str, MachineSchedule]
     parts: dict[str, tuple[Part, ...]]
     phases: tuple[PhaseSpan, ...]
     events: tuple[EventInstant, ...]
+    targets: tuple[str, ...] = ()  # the generator's SIZES tokens (model/workload.py target)
 
     @property
     def last_s(self) -> float:
@@ -108,15 +111,15 @@ def machine_plan(workload: Workload, spans: Sequence[PhaseSpan], index: int, mac
                  name: str, arrivals: Arrivals, pass_no: int
                  ) -> tuple[MachineSchedule, tuple[Part, ...]]:
     """One machine's whole schedule, in order, and each request's part."""
-    size_index = {size: n for n, size in enumerate(workload.sizes)}
+    size_index = {token: n for n, token in enumerate(workload.targets)}
     requests: list[tuple[int, int, Part]] = []
     for phase, span in zip(workload.phases, spans, strict=True):
-        requests += [(span.start_us + round(event.at_s * 1e6), size_index[event.size],
+        requests += [(span.start_us + round(event.at_s * 1e6), size_index[event.target],
                       Part(phase.name, event.name, at_once=True)) for event in phase.at_once]
         for kind in phase.mix:
             seed = f"{name}/pass{pass_no}/{phase.name}/{kind.name}"
             part = Part(phase.name, kind.name)
-            requests += [(span.start_us + offset, size_index[kind.size], part) for offset in
+            requests += [(span.start_us + offset, size_index[kind.target], part) for offset in
                          kind_offsets(kind, phase, index, machines, arrivals, seed)]
     requests.sort(key=lambda request: request[0])  # stable: events first at one instant
     return (MachineSchedule(tuple(r[0] for r in requests), tuple(r[1] for r in requests)),
@@ -135,7 +138,7 @@ def plan_workload(workload: Workload, machines: Sequence[str], arrivals: Arrival
                    for phase, span in zip(workload.phases, spans, strict=True)
                    for event in phase.at_once)
     return WorkloadPlan(workload.sizes, {m: p[0] for m, p in planned.items()},
-                        {m: p[1] for m, p in planned.items()}, spans, events)
+                        {m: p[1] for m, p in planned.items()}, spans, events, workload.targets)
 
 
 def until_killed(plan: WorkloadPlan, kills: Mapping[str, float]) -> WorkloadPlan:

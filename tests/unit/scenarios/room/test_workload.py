@@ -212,3 +212,77 @@ def test_the_generators_records_read_back_into_figures_per_phase_and_event() -> 
     (doc,) = figures.events
     assert (doc.machines, doc.done, doc.last_ms, doc.unfinished) == (2, 2, 3000.0, 0)
     assert figures.unattributed == {}
+
+
+HTTPS = {"phases": [
+    {"name": "start", "seconds": 4, "at_once": [{"name": "doc", "size": "2MiB",
+                                                 "scheme": "https"}],
+     "mix": [{"name": "poll", "size": 200, "rate": 1, "scheme": "https"}]},
+    {"name": "rush", "seconds": 2, "mix": [{"name": "submit", "upload": "4KiB", "rate": 2}]}]}
+
+
+def test_a_workload_over_https_gives_the_generator_both_urls_and_its_targets() -> None:
+    workload = topology(HTTPS).workload
+    assert workload is not None
+    plan = plan_workload(workload, ["agent1"], "even", 1)
+    argv = workload_argv(plan, RoomSettings(), workload, "http://s:8080", 1.0,
+                         "https://s:8443")
+    assert argv["agent1"][6:8] == ["http://s:8080,https://s:8443", "s200,s2097152,u4096"]
+    assert plan.sizes == (200, 2 * 2**20)  # the server's files: no upload's
+    plain = topology().workload
+    assert plain is not None
+    plan = plan_workload(plain, ["agent1"], "even", 1)
+    assert workload_argv(plan, RoomSettings(), plain, "http://s:8080", 1.0,
+                         "https://s:8443")["agent1"][6] == "http://s:8080"
+    assert ROOM.settings(topology(HTTPS))["room_sizes"] == "s200,s2097152,u4096"
+
+
+def record_line(due: list[int], handshake: list[str | None] | None) -> str:
+    columns: dict[str, Any] = {
+        "scheduled_us": due, "sent_us": due, "done_us": [d + 5_000 for d in due],
+        "error": [None] * len(due), "lag_us": [0] * len(due), "waited": [False] * len(due),
+        "bytes": [0] * len(due)}
+    if handshake is not None:
+        columns |= {"handshake": handshake,
+                    "connect_us": [None if h is None else 3_000 if h == "full" else 1_000
+                                   for h in handshake]}
+    return "vnetbench-room " + json.dumps({"loop": "open", "planned": 1000.0, "began": 1000.0,
+                                           "ended": 1010.0, "columns": columns})
+
+
+def test_each_phase_and_event_over_https_counts_its_full_and_resumed_handshakes() -> None:
+    """Each machine's first connection a full handshake, its later ones resumed; the
+    counts per phase's mix and per at-once event, and opening's p99; a plain
+    workload's figures have no such series (their meaning unchanged)."""
+    workload = topology(HTTPS).workload
+    assert workload is not None
+    machines = ["agent1", "agent2"]
+    plan = plan_workload(workload, machines, "even", 1)
+    requests = []
+    for machine in machines:
+        parts = plan.parts[machine]
+        tls = [n for n, p in enumerate(parts) if p.phase == "start"]
+        handshake: list[str | None] = [None] * len(parts)
+        handshake[tls[0]] = "full"
+        handshake[tls[-1]] = "resumed"
+        requests += requests_of(machine, record_line(list(plan.schedules[machine].offsets_us),
+                                                     handshake))
+    figures = workload_figures(plan, by_machine(requests))
+    start, rush = figures.phases
+    (doc,) = figures.events
+    # the event is first at the phase's instant: each machine's full handshake is its
+    assert doc.tls is not None and (doc.tls.full, doc.tls.resumed) == (2, 0)
+    assert start.tls is not None and (start.tls.full, start.tls.resumed) == (0, 2)
+    assert start.tls.connect_p99_ms == 1.0 and doc.tls.connect_p99_ms == 3.0
+    assert rush.tls is not None and (rush.tls.full, rush.tls.resumed) == (0, 0)
+    metrics = workload_metrics(figures)
+    assert metrics["room_phase_tls_resumed_start"] == (2, "count")
+    assert metrics["room_burst_tls_full_doc"] == (2, "count")
+    assert metrics["room_burst_tls_connect_p99_ms_doc"] == (3.0, "ms")
+    assert len(metrics) == 2 * (8 + 3) + (3 + 3)  # two phases, one event
+    plain = topology().workload
+    assert plain is not None
+    plan = plan_workload(plain, ["agent1"], "even", 1)
+    figures = workload_figures(plan, by_machine(requests_of("agent1", record_line(
+        list(plan.schedules["agent1"].offsets_us), None))))
+    assert not [name for name in workload_metrics(figures) if "_tls_" in name]
