@@ -249,3 +249,21 @@ def test_more_than_36_targets_are_refused_counting_schemes_and_uploads() -> None
     said = problems({"phases": phases})
     assert "phases: 40 different requests (reply sizes and uploads, by scheme) are more " \
            "than 36" in said
+
+
+def test_the_contest_https_profile_is_the_contest_s_over_https_with_uploads() -> None:
+    """The same phases, lengths, rates and sizes as `contest`; every request over
+    HTTPS, and each submission an upload of the size contest downloads."""
+    plain, https = workload_from("contest"), workload_from("contest-https")
+    assert "contest-https" in profile_names() and https.timeout_s == plain.timeout_s
+    for ours, theirs in zip(https.phases, plain.phases, strict=True):
+        assert (ours.name, ours.seconds) == (theirs.name, theirs.seconds)
+        assert [(e.name, e.at_s, e.size, e.scheme) for e in ours.at_once] == [
+            (e.name, e.at_s, e.size, "https") for e in theirs.at_once]
+        kinds = {k.name: k for k in theirs.mix}
+        for kind in ours.mix:
+            assert kind.scheme == "https" and kind.rate == kinds[kind.name].rate
+            if kind.name == "submission":
+                assert kind.upload == kinds[kind.name].size and kind.size is None
+            else:
+                assert kind.size == kinds[kind.name].size and kind.upload is None
