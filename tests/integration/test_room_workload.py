@@ -1,5 +1,6 @@
-"""The room under a workload on a real engine: an at-once event against a shaped link.
-Bounds come from the link's mechanism (tbf's rate), not from this host's speed."""
+"""The room under a workload on a real engine: an at-once event against a shaped link
+(bounds from the link's mechanism, tbf's rate, not from this host's speed); pages
+over HTTPS and uploads, every one answered, handshakes resumed, no key left."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from tests.integration.conftest import leftovers, room_records, stands
 from vnetbench.analysis.results import load_results, named
 from vnetbench.model.topology import parse_topology
 from vnetbench.runs.session import run_scenarios
+from vnetbench.runtime.scratch import private_keys_under, scratch_root
 from vnetbench.scenarios import get_scenario
 
 pytestmark = pytest.mark.integration
@@ -130,3 +132,66 @@ def test_a_workload_under_a_backbone_fault_has_rows_per_phase_and_for_the_burst(
     assert value["room_burst_last_ms_statement"] == last_ms  # the same burst, its row
     # the whole room's row for the event stands beside them
     assert value[f"room_fault_requests_{fault}"] >= during
+
+
+# A short contest over HTTPS on the baseline: every machine fetches the statement over
+# TLS at the instant, polls the scoreboard over TLS and uploads submissions over TLS,
+# on new connections (one handshake a request); a plain download beside them.
+UPLOAD = 100 * 1024
+HTTPS_MACHINES = 4
+HTTPS = {"name": "https", "timeout_s": 10, "phases": [
+    {"name": "pages", "seconds": 6,
+     "at_once": [{"name": "statement", "at_s": 0, "size": "256KiB", "scheme": "https"}],
+     "mix": [{"name": "scoreboard", "size": "20KiB", "rate": 2, "scheme": "https",
+              "connection": "new"},
+             {"name": "submission", "upload": UPLOAD, "rate": 1, "scheme": "https",
+              "connection": "new"},
+             {"name": "plain", "size": 1000, "rate": 1, "connection": "new"}]}]}
+
+
+def test_pages_over_https_resume_their_sessions_and_uploads_arrive_whole(
+        tmp_path: Path) -> None:
+    """Every request answered; each machine's first handshake full and later ones
+    resumed (its latest ticket offered); each upload's bytes read whole by nginx (its
+    reply says so, the generator checks it); the server's key gone with the run."""
+    topology = parse_topology(
+        {"name": "it-https", "switches": 2, "agents": 2, "workload": HTTPS,
+         "settings": {"passes": 1, "machines": HTTPS_MACHINES}}, "test", overrides={})
+    directory = run_scenarios(topology, [get_scenario("room")], tmp_path)
+    assert leftovers(directory.name) == []
+    assert private_keys_under(directory) == []
+    assert not (scratch_root() / directory.name).exists()
+    frame = named(load_results(directory))
+    assert frame["status"].map(stands).all(), frame["status"].iloc[0]
+    value = frame.set_index("metric")["value"]
+    planned = value["room_phase_planned_pages"]
+    assert planned > 0 and value["room_phase_answered_pages"] == planned
+    assert value["room_phase_failed_pages"] == 0
+    assert value["room_burst_unfinished_statement"] == 0
+    # new connections: every TLS request opened one, so its handshakes are the TLS
+    # requests, full for (at least) each machine's first, resumed for most of the rest
+    full = value["room_phase_tls_full_pages"] + value["room_burst_tls_full_statement"]
+    resumed = (value["room_phase_tls_resumed_pages"]
+               + value["room_burst_tls_resumed_statement"])
+    records = room_records(directory)
+    assert len(records) == HTTPS_MACHINES
+    tls_requests = 0
+    for record in records:
+        columns, targets = record["columns"], record["sizes"]
+        target = [str(targets[index]) for index in columns["size_index"]]
+        assert columns["error"] == [None] * len(target), record.get("errors_said")
+        tls = [n for n, t in enumerate(target) if t.startswith("s")]
+        tls_requests += len(tls)
+        assert all(columns["handshake"][n] in ("full", "resumed") for n in tls)
+        assert all(columns["handshake"][n] is None for n, t in enumerate(target)
+                   if not t.startswith("s"))
+        first = min(tls, key=lambda n: columns["sent_us"][n])
+        assert columns["handshake"][first] == "full"  # nothing to resume yet
+        assert "resumed" in columns["handshake"]  # later ones offered its latest ticket
+        # each upload's bytes are those nginx said it read: the whole body
+        uploads = [n for n, t in enumerate(target) if t == f"su{UPLOAD}"]
+        assert uploads and all(columns["bytes"][n] == UPLOAD for n in uploads)
+    assert full + resumed == tls_requests
+    assert full >= HTTPS_MACHINES and resumed > 0
+    print(f"{tls_requests} TLS requests: {full:.0f} full handshakes, {resumed:.0f} resumed; "
+          f"opening p99 {value['room_phase_tls_connect_p99_ms_pages']:.1f} ms")

@@ -576,3 +576,10 @@ def test_a_tls_target_without_a_tls_url_fails_as_a_connect(tmp_path: Path) -> No
     record = run(server, tmp_path / "s", [(0, 0)], sizes=("s200",))  # type: ignore[arg-type]
     assert record["columns"]["error"] == ["connect"]
     assert "no TLS_URL" in record["errors_said"]["connect"]
+
+
+def test_a_schedule_over_tls_runs_on_asyncio_s_loop() -> None:
+    """uvloop lost the end of TLS replies the server closed after (the script's
+    UVLOOP_LOSES_TLS_TAIL, measured against nginx): TLS takes asyncio's loop, whether
+    uvloop is importable or not; plain HTTP keeps uvloop when there is one."""
+    assert ROOM.event_loop_kind(True) == "asyncio"
