@@ -224,6 +224,11 @@ class Room(Scenario):
         names = {machine: f"{prefix}-{machine}" for machine in machines}
         url = f"http://{target}:{PORT}"
         https = topology.workload is not None and topology.workload.https
+        if https and stack.placement_settings():
+            return PassResult({}, {}, single(State.NOT_APPLICABLE, Kind.NOT_RUN, (
+                "the workload asks over HTTPS, and the server's key is a directory of this "
+                "machine mounted into its probe (scenarios/room/tls.py): on several hosts "
+                "the server's may not have it. Run it on one host, or over http.")))
         keys = ExitStack()  # the server's TLS key, removed when the pass ends (tls.py)
         mounts = (keys.enter_context(server_tls(stack.run_id, stack.rendered.directory,
                                                 server)),) if https else ()

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from vnetbench.model.topology import parse_topology
 from vnetbench.runtime.scratch import OWNER_FILE, holds_private_key
+from vnetbench.scenarios import get_scenario
 from vnetbench.scenarios.room.tls import TLS_DIR, server_tls, tls_url
 
 
@@ -39,3 +42,19 @@ def test_an_interrupted_pass_removes_the_key_and_leaves_other_stacks_scratch(
 def test_the_https_url_is_the_http_one_s_address_on_the_tls_port() -> None:
     assert tls_url("http://10.1.2.3:8080") == "https://10.1.2.3:8443"
     assert tls_url("http://[fd00::5]:8080") == "https://[fd00::5]:8443"
+
+
+def test_https_on_several_hosts_is_not_run_and_no_key_is_made(tmp_path: Path) -> None:
+    """The key's directory is this machine's: with the stack on several hosts the pass
+    says why it did not run, before any key or probe is made."""
+    topology = parse_topology({"name": "t", "switches": 2, "agents": 2,
+                               "workload": "contest-https", "settings": {"machines": 2}}, "t")
+    stack = SimpleNamespace(rendered=SimpleNamespace(project="p", directory=tmp_path),
+                            run_id="r", placement_settings=lambda: {"hosts": "a; b"})
+    context = SimpleNamespace(stack=stack, topology=topology, plan=None,
+                              overlay=SimpleNamespace(target_address=lambda *_: "10.0.0.9"))
+    result = get_scenario("room").run_pass(context, 1)  # type: ignore[arg-type]
+    assert result.metrics == {}
+    assert "asks over HTTPS" in str(result.outcome) and "Run it on one host" in str(
+        result.outcome)
+    assert list(tmp_path.iterdir()) == []
