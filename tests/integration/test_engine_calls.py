@@ -60,7 +60,8 @@ def test_a_start_watch_sees_the_run_s_container_start_with_its_labels() -> None:
     reader.start()
     time.sleep(1.0)  # the stream is open before the container starts
     docker.run(TOOLS_IMAGE, ["sleep", "60"], name=name, detach=True, pull="never",
-               labels={labels.RUN: run_id, labels.ROLE: "agent"})
+               labels={labels.RUN: run_id, labels.ROLE: "agent",
+                       labels.OWNER: labels.current_owner()})
     try:
         deadline = time.monotonic() + 30
         while not seen:
@@ -122,7 +123,8 @@ def test_a_log_an_exec_and_a_listing_through_the_api_read_as_the_cli_s(
     engine = ComposeEngine()
     name = f"vnetbench-it-logs-{uuid.uuid4().hex[:8]}"
     docker.run(TOOLS_IMAGE, ["sh", "-c", "echo out; echo err >&2; sleep 60"], name=name,
-               detach=True, pull="never", labels={labels.RUN: name, labels.ROLE: "probe"})
+               detach=True, pull="never", labels={labels.RUN: name, labels.ROLE: "probe",
+                                           labels.OWNER: labels.current_owner()})
     try:
         deadline = time.monotonic() + 30
         while "err" not in engine.logs(name):

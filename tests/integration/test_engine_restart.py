@@ -28,7 +28,7 @@ def test_an_engine_restarted_mid_run_is_one_error_and_clean_leaves_nothing(
                             "t.yml", "--passes", "1", "--seconds", "60", "--out", "out"],
                            cwd=tmp_path, text=True, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
-    run_id = streaming_run()
+    run_id = streaming_run("it-restart-engine")
     os.kill(int(Path("/var/run/docker.pid").read_text()), signal.SIGKILL)
     try:
         _, stderr = run.communicate(timeout=300)

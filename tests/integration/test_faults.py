@@ -31,13 +31,16 @@ def vnetbench(*args: str, cwd: Path, env: dict[str, str] | None = None,
                             **popen)  # type: ignore[call-overload]
 
 
-def streaming_run(timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
-    """The id of a run (not one of `besides`) whose iperf3 client probe is streaming."""
+def streaming_run(named: str, timeout: float = 120, besides: tuple[str, ...] = ()) -> str:
+    """The id of a run of the topology `named` (not one of `besides`) whose iperf3
+    client probe is streaming: only the test's own (another test's run may stream
+    beside it, make test running two at once)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for probe in docker.container.list(filters=[("label", "vnetbench.tool=iperf3")]):
             run_id = str((probe.config.labels or {}).get("vnetbench.run"))
-            if "-c" in (probe.config.cmd or []) and run_id not in besides:
+            if ("-c" in (probe.config.cmd or []) and run_id.startswith(f"{named}-")
+                    and run_id not in besides):
                 return run_id
         time.sleep(0.2)
     raise AssertionError("no iperf3 client probe appeared")
@@ -58,7 +61,7 @@ def test_a_router_killed_mid_stream_is_named_and_the_next_scenario_runs(
     (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-kill"))
     process = vnetbench("run", "throughput", "flood", "-t", "t.yml", "--passes", "1",
                         "--seconds", str(KILLED_STREAM_S), "--out", "out", cwd=tmp_path)
-    run_id = streaming_run()
+    run_id = streaming_run("it-kill")
     router = next(c for c in docker.container.list(filters=[
         ("label", f"vnetbench.run={run_id}"), ("label", "vnetbench.node=switch2")])
         if c.name.endswith("-router-switch2"))
@@ -89,7 +92,7 @@ def test_a_killed_vnetbench_leaves_an_orphan_that_clean_alone_removes(tmp_path: 
     (tmp_path / "t.yml").write_text(TOPOLOGY.format(name="it-orphan"))
     live = vnetbench("run", "throughput", "-t", "t.yml", "--passes", "1", "--seconds", "60",
                      "--out", "out-live", cwd=tmp_path)
-    live_run = streaming_run()
+    live_run = streaming_run("it-orphan")
     (tmp_path / "u.yml").write_text(TOPOLOGY.format(name="it-orphan2"))
     doomed = vnetbench("up", "-t", "u.yml", "--out", "out", cwd=tmp_path)
     doomed.communicate(timeout=300)
@@ -100,7 +103,7 @@ def test_a_killed_vnetbench_leaves_an_orphan_that_clean_alone_removes(tmp_path: 
                                    "-t", "t.yml", "--passes", "1", "--seconds", "60", "--out",
                                    "out-killed"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
-        orphan = streaming_run(besides=(live_run,))  # up, shaped and measuring
+        orphan = streaming_run("it-orphan", besides=(live_run,))  # up, shaped and measuring
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=30)
         clean = subprocess.run([sys.executable, "-m", "vnetbench", "clean"], cwd=tmp_path,

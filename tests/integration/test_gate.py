@@ -21,6 +21,7 @@ from vnetbench.runtime.gate import (
 )
 from vnetbench.runtime.gate import release as release_gate
 from vnetbench.runtime.images import TOOLS_IMAGE
+from vnetbench.runtime.labels import OWNER, current_owner
 from vnetbench.runtime.labels import RUN as RUN_LABEL
 from vnetbench.runtime.labels import run_filter as label_filter
 
@@ -47,7 +48,8 @@ def test_fifty_containers_leave_the_gate_together(tmp_path: Path) -> None:
     try:
         def start(index: int) -> None:
             docker.run(TOOLS_IMAGE, ["sleep", "infinity"], entrypoint=ENTRY, detach=True,
-                       name=f"{run_id}-{index}", labels={RUN_LABEL: run_id},
+                       name=f"{run_id}-{index}",
+                       labels={RUN_LABEL: run_id, OWNER: current_owner()},
                        volumes=[(gate, MOUNT_POINT, "ro")], networks=["none"],
                        envs={"VNETBENCH_GATE": FIFO_IN_CONTAINER}, init=True, pull="never")
 

@@ -105,7 +105,7 @@ def killed_mid_stream(tmp_path: Path, overlay: str, scratch: Path) -> str:
     """A run of overlay SIGKILLed once its stream runs (no teardown at all): its id."""
     process = start_run(tmp_path, overlay, agents=2, seconds=60, scratch=scratch)
     try:
-        run_id = wait_for_stream(1, timeout=180)
+        run_id = wait_for_stream("it-keys", 1, timeout=180)
         process.kill()
         process.wait(timeout=30)
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from python_on_whales import docker
+from python_on_whales import Container, docker
 
 from tests.integration.conftest import leftovers, stands
 from vnetbench.analysis.results import load_results, named
@@ -140,6 +140,13 @@ def test_capacity_searches_to_its_bound_and_says_each_step(tmp_path: Path) -> No
 PAUSE_AT_S, PAUSE_S, PAUSED_SECONDS = 2.0, 1.0, 6
 
 
+def own_containers(named: str) -> list[Container]:
+    """This module's rooms' containers whose name holds `named` (another test's room may
+    run beside it: make test runs two tests at once)."""
+    return [c for c in docker.container.list(filters=[("name", named)])
+            if c.name.startswith("it-room-")]
+
+
 def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
     """For each room in turn, once its probes exist (a server not seen before: a room's
     server and machines are removed before the next room starts), read the room's
@@ -150,10 +157,9 @@ def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
     for moments in paused:
         server = client = None
         while not stop.is_set() and (server is None or client is None):
-            server = next((c for c in docker.container.list(filters=[("name", "-room-1-server")])
-                           if c.id not in seen), None)
-            client = next(iter(docker.container.list(filters=[("name", "-room-1-agent")])),
+            server = next((c for c in own_containers("-room-1-server") if c.id not in seen),
                           None)
+            client = next(iter(own_containers("-room-1-agent")), None)
             time.sleep(0.05)
         if server is None or client is None:
             return

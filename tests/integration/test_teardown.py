@@ -28,14 +28,16 @@ def client_probe(container: Container) -> bool:
         return False
 
 
-def wait_for_stream(clients: int, timeout: float = 90) -> str:
-    """Run id of the run whose iperf3 client probes are streaming: several clients wait
+def wait_for_stream(named: str, clients: int, timeout: float = 90) -> str:
+    """Run id of the run of the topology `named` (only the test's own: make test runs two
+    tests at once) whose iperf3 client probes are streaming: several clients wait
     in vnetbench-at for their shared instant (at most the lead after they are created),
     so the interrupt lands after it, in the stream."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         probes = [p for p in docker.container.list(filters=[("label", "vnetbench.tool=iperf3")])
-                  if client_probe(p)]
+                  if client_probe(p)
+                  and str(p.config.labels.get("vnetbench.run", "")).startswith(f"{named}-")]
         if probes:
             if clients > 1:
                 time.sleep(CLIENTS_LEAD_S + CLIENTS_LEAD_PER_CLIENT_S * clients + 1)
@@ -59,7 +61,7 @@ def test_interrupted_run_tears_down(tmp_path: Path, sig: signal.Signals, clients
         text=True,
     )
     try:
-        run_id = wait_for_stream(clients)
+        run_id = wait_for_stream("it-interrupt", clients)
         process.send_signal(sig)
         _, stderr = process.communicate(timeout=60)
     finally:
