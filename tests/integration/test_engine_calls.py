@@ -142,7 +142,8 @@ def test_a_log_an_exec_and_a_listing_through_the_api_read_as_the_cli_s(
         by_cli = docker.container.list(filters=[("label", f"{labels.RUN}={name}")])
         assert [c.name for c in listed] == [c.name for c in by_cli] == [name]
         assert listed[0].id == by_cli[0].id and listed[0].state == "running"
-        assert listed[0].labels == {labels.RUN: name, labels.ROLE: "probe"}
+        assert listed[0].labels == {labels.RUN: name, labels.ROLE: "probe",
+                                    labels.OWNER: labels.current_owner()}
     finally:
         docker.container.remove(name, force=True)
     with pytest.raises(EngineError, match="No such container"):

@@ -43,8 +43,9 @@ SCHEME: Any = Field("http", description="http, or https: TLS 1.3, a new connecti
                     "the machine's latest session as a browser does")
 
 
-def reply_size(size: int) -> int:
-    if size > MAX_ROOM_REPLY_BYTES:
+def reply_size(size: int | None) -> int | None:
+    """None for an upload's kind (no reply size), as given again by a dump of the model."""
+    if size is not None and size > MAX_ROOM_REPLY_BYTES:
         raise ValueError(f"{format_bytes(size)} is more than the "
                          f"{format_bytes(MAX_ROOM_REPLY_BYTES)} the room's server holds in "
                          f"memory per reply: give at most {format_bytes(MAX_ROOM_REPLY_BYTES)}")

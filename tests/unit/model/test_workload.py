@@ -218,6 +218,16 @@ def test_kinds_and_events_over_https_and_uploads_are_targets_of_the_generator() 
     assert plain.targets == ("20480",) and not plain.https
 
 
+def test_a_workload_with_uploads_reads_back_from_its_own_dump() -> None:
+    """A topology is dumped and read again on its way to a pass (the room's settings):
+    an upload's kind gives its size as None then, which is no size to bound."""
+    workload = parse_workload({"phases": [phase("steady", 10, mix=[
+        {"name": "submission", "upload": "4KiB", "rate": 0.01, "scheme": "https"}])]},
+        "w.yml")
+    again = type(workload).model_validate(workload.model_dump())
+    assert again == workload and again.phases[0].mix[0].size is None
+
+
 @pytest.mark.parametrize(("kind", "said"), [
     ({"size": 1, "upload": 1}, "kind 'k' gives both of size and upload: give size for a "
      "download"),
