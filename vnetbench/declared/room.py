@@ -187,6 +187,20 @@ ROOM_WORKLOAD_TLS = (
            label="Room: opening a TLS connection (TCP and TLS handshakes), p99 over the "
                  "at-once event's requests, {event}",
            display="room_burst_tls_connect_p99_ms_{event}"),
+    # a fault's reconnect storm: the phase's requests from the fault's start until
+    # AFTER_S after its lift (scenarios/room/workload_faults.py)
+    Metric("room_fault_phase_tls_full", "count", Better.LOWER,
+           label="Room: full TLS handshakes of the phase's requests from the fault until "
+                 "10 s after its lift, {fault}, {phase}",
+           display="room_fault_phase_tls_full_{fault}_{phase}"),
+    Metric("room_fault_phase_tls_resumed", "count",
+           label="Room: resumed TLS handshakes of the phase's requests from the fault until "
+                 "10 s after its lift, {fault}, {phase}",
+           display="room_fault_phase_tls_resumed_{fault}_{phase}"),
+    Metric("room_fault_phase_tls_connect_p99_ms", "ms", Better.LOWER,
+           label="Room: opening a TLS connection, p99 over the phase's requests from the "
+                 "fault until 10 s after its lift, {fault}, {phase}",
+           display="room_fault_phase_tls_connect_p99_ms_{fault}_{phase}"),
 )
 
 # a workload under a schedule of faults (scenarios/room/workload_faults.py): one of each

@@ -183,6 +183,7 @@ def workload_fault_values(phases: Sequence[PhaseFault],
             "room_fault_phase_timeouts": f.timed_out, "room_fault_phase_p99_ms": f.p99_ms,
             "room_fault_phase_after_p99_ms": f.after_p99_ms,
             "room_fault_phase_recovery_ms": f.recovery_ms}
+        own |= tls_values("room_fault_phase", p.tls)
         values |= {DECLARATION.series(name, fault=p.fault, phase=p.phase): value
                    for name, value in own.items()}
     for c in caught:

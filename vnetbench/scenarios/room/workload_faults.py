@@ -12,7 +12,10 @@ and its recovery the phase's rolling p99 back within the phase's own band from
 before the fault (none when the phase has no whole window of requests before the
 fault: a fault at a phase's start is judged on the event's whole-room row). The
 machines that never got an answer again are the whole room's (room_faults.py's, on
-the event's row): a phase's end is no machine's last chance.
+the event's row): a phase's end is no machine's last chance. Over HTTPS, the TLS
+handshakes of the phase's requests scheduled from the event's start until AFTER_S
+after its lift: the reconnect storm (full where a machine's session was not offered
+or not taken, resumed where it was).
 
 An at-once event is caught by a fault in effect at some point from its instant
 until its last request ended (answered, failed, or its timeout passed: a machine
@@ -39,6 +42,7 @@ from vnetbench.scenarios.room.workload_figures import (
     EventFigures as BurstFigures,
 )
 from vnetbench.scenarios.room.workload_figures import (
+    TlsFigures,
     WorkloadFigures,
     attributed,
 )
@@ -52,6 +56,7 @@ class PhaseFault:
     fault: str
     phase: str
     figures: EventFigures
+    tls: TlsFigures | None = None  # over HTTPS: the handshakes from the fault to AFTER_S on
 
 
 @dataclass(frozen=True)
@@ -87,11 +92,23 @@ def phase_fault_figures(plan: WorkloadPlan, records: Mapping[str, Sequence[Reque
     """Every event's figures over each phase it reached, events in the order given;
     `origin` the room's instant (epoch seconds), `timeout_s` a request's timeout."""
     mixes = mix_requests(plan, records)
+    tls = any(target.startswith("s") for target in plan.targets)
     return [PhaseFault(n.event.label, span.name,
                        event_figures(mixes.get(span.name, []), n.event, n.previous_end,
-                                     n.next_start, timeout_s))
+                                     n.next_start, timeout_s),
+                       TlsFigures.of(storm(mixes.get(span.name, []), n.event)) if tls else None)
             for n in with_neighbours(events)
             for span in plan.phases if reached(n.event, span, origin)]
+
+
+def storm(requests: Sequence[Request], event: EventWindow) -> list[Request]:
+    """The requests scheduled from the event's start until AFTER_S after its lift (a
+    kill for good: to the end): those that reconnected because of it, and their
+    neighbours in time."""
+    if event.start is None:
+        return []
+    until = (event.end if event.end is not None else math.inf) + AFTER_S
+    return [r for r in requests if event.start <= r.scheduled < until]
 
 
 def burst_end(instant: EventInstant, records: Mapping[str, Sequence[Request]],

@@ -152,6 +152,56 @@ def test_the_rows_are_declared_series_with_fault_and_phase_or_event_columns() ->
                      "did (agent1, agent2)"]
 
 
+# the short contest over HTTPS: the restart's reconnect storm is its polls' handshakes
+HTTPS_WORKLOAD = parse_workload({"name": "short-https", "timeout_s": 2, "phases": [
+    {"name": "statement", "seconds": 20,
+     "at_once": [{"name": "statement", "at_s": 9, "size": "2MiB", "scheme": "https"}],
+     "mix": [{"name": "scoreboard", "size": "20KiB", "rate": 5, "scheme": "https"}]},
+    {"name": "end-rush", "seconds": 10,
+     "mix": [{"name": "submission", "upload": "4KiB", "rate": 5, "scheme": "https"}]}]},
+    "test")
+HTTPS_PLAN = plan_workload(HTTPS_WORKLOAD, MACHINES, "even", 1)
+
+
+def handshake(at_s: float) -> str | None:
+    """The restart closed every connection: the polls due in the 200 ms after its lift
+    open new ones with full handshakes (the machines' sessions were not taken), the
+    rest of the phase resumes; every other request rides a kept connection."""
+    return "full" if 10.0 <= at_s < 10.2 else "resumed" if 10.2 <= at_s < 20.0 else None
+
+
+def test_a_fault_s_reconnect_storm_counts_its_handshakes_per_phase() -> None:
+    """Over HTTPS each event's row per phase counts the handshakes of the phase's
+    requests from the fault until AFTER_S after its lift; a plain workload has none."""
+    found: list[Request] = []
+    for machine, schedule in HTTPS_PLAN.schedules.items():
+        due = list(schedule.offsets_us)
+        opened = [handshake(d / 1e6) for d in due]
+        record = {"loop": "open", "planned": T0, "began": T0, "ended": T0 + 40,
+                  "columns": {"scheduled_us": due, "sent_us": due,
+                              "done_us": [d + 5_000 for d in due], "error": [None] * len(due),
+                              "lag_us": [0] * len(due), "waited": [False] * len(due),
+                              "bytes": [0] * len(due), "handshake": opened,
+                              "connect_us": [None if h is None else 4_000 if h == "full"
+                                             else 2_000 for h in opened]}}
+        found += requests_of(machine, "vnetbench-room " + json.dumps(record))
+    rows = {(r.fault, r.phase): r.tls for r in phase_fault_figures(
+        HTTPS_PLAN, by_machine(found), [SWITCH, FLAP], T0, TIMEOUT_S)}
+    # 20 polls a second in the room: 4 in the 200 ms after the lift, 196 in the 9.8 s to
+    # the phase's end (its 10 s after the lift reach 20 s); the flap's uploads kept theirs
+    assert AFTER_S == 10.0
+    switch, flap = rows["switch-restart", "statement"], rows["backbone-flap", "end-rush"]
+    assert switch is not None and (switch.full, switch.resumed) == (4, 196)
+    assert switch.connect_p99_ms == 4.0
+    assert flap is not None and (flap.full, flap.resumed, flap.connect_p99_ms) == (0, 0, None)
+    metrics, _ = workload_fault_result(HTTPS_PLAN, workload_figures(HTTPS_PLAN, by_machine(
+        found)), by_machine(found), [SWITCH, FLAP], T0, TIMEOUT_S)
+    assert metrics["room_fault_phase_tls_full_switch-restart_statement"] == (4, "count")
+    assert metrics["room_fault_phase_tls_resumed_switch-restart_statement"] == (196, "count")
+    plain = phase_fault_figures(PLAN, records(), [SWITCH, FLAP], T0, TIMEOUT_S)
+    assert all(r.tls is None for r in plain)
+
+
 def test_a_burst_s_machines_that_never_had_it_are_named_three_at_most() -> None:
     def lost(machine: str, at_s: float, part: Part) -> Outcome:
         return ((None, "timeout") if part.at_once and machine != "agent3"
