@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from vnetbench.core.metrics import SKIPPED
+from vnetbench.core.model import duration_text
 from vnetbench.core.outcome import Kind, State, single
 from vnetbench.declared.failover import (
     DECLARATION,
@@ -55,7 +56,7 @@ from vnetbench.measure.outage import (
 )
 from vnetbench.measure.probe import save_raw, start_probe, stop_probes
 from vnetbench.model.capabilities import Capability
-from vnetbench.model.topology import CONTROL_PLANE, Fault, Topology
+from vnetbench.model.topology import CONTROL_PLANE, MAX_FAULT_MS, Fault, Topology
 from vnetbench.overlays import Overlay
 from vnetbench.runtime import labels
 from vnetbench.scenarios.base import (
@@ -183,6 +184,15 @@ class Failover(Scenario):
                 "event of a schedule of faults (a flap, a partition, a ramp, churn, a kill "
                 "of the room's server or machines), which failover does not run. Drop "
                 "those entries for failover.")
+        late = [f"faults.{i} (at {duration_text(f.at)})" for i, f in enumerate(topology.faults)
+                if f.at > MAX_FAULT_MS]
+        if late:
+            raise UserError(
+                f"Topology '{topology.name}': {', '.join(late)} is more than "
+                f"{duration_text(MAX_FAULT_MS)} after the probes answer: failover waits `at` "
+                "before each fault, so one pass would be minutes long. Give at most "
+                f"{duration_text(MAX_FAULT_MS)} (a schedule of faults under the room's load "
+                "takes a later `at`).")
         unseen = [f"faults.{i} ({f.describe()})" for i, f in enumerate(topology.faults)
                   if f.loss is not None and f.duration is not None
                   and lost_probes(f.loss, f.duration) < 1]

@@ -250,6 +250,19 @@ def test_failover_refuses_a_schedule_s_events_naming_them() -> None:
         get_scenario("failover").check(topology)
 
 
+def test_failover_refuses_a_fault_more_than_a_minute_after_its_probes() -> None:
+    """A schedule's `at` may be late (bound by its load); failover waits it out before
+    each fault, so beyond a minute is refused there, naming the entry."""
+    late = parse_topology({**BASE, "faults": [
+        {"at": "1s", "kill": "switch2", "restart_after": "1s"},
+        {"at": "61s", "link": "backbone", "for": "1s"}]}, "t")
+    with pytest.raises(UserError, match=r"faults.1 \(at 61s\) is more than 60s after the "
+                       "probes answer"):
+        get_scenario("failover").check(late)
+    get_scenario("failover").check(parse_topology({**BASE, "faults": [
+        {"at": "60s", "link": "backbone", "for": "1s"}]}, "t"))
+
+
 def test_once_a_faults_probe_had_no_answer_the_later_ones_wait_briefly() -> None:
     """A dead path waited FIRST_ANSWER_S for each fault (60 s for three); once one
     fault's probe had no answer, each later one waits FIRST_ANSWER_AGAIN_S; a probe

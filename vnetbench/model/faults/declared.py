@@ -28,6 +28,10 @@ from vnetbench.core.units import format_rate, parse_milliseconds, parse_percent,
 # short enough that a pass stays minutes (a pass waits `at` + the fault + its window).
 MAX_FAULT_MS = 60_000.0
 MIN_FAULT_MS = 100.0  # ten probes at 10 ms: shorter would be a blip, not a measured outage
+# A schedule's `at` is bound by its load instead (faults/on_stack.py expand_within: the
+# last step within the room's seconds or its workload's phases, which may last hours);
+# failover's by MAX_FAULT_MS (scenarios/failover.py: it waits `at` after its probes)
+MAX_SCHEDULE_AT_MS = 24 * 3600 * 1000.0
 CONTROL_PLANE = "control-plane"  # `kill:` of the overlay's control-plane role
 SERVER = "server"  # `kill:` of the room's server (the agent the room names so)
 LINK_FAULT_SEGMENTS = ("backbone",)
@@ -195,13 +199,16 @@ class Fault(Model):
 
     def _span_problems(self) -> list[str]:
         problems = []
-        for key in ("at", "restart_after", "for", "down", "up", "over", "hold"):
+        if not 0 <= self.at <= MAX_SCHEDULE_AT_MS:
+            problems.append(f"at: {duration_text(self.at)} is outside 0s to a day after the "
+                            "load's start: give e.g. at: 400s")
+        for key in ("restart_after", "for", "down", "up", "over", "hold"):
             value = getattr(self, FIELD_OF.get(key, key))
-            low = 0.0 if key == "at" else MIN_FAULT_MS
+            low = MIN_FAULT_MS
             if value is not None and not low <= value <= MAX_FAULT_MS:
                 problems.append(
                     f"{key}: {duration_text(value)} is outside "
-                    f"{duration_text(low) if low else '0s'} to {duration_text(MAX_FAULT_MS)}: "
+                    f"{duration_text(low)} to {duration_text(MAX_FAULT_MS)}: "
                     f"shorter than {MIN_FAULT_MS:g}ms is under "
                     "ten probes 10 ms apart (no outage to measure), longer than a minute "
                     "makes one pass minutes long; give a value in that range")

@@ -100,6 +100,8 @@ def test_a_failover_fault_reads_as_it_always_did() -> None:
     ({"ramp": "delay", "from": "0ms", "to": "10ms", "over": "1s", "step": "2s"},
      "step: 2s is outside 100ms to the ramp's `over`"),
     ({"churn": "0%", "over": "1s"}, "a churn of 0% restarts no machine"),
+    ({"at": "90000s", "link": "backbone", "for": "1s"},
+     "at: 90000s is outside 0s to a day after the load's start"),
     ({"partition": [["switch1"]], "for": "1s"}, "a partition is at least two non-empty sets"),
     ({"partition": [["switch1"], ["switch1", "switch2"]], "for": "1s"},
      "switch1 is in more than one set"),
@@ -123,6 +125,15 @@ def test_a_wrong_event_is_named_with_its_fix(fault: dict[str, Any], said: str) -
     message = refused(fault)
     assert said in " ".join(message.split()), message
     assert message.startswith("t.yml is not a valid topology")
+
+
+def test_a_schedule_s_event_may_come_late_in_a_long_load() -> None:
+    """`at` is bound by the load the schedule runs under (a contest's end rush, minutes
+    in), not by failover's minute: the entry reads, and its steps come that late."""
+    flap = {"at": "400s", "flap": "backbone", "times": 3, "down": "1s", "up": "2s"}
+    schedule = expand(topology(flap))
+    assert [s.at_ms for s in schedule.steps][:2] == [400_000.0, 401_000.0]
+    assert schedule.end_ms == 407_000.0
 
 
 def test_every_entry_s_problem_is_said_at_once() -> None:
