@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +53,10 @@ def role_percent(before: dict[str, dict[str, float]], after: dict[str, dict[str,
 # and softirq time is left out, since the traffic itself is processed there and is
 # charged to no container) minus every container of the engine (their parent cgroup,
 # whose counter keeps the time of containers already removed, such as a pass's probes)
-# minus the engine's daemons and this process with the children it waited for.
+# minus the engine's daemons and this process with the children it waited for, plus
+# the containers on this machine that are not the run's (another run's, or anything
+# else the engine runs): a neighbour's stream is outside load too. Those counted are
+# the ones up at both samples; one started and removed within the pass is missed.
 
 ENGINE_DAEMONS = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2",
                   "docker-proxy", "runc", "docker-init")
@@ -71,6 +74,13 @@ class HostSample:
     # the engine's daemons by pid: a process that ends between two samples (a removed
     # container's shim) takes its whole count out of a plain sum, which went negative
     daemons: Mapping[int, float] = field(default_factory=dict)
+    # CPU seconds of each container on this machine that is not the run's, by id
+    others: Mapping[str, float] = field(default_factory=dict)
+
+    def others_since(self, before: HostSample) -> float:
+        """CPU seconds of the containers not the run's, up at both samples."""
+        return sum(seconds - before.others[key] for key, seconds in self.others.items()
+                   if key in before.others and seconds >= before.others[key])
 
     def testbed_since(self, before: HostSample) -> float:
         """The testbed's own CPU seconds since `before`: this process's, and each
@@ -130,10 +140,48 @@ def daemon_seconds() -> dict[int, float]:
     return found
 
 
-def host_sample() -> HostSample:
+def host_sample(ours: Collection[str] | None = None, root: Path = CGROUP) -> HostSample:
+    """The host's counters now; with `ours` (the run's container ids), every other
+    container's CPU seconds too (None: none read, as calibrate's idle samples)."""
     daemons = daemon_seconds()
+    others = {} if ours is None else others_seconds(set(ours), root)
     return HostSample(time.monotonic(), host_task_seconds(), containers_seconds(),
-                      sum(os.times()[:4]) + sum(daemons.values()), daemons)
+                      sum(os.times()[:4]) + sum(daemons.values()), daemons, others)
+
+
+def container_counters(root: Path = CGROUP) -> dict[str, Path]:
+    """Each container's CPU counter on this machine (cgroupfs v1 or v2), by id."""
+    found: dict[str, Path] = {}
+    for parent in (root / "cpuacct" / "docker", root / "cpu,cpuacct" / "docker"):
+        if parent.is_dir():
+            found |= {d.name: d / "cpuacct.usage" for d in parent.iterdir() if d.is_dir()}
+    parent = root / "docker"
+    if parent.is_dir():
+        found |= {d.name: d / "cpu.stat" for d in parent.iterdir() if d.is_dir()}
+    return found
+
+
+def counter_seconds(path: Path) -> float | None:
+    """A v1 `cpuacct.usage` (ns) or v2 `cpu.stat` (usage_usec) in seconds; None when
+    the container went meanwhile."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    if path.name == "cpuacct.usage":
+        return int(text) / 1e9
+    usage = [v for k, _, v in (line.partition(" ") for line in text.splitlines())
+             if k == "usage_usec"]
+    return int(usage[0]) / 1e6 if usage else None
+
+
+def others_seconds(ours: set[str], root: Path = CGROUP) -> dict[str, float]:
+    """CPU seconds of every container on this machine whose id is not in `ours`."""
+    found = {}
+    for key, path in container_counters(root).items():
+        if key not in ours and (seconds := counter_seconds(path)) is not None:
+            found[key] = seconds
+    return found
 
 
 def outside_cores(before: HostSample, after: HostSample) -> float | None:
@@ -143,5 +191,5 @@ def outside_cores(before: HostSample, after: HostSample) -> float | None:
     if before.containers_s is None or after.containers_s is None or elapsed <= 0:
         return None
     outside = ((after.tasks_s - before.tasks_s) - (after.containers_s - before.containers_s)
-               - after.testbed_since(before))
+               - after.testbed_since(before) + after.others_since(before))
     return max(0.0, outside / elapsed)

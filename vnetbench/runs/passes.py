@@ -67,16 +67,25 @@ def run_pass(scenario: Scenario, context: ScenarioContext, pass_no: int,
     `verify_shaping` (ShapingKeeper.verify) finds changed in the links' shaping: such
     a pass failed (a path dead for want of a delay line is the testbed's failure)."""
     topology = context.topology
-    before = host_sample()
+    ours = run_container_ids(context)
+    before = host_sample(ours)
     result = scenario.run_pass(context, pass_no)
     check_plausible(result, topology)
-    mark_outside_load(result, outside_cores(before, host_sample()))
+    mark_outside_load(result, outside_cores(before, host_sample(ours)))
     hosts = context.stack.placement_settings()
     mark_deaths(result, context.stack.deaths(), started or {})
     if verify_shaping:
         mark_shaping_changed(result, verify_shaping(current_pass(started or {}, pass_no)))
     settings = scenario.settings(topology) | link_settings(topology) | hosts
     write_pass(results, cell, pass_no, result, settings, remark)
+
+
+def run_container_ids(context: ScenarioContext) -> set[str] | None:
+    """The run's containers, so that every other one on this machine counts as outside
+    load; None (none counted) when some run on another node: this machine's containers
+    (the test swarm's nodes) then carry the run's own work."""
+    listed = context.stack.containers()
+    return None if any(c.where for c in listed) else {c.id for c in listed}
 
 
 def write_pass(results: ResultSet, cell: CellKey, pass_no: int, result: PassResult,

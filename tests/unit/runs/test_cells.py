@@ -245,10 +245,13 @@ class FakeStack:
     def deaths(self) -> list[object]:
         return []
 
+    def containers(self) -> list[object]:
+        return []
+
 
 def test_cells_on_one_stack_keep_their_rows_pass_numbers_raw_folders_and_seconds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(passes, "host_sample", lambda: None)
+    monkeypatch.setattr(passes, "host_sample", lambda ours: None)
     monkeypatch.setattr(passes, "outside_cores", lambda before, after: None)
     seen: list[tuple[str, int, Path]] = []
 

@@ -1,13 +1,21 @@
-"""CPU outside the testbed during a pass: the host's task time, less every container
-and the testbed's own processes; a pass beside a tenth of the machine is marked."""
+"""CPU outside the testbed during a pass: the host's task time, less the run's own
+containers and the testbed's own processes (another run's containers are outside);
+a pass beside a tenth of the machine is marked."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from vnetbench.core.metrics import OUTSIDE_LOAD
 from vnetbench.core.outcome import Kind, State, single
-from vnetbench.measure.cpu import HostSample, host_task_seconds, outside_cores
+from vnetbench.measure.cpu import (
+    HostSample,
+    host_sample,
+    host_task_seconds,
+    others_seconds,
+    outside_cores,
+)
 from vnetbench.runs.outcomes import OUTSIDE_LOAD_SHARE, mark_outside_load
 from vnetbench.scenarios.base import PassResult
 
@@ -53,3 +61,34 @@ def test_an_engine_daemon_that_ended_takes_nothing_away() -> None:
     after = HostSample(10.0, 101.0, 40.0, testbed_s=1.5 + 30.4 + 0.1,
                        daemons={1: 30.4, 9: 0.1})
     assert after.testbed_since(before) == pytest.approx(0.5 + 0.4 + 0.1)
+
+
+def test_another_run_s_containers_are_outside_load() -> None:
+    """A neighbour's stream runs in containers, which the engine's parent cgroup counts
+    with the run's own: each container not the run's, up at both samples, adds what it
+    used meanwhile back to the outside load (one that started or restarted meanwhile
+    adds nothing: what it used in the pass is unknown)."""
+    before = HostSample(0.0, 100.0, 40.0, testbed_s=5.0,
+                        others={"neighbour": 7.0, "restarted": 9.0, "gone": 1.0})
+    after = HostSample(10.0, 115.0, 48.0, testbed_s=6.0,
+                       others={"neighbour": 12.0, "restarted": 0.5, "new": 3.0})
+    assert after.others_since(before) == 5.0
+    assert outside_cores(before, after) == pytest.approx(1.1)  # (15 - 8 - 1 + 5) / 10
+
+
+def test_other_containers_are_read_from_the_cgroup_tree_less_the_run_s(
+        tmp_path: Path) -> None:
+    """cgroup v1 (cpuacct.usage, ns; this machine's) and v2 (cpu.stat's usage_usec);
+    the run's own ids left out; a container gone while read gives nothing."""
+    v1 = tmp_path / "v1" / "cpuacct" / "docker"
+    for key, ns in (("ours", "4000000000"), ("theirs", "2500000000")):
+        (v1 / key).mkdir(parents=True)
+        (v1 / key / "cpuacct.usage").write_text(ns + "\n")
+    (v1 / "gone").mkdir()
+    assert others_seconds({"ours"}, tmp_path / "v1") == {"theirs": 2.5}
+    v2 = tmp_path / "v2" / "docker" / "theirs"
+    v2.mkdir(parents=True)
+    (v2 / "cpu.stat").write_text("usage_usec 1500000\nuser_usec 1000000\n")
+    assert others_seconds(set(), tmp_path / "v2") == {"theirs": 1.5}
+    sample = host_sample({"ours"}, tmp_path / "v1")
+    assert sample.others == {"theirs": 2.5} and host_sample(None, tmp_path / "v1").others == {}
