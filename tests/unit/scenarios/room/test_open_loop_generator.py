@@ -61,6 +61,7 @@ class Server:
     closed: list[float] = field(default_factory=list)  # each connection's end, epoch s
     uploads: list[int] = field(default_factory=list)  # each upload's bytes, as read
     short: int = 0  # an upload's reply says this many bytes fewer than were read
+    body_after_s: float = 0.0  # a reply's body this long after its head
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.opened += 1
@@ -91,7 +92,11 @@ class Server:
                                 else ("200 OK", b"v" * int(target[1:])))
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n"
                              f"{'Connection: close' + chr(13) + chr(10) if close else ''}"
-                             "\r\n".encode() + body)
+                             "\r\n".encode())
+                if self.body_after_s:
+                    await writer.drain()
+                    await asyncio.sleep(self.body_after_s)
+                writer.write(body)
                 await writer.drain()
                 if close or self.hang_up:
                     return
@@ -534,7 +539,7 @@ def run_tls(server: Server, tmp_path: Path, schedule: list[tuple[int, int]],
 
 def test_new_tls_connections_resume_the_machines_latest_session(tmp_path: Path) -> None:
     """A new connection offers the latest session the machine got (SessionContext: a
-    session through wrap_bio, kept after each reply, TLS 1.3's tickets coming after
+    session through wrap_bio, kept once a reply's head is in, TLS 1.3's tickets coming after
     the handshake): the first handshake is full, the later ones resumed; plain
     requests have no handshake, and the time to connect of the requests that opened
     a connection is recorded. Spaced 0.5 s apart: each reply is in before the next."""
@@ -547,6 +552,20 @@ def test_new_tls_connections_resume_the_machines_latest_session(tmp_path: Path) 
     assert columns["handshake"] == ["full", "resumed", None, "resumed"]
     assert all(us is not None and us > 0 for us in columns["connect_us"])
     assert server.opened == 4
+
+
+def test_a_connection_opened_while_a_reply_streams_resumes_the_session(
+        tmp_path: Path) -> None:
+    """The server's tickets come before its reply: a machine has its session once the
+    first reply's head is in, as a browser does, not once its body is (a statement's
+    2 MiB took 10 s in a venue, and every connection the machine opened meanwhile was a
+    full handshake). The first reply's body comes 1 s after its head; the second
+    request, 0.3 s in, finds the one connection busy and opens another."""
+    server = Server(tmp_path / "s", body_after_s=1.0)
+    record = run_tls(server, tmp_path, [(0, 0), (300_000, 0)], ["s4096"], keep=True)
+    assert record["columns"]["error"] == [None, None]
+    assert record["columns"]["handshake"] == ["full", "resumed"]
+    assert server.opened == 2
 
 
 def test_a_kept_tls_connection_has_one_handshake(tmp_path: Path) -> None:
