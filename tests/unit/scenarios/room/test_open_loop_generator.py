@@ -419,18 +419,24 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def barrier_listening(port: int) -> None:
+async def barrier_listening(port: int, barrier: asyncio.Task[None]) -> None:
     """Until the barrier accepts: it resolves its address on a thread before it listens
     (a fixed 0.05 s was not always enough on a loaded host, and a machine refused there
-    waits for the hold). The probe says no START, so it counts for no room."""
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.01)
-            continue
-        writer.close()
-        return
+    waits for the hold). The probe says no START, so it counts for no room. A barrier
+    that ended instead (its port taken between free_port and its bind, by another
+    test's socket) fails the test with its error, and 30 s bound the wait: either
+    would otherwise wait for ever."""
+    async with asyncio.timeout(30):
+        while not barrier.done():
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.01)
+                continue
+            writer.close()
+            return
+    barrier.result()  # raises what ended it
+    raise AssertionError("the barrier ended before it listened")
 
 
 def test_the_barrier_ends_the_room_when_every_machine_has_ended(tmp_path: Path) -> None:
@@ -445,7 +451,7 @@ def test_the_barrier_ends_the_room_when_every_machine_has_ended(tmp_path: Path) 
         unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
         port = free_port()
         barrier = asyncio.create_task(ROOM.barrier(port, 2))
-        await barrier_listening(port)
+        await barrier_listening(port, barrier)
         start = time.time() + 0.1
         # the fallback when the barrier never releases: far beyond the last request, so
         # on a loaded host too the barrier's release comes first (a broken barrier makes
@@ -475,7 +481,7 @@ def test_a_barrier_counts_only_the_machines_of_one_start(tmp_path: Path) -> None
     async def main() -> tuple[bool, str]:
         port = free_port()
         barrier = asyncio.create_task(ROOM.barrier(port, 2))
-        await barrier_listening(port)
+        await barrier_listening(port, barrier)
         old = await asyncio.open_connection("127.0.0.1", port)
         old[1].write(b"100.000\n")
         new = await asyncio.open_connection("127.0.0.1", port)
