@@ -164,43 +164,34 @@ ROOM_WORKLOAD = (
            "Room: machines that never had the at-once event's object, {event}",
            display="room_burst_unfinished_{event}"),
 )
+def tls_metrics(prefix: str, requests: str, dimensions: str) -> tuple[Metric, ...]:
+    """The TLS handshakes `requests` opened, full and resumed, and opening's p99, named
+    as scenarios/room/workload.py's tls_values names them (`prefix`_tls_full...);
+    `dimensions`: their placeholders, "{phase}" or "{fault}, {phase}"."""
+    suffix = dimensions.replace(", ", "_")
+    return (
+        Metric(f"{prefix}_tls_full", "count", Better.LOWER,
+               label=f"Room: full TLS handshakes of {requests}, {dimensions}",
+               display=f"{prefix}_tls_full_{suffix}"),
+        Metric(f"{prefix}_tls_resumed", "count",
+               label=f"Room: resumed TLS handshakes of {requests}, {dimensions}",
+               display=f"{prefix}_tls_resumed_{suffix}"),
+        Metric(f"{prefix}_tls_connect_p99_ms", "ms", Better.LOWER,
+               label=f"Room: opening a TLS connection (TCP and TLS handshakes), p99 over "
+                     f"{requests}, {dimensions}",
+               display=f"{prefix}_tls_connect_p99_ms_{suffix}"))
+
+
 # a workload asking over HTTPS, beside ROOM_WORKLOAD's: the TLS handshakes its requests
 # opened, full or resumed (the machine's latest session offered), and the time to open
-# such a connection (TCP's and TLS's handshakes), per phase's mix and per at-once event
+# such a connection, per phase's mix, per at-once event, and per fault and phase: its
+# reconnect storm, the phase's requests from the fault's start until AFTER_S after its
+# lift (scenarios/room/workload_faults.py)
 ROOM_WORKLOAD_TLS = (
-    Metric("room_phase_tls_full", "count", Better.LOWER,
-           label="Room: full TLS handshakes of the phase's requests, {phase}",
-           display="room_phase_tls_full_{phase}"),
-    Metric("room_phase_tls_resumed", "count",
-           label="Room: resumed TLS handshakes of the phase's requests, {phase}",
-           display="room_phase_tls_resumed_{phase}"),
-    Metric("room_phase_tls_connect_p99_ms", "ms", Better.LOWER,
-           label="Room: opening a TLS connection (TCP and TLS handshakes), p99 over the "
-                 "phase's requests, {phase}", display="room_phase_tls_connect_p99_ms_{phase}"),
-    Metric("room_burst_tls_full", "count", Better.LOWER,
-           label="Room: full TLS handshakes of the at-once event's requests, {event}",
-           display="room_burst_tls_full_{event}"),
-    Metric("room_burst_tls_resumed", "count",
-           label="Room: resumed TLS handshakes of the at-once event's requests, {event}",
-           display="room_burst_tls_resumed_{event}"),
-    Metric("room_burst_tls_connect_p99_ms", "ms", Better.LOWER,
-           label="Room: opening a TLS connection (TCP and TLS handshakes), p99 over the "
-                 "at-once event's requests, {event}",
-           display="room_burst_tls_connect_p99_ms_{event}"),
-    # a fault's reconnect storm: the phase's requests from the fault's start until
-    # AFTER_S after its lift (scenarios/room/workload_faults.py)
-    Metric("room_fault_phase_tls_full", "count", Better.LOWER,
-           label="Room: full TLS handshakes of the phase's requests from the fault until "
-                 "10 s after its lift, {fault}, {phase}",
-           display="room_fault_phase_tls_full_{fault}_{phase}"),
-    Metric("room_fault_phase_tls_resumed", "count",
-           label="Room: resumed TLS handshakes of the phase's requests from the fault until "
-                 "10 s after its lift, {fault}, {phase}",
-           display="room_fault_phase_tls_resumed_{fault}_{phase}"),
-    Metric("room_fault_phase_tls_connect_p99_ms", "ms", Better.LOWER,
-           label="Room: opening a TLS connection, p99 over the phase's requests from the "
-                 "fault until 10 s after its lift, {fault}, {phase}",
-           display="room_fault_phase_tls_connect_p99_ms_{fault}_{phase}"),
+    *tls_metrics("room_phase", "the phase's requests", "{phase}"),
+    *tls_metrics("room_burst", "the at-once event's requests", "{event}"),
+    *tls_metrics("room_fault_phase", "the phase's requests from the fault until 10 s after "
+                 "its lift", "{fault}, {phase}"),
 )
 
 # a workload under a schedule of faults (scenarios/room/workload_faults.py): one of each
