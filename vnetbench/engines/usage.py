@@ -70,20 +70,44 @@ def cpu_seconds(container_id: str) -> float | None:
 
 
 def _cgroup_cpu_seconds(container_id: str) -> float | None:
-    v1 = [CGROUP / part / "docker" / container_id / "cpuacct.usage"
-          for part in ("cpuacct", "cpu,cpuacct")]
-    for path in v1:
+    for path in cpu_counter_paths(container_id, CGROUP):  # read now: tests move it
         if path.exists():
-            return int(path.read_text()) / 1e9
-    v2 = [CGROUP / "system.slice" / f"docker-{container_id}.scope" / "cpu.stat",
-          CGROUP / "docker" / container_id / "cpu.stat"]
-    for path in v2:
-        if path.exists():
-            for line in path.read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
+            return counter_seconds(path.read_text(), path)
     return None
+
+
+def cpu_counter_paths(container_id: str, root: Path = CGROUP) -> list[Path]:
+    """Where a container's CPU counter may be: cgroup v1 (cpuacct.usage), v2 under
+    systemd's driver or cgroupfs (cpu.stat)."""
+    return [*(root / part / "docker" / container_id / "cpuacct.usage"
+              for part in ("cpuacct", "cpu,cpuacct")),
+            root / "system.slice" / f"docker-{container_id}.scope" / "cpu.stat",
+            root / "docker" / container_id / "cpu.stat"]
+
+
+def container_counters(root: Path = CGROUP) -> dict[str, Path]:
+    """Every container's CPU counter on this machine (as cpu_counter_paths), by id."""
+    found: dict[str, Path] = {}
+    for parent in (root / "cpuacct" / "docker", root / "cpu,cpuacct" / "docker",
+                   root / "docker"):
+        if parent.is_dir():
+            name = "cpu.stat" if parent == root / "docker" else "cpuacct.usage"
+            found |= {d.name: d / name for d in parent.iterdir() if d.is_dir()}
+    scopes = root / "system.slice"
+    if scopes.is_dir():
+        found |= {d.name.removeprefix("docker-").removesuffix(".scope"): d / "cpu.stat"
+                  for d in scopes.glob("docker-*.scope") if d.is_dir()}
+    return found
+
+
+def counter_seconds(text: str, path: Path) -> float | None:
+    """A CPU counter's text in seconds: v1's cpuacct.usage (ns), v2's cpu.stat
+    (usage_usec); None when cpu.stat has no usage."""
+    if path.name == "cpuacct.usage":
+        return int(text) / 1e9
+    usage = [v for k, _, v in (line.partition(" ") for line in text.splitlines())
+             if k == "usage_usec"]
+    return int(usage[0]) / 1e6 if usage else None
 
 
 @dataclass(frozen=True)

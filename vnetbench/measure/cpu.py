@@ -10,7 +10,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vnetbench.engines.usage import CGROUP, proc_stat_cpu
+from vnetbench.engines.usage import (
+    CGROUP,
+    container_counters,
+    counter_seconds,
+    proc_stat_cpu,
+)
 
 
 def cpu_percent(before: dict[str, float], after: dict[str, float],
@@ -103,16 +108,8 @@ def host_task_seconds(stat: str | None = None) -> float:
 
 def containers_seconds() -> float | None:
     """CPU seconds of all the engine's containers so far (cgroup v1 or v2, cgroupfs)."""
-    for path in CONTAINERS_CGROUPS:
-        if not path.exists():
-            continue
-        if path.name == "cpuacct.usage":
-            return int(path.read_text()) / 1e9
-        for line in path.read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "usage_usec":
-                return int(value) / 1e6
-    return None
+    path = next((path for path in CONTAINERS_CGROUPS if path.exists()), None)
+    return None if path is None else counter_seconds(path.read_text(), path)
 
 
 def testbed_process_seconds() -> float:
@@ -149,37 +146,16 @@ def host_sample(ours: Collection[str] | None = None, root: Path = CGROUP) -> Hos
                       sum(os.times()[:4]) + sum(daemons.values()), daemons, others)
 
 
-def container_counters(root: Path = CGROUP) -> dict[str, Path]:
-    """Each container's CPU counter on this machine (cgroupfs v1 or v2), by id."""
-    found: dict[str, Path] = {}
-    for parent in (root / "cpuacct" / "docker", root / "cpu,cpuacct" / "docker"):
-        if parent.is_dir():
-            found |= {d.name: d / "cpuacct.usage" for d in parent.iterdir() if d.is_dir()}
-    parent = root / "docker"
-    if parent.is_dir():
-        found |= {d.name: d / "cpu.stat" for d in parent.iterdir() if d.is_dir()}
-    return found
-
-
-def counter_seconds(path: Path) -> float | None:
-    """A v1 `cpuacct.usage` (ns) or v2 `cpu.stat` (usage_usec) in seconds; None when
-    the container went meanwhile."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    if path.name == "cpuacct.usage":
-        return int(text) / 1e9
-    usage = [v for k, _, v in (line.partition(" ") for line in text.splitlines())
-             if k == "usage_usec"]
-    return int(usage[0]) / 1e6 if usage else None
-
-
 def others_seconds(ours: set[str], root: Path = CGROUP) -> dict[str, float]:
-    """CPU seconds of every container on this machine whose id is not in `ours`."""
+    """CPU seconds of every container on this machine whose id is not in `ours` (one
+    gone while it is read gives nothing)."""
     found = {}
     for key, path in container_counters(root).items():
-        if key not in ours and (seconds := counter_seconds(path)) is not None:
+        try:
+            seconds = None if key in ours else counter_seconds(path.read_text(), path)
+        except (OSError, ValueError):
+            continue
+        if seconds is not None:
             found[key] = seconds
     return found
 

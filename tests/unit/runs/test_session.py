@@ -78,7 +78,8 @@ def test_another_run_s_containers_are_outside_load() -> None:
 
 def test_other_containers_are_read_from_the_cgroup_tree_less_the_run_s(
         tmp_path: Path) -> None:
-    """cgroup v1 (cpuacct.usage, ns; this machine's) and v2 (cpu.stat's usage_usec);
+    """cgroup v1 (cpuacct.usage, ns; this machine's) and v2 (cpu.stat's usage_usec,
+    cgroupfs's or systemd's scopes);
     the run's own ids left out; a container gone while read gives nothing."""
     v1 = tmp_path / "v1" / "cpuacct" / "docker"
     for key, ns in (("ours", "4000000000"), ("theirs", "2500000000")):
@@ -89,6 +90,9 @@ def test_other_containers_are_read_from_the_cgroup_tree_less_the_run_s(
     v2 = tmp_path / "v2" / "docker" / "theirs"
     v2.mkdir(parents=True)
     (v2 / "cpu.stat").write_text("usage_usec 1500000\nuser_usec 1000000\n")
-    assert others_seconds(set(), tmp_path / "v2") == {"theirs": 1.5}
+    scope = tmp_path / "v2" / "system.slice" / "docker-systemd.scope"  # systemd's driver
+    scope.mkdir(parents=True)
+    (scope / "cpu.stat").write_text("usage_usec 500000\n")
+    assert others_seconds(set(), tmp_path / "v2") == {"theirs": 1.5, "systemd": 0.5}
     sample = host_sample({"ours"}, tmp_path / "v1")
     assert sample.others == {"theirs": 2.5} and host_sample(None, tmp_path / "v1").others == {}

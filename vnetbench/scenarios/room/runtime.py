@@ -30,7 +30,7 @@ from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import GENERATOR_BEHIND, Values
 from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
-from vnetbench.engines.base import EngineError
+from vnetbench.engines.base import EngineError, Mount
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
 from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
@@ -230,8 +230,7 @@ class Room(Scenario):
                 "machine mounted into its probe (scenarios/room/tls.py): on several hosts "
                 "the server's may not have it. Run it on one host, or over http.")))
         keys = ExitStack()  # the server's TLS key, removed when the pass ends (tls.py)
-        mounts = (keys.enter_context(server_tls(stack.run_id, stack.rendered.directory,
-                                                server)),) if https else ()
+        mounts: tuple[Mount, ...] = ()
         ports = f"{PORT},{TLS_PORT}" if https else str(PORT)
 
         def serve(name: str) -> None:
@@ -243,6 +242,9 @@ class Room(Scenario):
             context, schedule, prefix, pass_no,
             lambda resume: self.resume(context, resume, url, pass_no), serve)
         try:
+            if https:  # made inside the try: whatever ends the pass, `keys` removes it
+                mounts = (keys.enter_context(server_tls(stack.run_id, stack.rendered.directory,
+                                                        server)),)
             began = time.monotonic()
             serve(server)
             per_machine_s = lead_per_machine_s(time.monotonic() - began)
