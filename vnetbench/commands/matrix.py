@@ -44,6 +44,9 @@ def matrix(
     overlay: Annotated[list[str] | None, typer.Option(
         help="Only these overlays: separated by commas, as run and sweep take them, or "
              "the option repeated.")] = None,
+    scenario: Annotated[list[str] | None, typer.Option(
+        help="Only these scenarios' cells (flood, throughput, ...): separated by commas, "
+             "or the option repeated; every one the matrix has without it.")] = None,
     method: Annotated[list[str] | None, typer.Option(
         help="Also this reference method (repeatable; 'all' for every one); "
              "its short form with --quick.")] = None,
@@ -64,11 +67,12 @@ def matrix(
     from vnetbench.analysis.slo import check_scenarios, parse_targets
     from vnetbench.methods import METHODS, get_method
     from vnetbench.runs.comparison import parse_overlays
-    from vnetbench.runs.matrix import CELLS, run_matrix
+    from vnetbench.runs.matrix import CELLS, parse_matrix_scenarios, run_matrix
 
     overlay = parse_overlays(",".join(overlay), "") if overlay else None  # run's form too
+    scenarios = parse_matrix_scenarios(",".join(scenario)) if scenario else None
     targets = parse_targets(slo) if slo is not None else []
-    check_scenarios(targets, list(CELLS), "--slo", "the matrix")
+    check_scenarios(targets, scenarios or list(CELLS), "--slo", "the matrix")
     names = list(METHODS) if "all" in (method or []) else method or []
     methods = [get_method(name) for name in names]
     wanted = JsonWanted("matrix", as_json, json_file)
@@ -78,6 +82,7 @@ def matrix(
         directory = run_matrix(with_engine(read_topology(topology_file), engine),
                                out_directory(out, command="matrix", inputs=inputs),
                                quick=quick, resume=resume,
-                               overlay_names=overlay, methods=methods)
+                               overlay_names=overlay, methods=methods,
+                               scenario_names=scenarios)
         out_console.print(str(directory))
         conclude(directory, allow_failed, targets, wanted)

@@ -191,17 +191,36 @@ def cell_topology(base: Topology, cell: Cell, quick: bool) -> Topology:
                                     "settings": settings})
 
 
+def parse_matrix_scenarios(text: str) -> list[str]:
+    """--scenario's names (separated by commas), each one the matrix has cells of
+    (CELLS), none twice; UserError naming the choices otherwise."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CELLS]
+    if not names or unknown:
+        raise UserError(f"--scenario {text!r}: {', '.join(unknown) or 'no name'} is not a "
+                        f"scenario of the matrix's. Give one or more of "
+                        f"{', '.join(sorted(CELLS))}, separated by commas (others run by "
+                        "name with vnetbench run).")
+    if len(set(names)) != len(names):
+        raise UserError(f"--scenario {text} names a scenario twice; list each once.")
+    return names
+
+
 def run_matrix(base: Topology, root: Path, quick: bool = False, resume: bool = False,
                overlay_names: list[str] | None = None,
-               methods: list[Method] | None = None) -> Path:
-    """The cells, then each reference method asked for (its own section of the
-    report; the short form with --quick), every overlay that runs here."""
+               methods: list[Method] | None = None,
+               scenario_names: list[str] | None = None) -> Path:
+    """The cells (of `scenario_names` only, when given), then each reference method
+    asked for (its own section of the report; the short form with --quick), every
+    overlay that runs here."""
     base = without_workload(base)
     require_engine()
     runtime = local()  # this machine's: its images, its veth limit (calibration)
     runtime.project_images()
     overlays = available_overlays(base, overlay_names)
-    cells = plan_cells(overlays, list(SCENARIOS.values()), quick)
+    scenarios = [s for s in SCENARIOS.values()
+                 if scenario_names is None or s.name in scenario_names]
+    cells = plan_cells(overlays, scenarios, quick)
     directory = matrix_directory(root, resume)
     with matrix_lock(directory):
         return run_cells(runtime, base, directory, cells, overlays, quick, resume, methods)

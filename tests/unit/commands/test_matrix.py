@@ -57,3 +57,59 @@ def test_no_overlay_given_is_every_overlay(monkeypatch: pytest.MonkeyPatch,
     calls = asked(monkeypatch)
     runner.invoke(app, ["matrix", "--out", str(tmp_path)])
     assert calls == [None]
+
+
+def scenarios_asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
+    """The scenario names run_matrix is called with (it is not run)."""
+    import vnetbench.runs.matrix
+
+    calls: list[list[str] | None] = []
+
+    def run_matrix(*args: object, scenario_names: list[str] | None = None,
+                   **kwargs: object) -> Path:
+        calls.append(scenario_names)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(vnetbench.runs.matrix, "run_matrix", run_matrix)
+    return calls
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ([], None),
+    (["--scenario", "flood"], ["flood"]),
+    (["--scenario", "throughput, transactions"], ["throughput", "transactions"]),
+    (["--scenario", "throughput", "--scenario", "flood"], ["throughput", "flood"])])
+def test_scenario_takes_both_forms(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                   options: list[str], named: list[str] | None) -> None:
+    calls = scenarios_asked(monkeypatch)
+    runner.invoke(app, ["matrix", *options, "--out", str(tmp_path)])
+    assert calls == [named]
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["--scenario", "nope"], "nope is not a scenario of the matrix's"),
+    (["--scenario", "transfer"], "transfer is not a scenario of the matrix's"),  # a method's
+    (["--scenario", ","], "no name is not a scenario"),
+    (["--scenario", "flood,flood"], "names a scenario twice"),
+    (["--scenario", "flood", "--slo", "throughput.tcp_mbit>=1"],
+     "throughput is not among what the matrix runs (flood)")])
+def test_a_wrong_scenario_is_refused_before_the_engine(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path, options: list[str],
+                                                       said: str) -> None:
+    calls = scenarios_asked(monkeypatch)
+    result = runner.invoke(app, ["matrix", *options, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+    assert calls == []
+
+
+def test_the_cells_planned_are_the_scenarios_asked_for() -> None:
+    from vnetbench.model.topology import parse_topology
+    from vnetbench.overlays import overlay_for
+    from vnetbench.runs.matrix import parse_matrix_scenarios, plan_cells
+    from vnetbench.scenarios import SCENARIOS
+
+    base = parse_topology({"name": "t", "switches": 2, "agents": 2}, "test", overrides={})
+    wanted = parse_matrix_scenarios("flood,throughput")
+    cells = plan_cells([overlay_for(base, "baseline")],
+                       [s for s in SCENARIOS.values() if s.name in wanted], quick=True)
+    assert {cell.scenario.name for cell in cells} == {"flood", "throughput"}
