@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
@@ -61,6 +63,7 @@ from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_k
 from vnetbench.scenarios.room.faults import room_fault_result
 from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
 from vnetbench.scenarios.room.snapshots import RoomNodes, attributed, take
+from vnetbench.scenarios.room.start_gate import StartGate
 from vnetbench.scenarios.room.tls import TLS_PORT, server_tls, tls_url
 from vnetbench.scenarios.room.workload import (
     by_machine,
@@ -238,6 +241,9 @@ class Room(Scenario):
                         ["vnetbench-room", "server", ports, *sizes], name, remove=False,
                         mounts=mounts)
 
+        # the start gate (start_gate.py) is a file of this machine: one host only
+        gate_dir = (None if stack.placement_settings()
+                    else stack.rendered.directory / f"room-gate-{pass_no}")
         faulted = None if schedule is None else FaultedRoom(
             context, schedule, prefix, pass_no,
             lambda resume: self.resume(context, resume, url, pass_no), serve)
@@ -256,7 +262,7 @@ class Room(Scenario):
             end = None if faulted else self.room_end(context, server, names, url, pass_no,
                                                      plan, f"http://{target}:{BARRIER_PORT}")
             load = self.run_load(context, names, url, pass_no, faulted, plan, per_machine_s,
-                                 end)
+                                 end, gate_dir)
             counted_after = take(context, nodes, "after")
         except BaseException:
             if faulted is not None:  # no kill or start after this; then the probes go
@@ -266,6 +272,8 @@ class Room(Scenario):
             with keys:  # once the server's probes are gone
                 self.remove_probes(context, [*names.values(), server,
                                              *(faulted.probes() if faulted else [])])
+            if gate_dir is not None:  # once no probe can read it
+                shutil.rmtree(gate_dir, ignore_errors=True)
         excused = 0
         if load.schedule is not None:
             excused = unsent_during(load.requests, load.schedule.events)
@@ -298,12 +306,14 @@ class Room(Scenario):
     def run_load(self, context: ScenarioContext, names: dict[str, str], url: str,
                  pass_no: int, faulted: FaultedRoom | None = None,
                  plan: WorkloadPlan | None = None,
-                 per_machine_s: float = LEAD_PER_MACHINE_S, end: RoomEnd | None = None) -> Load:
+                 per_machine_s: float = LEAD_PER_MACHINE_S, end: RoomEnd | None = None,
+                 gate_dir: Path | None = None) -> Load:
         """Create every machine's probe, let them start at one instant (the schedule of
         faults staged before it, fired from it), read CPU at its start and end, then
         their records. `plan`: a workload's schedules in place of the steady rate's;
         `per_machine_s`: the lead each machine's probe is given to start; `end`: the
-        room's end, when it has one (the open loop without faults)."""
+        room's end, when it has one (the open loop without faults); `gate_dir`: where
+        the start gate's file goes (start_gate.py; None: the lead is waited out)."""
         stack, settings = context.stack, context.topology.settings
         room = settings.of(RoomSettings)
         fault_lead = faulted.lead_s if faulted else 0.0
@@ -315,7 +325,7 @@ class Room(Scenario):
                      f"{pace}", lead + seconds):
             start = self.start_room(context, names, lambda planned, lead: self.load_argv(
                 context, names, url, pass_no, faulted, plan, planned, lead,
-                end.url if end else None), lead, fault_lead)
+                end.url if end else None), lead, fault_lead, gate_dir)
             planned, lead, last_s = start.planned, start.lead, start.load.last_s
             if faulted:
                 faulted.stage(planned, planned + last_s, planned - lead + start.load.bound)
@@ -383,19 +393,24 @@ class Room(Scenario):
 
     def start_room(self, context: ScenarioContext, names: dict[str, str],
                    argv_for: Callable[[float, float], LoadArgv], lead: float,
-                   fault_lead: float) -> RoomStart:
-        """Start every machine's probe for an instant `lead` from now. When the engine
-        is too slow for that lead (a start not done `fault_lead` before the instant),
-        the probes are removed and started once more, the lead from the pace this start
-        measured (PACE_HEADROOM, at least that times the lead missed); a second miss is
-        left to the records (the pass says how late)."""
+                   fault_lead: float, gate_dir: Path | None = None) -> RoomStart:
+        """Start every machine's probe for an instant `lead` from now, or sooner
+        through the start gate once all are up (`gate_dir`, start_gate.py). When the
+        engine is too slow for that lead (a start not done `fault_lead` before the
+        instant), the probes are removed and started once more, the lead from the pace
+        this start measured (PACE_HEADROOM, at least that times the lead missed); a
+        second miss is left to the records (the pass says how late)."""
         planned = time.time() + lead
         load = argv_for(planned, lead)
         began = time.monotonic()
-        refused, done = self.start_machines(context, names, load.argv, planned - fault_lead)
-        starting_s = time.monotonic() - began
-        if done == len(load.argv) and time.time() <= planned - fault_lead:
-            return RoomStart(planned, lead, starting_s, load, refused, [])
+        with start_gate(gate_dir, "first") as gate:
+            refused, done = self.start_machines(context, names, gated(load.argv, gate),
+                                                planned - fault_lead, gate)
+            starting_s = time.monotonic() - began
+            if done == len(load.argv) and time.time() <= planned - fault_lead:
+                early = gate.open_early(planned, len(names), fault_lead) if gate else planned
+                return RoomStart(early, lead - (planned - early), starting_s, load, refused,
+                                 [])
         slower = max(lead * PACE_HEADROOM, LEAD_S + fault_lead + PACE_HEADROOM
                      * starting_s / max(1, done) * len(names))
         note = (f"the engine started {done} of {len(load.argv)} probes in {starting_s:.1f} "
@@ -405,12 +420,17 @@ class Room(Scenario):
         planned = time.time() + slower
         load = argv_for(planned, slower)
         began = time.monotonic()
-        refused, _ = self.start_machines(context, names, load.argv, math.inf)
-        return RoomStart(planned, slower, time.monotonic() - began, load, refused, [note])
+        with start_gate(gate_dir, "again") as gate:
+            refused, _ = self.start_machines(context, names, gated(load.argv, gate),
+                                             math.inf, gate)
+            starting_s = time.monotonic() - began
+            early = (gate.open_early(planned, len(names), fault_lead)
+                     if gate and time.time() <= planned - fault_lead else planned)
+        return RoomStart(early, slower - (planned - early), starting_s, load, refused, [note])
 
     def start_machines(self, context: ScenarioContext, names: dict[str, str],
-                       argv: dict[str, list[str]], start_by: float
-                       ) -> tuple[dict[str, str], int]:
+                       argv: dict[str, list[str]], start_by: float,
+                       gate: StartGate | None = None) -> tuple[dict[str, str], int]:
         """Each machine's probe started, STARTERS at a time, none begun after
         `start_by` (epoch seconds); (the machines the engine refused, how many started
         or refused)."""
@@ -418,7 +438,8 @@ class Room(Scenario):
             machine, name = item
             if time.time() > start_by:
                 return False, None
-            return True, self.start_machine(context, machine, argv[machine], name)
+            return True, self.start_machine(context, machine, argv[machine], name,
+                                            (gate.mount,) if gate else ())
 
         with ThreadPoolExecutor(max_workers=STARTERS) as pool:
             tried = list(pool.map(start, [(m, n) for m, n in names.items() if m in argv]))
@@ -448,11 +469,12 @@ class Room(Scenario):
 
     @staticmethod
     def start_machine(context: ScenarioContext, machine: str, argv: list[str],
-                      name: str) -> tuple[str, str] | None:
+                      name: str, mounts: tuple[Mount, ...] = ()) -> tuple[str, str] | None:
         """Start one machine's probe; (machine, what the engine said) when it refused
         (the machine's container is not running: it died at bring-up)."""
         try:
-            start_probe(context.stack, context.container(machine), argv, name, remove=False)
+            start_probe(context.stack, context.container(machine), argv, name, remove=False,
+                        mounts=mounts)
             return None
         except EngineError as error:
             said = (getattr(error, "stderr", "") or str(error)).strip().splitlines()
@@ -580,6 +602,27 @@ def open_argv(machines: list[str], room: RoomSettings, seconds: float, url: str,
                              room.connection, str(room.connections), url, sizes,
                              encode(schedule)]
     return argv, max((schedules[m].last_s for m in machines), default=0.0)
+
+
+@contextmanager
+def start_gate(directory: Path | None, attempt: str) -> Iterator[StartGate | None]:
+    """A start gate in `directory`/`attempt` (a gate a start of the room's), let go
+    on leaving whatever happened; None without a directory."""
+    if directory is None:
+        yield None
+        return
+    with StartGate(directory / attempt) as gate:
+        yield gate
+
+
+def gated(argv: dict[str, list[str]], gate: StartGate | None) -> dict[str, list[str]]:
+    """Each probe's command with the gate's option before vnetbench-room's subcommand."""
+    if gate is None:
+        return argv
+    tool = "vnetbench-room"
+    return {machine: [*command[:command.index(tool) + 1], *gate.argv_prefix(),
+                      *command[command.index(tool) + 1:]]
+            for machine, command in argv.items()}
 
 
 def held(argv: dict[str, list[str]], until: float,

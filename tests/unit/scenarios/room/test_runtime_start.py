@@ -23,10 +23,14 @@ class TimedStarts(Room):
         self.start_s, self.again_s = start_s, again_s
         self.started: list[str] = []
         self.removed: list[str] = []
+        self.argv: list[list[str]] = []
+        self.mounts: list[tuple[Any, ...]] = []
 
     def start_machine(self, context: Any, machine: str, argv: list[str],  # type: ignore[override]
-                      name: str) -> tuple[str, str] | None:
+                      name: str, mounts: tuple[Any, ...] = ()) -> tuple[str, str] | None:
         self.started.append(name)
+        self.argv.append(argv)
+        self.mounts.append(mounts)
         time.sleep(self.again_s if self.removed else self.start_s)
         return None
 
