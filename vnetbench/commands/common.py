@@ -15,7 +15,6 @@ import typer
 from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
-from vnetbench.engines.base import EngineError
 from vnetbench.errors import EnvironmentProblem, UserError
 from vnetbench.runtime.paths import TOPOLOGIES
 from vnetbench.terminal.ui import err_console, error_line, out_console
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 
     from vnetbench.analysis.slo import Checked, Target
     from vnetbench.analysis.venue import VenueVerdict
+    from vnetbench.engines.base import EngineError
     from vnetbench.model.topology import Topology
     from vnetbench.terminal.machine_output import JsonWanted
     from vnetbench.terminal.outputs import Input
@@ -63,6 +63,14 @@ def name_too_long(path: object) -> str:
             "shorter path.")
 
 
+def engine_errors() -> tuple[type[Exception], ...]:
+    """EngineError once the engines are loaded, else nothing: only a command that
+    reached them can raise it, and loading them (the Docker clients, pydantic's
+    models) took 0.9 s of every command's start, `--help` and `--version` included."""
+    base = sys.modules.get("vnetbench.engines.base")
+    return (base.EngineError,) if base is not None else ()
+
+
 def guarded(command: Callable[P, R]) -> Callable[P, R]:
     """User errors print one paragraph and exit 2 (the environment's: 3); Ctrl-C/SIGTERM
     exit 130."""
@@ -85,8 +93,8 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             err_console.print("interrupted: everything of the run was torn down; "
                               "results measured so far are kept")
             raise typer.Exit(130) from None
-        except EngineError as error:
-            engine_gone(error)
+        except engine_errors() as error:
+            engine_gone(error)  # type: ignore[arg-type]  # engine_errors() has only it
             raise
         except OSError as error:
             if error.errno == errno.ENAMETOOLONG:  # a path given inside another value

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
 from vnetbench.commands.common import guarded, parse_fraction
 from vnetbench.errors import UserError
 from vnetbench.terminal.machine_output import JsonFile, JsonToStdout, emit_json
 from vnetbench.terminal.ui import err_console, out_console
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HOW_TO_MEASURE_A_FLOOR = (
     "Measure this machine's noise floor with an A/A, 'vnetbench ab SCENARIO' with no --b "

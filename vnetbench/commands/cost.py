@@ -4,15 +4,17 @@ results directories of room passes at several sizes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
 from vnetbench.commands.common import guarded
 from vnetbench.errors import UserError
 from vnetbench.runtime.rundir import writable_directory
 from vnetbench.terminal.ui import note, out_console
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @guarded
@@ -34,6 +36,8 @@ def cost(
     """What each machine costs, per overlay and role: CPU per request answered and
     memory per container against the room's size, each a straight-line fit where the
     points lie on a line."""
+    import pandas as pd
+
     from vnetbench.analysis.results import find_results, load_results
     from vnetbench.report.cost import write_cost
     from vnetbench.terminal.outputs import Output, check_outputs, results_inputs
