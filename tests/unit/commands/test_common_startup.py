@@ -1,4 +1,5 @@
-"""What every command pays before it starts: the CLI's definition loads neither the
+"""What every command pays before it starts (commands/common.py: guarded catches
+EngineError only once the engines are loaded): the CLI's definition loads neither the
 engines (the Docker clients) nor pandas, which took 0.9 s and 0.5 s of each start,
 `--help`, `--version` and a shell's completion included; a command loads them when it
 runs. Checked by the modules loaded, not by a time (this host's speed varies)."""
