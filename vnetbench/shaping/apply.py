@@ -41,6 +41,7 @@ from vnetbench.shaping.verify import (
     DEFAULT_QDISCS,
     READ_SCRIPT,
     Comparison,
+    ReadBackError,
     Seen,
     compare,
     parse_seen,
@@ -165,13 +166,24 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+READ_BACK_TRIES = 3  # a read-back whose output did not come back whole is read again
+
+
 def observe(run: RunOnEngine, shaper: str) -> Seen:
-    """What the shaper's namespace applies, in one call (verify.READ_SCRIPT)."""
+    """What the shaper's namespace applies, in one call (verify.READ_SCRIPT); read
+    again when its output did not come back whole (it only reads), and EngineError
+    naming it when that happened READ_BACK_TRIES times."""
     argv = ["sh", "-c", READ_SCRIPT]
-    done = run.engine.execute(shaper, argv)
-    if done.exit_code != 0:
-        raise EngineError.of_command(["exec", shaper, *argv[:2]], done)
-    return parse_seen(done.stdout)
+    for _ in range(READ_BACK_TRIES):
+        done = run.engine.execute(shaper, argv)
+        if done.exit_code != 0:
+            raise EngineError.of_command(["exec", shaper, *argv[:2]], done)
+        try:
+            return parse_seen(done.stdout)
+        except ReadBackError as error:
+            lost = error
+    raise EngineError(f"reading back {shaper}'s shaping: its output did not come back whole "
+                      f"{READ_BACK_TRIES} times ({lost})")
 
 
 def read_back(run: RunOnEngine, container: str) -> dict[str, Any]:

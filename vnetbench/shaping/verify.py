@@ -87,13 +87,27 @@ def shown(key: str, value: float) -> str:
     return f"{value * factor:g} {unit}".rstrip()
 
 
+SECTIONS = 5  # READ_SCRIPT's commands, their outputs apart by SECTION
+
+
+class ReadBackError(ValueError):
+    """READ_SCRIPT's output did not come back whole: a section missing, or tc's or ip's
+    JSON unreadable. Seen once in a 50-machine bring-up (make test, 2026-12-07): the
+    exec's output began at its fourth section, its first three lost on the way."""
+
+
 def parse_seen(text: str) -> Seen:
-    """READ_SCRIPT's output, in its sections."""
+    """READ_SCRIPT's output, in its sections; ReadBackError when it is not whole."""
     parts = text.split(SECTION)
-    parts += [""] * (5 - len(parts))
-    qdiscs, saved, addresses, offloads, queues = (p.strip() for p in parts[:5])
-    return Seen(devices_by_address(addresses), json.loads(qdiscs or "[]"), rules_of(saved),
-                offloads_of(offloads), queues_of(queues))
+    if len(parts) != SECTIONS:
+        raise ReadBackError(f"{len(parts)} of its {SECTIONS} sections came back: "
+                            f"{text.strip()[:120]!r}")
+    qdiscs, saved, addresses, offloads, queues = (p.strip() for p in parts)
+    try:
+        return Seen(devices_by_address(addresses), json.loads(qdiscs or "[]"),
+                    rules_of(saved), offloads_of(offloads), queues_of(queues))
+    except json.JSONDecodeError as error:
+        raise ReadBackError(f"tc's or ip's JSON did not read ({error})") from None
 
 
 def devices_by_address(ip_json: str) -> dict[str, str]:
