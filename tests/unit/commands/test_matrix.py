@@ -14,15 +14,16 @@ from vnetbench.cli import app
 runner = CliRunner()
 
 
-def asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
-    """The overlay names run_matrix is called with (it is not run)."""
+def asked(monkeypatch: pytest.MonkeyPatch, keyword: str = "overlay_names"
+          ) -> list[list[str] | None]:
+    """What run_matrix is called with for `keyword` (overlay_names, scenario_names);
+    it is not run."""
     import vnetbench.runs.matrix
 
     calls: list[list[str] | None] = []
 
-    def run_matrix(*args: object, overlay_names: list[str] | None = None,
-                   **kwargs: object) -> Path:
-        calls.append(overlay_names)
+    def run_matrix(*args: object, **kwargs: object) -> Path:
+        calls.append(kwargs.get(keyword))  # type: ignore[arg-type]
         raise SystemExit(0)
 
     monkeypatch.setattr(vnetbench.runs.matrix, "run_matrix", run_matrix)
@@ -59,21 +60,6 @@ def test_no_overlay_given_is_every_overlay(monkeypatch: pytest.MonkeyPatch,
     assert calls == [None]
 
 
-def scenarios_asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
-    """The scenario names run_matrix is called with (it is not run)."""
-    import vnetbench.runs.matrix
-
-    calls: list[list[str] | None] = []
-
-    def run_matrix(*args: object, scenario_names: list[str] | None = None,
-                   **kwargs: object) -> Path:
-        calls.append(scenario_names)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(vnetbench.runs.matrix, "run_matrix", run_matrix)
-    return calls
-
-
 @pytest.mark.parametrize(("options", "named"), [
     ([], None),
     (["--scenario", "flood"], ["flood"]),
@@ -81,7 +67,7 @@ def scenarios_asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str] | None]:
     (["--scenario", "throughput", "--scenario", "flood"], ["throughput", "flood"])])
 def test_scenario_takes_both_forms(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                    options: list[str], named: list[str] | None) -> None:
-    calls = scenarios_asked(monkeypatch)
+    calls = asked(monkeypatch, "scenario_names")
     runner.invoke(app, ["matrix", *options, "--out", str(tmp_path)])
     assert calls == [named]
 
@@ -96,7 +82,7 @@ def test_scenario_takes_both_forms(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 def test_a_wrong_scenario_is_refused_before_the_engine(monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path, options: list[str],
                                                        said: str) -> None:
-    calls = scenarios_asked(monkeypatch)
+    calls = asked(monkeypatch, "scenario_names")
     result = runner.invoke(app, ["matrix", *options, "--out", str(tmp_path)])
     assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
     assert calls == []
