@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from vnetbench.engines.base import EngineError, ToolOutput
 from vnetbench.measure.probe import (
     RunOnEngine,
     ToolRun,
@@ -33,6 +36,52 @@ CONNECT_ATTEMPTS = 5  # while a netserver just started does not listen yet
 REFUSED = "could not establish the control connection"
 TIMED_OUT = 124  # timeout(1)'s exit status when it stopped the tool
 _KEYVAL = re.compile(r"^([A-Z0-9_]+)=(.*)$")
+
+# A TCP_CRR test's netserver learns that the test ended only from its own timer, set
+# to the test's length plus netperf's PAD_TIME (4 s): with a connection per
+# transaction it waits in accept(), and the client waits for its results. So every
+# TCP_CRR test took its length and 4 s (-l 2: 6.9 s here, 2026-12-07). Once the
+# client's test must be over, each netserver child of the test is sent SIGALRM, what
+# its own timer sends: it stops accepting and answers at once (4.3 s, the same rate).
+# When: CUT_MARGIN_S after the child's start plus the test's length; the child starts
+# when the client's control connection arrives, before the client's timer starts.
+CUT_MARGIN_S = 1.0
+CUT_WAIT_S = 2.0  # how long the client's end waits for the cutter's own end
+# $1 the test's seconds, $2 the margin, $3 the children to cut, $4 the bound (seconds);
+# the children: processes named netserver whose parent is the probe's PID 1
+CRR_CUTTER = r"""
+import os, signal, sys, time
+length, margin, want, bound = map(float, sys.argv[1:5])
+parent = sys.argv[5] if len(sys.argv) > 5 else "1"
+tick = os.sysconf("SC_CLK_TCK")
+def uptime():
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
+def children():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                name, _, rest = f.read().partition("(")[2].rpartition(")")
+        except OSError:
+            continue
+        fields = rest.split()
+        if name == "netserver" and fields[1] == parent:
+            yield int(pid), int(fields[19]) / tick
+time.sleep(length)
+end, cut = uptime() + bound, set()
+while len(cut) < want and uptime() < end:
+    now, soonest = uptime(), 0.5
+    for pid, began in children():
+        left = began + length + margin - now
+        if pid not in cut and left <= 0:
+            os.kill(pid, signal.SIGALRM)
+            cut.add(pid)
+            print(f"cut netserver {pid} {now - began:.3f} s after it began", flush=True)
+        elif pid not in cut:
+            soonest = min(soonest, left)
+    time.sleep(max(soonest, 0.01))
+print(f"cut {len(cut)} of {want:g}")
+"""
 
 
 @dataclass(frozen=True)
@@ -83,6 +132,20 @@ class Netserver:
     run_on: RunOnEngine
     address: str
     port: int = PORT
+    container: str = ""  # the netserver's probe (none: its tests are never cut short)
+
+    def cut_when_done(self, seconds: float, instances: int, margin_s: float) -> Cutter:
+        """SIGALRM to each of the `instances` netserver children of the TCP_CRR test
+        starting now, once its client's test of `seconds` must be over (CRR_CUTTER),
+        from a thread (the engine's exec ends with the cutter)."""
+        if not self.container:
+            return Cutter(None, self)
+        pool = ThreadPoolExecutor(max_workers=1)
+        future = pool.submit(self.run_on.engine.execute, self.container, [
+            "python3", "-c", CRR_CUTTER, f"{seconds:g}", f"{margin_s:g}", str(instances),
+            f"{seconds + CLIENT_GRACE_SECONDS:g}"])
+        pool.shutdown(wait=False)
+        return Cutter(future, self)
 
     def run(self, client: str, test: str, seconds: float, raw_path: Path,
             grace_s: float = CLIENT_GRACE_SECONDS) -> NetperfRun:
@@ -105,13 +168,36 @@ class Netserver:
         return run
 
 
+@dataclass(frozen=True)
+class Cutter:
+    """A TCP_CRR test's cutter (Netserver.cut_when_done) while its clients run."""
+
+    future: Future[ToolOutput] | None
+    server: Netserver
+
+    def said(self) -> str:
+        """What it cut, once the clients have ended; a cutter still waiting (no client
+        began: their errors say why) is stopped, so that it cuts no later test's."""
+        if self.future is None:
+            return "not cut: the netserver's probe is not known"
+        try:
+            done = self.future.result(timeout=CUT_WAIT_S)
+        except NotYet:
+            self.server.run_on.engine.execute(self.server.container,
+                                              ["pkill", "-x", "python3"])
+            return f"not cut: no netserver child to cut within {CUT_WAIT_S:g} s"
+        except EngineError as error:
+            return f"not cut: {error}"
+        return done.stdout + done.stderr
+
+
 @contextmanager
 def netserver(run: RunOnEngine, container: str, address: str, name: str,
               port: int = PORT) -> Iterator[Netserver]:
     """A netserver in container's namespace (reached at address), removed afterwards."""
     server = start_probe(run, container, ["netserver", "-D", "-p", str(port)], name=name)
     try:
-        yield Netserver(run, address, port)
+        yield Netserver(run, address, port, server)
     finally:
         stop_probe(run, server)
 

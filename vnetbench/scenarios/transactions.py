@@ -21,6 +21,7 @@ from vnetbench.declared.declaration import Values
 from vnetbench.declared.transactions import DECLARATION, RR_TESTS, TransactionsSettings
 from vnetbench.measure.netperf import (
     CLIENT_GRACE_SECONDS,
+    CUT_MARGIN_S,
     NetperfResult,
     NetperfRun,
     Netserver,
@@ -28,6 +29,7 @@ from vnetbench.measure.netperf import (
     netserver,
 )
 from vnetbench.measure.ping import PingResult, run_ping
+from vnetbench.measure.probe import save_raw
 from vnetbench.model.topology import Topology
 from vnetbench.scenarios.base import Metrics, PassResult, ScenarioContext
 from vnetbench.scenarios.pair import (
@@ -46,6 +48,7 @@ LIVENESS_INTERVAL_S = 0.05
 # waited out the whole CLIENT_GRACE_SECONDS (16.1 s for a 1 s test)
 UNANSWERED_GRACE_S = 5.0
 UNANSWERED_ROUND_TRIPS = 5  # the control connection's exchanges before the test
+CUT_TEST = "TCP_CRR"  # the test whose netserver waits out its own timer (netperf.py)
 
 
 @dataclass(frozen=True)
@@ -138,19 +141,37 @@ def unanswered_grace_s(topology: Topology) -> float:
 def run_at_once(server: Netserver, client: str, test: str, instances: int, seconds: float,
                 context: ScenarioContext, pass_no: int,
                 grace_s: float = CLIENT_GRACE_SECONDS) -> Rates:
-    """`instances` clients of one test, each its own probe container, started together."""
-    def one(index: int) -> NetperfRun:
-        suffix = f"-x{instances}-{index + 1}" if instances > 1 else ""
-        path = context.raw_dir / f"netperf-{test.lower()}-pass{pass_no}{suffix}.txt"
-        return server.run(client, test, seconds, path, grace_s)
+    """`instances` clients of one test, each its own probe container, started together;
+    a TCP_CRR test's netserver children cut short once the clients' test is over
+    (netperf.CRR_CUTTER), what they did kept beside the clients' output."""
+    name = f"netperf-{test.lower()}-pass{pass_no}" + (f"-x{instances}" if instances > 1 else "")
 
-    if instances == 1:
-        return Rates.of(test, [one(0)])
+    def one(index: int) -> NetperfRun:
+        suffix = f"-{index + 1}" if instances > 1 else ""
+        return server.run(client, test, seconds, context.raw_dir / f"{name}{suffix}.txt",
+                          grace_s)
+
+    cutter = (server.cut_when_done(seconds, instances, cut_margin_s(context.topology))
+              if test == CUT_TEST else None)
     pool = ThreadPoolExecutor(max_workers=instances)
     try:
-        return Rates.of(test, list(pool.map(one, range(instances))))
+        rates = Rates.of(test, list(pool.map(one, range(instances))))
     finally:  # never wait here: on Ctrl-C the teardown ends the clients' probes
         pool.shutdown(wait=False, cancel_futures=True)
+    if cutter is not None:
+        save_raw(context.raw_dir / f"{name}-cut.txt", cutter.said())
+    return rates
+
+
+def cut_margin_s(topology: Topology) -> float:
+    """How long after its length a TCP_CRR test's netserver child is cut short: the
+    margin and the control connection's exchanges before the client's timer starts, at
+    the path's declared round trip; twice the margin where the topology cannot say the
+    path."""
+    round_trip_s = declared_round_trip_s(topology)
+    if round_trip_s is None:
+        return 2 * CUT_MARGIN_S
+    return CUT_MARGIN_S + UNANSWERED_ROUND_TRIPS * round_trip_s
 
 
 def metric_prefix(rates: Rates) -> str:
