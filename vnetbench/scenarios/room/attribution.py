@@ -21,7 +21,9 @@ The thresholds come from the mechanisms, not from a speed:
 - a retransmission timer can fire while the segment still queues (on a host, behind a
   token bucket): the kernel undoes the recovery it began once the original turns out
   to have arrived (TCPLossUndo, by timestamps, D-SACK or F-RTO), so with no drop
-  counted, the timeouts undone were spurious and the rest were lost outside the shapers.
+  counted, the timeouts undone were spurious and the rest were lost outside the shapers;
+  but a handshake's timeout (a SYN or SYN-ACK sent again after 1 s: TCPSynRetrans, in
+  TCPTimeouts too) is never undone, so it is said apart: its answer queued, or was lost.
 Causes are ranked by whether they can fill the tail, then by the least time they
 added together (events x the least each costs).
 """
@@ -69,7 +71,7 @@ class Cause:
     cost_ms: float
     tail_sized: bool  # touched at least TAIL_SHARE of the requests
     kind: str  # "link", "accept queue", "cpu", "queueing", "elsewhere", "fault",
-    # "queued timeout"
+    # "queued timeout", "handshake timeout"
 
     @property
     def added_ms(self) -> float:
@@ -161,19 +163,33 @@ def causes(counters: PassCounters, figures: PassFigures) -> list[Cause]:
     return sorted(found, key=lambda c: (not c.tail_sized, -c.added_ms, -c.events))
 
 
+def handshake_timeouts(node: TcpDelta) -> int:
+    """The node's timeouts that sent a SYN or SYN-ACK again (0 on a kernel without the
+    counter: its handshakes are then among the others)."""
+    return min(node.timeouts, node.syn_retrans or 0)
+
+
 def spurious_timeouts(node: TcpDelta) -> int | None:
     """The node's timeouts the kernel found spurious: the recoveries they began that it
     undid (TCPLossUndo; F-RTO's TCPSpuriousRTOs are counted in it too, so the larger,
-    not the sum), at most its timeouts; None when its kernel has no such counter."""
+    not the sum), at most its timeouts but its handshakes'; None when its kernel has no
+    such counter."""
     if node.loss_undo is None:
         return None
-    return min(node.timeouts, max(node.loss_undo, node.spurious_rtos or 0))
+    return min(node.timeouts - handshake_timeouts(node),
+               max(node.loss_undo, node.spurious_rtos or 0))
 
 
 def queued(count: int) -> str:
     return (f"{count:,} fired while the segment was still queued (the kernel undid their "
             "recovery: the host or a queue, not a loss)" if count else
             "none fired while the segment was still queued")
+
+
+def handshakes(count: int) -> str:
+    return (f"{count:,} {'was a handshake' if count == 1 else 'were handshakes'} sent again "
+            "(a SYN or SYN-ACK unanswered for 1 s or more: its answer queued, or was lost; "
+            "the kernel never undoes these)")
 
 
 def lost(count: int) -> str:
@@ -200,13 +216,17 @@ def unseen_loss(retrans: int, nodes: Sequence[TcpDelta], cost_ms: float,
                      "than the queue's wait), which these counters do not tell apart",
                      retrans, cost_ms, retrans >= tail_events, "elsewhere")
     undone = sum(s or 0 for s in spurious)
-    mostly_queued = undone > timeouts - undone  # a tie: the loss first
-    parts = [lost(timeouts - undone), queued(undone)][::-1 if mostly_queued else 1]
+    handshaken = sum(handshake_timeouts(t) for t in nodes)
+    # the larger part first, a tie in this order: the loss, the handshakes, the queued
+    split = [(timeouts - handshaken - undone, lost, "elsewhere"),
+             (handshaken, handshakes, "handshake timeout"), (undone, queued, "queued timeout")]
+    ranked = sorted((part for part in split if part[0] or part[1] is not handshakes),
+                    key=lambda part: -part[0])
+    parts = [said(count) for count, said, _ in ranked]
     # the split first: what follows a cause, "(dominant)", is the whole cause's
     return Cause(f"of the machines' {plural(timeouts, 'timeout')}, {', '.join(parts)}: they "
                  f"retransmitted {retrans:,} segments though no shaper dropped a packet",
-                 retrans, cost_ms, retrans >= tail_events,
-                 "queued timeout" if mostly_queued else "elsewhere")
+                 retrans, cost_ms, retrans >= tail_events, ranked[0][2])
 
 
 def cpu_causes(figures: PassFigures) -> list[Cause]:
@@ -279,7 +299,7 @@ def failure_sentence(found: Sequence[Cause], counters: PassCounters,
     timed_out = [t for t in tcp_of(counters, MACHINE) if t.node in failing and t.timeouts]
     losses = [c for c in found
               if c.kind in ("accept queue", "link", "elsewhere", "cpu", "fault",
-                            "queued timeout")]
+                            "queued timeout", "handshake timeout")]
     why = "; ".join(c.what for c in losses) or (
         "the counters name no cause (no drop, no saturated CPU): see the machines' errors")
     retried = (f"; {len(timed_out):,} of those machines retransmitted by timeout "

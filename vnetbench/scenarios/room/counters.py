@@ -38,10 +38,13 @@ UNSHAPED_QDISCS = frozenset({"noqueue", "mq", "pfifo_fast", "fq_codel"})
 TCP_COUNTERS = {"Tcp": ("OutSegs", "RetransSegs"),
                 "TcpExt": ("TCPTimeouts", "TCPLostRetransmit", "ListenOverflows",
                            "ListenDrops", "TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo",
-                           "TCPDSACKUndo")}
+                           "TCPDSACKUndo", "TCPSynRetrans")}
 # the counters of a retransmission found unneeded: a kernel without one leaves it None
 # (unknown), not 0 (none), so the attribution can say it cannot tell
 UNDO_COUNTERS = ("TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo", "TCPDSACKUndo")
+# a SYN or SYN-ACK sent again: its timer's doing (1 s, then doubling), in TCPTimeouts too
+# (tcp_retransmit_timer, tcp_syn_ack_timeout), and never undone
+HANDSHAKE_COUNTER = "TCPSynRetrans"
 RULE = re.compile(r"^\[(\d+):(\d+)\] -A (\S+) (.*)$")
 
 
@@ -224,6 +227,8 @@ class TcpDelta:
     dsack_recv: int | None = None
     loss_undo: int | None = None
     dsack_undo: int | None = None
+    # of the timeouts, a SYN or SYN-ACK sent again (None: the kernel has no such counter)
+    syn_retrans: int | None = None
 
 
 @dataclass(frozen=True)
@@ -291,7 +296,8 @@ def tcp_delta(node: str, role: str, before: Snapshot | None, after: Snapshot) ->
     def grew(name: str) -> int:
         return increase(before.tcp.get(name) if before else None, after.tcp.get(name, 0))
 
-    undone = [grew(name) if name in after.tcp else None for name in UNDO_COUNTERS]
+    undone = [grew(name) if name in after.tcp else None
+              for name in (*UNDO_COUNTERS, HANDSHAKE_COUNTER)]
     return TcpDelta(node, role, grew("OutSegs"), grew("RetransSegs"), grew("TCPTimeouts"),
                     grew("TCPLostRetransmit"), grew("ListenOverflows"), grew("ListenDrops"),
                     *undone)

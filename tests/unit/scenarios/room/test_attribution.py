@@ -253,3 +253,41 @@ def test_a_kernel_without_the_undo_counters_cannot_tell_the_two_apart() -> None:
         "shaper dropped a packet: lost outside the shapers (the overlay's socket buffers, "
         "a bridge, a veth), or sent again while still queued (a timer shorter than the "
         "queue's wait), which these counters do not tell apart (dominant")
+
+
+def test_a_handshakes_timeout_is_said_apart_as_the_kernel_never_undoes_it() -> None:
+    """TCPTimeouts counts a SYN sent again (tcp_retransmit_timer) and a SYN-ACK
+    (tcp_syn_ack_timeout); no undo counter ever takes one back, so before this split
+    every one of them was called a loss outside the shapers. The recorded machine's
+    counters, its handshakes' counter raised as a venue's statement burst raises it."""
+    node = replace(captured(LOST).tcp[0], syn_retrans=3)  # 4 timeouts, none undone
+    said = attribute(PassCounters((), (node,)), FIGURES)
+    assert [c.kind for c in said.causes] == ["handshake timeout"]
+    assert said.tail.startswith(
+        "Where the time went (p99 41.7 ms): of the machines' 4 timeouts, 3 were handshakes "
+        "sent again (a SYN or SYN-ACK unanswered for 1 s or more: its answer queued, or was "
+        "lost; the kernel never undoes these), 1 was a loss outside the shapers (the "
+        "overlay's socket buffers, a bridge, a veth), none fired while the segment was "
+        "still queued: they retransmitted 25 segments though no shaper dropped a packet")
+    failed = replace(FIGURES, failed=3, errors={"connect": 3}, failing=("agent1",))
+    assert "3 were handshakes sent again" in str(attribute(PassCounters((), (node,)),
+                                                           failed).failures)
+
+
+def test_the_undone_are_counted_among_the_timeouts_that_were_no_handshake() -> None:
+    """A node's undo counter cannot take back more than its timeouts but its
+    handshakes: 4 timeouts, 3 handshakes, 2 undone is 1 queued and no loss."""
+    node = replace(captured(SPURIOUS).tcp[0], syn_retrans=3, loss_undo=2)
+    said = attribute(PassCounters((), (node,)), FIGURES)
+    assert "of the machines' 4 timeouts, 3 were handshakes sent again" in said.tail
+    assert ("the kernel never undoes these), 1 fired while the segment was still queued "
+            "(the kernel undid their recovery: the host or a queue, not a loss), none were "
+            "losses outside the shapers") in said.tail
+
+
+def test_the_handshakes_counter_is_read_from_the_kernels_and_none_where_it_lacks_it(
+        ) -> None:
+    assert captured(LOST).tcp[0].syn_retrans == 0  # in the recorded namespace's netstat
+    old = captured(LOST, drop=("TCPSynRetrans",))
+    assert old.tcp[0].syn_retrans is None
+    assert "handshake" not in attribute(old, FIGURES).tail

@@ -54,7 +54,7 @@ def test_proc_net_counters_both_files() -> None:
     assert set(tcp_counters(tables)) == {"OutSegs", "RetransSegs", "TCPTimeouts",
                                          "TCPLostRetransmit", "ListenOverflows", "ListenDrops",
                                          "TCPSpuriousRTOs", "TCPDSACKRecv", "TCPLossUndo",
-                                         "TCPDSACKUndo"}
+                                         "TCPDSACKUndo", "TCPSynRetrans"}
 
 
 def test_proc_net_values_missing_is_refused() -> None:
