@@ -183,12 +183,20 @@ class Cutter:
         try:
             done = self.future.result(timeout=CUT_WAIT_S)
         except NotYet:
-            self.server.run_on.engine.execute(self.server.container,
-                                              ["pkill", "-x", "python3"])
-            return f"not cut: no netserver child to cut within {CUT_WAIT_S:g} s"
+            return f"not cut: no netserver child to cut within {CUT_WAIT_S:g} s" + (
+                self.stopped())
         except EngineError as error:
             return f"not cut: {error}"
         return done.stdout + done.stderr
+
+    def stopped(self) -> str:
+        """The cutter stopped ('' when it was, else why not: the pass goes on, and its
+        netserver, the cutter's container, is removed with the pass)."""
+        try:
+            self.server.run_on.engine.execute(self.server.container, ["pkill", "-x", "python3"])
+        except EngineError as error:
+            return f"; it could not be stopped ({error})"
+        return ""
 
 
 @contextmanager

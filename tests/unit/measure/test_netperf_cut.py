@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vnetbench.engines.base import ToolOutput
+from vnetbench.engines.base import EngineError, ToolOutput
 from vnetbench.measure import netperf
 from vnetbench.measure.netperf import CRR_CUTTER, Cutter, Netserver
 
@@ -64,19 +64,22 @@ def test_a_process_of_another_parent_is_left_alone_and_the_bound_ends_the_wait()
 
 
 class Engine:
-    def __init__(self) -> None:
+    def __init__(self, gone: bool = False) -> None:
         self.calls: list[tuple[str, list[str]]] = []
+        self.gone = gone
 
     def execute(self, container: str, argv: list[str]) -> ToolOutput:
         self.calls.append((container, argv))
+        if self.gone:
+            raise EngineError("the engine answered 404: no such container", 1, "", "")
         return ToolOutput(0, "", "")
 
 
 class Run:
     run_id = "r"
 
-    def __init__(self) -> None:
-        self.engine = Engine()
+    def __init__(self, gone: bool = False) -> None:
+        self.engine = Engine(gone)
 
 
 def test_a_cutter_that_cut_nothing_is_stopped_so_no_later_test_is_cut(
@@ -88,6 +91,16 @@ def test_a_cutter_that_cut_nothing_is_stopped_so_no_later_test_is_cut(
     said = Cutter(Future(), Netserver(run, "10.0.2.2", container="ns")).said()  # type: ignore[arg-type]
     assert said.startswith("not cut: no netserver child to cut within")
     assert run.engine.calls == [("ns", ["pkill", "-x", "python3"])]
+
+
+def test_a_cutter_that_cannot_be_stopped_is_said_not_raised(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass goes on (its netserver, the cutter's container, goes with it)."""
+    monkeypatch.setattr(netperf, "CUT_WAIT_S", 0.05)
+    said = Cutter(Future(), Netserver(Run(gone=True), "10.0.2.2", container="ns")).said()  # type: ignore[arg-type]
+    assert said.startswith("not cut: no netserver child to cut within")
+    assert said.endswith("; it could not be stopped (the engine answered 404: no such "
+                         "container)")
 
 
 def test_a_netserver_without_its_probe_is_never_cut(tmp_path: Path) -> None:
