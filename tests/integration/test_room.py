@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 from python_on_whales import Container, docker
+from python_on_whales.exceptions import NoSuchContainer
 
 from tests.integration.conftest import leftovers, stands
 from vnetbench.analysis.results import load_results, named
@@ -142,9 +144,15 @@ PAUSE_AT_S, PAUSE_S, PAUSED_SECONDS = 2.0, 1.0, 6
 
 def own_containers(named: str) -> list[Container]:
     """This module's rooms' containers whose name holds `named` (another test's room may
-    run beside it: make test runs two tests at once)."""
-    return [c for c in docker.container.list(filters=[("name", named)])
-            if c.name.startswith("it-room-")]
+    run beside it: make test runs two tests at once). A container listed, then removed
+    before its name is read (the room before's probes go as this one starts: the client
+    library inspects it again to read the name) is not one."""
+    found = []
+    for container in docker.container.list(filters=[("name", named)]):
+        with suppress(NoSuchContainer):
+            if container.name.startswith("it-room-"):
+                found.append(container)
+    return found
 
 
 def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
@@ -156,15 +164,19 @@ def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
     seen: set[str] = set()
     for moments in paused:
         server = client = None
+        command: list[str] = []
         while not stop.is_set() and (server is None or client is None):
-            server = next((c for c in own_containers("-room-1-server") if c.id not in seen),
-                          None)
-            client = next(iter(own_containers("-room-1-agent")), None)
+            try:
+                server = next((c for c in own_containers("-room-1-server")
+                               if c.id not in seen), None)
+                client = next(iter(own_containers("-room-1-agent")), None)
+                command = list(client.config.cmd or []) if client else []
+            except NoSuchContainer:  # the room before's, removed while it was read
+                server = client = None
             time.sleep(0.05)
         if server is None or client is None:
             return
         seen.add(server.id)
-        command = list(client.config.cmd or [])
         mode = next(i for i, word in enumerate(command) if word in ("open", "client"))
         time.sleep(max(0.0, float(command[mode + 1]) + PAUSE_AT_S - time.time()))
         moments.append(time.time())  # the freeze takes effect within the pause call
