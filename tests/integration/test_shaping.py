@@ -57,8 +57,12 @@ DELAY_TOLERANCE_SHARE = 0.05
 # the setting's own minimum). The delay line holds each packet to its own due time (a
 # heap, images/tools/vnetbench-shape), so the ~10 probes in flight over the 20 ms round
 # trip do not wait behind each other; the line carries the pass's TCP stream, at far
-# more packets a second, just before.
+# more packets a second, just before. At no rate that stream is more than a line can
+# carry (36,000 packets in its second, 45 % of them over 1 ms late, here): the pass
+# would fail on the line, rightly. 100 Mbit/s is 8,300 packets a second, which the
+# line kept (2 of 8,239 over 1 ms), and adds 7 us to a ping's frame.
 LOSS_PINGS, PING_INTERVAL_MS = 2000, 2
+LINE_RATE = "100mbit"
 
 
 def shaped(name: str, backbone: dict[str, Any], **settings: Any) -> Topology:
@@ -100,7 +104,8 @@ def test_delay_adds_twenty_ms_and_loss_matches_its_binomial_interval(tmp_path: P
     expected = 1 - (1 - 0.05) ** 2  # 5 % each way: a ping and its answer cross the backbone
     misses = []
     for attempt in (1, 2):
-        value, record = measure(shaped(f"it-delay{attempt}", {"delay": "10ms", "loss": "5%"},
+        value, record = measure(shaped(f"it-delay{attempt}", {"delay": "10ms", "loss": "5%",
+                                                               "rate": LINE_RATE},
                                        seconds=1, pings=LOSS_PINGS,
                                        ping_interval_ms=PING_INTERVAL_MS), tmp_path)
         added = value["rtt_mean_ms"] - unshaped["rtt_mean_ms"]
@@ -236,6 +241,34 @@ def test_a_shaper_killed_mid_pass_fails_the_pass_and_names_it(tmp_path: Path) ->
     # the pings ran after the kill: their answers cross switch1's line, whose rule
     # outlived it, so none came back (with --queue-bypass all did, 50 ms early)
     assert value.get("ping_received", 0) == 0, value
+
+
+def test_a_delay_line_past_its_capacity_fails_the_pass_naming_it(tmp_path: Path) -> None:
+    """A 1 ms backbone at no rate: TCP between two veths runs at several Gbit/s, a delay
+    line (one Python process, every packet through it) carries tens of thousands of
+    packets a second (66,000 recorded: tests/data/shaping/line-behind.txt), so within a
+    1 s stream the line's queue grows and what crosses it is held past its due time.
+    The pass fails naming the line: its delay and rate were the line's. Where the
+    kernel has netem there is no line (the delay is the kernel's): nothing to check."""
+    if "netem" in available_mechanisms():
+        pytest.skip("this kernel has netem: no delay line in userspace")
+    value, record = measure_failed(shaped("it-behind", {"delay": "1ms"}, seconds=1, pings=10),
+                                   tmp_path)
+    assert re.search(r"shaping not as planned: \S+-router-switch\d eth\d: the delay line on "
+                     r"queue 0 \(1 ms, jitter 0 ms\) ran behind: [\d,]+ of its [\d,]+ packets",
+                     value), value
+    (check,) = record["links"]["checks"]["throughput"]
+    assert check["as_planned"] is False and any("ran behind" in c for c in check["changed"])
+
+
+def measure_failed(topology: Topology, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    """One throughput pass that must fail: its status and run.json."""
+    run_dir = run_scenarios(topology, [get_scenario("throughput")], tmp_path)
+    frame = named(load_results(run_dir))
+    assert set(frame["state"]) == {"failed"}, frame["status"].iloc[0]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert leftovers(record["run_id"]) == []
+    return str(frame["status"].iloc[0]), record
 
 
 def test_a_qdisc_deleted_behind_vnetbench_fails_the_pass_with_what_changed(

@@ -33,6 +33,7 @@ from typing import Any
 
 from vnetbench.analysis.results import load_results
 from vnetbench.analysis.runrecord import read_record
+from vnetbench.core.outcome import State
 from vnetbench.declared.declaration import JOIN_ROLE, PATH_ROLE
 from vnetbench.deploy.lifecycle import StackSpec, prepare, running
 from vnetbench.engines import Engine, EngineEvent, HostRuntime, ToolSpec, require_engine
@@ -108,6 +109,10 @@ GATE_STARTERS = 4  # concurrent docker calls when starting or reading the gate's
 SAMPLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0  # after bring-up, before the idle sample: start-up work ends
 DELAY_MS = 10.0  # each way on the backbone, for the delay line's error
+# ...at a rate a delay line carries: the pass's TCP stream at no rate is more than one
+# line can (59,244 packets in 5 s, 90 % of them over 1 ms late, 2026-12-07), and the
+# pass fails on it (docs/topologies.md, "Shaped links")
+DELAY_RATE = "100mbit"
 # the path and the joins are measured by the scenarios playing these roles, by the
 # metrics the roles name (vnetbench/declared/declaration.py), never a scenario's name
 RATE, RTT = PATH_ROLE.metrics
@@ -313,6 +318,19 @@ def bare_figure(runtime: HostRuntime, run_id: str, seconds: float, passes: int,
                   note=f"median of {passes}: {spread(rates)}; {what}")
 
 
+def measured_passes(run_dir: Path) -> tuple[Any, str]:
+    """The run's rows of the passes that measured (ok, partial), and what the others said
+    (a failed pass's figures are no measurement: a delay line that ran behind, say)."""
+    frame = load_results(run_dir)
+    kept = frame["state"].isin([state.value for state in State if state.measured])
+    said = "; ".join(sorted(set(frame.loc[~kept, "status"].astype(str))))
+    return frame[kept], said
+
+
+def unmeasured(said: str) -> str:
+    return f"; not measured: {said[:400]}" if said else ""
+
+
 def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float | None,
                  routed_mbit: float | None) -> tuple[list[Figure], float | None]:
     """The baseline path as vnetbench runs it, against the raw pair (the target) and
@@ -322,7 +340,7 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
     run's: one stack for both, where the reference had a stack of its own)."""
     topology = two_sites("calibrate-path", seconds, passes, pings=200)
     run_dir = run_scenarios(topology, [scenario_playing(PATH_ROLE)], directory / "runs")
-    frame = load_results(run_dir)
+    frame, said = measured_passes(run_dir)
     rtts = frame[frame["metric"] == RTT]["value"].dropna()
     rates = frame[frame["metric"] == RATE]["value"].dropna().tolist()
     path = statistics.median(rates) if rates else None
@@ -330,7 +348,8 @@ def path_figures(directory: Path, seconds: float, passes: int, raw_mbit: float |
     testbed = path / routed_mbit if path and routed_mbit else None
     return [
         Figure("baseline path (TCP)", path, "Mbit/s", note=f"median of {len(rates)}: "
-               f"{spread(rates)}; agent, router, router, agent on Docker bridges"),
+               f"{spread(rates)}; agent, router, router, agent on Docker bridges"
+               f"{unmeasured(said)}"),
         Figure("baseline path / raw veth", ratio, "ratio", ">= 0.90",
                None if ratio is None else ratio >= 0.90,
                "below it: Docker's bridges and the bridge netfilter the engine turns on "
@@ -345,10 +364,10 @@ def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     the error on a 10 ms delay each way, against the same path unshaped (`plain_rtt`,
     the path run's just before)."""
     shaped = two_sites("calibrate-delay", 1, 1, pings=200,
-                       backbone={"delay": f"{DELAY_MS:g}ms"})
+                       backbone={"delay": f"{DELAY_MS:g}ms", "rate": DELAY_RATE})
     path = scenario_playing(PATH_ROLE)
     run_dir = run_scenarios(shaped, [path], directory / "runs")
-    frame = load_results(run_dir)
+    frame, said = measured_passes(run_dir)
     rtts = [math.nan if plain_rtt is None else plain_rtt,
             frame[frame["metric"] == RTT]["value"].median()]
     applied = read_record(run_dir).links.applied.get(path.name, {})
@@ -358,7 +377,7 @@ def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     bound = 2 * (0.5 + 0.05 * DELAY_MS)
     figures = [Figure(f"{DELAY_MS:g} ms each way: added RTT - {2 * DELAY_MS:g} ms", error, "ms",
                       f"within +-{bound:g}", abs(error) <= bound,
-                      f"mechanism: {applied.get('mechanism', 'none')}")]
+                      f"mechanism: {applied.get('mechanism', 'none')}{unmeasured(said)}")]
     if overheads:
         figures.append(Figure("delay line's own latency (subtracted)",
                               statistics.median(overheads), "us",

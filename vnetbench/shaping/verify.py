@@ -4,8 +4,10 @@ The plan is the commands plan_interface produced ("{dev}" and all); what the
 namespace applies is what its kernel reports: `tc -j qdisc show`,
 `iptables-save`, `ip -j -4 addr`, ethtool's offload lines and
 /proc/net/netfilter/nfnetlink_queue (the queues a delay line listens on, with
-what they dropped), read in one call by the namespace's shaper (READ_SCRIPT).
-compare() says, per planned interface, what held and what changed.
+what they dropped), and each delay line's own timing since the last read (the
+shaper writes it when asked: images/tools/vnetbench-shape), read in one call by
+the namespace's shaper (READ_SCRIPT). compare() says, per planned interface,
+what held and what changed.
 """
 
 from __future__ import annotations
@@ -20,9 +22,18 @@ SECTION = "@@vnetbench-section@@"
 OFFLOADS_SCRIPT = ("for i in $(ls /sys/class/net); do echo $i $(ethtool -k $i 2>/dev/null | "
                    "grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload'"
                    " | tr '\\n' ' '); done")
+# The delay lines' counts since the last read: the shaper is asked (SIGUSR1) to write
+# them anew, and the read waits for the new sequence number (at most LINES_WAIT_S);
+# "asked N" says which number it waited past. No file: the shaper has no line.
+LINES_PATH = "/run/vnetbench-lines"
+LINES_WAIT_S = 1.0
+LINES_SCRIPT = (
+    f"f={LINES_PATH}; if [ -e $f ]; then set -- $(head -n 1 $f); echo asked $2; "
+    'kill -USR1 "$4"; i=0; while [ "$(head -n 1 $f | cut -d" " -f2)" = "$2" ] '
+    f"&& [ $i -lt {round(LINES_WAIT_S * 100)} ]; do sleep 0.01; i=$((i+1)); done; cat $f; fi")
 READ_SCRIPT = f"; echo {SECTION}; ".join([
     "tc -j qdisc show", "iptables-save 2>/dev/null", "ip -j -4 addr", OFFLOADS_SCRIPT,
-    "cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null"])
+    "cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null", LINES_SCRIPT])
 DEFAULT_QDISCS = {"noqueue", "mq", "pfifo_fast"}  # what a device has when nobody shaped it
 OFFLOAD_FEATURES = {"tso": "tcp-segmentation-offload", "gso": "generic-segmentation-offload",
                     "gro": "generic-receive-offload"}
@@ -43,6 +54,36 @@ class Queue:
     dropped: int  # queue full (queue_dropped) or undeliverable to the listener
 
 
+# A line ran behind when at least this share of what it carried, and this many packets,
+# were held past its lateness bound (the larger of 1 ms and a tenth of its delay, the
+# shaper's): a wake-up late now and then on a busy host is not a line out of capacity,
+# a queue the reader cannot empty is (the venue's 1 ms backbone at 63,000 packets/s)
+BEHIND_SHARE, BEHIND_PACKETS = 0.01, 100
+
+
+@dataclass(frozen=True)
+class LineTiming:
+    """What one delay line carried since the last read, and how much of it late."""
+
+    packets: int
+    late: int  # held past late_after_us beyond its due time (an upper bound each)
+    late_after_us: int
+    max_late_us: int
+    seconds: float
+    answered: bool = True  # False: it wrote no new counts within LINES_WAIT_S
+
+    @property
+    def behind(self) -> bool:
+        return not self.answered or (self.late >= BEHIND_PACKETS
+                                     and self.late >= BEHIND_SHARE * self.packets)
+
+    def describe(self) -> str:
+        rate = f", {self.packets / self.seconds:,.0f} a second" if self.seconds > 0 else ""
+        return (f"{self.late:,} of its {self.packets:,} packets in {self.seconds:g} s{rate} "
+                f"held over {self.late_after_us / 1000:g} ms past their due time, the "
+                f"latest {self.max_late_us / 1000:,.1f} ms")
+
+
 @dataclass(frozen=True)
 class Seen:
     """What one namespace's kernel reports."""
@@ -52,6 +93,7 @@ class Seen:
     rules: list[str]  # "table: -A CHAIN ..." for every rule that matches an interface
     offloads: dict[str, dict[str, str]]  # interface -> feature -> on/off
     queues: dict[int, Queue]
+    lines: dict[int, LineTiming] = field(default_factory=dict)  # by queue number
 
 
 @dataclass
@@ -87,7 +129,7 @@ def shown(key: str, value: float) -> str:
     return f"{value * factor:g} {unit}".rstrip()
 
 
-SECTIONS = 5  # READ_SCRIPT's commands, their outputs apart by SECTION
+SECTIONS = 6  # READ_SCRIPT's commands, their outputs apart by SECTION
 
 
 class ReadBackError(ValueError):
@@ -102,12 +144,13 @@ def parse_seen(text: str) -> Seen:
     if len(parts) != SECTIONS:
         raise ReadBackError(f"{len(parts)} of its {SECTIONS} sections came back: "
                             f"{text.strip()[:120]!r}")
-    qdiscs, saved, addresses, offloads, queues = (p.strip() for p in parts)
+    qdiscs, saved, addresses, offloads, queues, lines = (p.strip() for p in parts)
     try:
         return Seen(devices_by_address(addresses), json.loads(qdiscs or "[]"),
-                    rules_of(saved), offloads_of(offloads), queues_of(queues))
+                    rules_of(saved), offloads_of(offloads), queues_of(queues),
+                    lines_of(lines))
     except json.JSONDecodeError as error:
-        raise ReadBackError(f"tc's or ip's JSON did not read ({error})") from None
+        raise ReadBackError(f"tc's, ip's or a delay line's JSON did not read ({error})") from None
 
 
 def devices_by_address(ip_json: str) -> dict[str, str]:
@@ -147,6 +190,23 @@ def queues_of(proc: str) -> dict[int, Queue]:
     return found
 
 
+def lines_of(text: str) -> dict[int, LineTiming]:
+    """LINES_SCRIPT's output: "asked N", then the shaper's file ("seq M pid P" and its
+    JSON); M still N means the line did not answer in time (its counts are the last
+    read's, not this pass's)."""
+    if not text:
+        return {}
+    asked, header, counts = [*text.splitlines(), "", ""][:3]
+    answered = asked.split()[1:2] != header.split()[1:2]
+    try:
+        return {int(queue): LineTiming(int(c["packets"]), int(c["late"]),
+                                       int(c["late_after_us"]), int(c["max_late_us"]),
+                                       float(c["seconds"]), answered)
+                for queue, c in json.loads(counts).items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ReadBackError(f"a delay line's counts did not read ({error!r})") from None
+
+
 def compare(interfaces: Sequence[Mapping[str, Any]], seen: Seen, where: str,
             dropped_before: Mapping[int, int] | None = None) -> Comparison:
     """Each planned interface (shaping_spec's: address, commands, delay_line) against
@@ -166,7 +226,7 @@ def compare(interfaces: Sequence[Mapping[str, Any]], seen: Seen, where: str,
         line = interface.get("delay_line")
         if line:
             result.add(compare_line(line, seen.queues, at, (dropped_before or {}).get(
-                int(line["queue"]), 0)))
+                int(line["queue"]), 0), seen.lines.get(int(line["queue"]))))
     return result
 
 
@@ -327,8 +387,9 @@ def compare_offloads(planned: dict[str, str], reported: dict[str, str], at: str)
 
 
 def compare_line(line: Mapping[str, Any], queues: Mapping[int, Queue], at: str,
-                 dropped_before: int) -> Comparison:
-    """A delay line listens on its queue and dropped nothing since the last check."""
+                 dropped_before: int, timing: LineTiming | None = None) -> Comparison:
+    """A delay line listens on its queue, dropped nothing since the last check and kept
+    its packets' due times (timing: what it carried since the last read)."""
     result = Comparison()
     number = int(line["queue"])
     queue = queues.get(number)
@@ -340,6 +401,18 @@ def compare_line(line: Mapping[str, Any], queues: Mapping[int, Queue], at: str,
     elif queue.dropped > dropped_before:
         result.changed.append(f"{at}: the {described} dropped {queue.dropped - dropped_before} "
                               "packet(s) of its own (its queue was full or its reader behind)")
+    elif timing is None:
+        result.changed.append(f"{at}: the {described} reported no timing, so whether it "
+                              "kept its delay is unknown")
+    elif not timing.answered:
+        result.changed.append(f"{at}: the {described} did not report its timing within "
+                              f"{LINES_WAIT_S:g} s: its loop was that far behind")
+    elif timing.behind:
+        result.changed.append(
+            f"{at}: the {described} ran behind: {timing.describe()}; it could not keep up "
+            "with what crossed it, so the path's delay and rate were the line's, not the "
+            "plan's (a kernel with netem has no such line)")
     else:
-        result.held.append(f"{at}: {described} listening, no drops of its own")
+        result.held.append(f"{at}: {described} listening, no drops of its own, on time: "
+                           f"{timing.describe()}")
     return result

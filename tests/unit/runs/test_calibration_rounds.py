@@ -14,7 +14,7 @@ import pytest
 from vnetbench.errors import EnvironmentProblem
 from vnetbench.measure.bare import BARE_PATHS_ROUND, READ_RULES
 from vnetbench.runs import calibration
-from vnetbench.runs.targets import path_figures
+from vnetbench.runs.targets import path_figures, without_nan
 
 DATA = Path(__file__).parents[2] / "data"
 SAVED = (DATA / "shaping" / "as-planned.txt").read_text().split("@@vnetbench-section@@")[1]
@@ -136,12 +136,11 @@ def test_bare_paths_that_cannot_be_built_are_the_environments_and_leave_nothing(
                                 "removed r1-rounds-server", "down"]
 
 
-def test_the_path_run_is_the_delay_lines_unshaped_reference(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One stack for the path's TCP and the delay's unshaped RTT (each had its own):
-    the path run pings as the shaped one does, and the delay's error is against it."""
+def runs_of(monkeypatch: pytest.MonkeyPatch, rtt: dict[str, list[float]],
+            status: str = "ok") -> list[Any]:
+    """Each run's passes with these RTTs, and a 9,000 Mbit/s stream; the delay's pass
+    with `status` (its state failed unless "ok"). What ran goes into the list returned."""
     ran: list[Any] = []
-    rtt = {"calibrate-path": [0.10, 0.12, 0.30], "calibrate-delay": [20.6]}
 
     def run_scenarios(topology: Any, scenarios: list[Any], out: Path) -> Path:
         ran.append((topology.name, topology.settings.pings, str(topology.links.backbone)))
@@ -149,13 +148,24 @@ def test_the_path_run_is_the_delay_lines_unshaped_reference(
 
     def load_results(directory: Path) -> pd.DataFrame:
         values = rtt[directory.name]
+        said = status if directory.name == "calibrate-delay" else "ok"
         return pd.DataFrame({"metric": ["rtt_mean_ms"] * len(values) + ["tcp_mbit"],
-                             "value": [*values, 9000.0]})
+                             "value": [*values, 9000.0], "status": said,
+                             "state": "ok" if said == "ok" else "failed"})
 
     monkeypatch.setattr(calibration, "run_scenarios", run_scenarios)
     monkeypatch.setattr(calibration, "load_results", load_results)
     monkeypatch.setattr(calibration, "read_record", lambda _: SimpleNamespace(
         links=SimpleNamespace(applied={"throughput": {"mechanism": "netem"}})))
+    return ran
+
+
+def test_the_path_run_is_the_delay_lines_unshaped_reference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One stack for the path's TCP and the delay's unshaped RTT (each had its own):
+    the path run pings as the shaped one does, and the delay's error is against it."""
+    ran = runs_of(monkeypatch, {"calibrate-path": [0.10, 0.12, 0.30],
+                                "calibrate-delay": [20.6]})
     figures, plain = calibration.path_figures(tmp_path, 1.0, 3, 20000.0, 10000.0)
     assert plain == pytest.approx(0.12)  # the median of its passes
     assert figures[0].value == 9000.0
@@ -164,3 +174,17 @@ def test_the_path_run_is_the_delay_lines_unshaped_reference(
                                                           ("calibrate-delay", 200)]
     assert delay[0].value == pytest.approx(20.6 - 0.12 - 20)
     assert delay[-1].name == "baseline path RTT (mean)" and delay[-1].value == plain
+    # the delay at a rate its line carries (docs/topologies.md, "Shaped links")
+    assert "rate=100000000" in ran[1][2].replace("_", "").replace(" ", ""), ran[1][2]
+
+
+def test_a_delay_pass_that_failed_gives_no_delay_figure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass whose delay line ran behind (its shaping check failed) measured the line,
+    not the delay: the figure is none, and its note says why."""
+    said = "failed: shaping not as planned: ... ran behind: 53,148 of its 59,244 packets"
+    runs_of(monkeypatch, {"calibrate-path": [0.10], "calibrate-delay": [31.0]}, said)
+    delay = calibration.delay_figures(tmp_path, 0.10)
+    assert delay[0].value != delay[0].value  # NaN: no rows measured (keep() makes it None)
+    assert without_nan(delay[0]).met is None
+    assert f"not measured: {said}" in delay[0].note

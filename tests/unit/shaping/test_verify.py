@@ -31,10 +31,14 @@ def test_a_namespace_as_shaped_holds_every_planned_item() -> None:
     assert (f"{WHERE} eth0: rule 'raw: -A PREROUTING -i eth0 -m statistic --mode random "
             "--probability 0.050000 -j DROP'") in result.held
     lines = [h for h in result.held if "delay line" in h]
+    # read right after the shaping's own read at bring-up: nothing crossed in between
     assert lines == [
         f"{WHERE} eth0: delay line on queue 0 (10 ms, jitter 0 ms) listening, no drops of its "
-        "own",
-        f"{WHERE} eth1: delay line on queue 1 (2 ms, jitter 1 ms) listening, no drops of its own"]
+        "own, on time: 0 of its 0 packets in 0.068 s, 0 a second held over 1 ms past their "
+        "due time, the latest 0.0 ms",
+        f"{WHERE} eth1: delay line on queue 1 (2 ms, jitter 1 ms) listening, no drops of its "
+        "own, on time: 0 of its 0 packets in 0.068 s, 0 a second held over 1 ms past their "
+        "due time, the latest 0.0 ms"]
     # eth0: offloads off (3), tbf, statistic, NFQUEUE, line; eth1: tbf, NFQUEUE, line
     assert len(result.held) == 10
 
@@ -79,7 +83,7 @@ def test_a_killed_shaper_leaves_its_rules_and_no_listener() -> None:
 def test_drops_of_the_line_itself_count_since_the_last_check() -> None:
     # queue_dropped and user_dropped (columns 6 and 7) of queue 1 made non-zero
     text = (DATA / "as-planned.txt").read_text().replace(
-        "    1 3748017355     0 2  4016     0     0", "    1 3748017355     0 2  4016    30     7")
+        "    1 2618362791     0 1     0     0     0", "    1 2618362791     0 1     0    30     7")
     full = parse_seen(text)
     assert full.queues[1].dropped == 37
     assert compare(PLAN, full, WHERE).changed == [
