@@ -410,8 +410,9 @@ def compare_line(line: Mapping[str, Any], queues: Mapping[int, Queue], at: str,
     elif timing.behind:
         result.changed.append(
             f"{at}: the {described} ran behind: {timing.describe()}; it could not keep up "
-            "with what crossed it, so the path's delay and rate were the line's, not the "
-            "plan's (a kernel with netem has no such line)")
+            "(more packets than one line carries, or a host too busy to run it), so the "
+            "path's delay and rate were the line's, not the plan's (a kernel with netem "
+            "has no such line)")
     else:
         result.held.append(f"{at}: {described} listening, no drops of its own, on time: "
                            f"{timing.describe()}")

@@ -55,9 +55,9 @@ def test_a_line_past_its_capacity_ran_behind() -> None:
     assert compare_line(LINE, seen.queues, "RUN-router-switch2 eth0", 0, timing).changed == [
         "RUN-router-switch2 eth0: the delay line on queue 0 (1 ms, jitter 0 ms) ran behind: "
         "264,306 of its 264,407 packets in 4.002 s, 66,069 a second held over 1 ms past their "
-        "due time, the latest 26.0 ms; it could not keep up with what crossed it, so the "
-        "path's delay and rate were the line's, not the plan's (a kernel with netem has no "
-        "such line)"]
+        "due time, the latest 26.0 ms; it could not keep up (more packets than one line "
+        "carries, or a host too busy to run it), so the path's delay and rate were the "
+        "line's, not the plan's (a kernel with netem has no such line)"]
 
 
 def test_a_line_that_wrote_no_new_counts_did_not_answer() -> None:
