@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from tests.tool_scripts import TOOLS, load_tool
 from vnetbench.engines.base import ToolOutput, ToolSpec
 from vnetbench.measure.probe import at_instant, held, run_probe, split_began
 
@@ -56,7 +54,7 @@ def test_run_probe_bounds_then_holds_the_tool() -> None:
     assert not tool.keep and tool.name is None  # removed when it ends, named by the engine
 
 
-AT = Path(__file__).resolve().parents[3] / "images" / "tools" / "vnetbench-at"
+AT = TOOLS / "vnetbench-at"
 
 
 def test_a_tool_started_at_an_instant_begins_then_and_says_when() -> None:
@@ -75,12 +73,7 @@ def test_a_tool_started_at_an_instant_begins_then_and_says_when() -> None:
 
 
 def load_at() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("vnetbench_at_script", str(AT))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_tool("vnetbench-at")
 
 
 def test_vnetbench_at_sleeps_once_exactly_until_its_instant(

@@ -6,8 +6,6 @@ through it)."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import select
 import signal
@@ -16,11 +14,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.tool_scripts import load_tool
 from vnetbench.shaping.verify import (
     LINES_SCRIPT,
     LineTiming,
@@ -35,17 +33,7 @@ DATA = ROOT / "tests" / "data" / "shaping"
 LINE = {"queue": 0, "delay_ms": 1, "jitter_ms": 0}
 
 
-def load_shape() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader(
-        "vnetbench_shape_script", str(ROOT / "images" / "tools" / "vnetbench-shape"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-SHAPE = load_shape()
+SHAPE = load_tool("vnetbench-shape")
 
 
 def test_a_line_past_its_capacity_ran_behind() -> None:

@@ -7,8 +7,6 @@ instant apart from the generator's own lag, and every failure has its kind."""
 from __future__ import annotations
 
 import asyncio
-import importlib.machinery
-import importlib.util
 import json
 import socket
 import ssl
@@ -17,27 +15,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from tests.tool_scripts import TOOLS, load_tool
 from vnetbench.runtime.pki import make_pki
 from vnetbench.scenarios.room.open_loop import MachineSchedule, encode, room_schedules
 
-SCRIPT = Path(__file__).resolve().parents[4] / "images" / "tools" / "vnetbench-room"
+SCRIPT = TOOLS / "vnetbench-room"
 
 
-def load_script() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("vnetbench_room_script", str(SCRIPT))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-ROOM = load_script()
+ROOM = load_tool("vnetbench-room")
 # A request's timeout where the test is not of timeouts: a reply over a Unix socket
 # never takes this long, a loop starved on a loaded host may take seconds (at 2 s
 # replies turned into "timeout" under load 10-15); only a hung test ever reaches it.
