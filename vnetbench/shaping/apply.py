@@ -137,7 +137,7 @@ def start_shaper(run: RunOnEngine, member: Member, spec: dict[str, Any]) -> str:
     run.engine.remove(name)  # a shaper left from before a restart
     run.engine.start_tool(member.container, ToolSpec(
         ("/usr/local/bin/vnetbench-shape",), run_labels(run.run_id, SHAPER_ROLE, member.node),
-        name=name, keep=True, capabilities=("NET_ADMIN", "NET_RAW", "SYS_NICE"),
+        name=name, keep=True, capabilities=("NET_ADMIN", "NET_RAW"),
         environment={"VNETBENCH_SHAPING": json.dumps(spec)}, init=True))
     wait_applied(run, name)
     return name
@@ -160,18 +160,9 @@ def wait_applied(run: RunOnEngine, name: str) -> None:
 OVERHEAD_LINE = re.compile(r"vnetbench-shape: delay line overhead_us=(\d+)")
 
 
-NICE_LINE = re.compile(r"vnetbench-shape: delay lines at nice (-?\d+)")
-
-
 def delay_line_overhead_us(shaper_logs: str) -> int | None:
     """What the shaper measured its delay line to add at delay 0 (and subtracts)."""
     found = OVERHEAD_LINE.search(shaper_logs)
-    return int(found.group(1)) if found else None
-
-
-def delay_line_nice(shaper_logs: str) -> int | None:
-    """The priority the shaper's delay lines run at (None: normal, or no line)."""
-    found = NICE_LINE.search(shaper_logs)
     return int(found.group(1)) if found else None
 
 
@@ -198,14 +189,12 @@ def observe(run: RunOnEngine, shaper: str) -> Seen:
 def read_back(run: RunOnEngine, container: str) -> dict[str, Any]:
     """The namespace's tc and iptables state as the kernel reports it, and the
     delay line's measured own latency (subtracted from its delays)."""
-    logs = run.engine.logs(container)
-    overhead, nice = delay_line_overhead_us(logs), delay_line_nice(logs)
+    overhead = delay_line_overhead_us(run.engine.logs(container))
     seen = observe(run, container)
     return {"qdiscs": [q for q in seen.qdiscs if q.get("kind") not in DEFAULT_QDISCS],
             "iptables": seen.rules,
             "offloads": seen.offloads,
-            **({"delay_line_overhead_us": overhead} if overhead is not None else {}),
-            **({"delay_line_nice": nice} if nice is not None else {})}
+            **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
 
 
 def shape_run(run: RunOnEngine, topology: Topology,

@@ -64,13 +64,3 @@ def test_a_read_back_cut_every_time_names_the_shaper() -> None:
                        "not come back whole 3 times"):
         observe(Run(engine), "RUN-shaper")  # type: ignore[arg-type]
     assert len(engine.asked) == READ_BACK_TRIES
-
-
-def test_the_lines_priority_is_read_from_the_shapers_own_words() -> None:
-    from vnetbench.shaping.apply import delay_line_nice
-
-    assert delay_line_nice("vnetbench-shape: delay lines at nice -15\n"
-                           "vnetbench-shape: delay line overhead_us=40\n") == -15
-    # refused (no CAP_SYS_NICE): said, and recorded as no priority of its own
-    assert delay_line_nice("vnetbench-shape: delay lines at normal priority ([Errno 1] "
-                           "Operation not permitted)\n") is None
