@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.scenarios.room.test_open_loop_generator import load_script
+from tests.tool_scripts import load_tool
 from tests.unit.scenarios.room.test_runtime_start import MACHINES, TimedStarts, argv_for
 from vnetbench.scenarios.room.runtime import gated
 from vnetbench.scenarios.room.start_gate import GATE_DIR, GATE_FILE, StartGate, open_ahead_s
 
-ROOM = load_script()
+ROOM = load_tool("vnetbench-room")
 
 
 def free(path: Path) -> bool:
