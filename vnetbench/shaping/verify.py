@@ -74,8 +74,7 @@ class LineTiming:
 
     @property
     def behind(self) -> bool:
-        return not self.answered or (self.late >= BEHIND_PACKETS
-                                     and self.late >= BEHIND_SHARE * self.packets)
+        return self.late >= BEHIND_PACKETS and self.late >= BEHIND_SHARE * self.packets
 
     def describe(self) -> str:
         rate = f", {self.packets / self.seconds:,.0f} a second" if self.seconds > 0 else ""
