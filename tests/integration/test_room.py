@@ -20,8 +20,6 @@ from tests.integration.conftest import leftovers, stands
 from vnetbench.analysis.results import load_results, named
 from vnetbench.measure.room import MARK as ROOM_MARK
 from vnetbench.model.topology import parse_topology
-from vnetbench.overlays import overlay_for
-from vnetbench.runs.capacity import CapacityPlan, parse_slo, run_capacity
 from vnetbench.runs.plan import Task
 from vnetbench.runs.session import run_scenarios, run_tasks
 from vnetbench.scenarios import get_scenario
@@ -118,24 +116,6 @@ def test_a_room_whose_path_delivers_nothing_is_dead_in_bounded_time(tmp_path: Pa
     frame = named(load_results(directory))
     assert set(frame["state"]) == {"path dead"}
     assert "no request of 6 machines was answered" in frame["status"].iloc[0]
-
-
-def test_capacity_searches_to_its_bound_and_says_each_step(tmp_path: Path) -> None:
-    topology = room_topology()
-    plan = CapacityPlan(topology, overlay_for(topology), parse_slo("failed=0,p99=5s"),
-                        "machines", start=2, most=4)
-    directory, search = run_capacity(plan, tmp_path)
-    # nothing fails and nothing takes 5 s on an idle path: doubling reaches the bound
-    assert [(s.size, s.met) for s in search.steps] == [(2.0, True), (4.0, True)]
-    assert search.best() == 4
-    header = json.loads((directory / "run.json").read_text())
-    assert header["status"] == "completed" and header["largest"] == 4
-    assert [step["size"] for step in header["steps"]] == [2, 4]
-    frame: pd.DataFrame = named(load_results(directory))
-    assert sorted(frame["var_machines"].unique()) == [2, 4]
-    assert (directory / "capacity.png").stat().st_size > 5000
-    for run_id in frame["run_id"].unique():
-        assert leftovers(run_id) == []
 
 
 # The server paused for PAUSE_S, PAUSE_AT_S into a room of PAUSED_SECONDS at RATE.
@@ -304,9 +284,12 @@ def test_a_schedule_of_faults_runs_during_the_room_each_event_stamped(
     assert len(timeline) >= 100 and timeline["interval_s"].is_monotonic_increasing
 
 
-def test_capacity_json_is_the_whole_of_stdout(tmp_path: Path) -> None:
-    """capacity --json on a real search (two steps, as above): stdout is one document,
-    valid against its schema, with every step's line on stderr."""
+def test_capacity_searches_to_its_bound_says_each_step_and_its_json_is_stdout(
+        tmp_path: Path) -> None:
+    """capacity --json on a real search of two steps (one search for both readers):
+    nothing fails and nothing takes 5 s on an idle path, so doubling reaches the bound;
+    stdout is one document, valid against its schema, with every step's line on
+    stderr, and the run directory holds each step's rows and the plot."""
     import os
     import subprocess
     import sys
@@ -330,3 +313,12 @@ def test_capacity_json_is_the_whole_of_stdout(tmp_path: Path) -> None:
     assert [(s["size"], s["met"]) for s in document["steps"]] == [(2, True), (4, True)]
     assert (document["largest"], document["smallest_missed"]) == (4, None)
     assert "capacity step: machines=2" in done.stderr
+    (directory,) = (tmp_path / "out").iterdir()
+    header = json.loads((directory / "run.json").read_text())
+    assert header["status"] == "completed" and header["largest"] == 4
+    assert [step["size"] for step in header["steps"]] == [2, 4]
+    frame: pd.DataFrame = named(load_results(directory))
+    assert sorted(frame["var_machines"].unique()) == [2, 4]
+    assert (directory / "capacity.png").stat().st_size > 5000
+    for run_id in frame["run_id"].unique():
+        assert leftovers(run_id) == []
