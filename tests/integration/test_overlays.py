@@ -84,34 +84,36 @@ FIRST_RETRY_S = {
 @pytest.mark.parametrize("overlay", ["wireguard", "openvpn", "tinc", "nebula"])
 def test_twenty_clients_join_on_kept_containers_as_on_a_fresh_stack(overlay: str,
                                                                    tmp_path: Path) -> None:
-    """Three passes on one stack: the later passes' 20 joins can only be seen if every
+    """Two passes on one stack: the second pass's 20 joins can only be seen if every
     program was really started again (a kept process would not join again, and the
-    first pass's events are not read), and none of them may need a retry."""
+    first pass's events are not read), and none of them may need a retry. (A third pass
+    restarted the same way again, 2-4 s each, and no assertion read anything the second
+    could not show.)"""
     topology = parse_topology(
         {"name": f"it-join-{overlay}", "overlay": overlay, "switches": 2, "agents": 2,
-         "settings": {"passes": 3, "machines": 20}}, "test", overrides={})
+         "settings": {"passes": 2, "machines": 20}}, "test", overrides={})
     run_dir = run_scenarios(topology, [get_scenario("join")], tmp_path)
     frame = named(load_results(run_dir))
     # the state, not the words: a host kept busy by others adds a remark to "ok"
     assert (frame["state"] == "ok").all(), frame["status"].iloc[0]
     value = frame.set_index(["pass", "metric"])["value"]
-    for pass_no in (1, 2, 3):
+    for pass_no in (1, 2):
         assert value[pass_no, "joined"] == 20
         # 10 a hub: as many as a tinc hub accepts in one second, so a connection of
         # the hubs' own in the agents' second would throttle one
         assert value[pass_no, "joined_on_switch1"] == value[pass_no, "joined_on_switch2"] == 10
         assert 0 < value[pass_no, "join_seconds"] < FIRST_RETRY_S[overlay], pass_no
         assert value[pass_no, "gate_spread_ms"] < 500
-    for pass_no in (2, 3):  # 22 programs stopped, started (0.4-6.4 s): the bound is the wait's
+    for pass_no in (2,):  # 22 programs stopped, started (0.4-6.4 s): the bound is the wait's
         assert 0 < value[pass_no, "restart_seconds"] < 90
         assert value[pass_no, "not_restarted"] == 0
     assert (1, "restart_seconds") not in value.index
     record = json.loads((run_dir / "run.json").read_text())
     [stack] = record["timings"]  # one bring-up for all passes
-    assert stack["passes"] == [1, 2, 3] and stack["fresh"]["pass 3"].startswith("programs")
+    assert stack["passes"] == [1, 2] and stack["fresh"]["pass 2"].startswith("programs")
     agent_log = next(run_dir.rglob("*-agent20.log")).read_text()
-    assert agent_log.count("vnetbench-gate released") == 3
-    assert agent_log.count("vnetbench-entry: neighbour table flushed") == 2
+    assert agent_log.count("vnetbench-gate released") == 2
+    assert agent_log.count("vnetbench-entry: neighbour table flushed") == 1
     assert leftovers(record["run_id"]) == []
 
 

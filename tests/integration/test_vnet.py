@@ -109,26 +109,11 @@ def test_tls_on_a_build_without_it_is_a_result_row_not_a_crash(tmp_path: Path) -
         assert frame["status"].str.startswith("not supported by this vNet build").all()
 
 
-def test_tls_unset_measures_plain_on_a_build_without_it_and_says_so(tmp_path: Path) -> None:
-    """The first thing a new user runs: no BENCH_TLS, a build that may lack TLS."""
-    (tmp_path / "t.yml").write_text(TOPOLOGY)
-    done = vnetbench("run", "throughput", "--overlay", "vnet", "--no-baseline", "-t",
-                     str(tmp_path / "t.yml"), "--passes", "1", "--seconds", "1",
-                     "--out", str(tmp_path / "out"), env={}, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    frame = named(load_results(next((tmp_path / "out").iterdir())))
-    status = frame["status"].iloc[0]
-    assert not status.startswith("not supported"), status
-    if VNET.feature_missing("tls"):
-        assert status.endswith("; TLS not in this build: measured plain"), status
-        assert not frame["set_tls"].iloc[0]
-        assert "TLS not in this build: measured plain" in done.stdout + done.stderr
-    else:
-        assert frame["set_tls"].iloc[0]
-
-
-def test_vnet_images_under_other_names_from_the_command_line(tmp_path: Path) -> None:
-    """--vnet-image ROLE=IMAGE for every role: the images are found and run."""
+def test_images_under_other_names_and_tls_unset_measure_plain_and_say_so(
+        tmp_path: Path) -> None:
+    """The first thing a new user runs: no BENCH_TLS, a build that may lack TLS; here
+    with --vnet-image ROLE=IMAGE for every role (tags of the same images, so the same
+    build and the same features): one run for both, the images found and run."""
     assert VNET.facts.images is not None
     renamed = {role: f"vnetbench-it/renamed-{role}:1"
                for role in VNET.facts.images.images}
@@ -152,6 +137,15 @@ def test_vnet_images_under_other_names_from_the_command_line(tmp_path: Path) -> 
     finally:
         for image in renamed.values():
             docker.image.remove(image)
+    frame = named(load_results(run_dir))
+    status = frame["status"].iloc[0]
+    assert not status.startswith("not supported"), status
+    if VNET.feature_missing("tls"):
+        assert status.endswith("; TLS not in this build: measured plain"), status
+        assert not frame["set_tls"].iloc[0]
+        assert "TLS not in this build: measured plain" in done.stdout + done.stderr
+    else:
+        assert frame["set_tls"].iloc[0]
 
 
 def test_a_pooled_room_joins_through_the_gate(tmp_path: Path) -> None:
