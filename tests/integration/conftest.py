@@ -3,12 +3,16 @@ those marked `browser` (a real Chromium, no engine: `make test` installs it)."""
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 from python_on_whales import docker
+from typer.testing import CliRunner
 
+from vnetbench.cli import app
 from vnetbench.core.outcome import State
 from vnetbench.engines import local, require_engine
 from vnetbench.engines.build import build_project_images
@@ -92,3 +96,29 @@ def room_records(directory: Path, pass_no: int = 1) -> list[dict[str, Any]]:
     """Each machine's own record (`vnetbench-room {json}`) of a room pass, as kept raw."""
     return [json.loads(path.read_text().split(ROOM_MARK, 1)[1]) for path in
             (directory / "room" / "raw").glob(f"room-pass{pass_no}-agent*.txt")]
+
+
+# The quick matrix's cells (test_matrix.py): the shared stack's three and flood on a stack
+# of its own, with a reference method
+MATRIX_SCENARIOS = "throughput,transactions,loaded_latency,flood"
+MATRIX_OPTIONS = ("--quick", "--overlay", "baseline", "--scenario", MATRIX_SCENARIOS,
+                  "--method", "instageni")
+
+
+@dataclass(frozen=True)
+class QuickMatrix:
+    """One `matrix --quick` run on the baseline, read by every test whose assertions its
+    cells answer (test_matrix.py, test_room_pair.py, test_throughput_baseline.py): each
+    of those cells once in the session, not once per test (about 30 s)."""
+
+    result: Result
+    out: Path  # --out
+    directory: Path  # the matrix's results directory
+
+
+@pytest.fixture(scope="session")
+def quick_matrix(tmp_path_factory: pytest.TempPathFactory) -> QuickMatrix:
+    out = tmp_path_factory.mktemp("quick-matrix")
+    result = CliRunner().invoke(app, ["matrix", *MATRIX_OPTIONS, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return QuickMatrix(result, out, Path(result.stdout.strip().splitlines()[-1]))

@@ -13,27 +13,21 @@ any other, and run by their own tests (test_failover.py, test_room.py)."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.integration.conftest import leftovers
+from tests.integration.conftest import MATRIX_OPTIONS, QuickMatrix, leftovers
 from vnetbench.analysis.results import load_results, named
 from vnetbench.cli import app
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
-SCENARIOS = "throughput,transactions,loaded_latency,flood"
 
 
-def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["matrix", "--quick", "--overlay", "baseline",
-                                 "--scenario", SCENARIOS, "--method", "instageni",
-                                 "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    directory = Path(result.stdout.strip().splitlines()[-1])
-    assert directory.parent == tmp_path
+def test_quick_matrix_report_and_compare(quick_matrix: QuickMatrix) -> None:
+    directory = quick_matrix.directory
+    assert directory.parent == quick_matrix.out
     frame = named(load_results(directory))
     assert sorted(frame["pass"].unique()) == [1, 2]
     assert (frame[frame.metric == "tcp_mbit"]["value"] > 0).all()  # the host's CPU: no floor
@@ -76,9 +70,8 @@ def test_quick_matrix_report_and_compare(tmp_path: Path) -> None:
     for run_id in frame["run_id"].unique():
         assert leftovers(run_id) == []
 
-    again = runner.invoke(app, ["matrix", "--quick", "--resume", "--overlay", "baseline",
-                                "--scenario", SCENARIOS, "--method", "instageni",
-                                "--out", str(tmp_path)])
+    again = runner.invoke(app, ["matrix", *MATRIX_OPTIONS, "--resume",
+                                "--out", str(quick_matrix.out)])
     assert again.exit_code == 0, again.output
     # throughput, flood, transactions, loaded_latency
     assert "0 cell(s) to run, 4 already done" in again.output

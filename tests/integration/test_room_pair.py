@@ -1,8 +1,9 @@
-"""transactions and loaded_latency on a real engine, short (1 s), on the baseline: both
-on one stack, as the matrix runs them (each says it may share one,
-`Scenario.shares_stack`, and their stacks are one: only measurement settings differ),
-the healthy path's stack shared by their two tests, the dead path's by its two. Bounds
-come from the mechanism, never a speed: this is a shared 2-core machine."""
+"""transactions and loaded_latency on a real engine, short, on the baseline: both on one
+stack, as the matrix runs them (each says it may share one, `Scenario.shares_stack`, and
+their stacks are one: only measurement settings differ). The healthy path's are the
+session's quick matrix's cells (conftest.quick_matrix: 2 s, 4 instances at once), the
+dead path's stack is shared by its two tests (1 s). Bounds come from the mechanism, never
+a speed: this is a shared 2-core machine."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.conftest import leftovers, stands
+from tests.integration.conftest import QuickMatrix, leftovers, stands
 from vnetbench.analysis.results import load_results, named
+from vnetbench.declared.transactions import TransactionsSettings
 from vnetbench.model.topology import parse_topology
+from vnetbench.runs.matrix import QUICK_SETTINGS
 from vnetbench.runs.plan import Task
 from vnetbench.runs.session import run_tasks
 from vnetbench.scenarios import get_scenario
@@ -22,11 +25,12 @@ from vnetbench.scenarios.loaded_latency import PROBE_INTERVAL_S, STREAM_MARGIN_S
 
 pytestmark = pytest.mark.integration
 
-# 1 s a measurement (was 2): every assertion here is of the mechanism (something sent and
-# answered, quantiles ordered, a stream that moved bytes, a dead path said), none of a
-# figure's precision, and a second of netperf or of pings every 10 ms has them all; each
-# second less is 4 s of transactions (2 tests alone, 2 x3) and 3 of loaded_latency
+# 1 s a measurement on the dead path: every assertion there is of the mechanism (a dead
+# path said, no figure), and a second of netperf or of pings every 10 ms has them all
 SECONDS = 1
+# the quick matrix's cells: its length, and transactions' instances at once (their default)
+MATRIX_SECONDS = QUICK_SETTINGS["seconds"]
+INSTANCES = TransactionsSettings.model_fields["parallel"].default
 SETTINGS = {"passes": 1, "seconds": SECONDS, "rr_parallel": 3}
 SCENARIOS = ("transactions", "loaded_latency")
 Run = tuple[pd.DataFrame, Path]
@@ -46,8 +50,10 @@ def shared_run(directory: Path, **extra: object) -> Run:
 
 
 @pytest.fixture(scope="module")
-def healthy(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return shared_run(tmp_path_factory.mktemp("pair"))
+def healthy(quick_matrix: QuickMatrix) -> Run:
+    """The quick matrix's transactions and loaded_latency (one stack, asserted there)."""
+    frame = named(load_results(quick_matrix.directory))
+    return frame[frame["method"].fillna("") == ""], quick_matrix.directory
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +62,10 @@ def dead(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 
 def raw_files(run_dir: Path, pattern: str) -> list[Path]:
-    """The run's raw files named so (the stack's tasks keep theirs in its raw folder)."""
-    return sorted(path for path in run_dir.rglob(pattern) if path.parent.name == "raw")
+    """The run's raw files named so (the stack's tasks keep theirs in its raw folder, a
+    matrix's cells in a folder of their own in it)."""
+    return sorted(path for path in run_dir.rglob(pattern)
+                  if "raw" in (path.parent.name, path.parent.parent.name))
 
 
 def measured(run: Run, scenario: str) -> tuple[pd.Series, str]:
@@ -81,10 +89,10 @@ def test_transactions_on_the_baseline(healthy: Run) -> None:
         assert (value[f"{test}_p50_us"] <= value[f"{test}_p90_us"]
                 <= value[f"{test}_p99_us"] <= value[f"{test}_max_us"])
         assert 0 < value[f"{test}_mean_us"] <= value[f"{test}_max_us"]
-    # three instances at once, each its own container and raw file, each completed
+    # four instances at once, each its own container and raw file, each completed
     # transactions: their sum is positive
-    assert value["tcp_rr_tps_x3"] > 0 and value["tcp_crr_tps_x3"] > 0
-    assert len(raw_files(healthy[1], "netperf-tcp_rr-pass1-x3-*.txt")) == 3
+    assert value[f"tcp_rr_tps_x{INSTANCES}"] > 0 and value[f"tcp_crr_tps_x{INSTANCES}"] > 0
+    assert len(raw_files(healthy[1], f"netperf-tcp_rr-pass1-x{INSTANCES}-*.txt")) == INSTANCES
     [crr] = raw_files(healthy[1], "netperf-tcp_crr-pass1.txt")
     assert crr.read_text().count("TRANSACTION_RATE=") == 1
 
@@ -99,9 +107,10 @@ def test_loaded_latency_on_the_baseline(healthy: Run) -> None:
     stands)."""
     value, status = measured(healthy, "loaded_latency")
     for phase in ("idle", "one_way", "both_ways"):
-        # pings every 10 ms for SECONDS: some were sent (a busy host sends fewer, never
-        # more than one per 10 ms of SECONDS plus the stream's margin, and one at its end)
-        most = (SECONDS + STREAM_MARGIN_S) / PROBE_INTERVAL_S + 1
+        # pings every 10 ms for the pass's seconds: some were sent (a busy host sends
+        # fewer, never more than one per 10 ms of them plus the stream's margin, and one
+        # at its end)
+        most = (MATRIX_SECONDS + STREAM_MARGIN_S) / PROBE_INTERVAL_S + 1
         assert 0 < value[f"{phase}_pings_sent"] <= most
         # the path answered (a round trip is a positive time) and quantiles are ordered
         assert 0 < value[f"{phase}_rtt_p50_ms"] <= value[f"{phase}_rtt_p99_ms"] <= value[
