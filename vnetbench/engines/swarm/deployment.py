@@ -230,15 +230,20 @@ class SwarmDeployment(Deployment):
         return on_node(node, self.run_id, argv, data)
 
     def start_keepers(self, nodes: list[NodeEngine]) -> None:
+        """A keeper on every node, started on all nodes at once (each start is engine
+        calls on its own node: 2-3 s each one after another, on two nodes); then each
+        node's clock read in turn (its offset is the sample with the shortest round
+        trip, which a read beside another's would lengthen)."""
         networks = [overlay_name(self.rendered.project, key) for key in self.spec["networks"]]
-        for node in nodes:
-            keeper = Gatekeeper(node, self.run_id,
-                                self.container(f"gatekeeper-{node.name}"),
-                                f"{self.node_root}/{gate.GATE_DIR}")
+        keepers = [Gatekeeper(node, self.run_id, self.container(f"gatekeeper-{node.name}"),
+                              f"{self.node_root}/{gate.GATE_DIR}") for node in nodes]
+        for keeper in keepers:  # registered first: a start that fails is still removed
             self.keepers.append(keeper)
-            self.engine_placed[keeper.name] = node.name
-            keeper.start(networks, self.node_root)
-            self.offsets[node.name] = keeper.clock()
+            self.engine_placed[keeper.name] = keeper.node.name
+        with ThreadPoolExecutor() as pool:
+            list(pool.map(lambda keeper: keeper.start(networks, self.node_root), keepers))
+        for keeper in keepers:
+            self.offsets[keeper.node.name] = keeper.clock()
 
     def write_shares(self) -> dict[str, Path]:
         shares = {}

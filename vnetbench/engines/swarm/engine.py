@@ -18,6 +18,7 @@ machine is measured and taken out of its log times.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -116,9 +117,10 @@ class SwarmEngine(DockerEngine):
         """Everything of a run on every node, and each node's copy of the run's files
         (they may hold its keys)."""
         removed = super().remove_run(run_id)
-        if run_id is not None:
-            for node in self.swarm.engines:
-                remove_node_copies(node, run_id)
+        if run_id is not None:  # every node at once: one container run on each
+            with ThreadPoolExecutor() as pool:
+                list(pool.map(lambda node: remove_node_copies(node, run_id),
+                              self.swarm.engines))
         return removed
 
     @property
