@@ -18,14 +18,17 @@ pytestmark = pytest.mark.integration
 
 
 def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
-    # --seconds 1 --passes 1: the fewest the command takes; every assertion reads a
-    # figure's presence or a mechanism's bound, none its precision. The rest of its time
-    # is the mechanism's own, not the test's to set (runs/calibration.py): the idle
-    # samples (2 x 10 s and a 5 s settle), the 20- and 50-agent stacks the engine's
-    # floor is read beside, the bare shapes
-    # a relative --out, as `make perf` gives it: every bind mount must still be a path
+    # --seconds 1 --passes 1 --idle-seconds 3: every assertion reads a figure's presence
+    # or a mechanism's bound, none its precision (the idle cost's bound is a whole core:
+    # 3 s of one busy core is 300 core-ticks, nothing near the figure's resolution; the
+    # default 10 s samples took 14 s more). The rest of its time is the mechanism's own,
+    # not the test's to set (runs/calibration.py): the 5 s settle before the idle
+    # sample, the 20- and 50-agent stacks the engine's floor is read beside, the bare
+    # shapes. A relative --out, as `make perf` gives it: every bind mount must still be
+    # a path
     done = subprocess.run([sys.executable, "-m", "vnetbench", "calibrate", "--seconds", "1",
-                           "--passes", "1", "--rounds", "3", "--out", "results", "--json"],
+                           "--passes", "1", "--rounds", "3", "--idle-seconds", "3",
+                           "--out", "results", "--json"],
                           capture_output=True,
                           text=True, timeout=600, env={**os.environ, "COLUMNS": "200"},
                           cwd=tmp_path)
@@ -80,6 +83,7 @@ def test_calibrate_measures_every_figure(tmp_path: Path) -> None:
     assert delay["met"], delay  # the delay line's bound, as in test_shaping
     idle = figures["idle cost of a 50-agent topology"]
     assert idle["value"] is not None and idle["value"] < 100  # under one core: nothing polls
+    assert figures["idle host CPU"]["note"] == "3 s sample"  # --idle-seconds's length
     assert "idle cost of a 50-agent topology" in done.stderr
     # the engine's floor beside each N: as many sleeping containers as the stack had
     # (agents, two routers, the fabric helper), and the ratios read against it

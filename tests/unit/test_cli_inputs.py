@@ -314,6 +314,12 @@ LATER_HELD_OUT = [
      "sizes found: 10, 20, 40, 80, 300)"),
     (["cost", "{quick}", "--check-at", "300", "--out", "{tmp}/c"], "(room sizes found: none)"),
     (["cost", "{cost-sizes}", "--check-at", "0", "--out", "{tmp}/c"], "--check-at"),
+    # calibrate's idle samples: from 1 s to 10 minutes, a number
+    (["calibrate", "--idle-seconds", "0", "--out", "{tmp}/c"],
+     "--idle-seconds': Input should be greater than or equal to 1"),
+    (["calibrate", "--idle-seconds", "nan", "--out", "{tmp}/c"], "'--idle-seconds': Input"),
+    (["calibrate", "--idle-seconds", "601", "--out", "{tmp}/c"],
+     "--idle-seconds': Input should be less than or equal to 600"),
 ]
 ALL = CLASSES + HELD_OUT + LATER_HELD_OUT
 

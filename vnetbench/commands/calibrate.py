@@ -29,6 +29,10 @@ def calibrate(
         "bare one with the engine's rules, the bare one: a stream of 3 s, or --seconds if "
         "less, and 100 pings each); under 6 the ratios' interval is their whole range "
         "instead of a 95 % one.")] = 8,
+    idle_seconds: Annotated[float, typer.Option(
+        min=1, max=600, help="Length of each idle sample (the host with nothing up, then "
+        "with the 50-agent topology up): shorter is sooner done, and the idle cost "
+        "coarser.")] = 10.0,
     scale: Annotated[bool, typer.Option(
         help="Also the testbed at scale: 200 containers up and down, the start gate, "
              "join passes on kept containers, rooms of vNet agents.")] = False,
@@ -60,7 +64,8 @@ def calibrate(
     wanted.check()
     root = out_directory(out, command="calibrate")  # refused before the engine is asked
     with people_on_stderr(as_json):
-        directory, figures = measure(local(), root, seconds, passes, scale, rounds)
+        directory, figures = measure(local(), root, seconds, passes, scale, rounds,
+                                     idle_seconds)
         out_console.print(rich_table(pd.DataFrame(figure_rows(figures))))
         out_console.print(f"calibration: {directory / 'calibration.json'}")
     status, lines = calibration_verdict(figures)

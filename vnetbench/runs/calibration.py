@@ -120,7 +120,8 @@ JOIN_SECONDS, JOINED, RESTART_SECONDS = JOIN_ROLE.metrics
 
 
 def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes: int = 3,
-              scale: bool = False, rounds: int | None = None) -> tuple[Path, list[Figure]]:
+              scale: bool = False, rounds: int | None = None,
+              idle_seconds: float = SAMPLE_SECONDS) -> tuple[Path, list[Figure]]:
     """Measure every figure on this machine's engine (`runtime`) into a new directory
     under out_dir; return both."""
     require_engine()
@@ -164,7 +165,7 @@ def calibrate(runtime: HostRuntime, out_dir: Path, seconds: float = 5.0, passes:
                     images) as timings:
         pass
     floor_beside(SHAPE_SIZES[0], timings)
-    idle, timings = idle_figures(directory, images)
+    idle, timings = idle_figures(directory, images, idle_seconds)
     keep(*idle)
     floor_beside(IDLE_AGENTS, timings)
     why_up = why_down = ""
@@ -388,20 +389,21 @@ def delay_figures(directory: Path, plain_rtt: float | None) -> list[Figure]:
     return figures
 
 
-def idle_figures(directory: Path, images: ImageSet) -> tuple[list[Figure], dict[str, Any]]:
+def idle_figures(directory: Path, images: ImageSet, seconds: float = SAMPLE_SECONDS
+                 ) -> tuple[list[Figure], dict[str, Any]]:
     """What an idle topology costs: the testbed's own CPU (every container's cgroup and
     the engine's daemons, measure/cpu.py) with it up against the same with nothing up;
     the whole host's difference beside it, which also holds what other processes do
     about it (a monitor that scans /proc works longer with 53 more containers'
     processes: 1.6 % of a core here, measured per process)."""
-    idle = idle_sample(SAMPLE_SECONDS, "the idle host")
+    idle = idle_sample(seconds, "the idle host")
     topology = many_agents("calibrate-idle", IDLE_AGENTS)
     with brought_up(topology, directory, images) as timings:
         time.sleep(SETTLE_SECONDS)
-        busy = idle_sample(SAMPLE_SECONDS, f"{IDLE_AGENTS} idle agents")
+        busy = idle_sample(seconds, f"{IDLE_AGENTS} idle agents")
     cost = busy.testbed - idle.testbed
     return [
-        Figure("idle host CPU", idle.host, "% of a core", note=f"{SAMPLE_SECONDS:g} s sample"),
+        Figure("idle host CPU", idle.host, "% of a core", note=f"{seconds:g} s sample"),
         Figure(f"idle cost of a {IDLE_AGENTS}-agent topology", cost, "% of a core", "< 2",
                cost < 2, f"its containers and the engine's daemons: {busy.testbed:.2f} % "
                f"with it up, {idle.testbed:.2f} % without; up in {timings['up']:.1f} s"),
