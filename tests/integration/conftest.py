@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
 from python_on_whales import docker
 from typer.testing import CliRunner
 
@@ -111,7 +110,6 @@ class QuickMatrix:
     cells answer (test_matrix.py, test_room_pair.py, test_throughput_baseline.py): each
     of those cells once in the session, not once per test (about 30 s)."""
 
-    result: Result
     out: Path  # --out
     directory: Path  # the matrix's results directory
 
@@ -121,4 +119,4 @@ def quick_matrix(tmp_path_factory: pytest.TempPathFactory) -> QuickMatrix:
     out = tmp_path_factory.mktemp("quick-matrix")
     result = CliRunner().invoke(app, ["matrix", *MATRIX_OPTIONS, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    return QuickMatrix(result, out, Path(result.stdout.strip().splitlines()[-1]))
+    return QuickMatrix(out, Path(result.stdout.strip().splitlines()[-1]))
