@@ -138,7 +138,8 @@ def own_containers(named: str) -> list[Container]:
 def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
     """For each room in turn, once its probes exist (a server not seen before: a room's
     server and machines are removed before the next room starts), read the room's
-    instant from a machine's command (`vnetbench-room open|client INSTANT ...`), freeze
+    instant from a machine's command (`vnetbench-room open|client INSTANT ...`, or a
+    generator's `many @MACHINE:PID INSTANT ...`), freeze
     the server's container (nginx and all: the cgroup freezer) PAUSE_AT_S after it, for
     PAUSE_S; the moments of each room's pause in its list of `paused`."""
     seen: set[str] = set()
@@ -149,7 +150,10 @@ def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
             try:
                 server = next((c for c in own_containers("-room-1-server")
                                if c.id not in seen), None)
-                client = next(iter(own_containers("-room-1-agent")), None)
+                # the closed loop's probe of a machine, or the open loop's generator of
+                # a switch's machines (scenarios/room/generators.py)
+                client = next(iter([*own_containers("-room-1-agent"),
+                                    *own_containers("-room-1-generator")]), None)
                 command = list(client.config.cmd or []) if client else []
             except NoSuchContainer:  # the room before's, removed while it was read
                 server = client = None
@@ -157,7 +161,8 @@ def pause_each_server(stop: threading.Event, paused: list[list[float]]) -> None:
         if server is None or client is None:
             return
         seen.add(server.id)
-        mode = next(i for i, word in enumerate(command) if word in ("open", "client"))
+        mode = next(i for i, word in enumerate(command)
+                    if word in ("open", "client") or word.startswith("@"))
         time.sleep(max(0.0, float(command[mode + 1]) + PAUSE_AT_S - time.time()))
         moments.append(time.time())  # the freeze takes effect within the pause call
         docker.container.pause(server)

@@ -9,7 +9,14 @@ from pydantic import Field
 from vnetbench.core.model import Model
 from vnetbench.engines import HostRuntime
 from vnetbench.engines.facts import EngineFacts
-from vnetbench.runtime.host_limits import INOTIFY_HEADROOM, RAISED_INOTIFY, inotify_limit
+from vnetbench.runtime.host_limits import (
+    INOTIFY_HEADROOM,
+    NEIGHBOUR_HEADROOM,
+    RAISED_INOTIFY,
+    RAISED_NEIGHBOURS,
+    inotify_limit,
+    neighbour_limit,
+)
 from vnetbench.runtime.images import TOOLS_IMAGE
 
 REQUIRED = ("docker engine", "compose v2", "tools image")  # the verdict's; the rest inform
@@ -54,6 +61,7 @@ def diagnose(runtime: HostRuntime) -> Diagnosis:
         ("compose v2", compose is not None, compose or "missing: install the Compose v2 plugin"),
         ("/dev/net/tun", Path("/dev/net/tun").exists(), "needed by overlays with TUN devices"),
         inotify_check(),
+        neighbour_check(),
     ]
     if engine is None:
         return diagnosis(checks)
@@ -84,4 +92,16 @@ def inotify_check() -> tuple[str, bool, str]:
     return ("inotify instances", enough, f"{limit} per user, shared by every container"
             + ("" if enough else f": each wireguard-go takes one, so a WireGuard stack of "
                f"more than about {limit - INOTIFY_HEADROOM} agents and switches is refused; "
+               "'make setup' as root raises it"))
+
+
+def neighbour_check() -> tuple[str, bool, str]:
+    """The ARP table every container shares (runtime/host_limits.py)."""
+    limit = neighbour_limit()
+    if limit is None:
+        return ("ARP table", True, "unknown (the limit cannot be read)")
+    enough = limit >= RAISED_NEIGHBOURS
+    return ("ARP table", enough, f"{limit} entries, one table for every container"
+            + ("" if enough else f": a stack of more than about "
+               f"{(limit - NEIGHBOUR_HEADROOM) // 2} agents and switches is refused; "
                "'make setup' as root raises it"))

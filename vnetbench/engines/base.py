@@ -93,6 +93,7 @@ class ToolSpec:
     entrypoint: str | None = None  # None: the image's; '' none at all
     network: str | None = None  # a helper of this machine only ('none'); a tool: its target's
     capabilities: tuple[str, ...] = ()  # added to the defaults, e.g. NET_ADMIN
+    host_pids: bool = False  # in its host's PID namespace (another container's /proc/PID/ns)
     security_options: tuple[str, ...] = ()  # e.g. apparmor=unconfined
     environment: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
@@ -179,6 +180,7 @@ class ContainerRecord:
     started: datetime | None  # None: never started
     finished: datetime | None  # None: has not ended
     start_period_s: float = 0.0  # its health check's start period (0: none or no check)
+    pid: int | None = None  # its first process on its host (None: not running)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,11 @@ from vnetbench.measure.events import lookup_events
 from vnetbench.model.addressing import AddressPlan
 from vnetbench.model.capabilities import Capability
 from vnetbench.model.topology import Topology
-from vnetbench.runtime.host_limits import require_inotify
+from vnetbench.runtime.host_limits import (
+    neighbours_needed,
+    require_inotify,
+    require_neighbours,
+)
 from vnetbench.runtime.labels import FABRIC_SERVICE
 
 if TYPE_CHECKING:
@@ -226,9 +230,15 @@ class Overlay(ABC):
         """EnvironmentProblem when this machine's shared per-user limits cannot start
         the topology's daemons (on this host's engine; a swarm's nodes have their own)."""
         nodes = len(topology.agents) + len(topology.switches)
-        if self.inotify_per_node and topology.engine.name == "compose":
+        if topology.engine.name != "compose":
+            return
+        if self.inotify_per_node:
             require_inotify(self.inotify_per_node * nodes,
                             f"{self.name}'s {nodes} agents and switches")
+        containers = len({topology.container_of(agent.name) for agent in topology.agents})
+        require_neighbours(neighbours_needed(containers + len(topology.switches),
+                                             len(topology.switches)),
+                           f"{containers} agent containers and {len(topology.switches)} switches")
 
     def template_context(self, topology: Topology, plan: AddressPlan) -> dict[str, Any]:
         """Extra variables for this overlay's templates."""

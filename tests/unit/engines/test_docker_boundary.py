@@ -78,3 +78,12 @@ def test_a_helper_spec_gives_its_network_mounts_and_entrypoint() -> None:
         "remove": True, "entrypoint": "", "networks": ["none"],
         "security_options": ["apparmor=unconfined"],
         "volumes": [(Path("/tmp/programs"), "/programs", "ro")]}
+
+
+def test_a_generator_that_enters_other_namespaces_sees_the_host_s_pids() -> None:
+    generator = ToolSpec(("vnetbench-room", "many"), {}, host_pids=True,
+                         capabilities=("SYS_ADMIN", "SYS_PTRACE"),
+                         security_options=("apparmor=unconfined",))
+    assert run_options(generator) == {
+        "remove": True, "pid": "host", "cap_add": ["SYS_ADMIN", "SYS_PTRACE"],
+        "security_options": ["apparmor=unconfined"]}

@@ -72,7 +72,7 @@ INSPECTED = {
     "Id": "7cd4588ef5cbe21907fcf5bc1523ddf8a35966ebf684dc68e39f171aa0015964",
     "Name": f"/{PROJECT}-agent1",
     "State": {"Status": "running", "Running": True, "Paused": False, "ExitCode": 0,
-              "StartedAt": "2026-12-01T12:12:01.431547798Z",
+              "Pid": 9676, "StartedAt": "2026-12-01T12:12:01.431547798Z",
               "FinishedAt": "0001-01-01T00:00:00Z"},
     "Config": {"Labels": {"vnetbench.role": "agent", "vnetbench.node": "agent1"},
                "Healthcheck": {"Test": ["CMD", "test", "-f", "/run/vnetbench-ready"],
@@ -90,7 +90,7 @@ def test_an_inspection_is_the_interface_s_record() -> None:
         labels={"vnetbench.role": "agent", "vnetbench.node": "agent1"},
         addresses={f"{PROJECT}_site1": "10.160.1.2"}, running=True, paused=False,
         exit_code=0, started=datetime(2026, 12, 1, 12, 12, 1, 431547, tzinfo=UTC),
-        finished=None, start_period_s=5.0)
+        finished=None, start_period_s=5.0, pid=9676)
 
 
 def test_an_ended_container_without_a_health_check() -> None:
@@ -99,8 +99,8 @@ def test_an_ended_container_without_a_health_check() -> None:
                        "StartedAt": "2026-12-01T12:12:01Z",
                        "FinishedAt": "2026-12-01T12:13:00.5Z"}}
     record = container_record(ended)
-    assert (record.running, record.exit_code, record.labels, record.start_period_s) == (
-        False, 137, {}, 0.0)
+    assert (record.running, record.exit_code, record.labels, record.start_period_s,
+            record.pid) == (False, 137, {}, 0.0, None)
     assert record.finished == datetime(2026, 12, 1, 12, 13, 0, 500000, tzinfo=UTC)
 
 

@@ -175,3 +175,45 @@ def test_the_fabric_is_stopped_beside_the_others_removal_then_removed(
     assert sorted(i for kind, ids in events if kind == "remove" and "f" not in ids
                   for i in ids) == [f"a{n}" for n in range(6)]
 
+
+
+def test_many_names_go_in_calls_of_at_most_a_chunk() -> None:
+    """A 1000-machine room's 2,026 containers in four calls ran past each call's bound
+    and left 1,781 behind (2026-12-07): calls stay at REMOVAL_CHUNK names."""
+    from vnetbench.engines.docker import REMOVAL_CHUNK
+
+    names = [f"c{n}" for n in range(2026)]
+    calls = removal_calls({"": names})
+    assert all(len(chunk) <= REMOVAL_CHUNK for _, chunk in calls)
+    assert sorted(n for _, chunk in calls for n in chunk) == sorted(names)
+    assert len(calls) == -(-2026 // REMOVAL_CHUNK)
+
+
+def test_what_a_call_left_is_removed_again_while_each_round_removes_some(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call that ran past its bound (the CLI killed, its names half removed) is not
+    the end of the teardown: the rest go in further rounds; one that removes nothing
+    stops them, and what is left is said, not counted."""
+    from vnetbench.engines.base import Listed, Removed
+    from vnetbench.engines.docker import remove_containers
+
+    present = {f"a{n}" for n in range(10)}
+    stubborn = {"a9"}  # never goes
+    attempts: list[int] = []
+
+    class Containers:
+        def remove(self, ids: list[str], **options: Any) -> None:
+            attempts.append(len(ids))
+            # each call removes only its first name (the rest: past its bound)
+            gone = [i for i in ids if i not in stubborn][:1]
+            present.difference_update(gone)
+
+    def listed(*args: object) -> list[Listed]:
+        return [Listed(i, f"p-{i}", "running", None, {}) for i in sorted(present)]
+
+    client = type("Client", (), {"container": Containers()})()
+    monkeypatch.setattr(docker_module, "listed_on", listed)
+    removed = Removed()
+    remove_containers("r1", client, removed)  # type: ignore[arg-type]
+    assert present == stubborn
+    assert removed.containers == 9

@@ -1,5 +1,7 @@
-"""This machine's shared inotify instances, checked before a stack starts: a 300-machine
-WireGuard room (one wireguard-go each) lost 178 machines to Debian's 128 (2026-12-06)."""
+"""This machine's shared inotify instances and ARP table, checked before a stack starts: a
+300-machine WireGuard room (one wireguard-go each) lost 178 machines to Debian's 128
+inotify instances (2026-12-06), a 1000-machine room a third of its requests to the
+1024-entry ARP table (2026-12-07)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ from vnetbench.model.topology import parse_topology
 from vnetbench.overlays.baseline import Baseline
 from vnetbench.overlays.wireguard import WireGuard
 from vnetbench.runtime import host_limits
-from vnetbench.runtime.host_limits import INOTIFY_HEADROOM, inotify_in_use, require_inotify
+from vnetbench.runtime.host_limits import (
+    INOTIFY_HEADROOM,
+    inotify_in_use,
+    neighbours_needed,
+    require_inotify,
+    require_neighbours,
+)
 from vnetbench.scenarios import get_scenario
 
 
@@ -96,3 +104,37 @@ def test_a_topology_brought_up_as_it_is_is_refused_by_prepare(limit: Path) -> No
     small = big.model_copy(update={"agents": big.agents[:50]})
     assert prepare(small, WireGuard(), engine,  # type: ignore[arg-type]
                    images=images).topology.agents == small.agents
+
+
+@pytest.fixture
+def neighbours(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A gc_thresh3 file of Debian's 1024."""
+    path = tmp_path / "gc_thresh3"
+    path.write_text("1024\n")
+    monkeypatch.setattr(host_limits, "NEIGHBOUR_LIMIT", path)
+    return path
+
+
+def test_the_arp_entries_a_stack_needs_are_two_a_container_and_the_backbone_s() -> None:
+    # each machine holds its gateway, each switch its machines; five switches each other
+    assert neighbours_needed(1006, 5) == 2 * 1006 + 25
+
+
+def test_a_room_past_the_arp_table_is_refused_naming_the_sysctl(neighbours: Path) -> None:
+    """1000 machines lost a third of their requests to the table's overflow (2026-12-07);
+    300 ran whole under the same limit."""
+    room = get_scenario("room")
+    venue = {"name": "t", "switches": 5, "agents": 5}
+    with pytest.raises(EnvironmentProblem) as refused:
+        room.check(parse_topology({**venue, "settings": {"machines": 1000}}, "t.yml"))
+    text = str(refused.value)
+    assert refused.value.exit_code == 3 and "holds 1024 entries" in text
+    assert f"gc_thresh3={host_limits.RAISED_NEIGHBOURS}" in text
+    room.check(parse_topology({**venue, "settings": {"machines": 300}}, "t.yml"))
+    neighbours.write_text(f"{host_limits.RAISED_NEIGHBOURS}\n")
+    room.check(parse_topology({**venue, "settings": {"machines": 1000}}, "t.yml"))
+
+
+def test_an_arp_limit_that_cannot_be_read_is_not_checked(neighbours: Path) -> None:
+    neighbours.unlink()  # not the host's namespace: no such file
+    require_neighbours(1_000_000, "them")

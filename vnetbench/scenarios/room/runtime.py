@@ -6,8 +6,9 @@ used meanwhile (the host's too: a saturated host is the limit, not the overlay).
 
 Tools: nginx serves the replies from memory in the server's namespace; each
 machine runs `vnetbench-room` in the tools image: by default its open loop (each
-request at an instant of a schedule computed here, whatever the replies do), or
-with room_loop closed wrk with one connection.
+request at an instant of a schedule computed here, whatever the replies do), a
+switch's machines in one shared generator (generators.py), or with room_loop closed
+wrk with one connection in a probe of its own.
 Every machine's probe is created first and waits for one instant on the host's
 clock, so the whole room starts at once. When the engine starts them slower than
 the lead allows, they are removed and started once more with a lead from the pace
@@ -61,6 +62,14 @@ from vnetbench.scenarios.resources import CPU_ROLES, MemoryFigures
 from vnetbench.scenarios.room.end import BARRIER_PORT, RoomEnd
 from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_kills
 from vnetbench.scenarios.room.faults import room_fault_result
+from vnetbench.scenarios.room.generators import (
+    Generator,
+    generators,
+    groups_of,
+    is_open_loop,
+    machine_text,
+    pids_of,
+)
 from vnetbench.scenarios.room.open_loop import encode, plan_fits, room_schedules, within
 from vnetbench.scenarios.room.snapshots import RoomNodes, attributed, take
 from vnetbench.scenarios.room.start_gate import StartGate
@@ -168,7 +177,7 @@ class Room(Scenario):
         room_switches = topology.switches[:-1] or topology.switches
         why = (f"{machines} machines (settings.machines, --machines or BENCH_MACHINES) on "
                f"{len(room_switches)} switch(es) and a server on {topology.switches[-1]}, "
-               "one container each")
+               "one container each (and the open loop's generator per switch)")
         return build_room(topology, self.name, why, "Give fewer machines, or more switches.",
                           agents=agents, agent_pool=1)
 
@@ -317,7 +326,7 @@ class Room(Scenario):
         stack, settings = context.stack, context.topology.settings
         room = settings.of(RoomSettings)
         fault_lead = faulted.lead_s if faulted else 0.0
-        lead = LEAD_S + per_machine_s * len(names) + fault_lead
+        lead = LEAD_S + per_machine_s * probe_starts(context.topology, names) + fault_lead
         seconds = load_seconds(context.topology)
         pace = (f"at {room.rate:g}/s each" if plan is None
                 else f"in {len(plan.phases)} phases of a workload")
@@ -433,7 +442,11 @@ class Room(Scenario):
                        gate: StartGate | None = None) -> tuple[dict[str, str], int]:
         """Each machine's probe started, STARTERS at a time, none begun after
         `start_by` (epoch seconds); (the machines the engine refused, how many started
-        or refused)."""
+        or refused). The open loop's machines share a generator per switch
+        (generators.py): `names` then has each machine's generator."""
+        if argv and all(is_open_loop(command) for command in argv.values()):
+            return self.start_generators(context, names, argv, start_by, gate)
+
         def start(item: tuple[str, str]) -> tuple[bool, tuple[str, str] | None]:
             machine, name = item
             if time.time() > start_by:
@@ -445,9 +458,44 @@ class Room(Scenario):
             tried = list(pool.map(start, [(m, n) for m, n in names.items() if m in argv]))
         return dict(said for _, said in tried if said), sum(1 for went, _ in tried if went)
 
+    def start_generators(self, context: ScenarioContext, names: dict[str, str],
+                         argv: dict[str, list[str]], start_by: float,
+                         gate: StartGate | None = None) -> tuple[dict[str, str], int]:
+        """As start_machines, a generator per switch's machines (each machine's name in
+        `names` made its generator's); a machine without a running container is
+        refused, as the engine refuses its own probe."""
+        machines = [m for m in names if m in argv]
+        container_of = {m: context.container(m) for m in machines}
+        machine_of = {container: m for m, container in container_of.items()}
+        listed = [c for c in context.stack.containers("agent") if c.name in machine_of]
+        pids = pids_of(context.stack.engine.inspect(listed), machine_of)
+        place = {machine_of[c.name]: c.where for c in listed}
+        switch_of = {agent.name: agent.switch for agent in context.topology.agents}
+        prefix = names[machines[0]].removesuffix(f"-{machines[0]}")
+        made = generators(prefix, groups_of(machines, switch_of, place), argv, pids,
+                          container_of)
+        refused = {m: "its container is not running" for m in machines if m not in pids}
+
+        def start(made: Generator) -> tuple[bool, dict[str, str]]:
+            if time.time() > start_by:
+                return False, {}
+            said = self.start_machine(context, made.machines[0], list(made.argv), made.name,
+                                      (gate.mount,) if gate else (), shared=True)
+            return True, {} if said is None else dict.fromkeys(made.machines, said[1])
+
+        for each in made:
+            names.update(dict.fromkeys(each.machines, each.name))
+        with ThreadPoolExecutor(max_workers=STARTERS) as pool:
+            tried = list(pool.map(start, made))
+        for _, said in tried:
+            refused |= said
+        done = sum(len(each.machines) for each, (went, _) in zip(made, tried, strict=True)
+                   if went)
+        return refused, done + len(machines) - len(pids)
+
     @staticmethod
     def remove_probes(context: ScenarioContext, names: list[str]) -> None:
-        stop_probes(context.stack, names)
+        stop_probes(context.stack, list(dict.fromkeys(names)))
 
     def resume(self, context: ScenarioContext, resume: Resume, url: str,
                pass_no: int) -> bool:
@@ -469,12 +517,14 @@ class Room(Scenario):
 
     @staticmethod
     def start_machine(context: ScenarioContext, machine: str, argv: list[str],
-                      name: str, mounts: tuple[Mount, ...] = ()) -> tuple[str, str] | None:
-        """Start one machine's probe; (machine, what the engine said) when it refused
-        (the machine's container is not running: it died at bring-up)."""
+                      name: str, mounts: tuple[Mount, ...] = (),
+                      shared: bool = False) -> tuple[str, str] | None:
+        """Start one machine's probe (`shared`: a generator of its switch's machines,
+        beside this one); (machine, what the engine said) when it refused (the
+        machine's container is not running: it died at bring-up)."""
         try:
             start_probe(context.stack, context.container(machine), argv, name, remove=False,
-                        mounts=mounts)
+                        mounts=mounts, enters_namespaces=shared)
             return None
         except EngineError as error:
             said = (getattr(error, "stderr", "") or str(error)).strip().splitlines()
@@ -515,10 +565,7 @@ class Room(Scenario):
         requests: dict[str, tuple[Request, ...]] = {}
         pending = machines_named(names)
         while pending:
-            with ThreadPoolExecutor(max_workers=STARTERS) as readers:  # 50 logs: 50 calls
-                read = dict(zip(pending, readers.map(
-                    lambda machine: [probe_log(context, name) for name in names[machine]],
-                    pending), strict=True))
+            read = read_records(context, {m: names[m] for m in pending})
             for machine in pending:
                 texts = read[machine]
                 for number, text in enumerate(texts, start=1):
@@ -650,6 +697,27 @@ def probe_log(context: ScenarioContext, name: str) -> str:
         return context.stack.engine.logs(name)
     except EngineError:
         return ""
+
+
+def probe_starts(topology: Topology, names: Mapping[str, str]) -> int:
+    """How many probes the engine starts for the room's machines: the open loop's
+    generators (a switch's machines share one, generators.py), or one a machine."""
+    if topology.settings.of(RoomSettings).loop != "open":
+        return len(names)
+    switch_of = {agent.name: agent.switch for agent in topology.agents}
+    return len(groups_of(list(names), switch_of, {}))
+
+
+def read_records(context: ScenarioContext,
+                 names: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each machine's part of each of its probes' logs; a log shared by a switch's
+    machines (generators.py) is read once."""
+    unique = sorted({name for probes in names.values() for name in probes})
+    with ThreadPoolExecutor(max_workers=STARTERS) as readers:  # 50 logs: 50 calls
+        logs = dict(zip(unique, readers.map(lambda name: probe_log(context, name), unique),
+                        strict=True))
+    return {machine: [machine_text(logs[name], machine) for name in probes]
+            for machine, probes in names.items()}
 
 
 def host_busy_percent(before: int, after: int, seconds: float) -> float | None:

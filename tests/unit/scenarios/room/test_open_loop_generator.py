@@ -598,3 +598,56 @@ def test_a_schedule_over_tls_runs_on_asyncio_s_loop() -> None:
     UVLOOP_LOSES_TLS_TAIL, measured against nginx): TLS takes asyncio's loop, whether
     uvloop is importable or not; plain HTTP keeps uvloop when there is one."""
     assert ROOM.event_loop_kind(True) == "asyncio"
+
+
+def test_many_machines_share_one_process_and_each_gets_its_record(tmp_path: Path) -> None:
+    """`many`: one line per machine, each with its own schedule's columns; the CPU is
+    the process's, shared equally (summed over the machines it is the process's once),
+    and the peak memory is the process's."""
+    server = Server(tmp_path / "s")
+
+    async def main() -> list[dict[str, Any]]:
+        unix = await asyncio.start_unix_server(server.handle, str(tmp_path / "s"))
+        start = f"{time.time() + 0.1:.6f}"
+        common = [str(TIMEOUT_S), "keep", "6", f"unix://{tmp_path / 's'}", "200,4096"]
+        machines = ROOM.machines_of(
+            ["@m1:-", start, *common, encode(MachineSchedule((0, 5000), (0, 1))),
+             "@m2:-", start, *common, encode(MachineSchedule((1000,), (1,)))])
+        records: list[dict[str, Any]] = await ROOM.run_many(machines)
+        unix.close()
+        return records
+
+    first, second = asyncio.run(main())
+    assert first["columns"]["scheduled_us"] == [0, 5000]
+    assert second["columns"]["scheduled_us"] == [1000]
+    assert first["columns"]["bytes"] == [200, 4096] and second["columns"]["bytes"] == [4096]
+    assert first["shared_by"] == second["shared_by"] == 2
+    assert first["cpu_s"] == second["cpu_s"] > 0
+    assert first["max_rss_kib"] == second["max_rss_kib"] > 0
+
+
+def test_many_prints_a_line_per_machine_and_a_dead_namespace_is_that_machines_error(
+        tmp_path: Path) -> None:
+    """As a program: `vnetbench-room@MACHINE {json}` per machine; a machine whose
+    process is gone (no /proc/PID) has a record saying so, the others run."""
+    start = f"{time.time() + 0.05:.6f}"
+    common = ["120", "keep", "6", f"unix://{tmp_path / 'absent'}", "200"]
+    schedule = encode(MachineSchedule((0,), (0,)))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "many", "@a:-", start, *common, schedule,
+         "@b:999999999", start, *common, schedule],
+        capture_output=True, text=True, check=False, timeout=60)
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert done.returncode == 0 and set(lines) == {"vnetbench-room@a", "vnetbench-room@b"}
+    assert json.loads(lines["vnetbench-room@a"])["columns"]["error"] == ["connect"]
+    assert "its namespace" in json.loads(lines["vnetbench-room@b"])["error"]
+
+
+def test_the_gate_moves_every_machines_instants_in_many(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    gate.write_text("2.5\n")
+    args = ROOM.through_gate(["--gate", str(gate), "many",
+                              "@a:1", "10.000", "5", "keep", "6", "u", "200", "x", "20.000",
+                              "@b:2", "11.000", "5", "keep", "6", "u", "200", "y"])
+    assert args[2] == "12.500" and args[9] == "22.500"  # a's START and HOLD
+    assert args[11] == "13.500" and args[-1] == "y"  # b's START; b has no HOLD
