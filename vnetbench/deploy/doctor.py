@@ -86,22 +86,27 @@ def diagnose(runtime: HostRuntime) -> Diagnosis:
 def inotify_check() -> tuple[str, bool, str]:
     """The inotify instances every container shares (runtime/host_limits.py)."""
     limit = inotify_limit()
-    if limit is None:
-        return ("inotify instances", True, "unknown (the limit cannot be read)")
-    enough = limit >= RAISED_INOTIFY
-    return ("inotify instances", enough, f"{limit} per user, shared by every container"
-            + ("" if enough else f": each wireguard-go takes one, so a WireGuard stack of "
-               f"more than about {limit - INOTIFY_HEADROOM} agents and switches is refused; "
-               "'make setup' as root raises it"))
+    return limit_check("inotify instances", limit, RAISED_INOTIFY,
+                       f"{limit} per user, shared by every container",
+                       "each wireguard-go takes one, so a WireGuard stack of more than "
+                       f"about {(limit or 0) - INOTIFY_HEADROOM} agents and switches is refused")
 
 
 def neighbour_check() -> tuple[str, bool, str]:
     """The ARP table every container shares (runtime/host_limits.py)."""
     limit = neighbour_limit()
+    return limit_check("ARP table", limit, RAISED_NEIGHBOURS,
+                       f"{limit} entries, one table for every container",
+                       f"a stack of more than about {((limit or 0) - NEIGHBOUR_HEADROOM) // 2} "
+                       "agents and switches is refused")
+
+
+def limit_check(name: str, limit: int | None, raised: int, found: str,
+                refused: str) -> tuple[str, bool, str]:
+    """A kernel limit every container shares: unknown when it cannot be read; below
+    what `make setup` sets, what it refuses."""
     if limit is None:
-        return ("ARP table", True, "unknown (the limit cannot be read)")
-    enough = limit >= RAISED_NEIGHBOURS
-    return ("ARP table", enough, f"{limit} entries, one table for every container"
-            + ("" if enough else f": a stack of more than about "
-               f"{(limit - NEIGHBOUR_HEADROOM) // 2} agents and switches is refused; "
-               "'make setup' as root raises it"))
+        return (name, True, "unknown (the limit cannot be read)")
+    enough = limit >= raised
+    return (name, enough, found + ("" if enough else
+                                   f": {refused}; 'make setup' as root raises it"))
