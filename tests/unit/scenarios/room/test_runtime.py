@@ -25,6 +25,7 @@ from vnetbench.scenarios.room.runtime import (
     lead_per_machine_s,
     open_argv,
     phases,
+    probe_starts,
     result_of,
 )
 
@@ -262,3 +263,14 @@ def test_the_lead_per_machine_follows_the_engines_measured_pace() -> None:
     assert lead_per_machine_s(0.2) == pytest.approx(0.3)
     # a busy one (1.2 s alone, four at a time): twice its share, 0.6 s a machine
     assert lead_per_machine_s(1.2) == pytest.approx(0.6)
+
+
+def test_the_lead_counts_the_open_loop_s_generators_not_its_machines() -> None:
+    """The engine starts a generator per switch's 100 machines (generators.py), so the
+    room's lead is sized for those starts; the closed loop still starts one a machine."""
+    room = ROOM.stack_topology(topology(machines=250), Baseline())
+    names = {a.name: f"p-{a.name}" for a in room.agents if a.name != SERVER}
+    assert probe_starts(room, names) == 4  # 125 a switch on two switches: 2 + 2
+    closed = room.model_copy(update={"settings": room.settings.model_copy(
+        update={"room": RoomSettings(loop="closed")})})
+    assert probe_starts(closed, names) == 250
