@@ -15,6 +15,7 @@ and is printed.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -68,8 +69,10 @@ def measure(label: str, command: list[str]) -> Cost:
     sampler = threading.Thread(target=sample, daemon=True)
     began = time.monotonic()
     sampler.start()
+    # wide lines: a step's line longer than the console's 80 columns wraps, and its time
+    # is then not on the line that names it (a 1000-machine run's bring-up was lost so)
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+                               text=True, env={**os.environ, "COLUMNS": "400"})
     try:
         output, _ = process.communicate()
     except KeyboardInterrupt:  # the run's own interrupt tears its stack down: wait for it

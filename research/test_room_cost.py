@@ -9,8 +9,10 @@ from research.room_cost import available_mib, containers, measure
 
 
 def test_the_steps_and_the_exit_status_are_the_command_s() -> None:
-    script = ("print('✓ bringing up x (readiness) (44.3 s)'); print('noise'); "
-              "print('✓ tearing down x (1.5 s)'); raise SystemExit(1)")
+    """Its lines wide (COLUMNS: a wrapped step line loses its time): exit 1 says so."""
+    script = ("import os; print('✓ bringing up x (readiness) (44.3 s)'); print('noise'); "
+              "print('✓ tearing down x (1.5 s)'); "
+              "raise SystemExit(1 if os.environ.get('COLUMNS') == '400' else 3)")
     cost = measure("t", [sys.executable, "-c", script])
     assert cost.exit_status == 1
     assert cost.steps == [("bringing up x (readiness)", 44.3), ("tearing down x", 1.5)]

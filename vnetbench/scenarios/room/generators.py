@@ -105,6 +105,13 @@ def generators(prefix: str, groups: Sequence[Group], argv: Mapping[str, Sequence
     return made
 
 
+def generator_prefix(probe: str, machine: str) -> str:
+    """What a pass's generators are named after, from a machine's probe name as the
+    pass gave it ("...-room-1-agent1") or as an earlier start of the pass made it its
+    generator's ("...-room-1-generator-2": the room started again, runtime.py)."""
+    return probe.rsplit("-generator-", 1)[0].removesuffix(f"-{machine}")
+
+
 def generator(name: str, machines: list[str], argv: Mapping[str, Sequence[str]],
               pids: Mapping[str, int], container_of: Mapping[str, str]) -> Generator:
     """One generator of `machines`: the first one's command runs it (timeout(1)'s

@@ -64,6 +64,7 @@ from vnetbench.scenarios.room.fault_schedule import FaultedRoom, Resume, first_k
 from vnetbench.scenarios.room.faults import room_fault_result
 from vnetbench.scenarios.room.generators import (
     Generator,
+    generator_prefix,
     generators,
     groups_of,
     is_open_loop,
@@ -471,7 +472,7 @@ class Room(Scenario):
         pids = pids_of(context.stack.engine.inspect(listed), machine_of)
         place = {machine_of[c.name]: c.where for c in listed}
         switch_of = {agent.name: agent.switch for agent in context.topology.agents}
-        prefix = names[machines[0]].removesuffix(f"-{machines[0]}")
+        prefix = generator_prefix(names[machines[0]], machines[0])
         made = generators(prefix, groups_of(machines, switch_of, place), argv, pids,
                           container_of)
         refused = {m: "its container is not running" for m in machines if m not in pids}

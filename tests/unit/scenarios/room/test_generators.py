@@ -11,6 +11,7 @@ from vnetbench.engines.base import ContainerRecord
 from vnetbench.scenarios.room import generators as shared
 from vnetbench.scenarios.room.generators import (
     Group,
+    generator_prefix,
     generators,
     groups_of,
     is_open_loop,
@@ -102,3 +103,10 @@ def test_a_machine_s_pid_is_its_running_containers() -> None:
     records = [record("c1", 10), record("c2", None), record("c3", 30, running=False),
                record("other", 40)]
     assert pids_of(records, {"c1": "m1", "c2": "m2", "c3": "m3"}) == {"m1": 10}
+
+
+def test_a_room_started_again_names_its_generators_as_the_first_start_did() -> None:
+    """The engine too slow for the lead: the probes are removed and the room started
+    again (runtime.py start_room), `names` then holding the first start's generators."""
+    assert generator_prefix("run-room-1-agent1", "agent1") == "run-room-1"
+    assert generator_prefix("run-room-1-generator-2", "agent1") == "run-room-1"
