@@ -58,8 +58,8 @@ class Death:
 
 
 LOG_READERS = 8  # concurrent log reads when saving a stack's logs
-HELPER_ROLES = {"ca", "probe", "shaper", "fabric", "capability-probe", "fabric-sweep",
-                "gatekeeper"}
+HELPER_ROLES = {"ca", "probe", "shaper", "host-shaper", "fabric", "capability-probe",
+                "fabric-sweep", "gatekeeper"}
 # Health checks: the longest start period a template gives is 90 s (vNet's servers), so
 # every container is healthy, unhealthy or past its start period within it, twice over.
 BRING_UP_SECONDS = 180

@@ -10,11 +10,16 @@ possible: the plans in shaping/plan.py only name "{dev}", and the bridge
 names are recorded per run for it. What the helpers applied is read back
 (tc -j qdisc show, iptables-save) and recorded, not the intent.
 
+A plan without a delay line needs no process once applied: those are applied, and
+read back, by one helper a host from inside each namespace (shaping/namespaces.py),
+so only a delay line costs a container.
+
 A container that restarts gets a fresh namespace; ShapingKeeper watches the
-engine's start events for the run and starts that container's helper again.
+engine's start events for the run and shapes that container again.
 After every pass it checks (verify) that each helper is the one that was there
 (still running, not started again: nothing else starts one, so a death or a
-restart at any moment of the pass leaves its trace) and that its namespace
+restart at any moment of the pass leaves its trace), that each container shaped
+from its host is the one that was shaped (not started again), and that its namespace
 applies what was planned (shaping/verify.py).
 """
 
@@ -36,6 +41,13 @@ from vnetbench.model.topology import LinkProfile, Topology
 from vnetbench.runtime import labels
 from vnetbench.runtime.labels import role_filter, run_filter, run_labels
 from vnetbench.shaping.capabilities import detect_capabilities
+from vnetbench.shaping.namespaces import (
+    HOST_SHAPER_ROLE,
+    Placed,
+    apply_in_namespaces,
+    needs_own_shaper,
+    read_namespaces,
+)
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import (
     DEFAULT_QDISCS,
@@ -49,7 +61,7 @@ from vnetbench.shaping.verify import (
 from vnetbench.terminal.ui import note, waiting
 
 SHAPER_ROLE = "shaper"
-UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, "gatekeeper", "node-files"}
+UNSHAPED_ROLES = {"fabric", "probe", SHAPER_ROLE, HOST_SHAPER_ROLE, "gatekeeper", "node-files"}
 APPLY_TIMEOUT_SECONDS = 30.0
 READERS = 8  # shapers read back at once after a pass
 SHAPERS = 4  # shapers started at once: the engine starts containers side by side
@@ -68,6 +80,14 @@ class Member:
     role: str
     node: str
     attachments: tuple[Attachment, ...]
+    host: str = ""  # the engine's node that runs it ('' on one host)
+    id: str = ""
+    started: datetime | None = None  # a restart changes it (and the id, for a new one)
+    pid: int | None = None  # its first process on its host
+
+    @property
+    def placed(self) -> Placed:
+        return Placed(self.container, self.host, self.pid or 0)
 
 
 @cache
@@ -89,12 +109,15 @@ def members(run: RunOnEngine) -> list[Member]:
     shaped = []
     running = [c for c in run.engine.containers(run_filter(run.run_id))
                if c.state == "running" and c.labels.get(labels.ROLE) not in UNSHAPED_ROLES]
+    host_of = {c.name: c.where for c in running}
     for container in run.engine.inspect(running):  # a probe's --rm may have removed it
         attachments = tuple(Attachment(address, segments[name], name)
                             for name, address in container.addresses.items()
                             if name in segments)
         shaped.append(Member(container.name, container.labels.get(labels.ROLE, ""),
-                             container.labels.get(labels.NODE, container.name), attachments))
+                             container.labels.get(labels.NODE, container.name), attachments,
+                             host_of.get(container.name, ""), container.id, container.started,
+                             container.pid))
     return shaped
 
 
@@ -188,13 +211,51 @@ def observe(run: RunOnEngine, shaper: str) -> Seen:
 
 def read_back(run: RunOnEngine, container: str) -> dict[str, Any]:
     """The namespace's tc and iptables state as the kernel reports it, and the
-    delay line's measured own latency (subtracted from its delays)."""
+    delay line's measured own latency (subtracted from its delays), read by its
+    shaper `container`."""
     overhead = delay_line_overhead_us(run.engine.logs(container))
-    seen = observe(run, container)
+    return {**record_of(observe(run, container)),
+            **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
+
+
+def record_of(seen: Seen) -> dict[str, Any]:
+    """What run.json records of a namespace's shaping."""
     return {"qdiscs": [q for q in seen.qdiscs if q.get("kind") not in DEFAULT_QDISCS],
             "iptables": seen.rules,
-            "offloads": seen.offloads,
-            **({"delay_line_overhead_us": overhead} if overhead is not None else {})}
+            "offloads": seen.offloads}
+
+
+def read_back_from_host(run: RunOnEngine, members: list[Member]) -> dict[str, Any]:
+    """read_back's record of each container shaped from its host, by node; EngineError
+    naming the first that could not be read."""
+    found = read_namespaces(run, [m.placed for m in members])
+    records = {}
+    for member in members:
+        seen = found.get(member.container, "not read")
+        if isinstance(seen, str):
+            raise EngineError(f"reading back {member.container}'s shaping: {seen}")
+        records[member.node] = record_of(seen)
+    return records
+
+
+def shaping_of(run: RunOnEngine, container: str) -> dict[str, Any]:
+    """read_back's record of one running container, read by its own shaper if it has
+    one, else from its host."""
+    for member in members(run):
+        if member.container == container:
+            if shaper_name(member) in shaper_states(run):
+                return read_back(run, shaper_name(member))
+            record: dict[str, Any] = read_back_from_host(run, [member])[member.node]
+            return record
+    raise EngineError(f"reading back {container}'s shaping: it is not running")
+
+
+def retire_own_shapers(run: RunOnEngine, shaped_from_host: list[Member]) -> None:
+    """The own shapers (delay lines) of containers now shaped from their host: an earlier
+    plan's, whose rules the new one has cleared."""
+    existing = set(shaper_states(run))
+    run.engine.remove_all([shaper_name(m) for m in shaped_from_host
+                           if shaper_name(m) in existing])
 
 
 def shape_run(run: RunOnEngine, topology: Topology,
@@ -210,13 +271,20 @@ def shape_run(run: RunOnEngine, topology: Topology,
     shaped = [(m, spec) for m in members(run)
               if segment is None or any(a.segment == segment for a in m.attachments)
               if (spec := shaping_spec(topology, m, available))["interfaces"]]
+    own = [(m, spec) for m, spec in shaped if needs_own_shaper(spec)]
+    from_host = [(m, spec) for m, spec in shaped if not needs_own_shaper(spec)]
+
     def shape(item: tuple[Member, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         member, spec = item
         return member.node, read_back(run, start_shaper(run, member, spec))
 
     with waiting(f"shaping the links of {len(shaped)} container(s)",
-                 0.7 * len(shaped) / SHAPERS), ThreadPoolExecutor(SHAPERS) as shapers:
-        applied |= dict(shapers.map(shape, shaped))
+                 0.7 * len(own) / SHAPERS + 0.05 * len(from_host)):
+        apply_in_namespaces(run, [(m.placed, spec) for m, spec in from_host])
+        retire_own_shapers(run, [m for m, _ in from_host])
+        applied |= read_back_from_host(run, [m for m, _ in from_host])
+        with ThreadPoolExecutor(SHAPERS) as shapers:
+            applied |= dict(shapers.map(shape, own))
     return applied
 
 
@@ -225,16 +293,16 @@ def unshape_segment(run: RunOnEngine, segment: str) -> list[str]:
     delay rules): a shaper with nothing to apply clears each interface it is given
     (vnetbench-shape), then goes. For a topology planned unshaped, after a fault
     shaped it; the containers cleared."""
-    cleared = []
+    plans = []
     for member in members(run):
         interfaces: list[dict[str, Any]] = [
             {"address": a.address, "commands": [], "delay_line": None}
             for a in member.attachments if a.segment == segment]
         if interfaces:
-            shaper = start_shaper(run, member, {"interfaces": interfaces})
-            run.engine.remove(shaper)
-            cleared.append(member.container)
-    return cleared
+            plans.append((member, {"interfaces": interfaces}))
+    apply_in_namespaces(run, [(m.placed, spec) for m, spec in plans])
+    retire_own_shapers(run, [m for m, _ in plans])
+    return [m.container for m, _ in plans]
 
 
 @dataclass(frozen=True)
@@ -252,17 +320,19 @@ class ShaperState:
 
 @dataclass
 class Watched:
-    """A shaper the keeper answers for: its member, its plan, how it was last seen."""
+    """A shaping the keeper answers for: its member, its plan, and how what holds it was
+    last seen (its own shaper; or, shaped from its host, the member itself)."""
 
     member: Member
     interfaces: list[dict[str, Any]]
+    from_host: bool = False
     id: str = ""
     started: datetime | None = None
     dropped: dict[int, int] = field(default_factory=dict)  # each line's drops, last check
 
     @property
     def name(self) -> str:
-        return shaper_name(self.member)
+        return self.member.container if self.from_host else shaper_name(self.member)
 
 
 def shaper_states(run: RunOnEngine) -> dict[str, ShaperState]:
@@ -329,11 +399,16 @@ class ShapingKeeper:
         """The shapers as they are now (shape_run has just started them)."""
         available = set(available_mechanisms())
         for member in members(self.run):
-            interfaces = shaping_spec(self.topology, member, available)["interfaces"]
-            if interfaces:
-                self.watched[shaper_name(member)] = Watched(member, interfaces)
+            spec = shaping_spec(self.topology, member, available)
+            if spec["interfaces"]:
+                watched = Watched(member, spec["interfaces"], not needs_own_shaper(spec),
+                                  member.id, member.started)
+                self.watched[watched.name] = watched
         states = shaper_states(self.run)
         for name, watched in self.watched.items():
+            if watched.from_host:
+                continue
+            watched.id, watched.started = "", None
             if name in states and states[name].running:
                 watched.id, watched.started = states[name].id, states[name].started
 
@@ -366,9 +441,16 @@ class ShapingKeeper:
             return []
         with self.lock:
             states = shaper_states(self.run)
+            now = {m.container: m for m in members(self.run)}
+            hosted = [w for w in self.watched.values()
+                      if w.from_host and w.member.container in now]
+            seen = read_namespaces(self.run, [now[w.member.container].placed for w in hosted])
             with ThreadPoolExecutor(READERS) as readers:
                 found = list(readers.map(lambda w: self._check(w, states.get(w.name)),
-                                         self.watched.values()))
+                                         [w for w in self.watched.values() if not w.from_host]))
+            found += [self._check_from_host(w, now[w.member.container],
+                                            seen.get(w.member.container, "not read"))
+                      for w in hosted]
         result = Comparison()
         for comparison in found:
             result.add(comparison)
@@ -399,6 +481,24 @@ class ShapingKeeper:
         watched.dropped = {n: q.dropped for n, q in seen.queues.items()}
         return result
 
+    def _check_from_host(self, watched: Watched, member: Member,
+                         seen: Seen | str) -> Comparison:
+        """A container shaped from its host, running now (one that is not carries
+        nothing; the stack's own check names a stop it did not plan)."""
+        result = Comparison()
+        if (member.id, member.started) != (watched.id, watched.started):
+            result.changed.append(
+                f"{member.container} was started again at {at(member.started)} (a new "
+                "namespace: its links were not shaped as planned until shaped again)")
+            watched.id, watched.started, watched.dropped = member.id, member.started, {}
+        if isinstance(seen, str):
+            result.changed.append(f"{member.container}: reading back its namespace failed: "
+                                  f"{seen}")
+            return result
+        result.add(compare(watched.interfaces, seen, member.container, watched.dropped))
+        watched.dropped = {n: q.dropped for n, q in seen.queues.items()}
+        return result
+
     def _watch(self) -> None:
         assert self.starts is not None
         for started in self.starts:
@@ -414,7 +514,10 @@ class ShapingKeeper:
             spec = shaping_spec(self.topology, member, set(available_mechanisms()))
             if spec["interfaces"]:
                 try:
-                    start_shaper(self.run, member, spec)
+                    if needs_own_shaper(spec):
+                        start_shaper(self.run, member, spec)
+                    else:
+                        apply_in_namespaces(self.run, [(member.placed, spec)])
                     self.reapplied.append(member.node)
                     note(f"{member.node} restarted: its link shaping was applied again")
                 except (UserError, EngineError) as error:

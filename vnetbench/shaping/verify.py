@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SECTION = "@@vnetbench-section@@"
-OFFLOADS_SCRIPT = ("for i in $(ls /sys/class/net); do echo $i $(ethtool -k $i 2>/dev/null | "
+# The interfaces from the kernel (netlink), not /sys/class/net: a host's shaper entering a
+# namespace (namespaces.py) keeps its own sysfs, which lists its first namespace's
+OFFLOADS_SCRIPT = ("for i in $(ip -o link | cut -d: -f2 | cut -d@ -f1); do "
+                   "echo $i $(ethtool -k $i 2>/dev/null | "
                    "grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload'"
                    " | tr '\\n' ' '); done")
 # The delay lines' counts since the last read: the shaper is asked (SIGUSR1) to write

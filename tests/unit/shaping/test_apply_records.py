@@ -61,7 +61,8 @@ def test_members_are_attached_on_the_run_s_segments_only() -> None:
                   record("p-fabric", "fabric", {"p_site1": "10.1.0.9"})])
     found = {m.container: m for m in members(run)}
     assert found["p-agent1"] == Member("p-agent1", "agent", "agent1",
-                                       (Attachment("10.1.0.2", "site", "p_site1"),))
+                                       (Attachment("10.1.0.2", "site", "p_site1"),),
+                                       "", "id-p-agent1", STARTED, None)
     assert [a.segment for a in found["p-router-switch1"].attachments] == ["site", "backbone"]
     assert "p-fabric" not in found and "p-fabric" not in run.engine.inspected
 

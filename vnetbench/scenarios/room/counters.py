@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
-from vnetbench.engines.base import Engine, EngineError
+from vnetbench.engines.base import EngineError, RunOnEngine
+from vnetbench.shaping.namespaces import Placed, run_in_namespaces
 
 SECTION = "@@vnetbench-counters@@"
 # tc and iptables read what the namespace's shaper set (a shaper has NET_ADMIN; in a
@@ -163,21 +164,48 @@ def parse_snapshot(text: str) -> Snapshot:
                     tcp, parse_queue_drops(queues))
 
 
-def read_snapshots(engine: Engine, targets: Mapping[str, str]
+def read_snapshots(run: RunOnEngine, targets: Mapping[str, str],
+                   from_host: Mapping[str, Placed] | None = None
                    ) -> tuple[dict[str, Snapshot], dict[str, str]]:
-    """Each node's snapshot, read in its target (a container in its namespace: its
-    shaper, or itself), READERS at once; and the nodes unread, with why."""
+    """Each node's snapshot: those of `from_host` read by their host's shaper
+    (shaping/namespaces.py), the others in their target (a container in the node's
+    namespace: its shaper, or itself), READERS at once; and the nodes unread, with
+    why."""
+    hosted = dict(from_host or {})
+
     def read(item: tuple[str, str]) -> tuple[str, Snapshot | str]:
         node, container = item
         try:
-            return node, parse_snapshot(engine.execute(container, ["sh", "-c", SCRIPT]).stdout)
+            return node, parse_snapshot(run.engine.execute(container,
+                                                           ["sh", "-c", SCRIPT]).stdout)
         except (EngineError, CounterFormatError) as error:
             return node, f"{container}: {str(error).strip()[-200:]}"
 
+    found = read_from_host(run, hosted)
     with ThreadPoolExecutor(READERS) as readers:
-        found = dict(readers.map(read, targets.items()))
+        found |= dict(readers.map(read, [(n, c) for n, c in targets.items()
+                                         if n not in hosted]))
     return ({node: s for node, s in found.items() if isinstance(s, Snapshot)},
             {node: s for node, s in found.items() if isinstance(s, str)})
+
+
+def read_from_host(run: RunOnEngine, hosted: Mapping[str, Placed]) -> dict[str, Snapshot | str]:
+    """Each node's snapshot read by its host's shaper, or why not."""
+    if not hosted:
+        return {}
+    try:
+        texts = run_in_namespaces(run, list(hosted.values()), SCRIPT)
+    except EngineError as error:
+        return {node: str(error).strip()[-200:] for node in hosted}
+    found: dict[str, Snapshot | str] = {}
+    for node, placed in hosted.items():
+        text = texts.get(placed.container)
+        try:
+            found[node] = (parse_snapshot(text) if text is not None else
+                           f"{placed.container}: its namespace could not be entered")
+        except CounterFormatError as error:
+            found[node] = f"{placed.container}: {str(error).strip()[-200:]}"
+    return found
 
 
 # --- deltas over a pass -----------------------------------------------------------

@@ -15,6 +15,8 @@ from vnetbench.measure.room import MachineLoad, RoomFigures
 from vnetbench.scenarios.base import ScenarioContext
 from vnetbench.scenarios.room.attribution import MACHINE, SERVER, PassFigures, attribute
 from vnetbench.scenarios.room.counters import READERS, Snapshot, pass_counters, read_snapshots
+from vnetbench.shaping.apply import members
+from vnetbench.shaping.namespaces import Placed, host_shapers
 from vnetbench.terminal.ui import waiting
 
 READ_S = 0.5  # a namespace's read (an exec), READERS at once: for the progress line
@@ -41,9 +43,9 @@ class Taken:
 
 def targets(context: ScenarioContext, room: RoomNodes) -> tuple[dict[str, str],
                                                                dict[str, str]]:
-    """Where each node's counters are read (its shaper when it has one: NET_ADMIN
+    """Where each node's counters are read (its own shaper when it has one: NET_ADMIN
     reads the loss rules; else its own container, in its namespace), and its role.
-    Every shaper's node is read too: a switch's shaper drops on its side of a link."""
+    Every shaped node is read too: a switch drops on its side of a link."""
     shapers = {w.member.container: (name, w.member.node, w.member.role) for name, w in
                (context.shaping.watched.items() if context.shaping else [])}
     found, roles = {}, {}
@@ -54,6 +56,17 @@ def targets(context: ScenarioContext, room: RoomNodes) -> tuple[dict[str, str],
     for name, node, role in shapers.values():
         found[node], roles[node] = name, role
     return found, roles
+
+
+def from_host(context: ScenarioContext, where: dict[str, str]) -> dict[str, Placed]:
+    """The nodes whose namespace a host shaper can read (shaping/namespaces.py: with
+    NET_ADMIN, in a few calls a host rather than an exec a namespace), by node."""
+    if context.shaping is None or not host_shapers(context.stack):
+        return {}
+    holder = {w.name: w.member.container for w in context.shaping.watched.values()}
+    running = {m.container: m for m in members(context.stack)}
+    return {node: running[c].placed for node, target in where.items()
+            if (c := holder.get(target, target)) in running}
 
 
 def networks(context: ScenarioContext) -> list[tuple[IPv4Network, str]]:
@@ -69,7 +82,8 @@ def take(context: ScenarioContext, room: RoomNodes, when: str) -> Taken:
     where, _ = targets(context, room)
     with waiting(f"reading the kernel's counters in {len(where)} namespaces {when} the "
                  "load", READ_S * len(where) / READERS):
-        snapshots, unread = read_snapshots(context.stack.engine, where)
+        snapshots, unread = read_snapshots(context.stack, where,
+                                           from_host(context, where))
         cpu = context.stack.cpu_by_container({context.container(room.server),
                                               room.server_probe})
     return Taken(snapshots, unread, cpu)

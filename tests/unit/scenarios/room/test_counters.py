@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vnetbench.engines.base import EngineError, ToolOutput
+from vnetbench.engines.base import EngineError, Listed, RunRef, ToolOutput
 from vnetbench.scenarios.room.counters import (
     SCRIPT,
     CounterFormatError,
@@ -24,6 +24,7 @@ from vnetbench.scenarios.room.counters import (
     tcp_counters,
     tcp_delta,
 )
+from vnetbench.shaping.namespaces import NAMESPACE_SECTION, Placed
 
 DATA = Path(__file__).parents[3] / "data" / "counters"
 NETWORKS = [(IPv4Network("10.160.0.0/24"), "backbone"),
@@ -155,10 +156,37 @@ class Engine:
 def test_one_exec_per_namespace_and_those_refused_named() -> None:
     engine = Engine({"p-agent1-shaper": read("machine-after.txt"),
                      "p-server": read("server-after.txt")})
-    found, unread = read_snapshots(engine,  # type: ignore[arg-type]
+    found, unread = read_snapshots(RunRef(engine, "p"),  # type: ignore[arg-type]
                                    {"agent1": "p-agent1-shaper", "server": "p-server",
                                     "agent2": "p-agent2"})
     assert set(found) == {"agent1", "server"}
     assert list(unread) == ["agent2"] and "No such container" in unread["agent2"]
     assert sorted(c for c, _ in engine.calls) == ["p-agent1-shaper", "p-agent2", "p-server"]
     assert all(argv == ["sh", "-c", SCRIPT] for _, argv in engine.calls)
+
+
+class HostEngine(Engine):
+    """A host shaper that answers READ_LOOP with each PID's recorded output; PID 12's
+    namespace cannot be entered (its process is gone)."""
+
+    def containers(self, filters: object) -> list[Listed]:
+        return [Listed("id", "p-host1-shaper", "running", None, {}, "")]
+
+    def execute(self, container: str, argv: list[str]) -> ToolOutput:
+        self.calls.append((container, argv))
+        assert container == "p-host1-shaper" and argv[3] == SCRIPT
+        text = "".join(f"{NAMESPACE_SECTION} {pid}\n" + (
+            read("machine-after.txt") if pid == "11" else f"{NAMESPACE_SECTION} {pid} failed\n")
+            for pid in argv[4:])
+        return ToolOutput(0, text, "")
+
+
+def test_namespaces_with_a_host_shaper_are_read_in_one_call_and_a_gone_one_named() -> None:
+    engine = HostEngine({})
+    found, unread = read_snapshots(RunRef(engine, "p"),  # type: ignore[arg-type]
+                                   {"agent1": "p-agent1", "agent2": "p-agent2"},
+                                   {"agent1": Placed("p-agent1", "", 11),
+                                    "agent2": Placed("p-agent2", "", 12)})
+    assert found["agent1"] == parse_snapshot(read("machine-after.txt"))
+    assert unread == {"agent2": "p-agent2: its namespace could not be entered"}
+    assert len(engine.calls) == 1

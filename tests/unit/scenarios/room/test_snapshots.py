@@ -23,6 +23,7 @@ class Stack:
     def __init__(self) -> None:
         self.phase = "before"
         self.engine = self
+        self.run_id = "p"
 
     def execute(self, container: str, argv: list[str]) -> ToolOutput:
         outputs = {"p-agent1-shaper": "machine", "p-server": "server",
@@ -30,6 +31,9 @@ class Stack:
         if container not in outputs:
             raise EngineError(f"No such container: {container}")
         return ToolOutput(0, (DATA / f"{outputs[container]}-{self.phase}.txt").read_text(), "")
+
+    def containers(self, filters: object) -> list[object]:
+        return []  # no host shaper: every node read by an exec in its namespace
 
     def cpu_by_container(self, names: set[str]) -> dict[str, float]:
         return {"p-server": 1.0, "p-room-1-server": 0.5 if self.phase == "before" else 2.5}
