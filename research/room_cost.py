@@ -8,8 +8,11 @@ It reads MemAvailable (/proc/meminfo) and counts the engine's container cgroups
 (CGROUP_GLOBS) every SAMPLE_S seconds while the command
 runs: two file reads, no engine call (the sampling is part of what the room measures,
 and small). The idle reading is the one before the command. Each step's time is the
-command's own "✓ step (N s)" lines. The record goes to research/data/room-cost/LABEL.json
-and is printed.
+command's own "✓ step (N s)" lines, and when it ended, the moment its line came. The
+peak can fall in a bring-up's burst of starting processes, which moves from run to run
+(300 machines, one build: 4.0-6.4 GiB); the readings during the load (the first
+"pass" step) are the room's steady cost, kept apart. The record goes to
+research/data/room-cost/LABEL.json and is printed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ class Cost:
     peak_containers: int = 0
     wall_s: float = 0.0
     steps: list[tuple[str, float]] = field(default_factory=list)
+    step_ends_s: list[float] = field(default_factory=list)  # since the start, each step's
+    samples: list[tuple[float, float, int]] = field(default_factory=list)  # s, MiB, containers
+    load_above_idle_mib: float | None = None  # the largest reading during the load
+    load_containers: int | None = None
 
 
 def available_mib() -> float:
@@ -62,9 +69,10 @@ def measure(label: str, command: list[str]) -> Cost:
 
     def sample() -> None:
         while not done.wait(SAMPLE_S):
-            cost.peak_above_idle_mib = max(cost.peak_above_idle_mib,
-                                           cost.idle_available_mib - available_mib())
-            cost.peak_containers = max(cost.peak_containers, containers())
+            above, count = cost.idle_available_mib - available_mib(), containers()
+            cost.samples.append((round(time.monotonic() - began, 1), round(above, 1), count))
+            cost.peak_above_idle_mib = max(cost.peak_above_idle_mib, above)
+            cost.peak_containers = max(cost.peak_containers, count)
 
     sampler = threading.Thread(target=sample, daemon=True)
     began = time.monotonic()
@@ -73,19 +81,37 @@ def measure(label: str, command: list[str]) -> Cost:
     # is then not on the line that names it (a 1000-machine run's bring-up was lost so)
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env={**os.environ, "COLUMNS": "400"})
+    lines: list[str] = []
+    assert process.stdout is not None
     try:
-        output, _ = process.communicate()
+        for line in process.stdout:
+            lines.append(line)
+            for found in STEP.finditer(line):
+                cost.steps.append((found["step"], float(found["seconds"])))
+                cost.step_ends_s.append(round(time.monotonic() - began, 1))
+        process.wait()
     except KeyboardInterrupt:  # the run's own interrupt tears its stack down: wait for it
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate()
+        process.communicate()
     done.set()
     sampler.join()
     cost.wall_s = round(time.monotonic() - began, 1)
     cost.exit_status = process.returncode
-    cost.steps = [(m["step"], float(m["seconds"])) for m in STEP.finditer(output)]
     cost.peak_above_idle_mib = round(cost.peak_above_idle_mib, 1)
-    sys.stdout.write(output[-3000:])
+    during_load(cost)
+    sys.stdout.write("".join(lines)[-3000:])
     return cost
+
+
+def during_load(cost: Cost) -> None:
+    """The largest memory reading and container count within the first pass step."""
+    for (step, seconds), end in zip(cost.steps, cost.step_ends_s, strict=True):
+        if step.startswith("pass "):
+            inside = [s for s in cost.samples if end - seconds <= s[0] <= end]
+            if inside:
+                cost.load_above_idle_mib = max(s[1] for s in inside)
+                cost.load_containers = max(s[2] for s in inside)
+            return
 
 
 def main(argv: list[str]) -> int:
