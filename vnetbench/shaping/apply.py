@@ -25,6 +25,7 @@ applies what was planned (shaping/verify.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -45,6 +46,7 @@ from vnetbench.shaping.namespaces import (
     HOST_SHAPER_ROLE,
     Placed,
     apply_in_namespaces,
+    ensure_host_shapers,
     needs_own_shaper,
     read_namespaces,
 )
@@ -276,16 +278,29 @@ def shape_run(run: RunOnEngine, topology: Topology,
 
     def shape(item: tuple[Member, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         member, spec = item
-        return member.node, read_back(run, start_shaper(run, member, spec))
+        return member.node, read_back(run, start_shaper(run, member,
+                                                        clearing_the_rest(member, spec)))
 
     with waiting(f"shaping the links of {len(shaped)} container(s)",
                  0.7 * len(own) / SHAPERS + 0.05 * len(from_host)):
-        apply_in_namespaces(run, [(m.placed, spec) for m, spec in from_host])
+        apply_in_namespaces(run, [(m.placed, clearing_the_rest(m, spec))
+                                  for m, spec in from_host])
         retire_own_shapers(run, [m for m, _ in from_host])
         applied |= read_back_from_host(run, [m for m, _ in from_host])
         with ThreadPoolExecutor(SHAPERS) as shapers:
             applied |= dict(shapers.map(shape, own))
     return applied
+
+
+def clearing_the_rest(member: Member, spec: dict[str, Any]) -> dict[str, Any]:
+    """The plan, and each of the member's other interfaces cleared: shaped anew, an
+    interface may have lost every command (its segment's profile now plain), and what
+    an earlier plan left there must go with the shaper that served it (a delay line's
+    NFQUEUE rule without its listener drops everything)."""
+    planned = {interface["address"] for interface in spec["interfaces"]}
+    return {"interfaces": [*spec["interfaces"], *(
+        {"address": a.address, "commands": [], "delay_line": None}
+        for a in member.attachments if a.address not in planned)]}
 
 
 def unshape_segment(run: RunOnEngine, segment: str) -> list[str]:
@@ -444,7 +459,10 @@ class ShapingKeeper:
             now = {m.container: m for m in members(self.run)}
             hosted = [w for w in self.watched.values()
                       if w.from_host and w.member.container in now]
-            seen = read_namespaces(self.run, [now[w.member.container].placed for w in hosted])
+            placed = [now[w.member.container].placed for w in hosted]
+            with contextlib.suppress(EngineError):  # a host shaper gone: started again to
+                ensure_host_shapers(self.run, placed)  # read (the namespaces hold the plan)
+            seen = read_namespaces(self.run, placed)
             with ThreadPoolExecutor(READERS) as readers:
                 found = list(readers.map(lambda w: self._check(w, states.get(w.name)),
                                          [w for w in self.watched.values() if not w.from_host]))

@@ -158,29 +158,43 @@ def read_sections(stdout: str) -> dict[int, str]:
     return sections
 
 
-def run_in_namespaces(run: RunOnEngine, placed: Sequence[Placed], script: str
-                      ) -> dict[str, str | None]:
-    """`script`'s output inside each container's namespace, by container, run by its
-    host's shaper (NAMESPACES_PER_CALL to a call, CALLS_AT_ONCE at once): None where the
-    namespace could not be entered; EngineError where a host has no shaper or a call
-    failed."""
-    shapers = host_shapers(run)
-    missing = sorted({t.host or "this host" for t in placed if t.host not in shapers})
-    if missing:
-        raise EngineError(f"no host shaper runs on {', '.join(missing)}")
+GONE = "its namespace could not be entered (its process is gone)"
 
-    def call(chunk: tuple[str, list[Placed]]) -> dict[str, str | None]:
+
+@dataclass(frozen=True)
+class Output:
+    """A script's output in one namespace, or why there is none."""
+
+    text: str | None
+    why: str = ""
+
+
+def run_in_namespaces(run: RunOnEngine, placed: Sequence[Placed], script: str
+                      ) -> dict[str, Output]:
+    """`script`'s output inside each container's namespace, by container, run by its
+    host's shaper (NAMESPACES_PER_CALL to a call, CALLS_AT_ONCE at once); a host without
+    a shaper, a call that failed or a namespace that could not be entered says so for
+    its own containers only."""
+    shapers = host_shapers(run)
+    found = {t.container: Output(None, f"no host shaper runs on {t.host or 'this host'}")
+             for t in placed if t.host not in shapers}
+
+    def call(chunk: tuple[str, list[Placed]]) -> dict[str, Output]:
         shaper, group = chunk
         argv = ["sh", "-c", READ_LOOP, script, *(str(t.pid) for t in group)]
-        done = run.engine.execute(shaper, argv)
-        if done.exit_code != 0:
-            raise EngineError.of_command(["exec", shaper, "sh", "-c"], done)
+        try:
+            done = run.engine.execute(shaper, argv)
+            if done.exit_code != 0:
+                raise EngineError.of_command(["exec", shaper, "sh", "-c"], done)
+        except EngineError as error:
+            return {t.container: Output(None, str(error).strip()[-300:]) for t in group}
         sections = read_sections(done.stdout)
-        return {t.container: sections.get(t.pid) or None for t in group}
+        return {t.container: Output(sections.get(t.pid) or None,
+                                    "" if sections.get(t.pid) else GONE) for t in group}
 
-    found: dict[str, str | None] = {}
+    reachable = [t for t in placed if t.host in shapers]
     with ThreadPoolExecutor(CALLS_AT_ONCE) as calls:
-        for part in calls.map(call, chunks(placed, shapers)):
+        for part in calls.map(call, chunks(reachable, shapers)):
             found |= part
     return found
 
@@ -194,11 +208,9 @@ def read_namespaces(run: RunOnEngine, placed: Sequence[Placed]) -> dict[str, See
     for _ in range(READ_TRIES):
         if not left:
             break
-        try:
-            texts = run_in_namespaces(run, left, READ_SCRIPT)
-        except EngineError as error:
-            return found | {t.container: str(error).strip()[-300:] for t in left}
-        found |= {name: seen_or_why(text) for name, text in texts.items()}
+        outputs = run_in_namespaces(run, left, READ_SCRIPT)
+        found |= {name: seen_or_why(out.text) if out.text else out.why
+                  for name, out in outputs.items()}
         left = [t for t in left if isinstance(found[t.container], str)
                 and str(found[t.container]).startswith("its output")]
     return found
@@ -206,7 +218,7 @@ def read_namespaces(run: RunOnEngine, placed: Sequence[Placed]) -> dict[str, See
 
 def seen_or_why(section: str | None) -> Seen | str:
     if not section:
-        return "its namespace could not be entered (its process is gone)"
+        return GONE
     try:
         return parse_seen(section)
     except ReadBackError as error:

@@ -16,6 +16,7 @@ from vnetbench.shaping.apply import (
     Member,
     ShaperState,
     ShapingKeeper,
+    clearing_the_rest,
     members,
     shaper_states,
 )
@@ -106,3 +107,16 @@ def test_a_restarted_switch_shaped_again_settles_at_once() -> None:
     assert time.monotonic() - began < 1.0
     keeper.settle({"router-switch1"}, timeout_s=0.5)  # not shaped again: the bound
     assert time.monotonic() - began >= 0.5
+
+
+def test_shaped_anew_every_other_interface_is_cleared() -> None:
+    """A router whose backbone is plain now (its delay line's shaper retired): its
+    backbone interface is cleared too, or its NFQUEUE rule would drop everything."""
+    router = Member("p-router-switch1", "switch", "switch1",
+                    (Attachment("10.1.0.1", "site", "p_site1"),
+                     Attachment("10.0.0.1", "backbone", "p_backbone")))
+    site = {"address": "10.1.0.1", "commands": [["tc", "qdisc", "add"]], "delay_line": None}
+    assert clearing_the_rest(router, {"interfaces": [site]}) == {"interfaces": [
+        site, {"address": "10.0.0.1", "commands": [], "delay_line": None}]}
+    both = {"interfaces": [site, {**site, "address": "10.0.0.1"}]}
+    assert clearing_the_rest(router, both) == both

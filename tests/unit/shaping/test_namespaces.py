@@ -7,17 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from vnetbench.engines.base import Listed, RunRef, ToolSpec
+from vnetbench.engines.base import Listed, RunRef, ToolOutput, ToolSpec
 from vnetbench.runtime import labels
 from vnetbench.shaping.namespaces import (
     HOST_SHAPER_ROLE,
     NAMESPACES_PER_CALL,
+    Output,
     Placed,
     applied_lines,
     chunks,
     ensure_host_shapers,
     needs_own_shaper,
     read_sections,
+    run_in_namespaces,
     seen_or_why,
 )
 
@@ -65,7 +67,8 @@ def test_a_section_cut_short_is_not_taken_for_what_the_namespace_applies(cut: fl
     text = (DATA / "host-read.txt").read_text()
     first = text.split("@@vnetbench-namespace@@ 4102")[0]
     sections = read_sections(first[:int(len(first) * cut)])
-    assert isinstance(seen_or_why(sections.get(4101)), str)
+    assert 4101 in sections  # read, but not whole
+    assert str(seen_or_why(sections[4101])).startswith("its output did not come back whole")
 
 
 def test_calls_go_to_each_host_s_shaper_at_most_a_call_s_worth_each() -> None:
@@ -111,3 +114,33 @@ def test_a_host_shaper_a_host_started_where_none_runs_and_a_stopped_one_replaced
     tool = engine.started[0][1]
     assert tool.host_pids and {"SYS_ADMIN", "SYS_PTRACE", "NET_ADMIN"} <= set(tool.capabilities)
     assert tool.labels[labels.ROLE] == HOST_SHAPER_ROLE and tool.labels[labels.RUN] == "p"
+
+
+class ReadingEngine(Engine):
+    """A host shaper on node1 only, answering READ_LOOP from host-read.txt, or failing
+    every call (`fails`)."""
+
+    def __init__(self, fails: bool = False) -> None:
+        super().__init__([("p-host1-shaper", "running", "node1")])
+        self.fails = fails
+
+    def execute(self, container: str, argv: list[str]) -> ToolOutput:
+        if self.fails:
+            return ToolOutput(1, "", "exec failed: container is restarting")
+        return ToolOutput(0, (DATA / "host-read.txt").read_text(), "")
+
+
+def test_a_host_without_a_shaper_or_a_failed_call_says_so_for_its_own_containers() -> None:
+    placed = [Placed("p-router-switch1", "node1", 4101), Placed("p-agent1", "node1", 4102),
+              Placed("p-gone", "node1", 999999), Placed("p-elsewhere", "node2", 7)]
+    found = run_in_namespaces(RunRef(ReadingEngine(), "p"),  # type: ignore[arg-type]
+                              placed, "true")
+    assert found["p-router-switch1"].text and found["p-agent1"].text
+    assert found["p-router-switch1"].text != found["p-agent1"].text
+    assert (found["p-gone"].text, found["p-gone"].why) == (
+        None, "its namespace could not be entered (its process is gone)")
+    assert found["p-elsewhere"] == Output(None, "no host shaper runs on node2")
+    failing = run_in_namespaces(RunRef(ReadingEngine(fails=True), "p"),  # type: ignore[arg-type]
+                                placed, "true")
+    assert failing["p-elsewhere"].why == "no host shaper runs on node2"
+    assert all("container is restarting" in failing[t.container].why for t in placed[:3])

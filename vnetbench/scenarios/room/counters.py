@@ -193,16 +193,13 @@ def read_from_host(run: RunOnEngine, hosted: Mapping[str, Placed]) -> dict[str, 
     """Each node's snapshot read by its host's shaper, or why not."""
     if not hosted:
         return {}
-    try:
-        texts = run_in_namespaces(run, list(hosted.values()), SCRIPT)
-    except EngineError as error:
-        return {node: str(error).strip()[-200:] for node in hosted}
+    outputs = run_in_namespaces(run, list(hosted.values()), SCRIPT)
     found: dict[str, Snapshot | str] = {}
     for node, placed in hosted.items():
-        text = texts.get(placed.container)
+        out = outputs[placed.container]
         try:
-            found[node] = (parse_snapshot(text) if text is not None else
-                           f"{placed.container}: its namespace could not be entered")
+            found[node] = (parse_snapshot(out.text) if out.text is not None
+                           else f"{placed.container}: {out.why}")
         except CounterFormatError as error:
             found[node] = f"{placed.container}: {str(error).strip()[-200:]}"
     return found

@@ -61,12 +61,13 @@ def targets(context: ScenarioContext, room: RoomNodes) -> tuple[dict[str, str],
 def from_host(context: ScenarioContext, where: dict[str, str]) -> dict[str, Placed]:
     """The nodes whose namespace a host shaper can read (shaping/namespaces.py: with
     NET_ADMIN, in a few calls a host rather than an exec a namespace), by node."""
-    if context.shaping is None or not host_shapers(context.stack):
+    hosts = set(host_shapers(context.stack)) if context.shaping is not None else set()
+    if not hosts or context.shaping is None:
         return {}
     holder = {w.name: w.member.container for w in context.shaping.watched.values()}
     running = {m.container: m for m in members(context.stack)}
     return {node: running[c].placed for node, target in where.items()
-            if (c := holder.get(target, target)) in running}
+            if (c := holder.get(target, target)) in running and running[c].host in hosts}
 
 
 def networks(context: ScenarioContext) -> list[tuple[IPv4Network, str]]:

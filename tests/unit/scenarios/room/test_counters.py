@@ -188,5 +188,6 @@ def test_namespaces_with_a_host_shaper_are_read_in_one_call_and_a_gone_one_named
                                    {"agent1": Placed("p-agent1", "", 11),
                                     "agent2": Placed("p-agent2", "", 12)})
     assert found["agent1"] == parse_snapshot(read("machine-after.txt"))
-    assert unread == {"agent2": "p-agent2: its namespace could not be entered"}
+    assert unread == {
+        "agent2": "p-agent2: its namespace could not be entered (its process is gone)"}
     assert len(engine.calls) == 1
