@@ -53,6 +53,7 @@ from vnetbench.shaping.namespaces import (
 from vnetbench.shaping.plan import plan_interface
 from vnetbench.shaping.verify import (
     DEFAULT_QDISCS,
+    READ_BACK_TRIES,
     READ_SCRIPT,
     Comparison,
     ReadBackError,
@@ -159,7 +160,9 @@ def shaper_name(member: Member) -> str:
 
 def start_shaper(run: RunOnEngine, member: Member, spec: dict[str, Any]) -> str:
     name = shaper_name(member)
-    run.engine.remove(name)  # a shaper left from before a restart
+    if run.engine.containers([*run_filter(run.run_id), role_filter(SHAPER_ROLE),
+                              ("name", f"^{name}$")]):
+        run.engine.remove(name)  # the run's shaper left from before a restart (its labels)
     run.engine.start_tool(member.container, ToolSpec(
         ("/usr/local/bin/vnetbench-shape",), run_labels(run.run_id, SHAPER_ROLE, member.node),
         name=name, keep=True, capabilities=("NET_ADMIN", "NET_RAW"),
@@ -191,7 +194,6 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-READ_BACK_TRIES = 3  # a read-back whose output did not come back whole is read again
 
 
 def observe(run: RunOnEngine, shaper: str) -> Seen:
@@ -304,10 +306,10 @@ def clearing_the_rest(member: Member, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def unshape_segment(run: RunOnEngine, segment: str) -> list[str]:
-    """Clear what a shaper left on every interface of one segment (qdiscs, loss and
-    delay rules): a shaper with nothing to apply clears each interface it is given
-    (vnetbench-shape), then goes. For a topology planned unshaped, after a fault
-    shaped it; the containers cleared."""
+    """Clear what shaping left on every interface of one segment (qdiscs, loss and
+    delay rules): the host's shaper applies an empty plan there (vnetbench-shape clears
+    each interface it is given), and the own shapers of those containers go. For a
+    topology planned unshaped, after a fault shaped it; the containers cleared."""
     plans = []
     for member in members(run):
         interfaces: list[dict[str, Any]] = [

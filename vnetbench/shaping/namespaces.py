@@ -27,7 +27,13 @@ from typing import Any
 from vnetbench.engines.base import EngineError, RunOnEngine, ToolSpec
 from vnetbench.errors import UserError
 from vnetbench.runtime.labels import role_filter, run_filter, run_labels
-from vnetbench.shaping.verify import READ_SCRIPT, ReadBackError, Seen, parse_seen
+from vnetbench.shaping.verify import (
+    READ_BACK_TRIES,
+    READ_SCRIPT,
+    ReadBackError,
+    Seen,
+    parse_seen,
+)
 
 HOST_SHAPER_ROLE = "host-shaper"
 # Namespaces a call shapes or reads: each plan is one argument (a few hundred bytes,
@@ -37,7 +43,6 @@ NAMESPACES_PER_CALL = 100
 CALLS_AT_ONCE = 2
 APPLIED_MARK = "vnetbench-shape@"
 NAMESPACE_SECTION = "@@vnetbench-namespace@@"
-READ_TRIES = 3  # a read whose output did not come back whole is read again (it only reads)
 # For each PID given: the section's mark, then READ_SCRIPT ($0) run inside its namespace
 READ_LOOP = ('script="$0"; for p in "$@"; do echo "' + NAMESPACE_SECTION + ' $p"; '
              'nsenter --net=/proc/$p/ns/net sh -c "$script" || '
@@ -78,11 +83,13 @@ def ensure_host_shapers(run: RunOnEngine, placed: Sequence[Placed]) -> dict[str,
     for target in placed:
         if target.host in running:
             continue
-        name = stopped.get(target.host) or next(
-            host_shaper_name(run.run_id, i) for i in range(1, len(names) + 2)
-            if host_shaper_name(run.run_id, i) not in names)
+        if target.host in stopped:  # the run's own (its labels say so), replaced
+            name = stopped[target.host]
+            run.engine.remove(name)
+        else:
+            name = next(host_shaper_name(run.run_id, i) for i in range(1, len(names) + 2)
+                        if host_shaper_name(run.run_id, i) not in names)
         names.add(name)
-        run.engine.remove(name)
         run.engine.start_tool(target.container, ToolSpec(
             ("sleep", "infinity"), run_labels(run.run_id, HOST_SHAPER_ROLE,
                                               target.host or "local"),
@@ -202,10 +209,10 @@ def run_in_namespaces(run: RunOnEngine, placed: Sequence[Placed], script: str
 def read_namespaces(run: RunOnEngine, placed: Sequence[Placed]) -> dict[str, Seen | str]:
     """What each container's namespace applies (verify.Seen), or why it could not be
     read, by container; read again (it only reads) while an output did not come back
-    whole, READ_TRIES times."""
+    whole, READ_BACK_TRIES times."""
     found: dict[str, Seen | str] = {}
     left = list(placed)
-    for _ in range(READ_TRIES):
+    for _ in range(READ_BACK_TRIES):
         if not left:
             break
         outputs = run_in_namespaces(run, left, READ_SCRIPT)

@@ -37,6 +37,7 @@ LINES_SCRIPT = (
 READ_SCRIPT = f"; echo {SECTION}; ".join([
     "tc -j qdisc show", "iptables-save 2>/dev/null", "ip -j -4 addr", OFFLOADS_SCRIPT,
     "cat /proc/net/netfilter/nfnetlink_queue 2>/dev/null", LINES_SCRIPT])
+READ_BACK_TRIES = 3  # a read-back whose output did not come back whole is read again
 DEFAULT_QDISCS = {"noqueue", "mq", "pfifo_fast"}  # what a device has when nobody shaped it
 OFFLOAD_FEATURES = {"tso": "tcp-segmentation-offload", "gso": "generic-segmentation-offload",
                     "gro": "generic-receive-offload"}
