@@ -99,6 +99,8 @@ class ToolSpec:
     mounts: tuple[Mount, ...] = ()
     init: bool = False  # a minimal init as PID 1 (signals, zombies)
     keep: bool = False  # kept after it ends (its log read later), until removed
+    # its CPU weight against the host's other containers (1024 each), 2-262144; None: theirs
+    cpu_shares: int | None = None
 
 
 @dataclass(frozen=True)

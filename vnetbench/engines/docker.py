@@ -219,7 +219,7 @@ def run_options(spec: ToolSpec) -> dict[str, Any]:
              "networks": [spec.network] if spec.network else None,
              "cap_add": list(spec.capabilities), "security_options": list(spec.security_options),
              "envs": dict(spec.environment), "init": spec.init,
-             "pid": "host" if spec.host_pids else None,
+             "pid": "host" if spec.host_pids else None, "cpu_shares": spec.cpu_shares,
              "volumes": [(m.source, m.target, "ro" if m.read_only else "rw")
                          for m in spec.mounts]}
     options |= {key: value for key, value in given.items()

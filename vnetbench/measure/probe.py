@@ -102,7 +102,7 @@ def run_probe(run: RunOnEngine, target: str, argv: list[str],
 
 def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
                 remove: bool = True, mounts: tuple[Mount, ...] = (),
-                enters_namespaces: bool = False) -> str:
+                enters_namespaces: bool = False, cpu_shares: int | None = None) -> str:
     """Start a long-running tool (e.g. an iperf3 server) in target's namespace;
     `remove=False` keeps it (and its log) after it ends, until stop_probe; `mounts`:
     directories of this machine it reads (the room server's TLS key);
@@ -111,12 +111,13 @@ def start_probe(run: RunOnEngine, target: str, argv: list[str], name: str,
     CAP_SYS_ADMIN for setns(2) and CAP_SYS_PTRACE to open another process's
     /proc/PID/ns/net (an agent with capabilities the probe lacks is otherwise out of
     reach: ptrace's access check), and no AppArmor profile (docker-default confines
-    ptrace to its own profile)."""
+    ptrace to its own profile); `cpu_shares`: its CPU weight (ToolSpec's)."""
     return run.engine.start_tool(target, ToolSpec(
         tuple(argv), _labels(run.run_id, target, tool_of(argv)), name=name, keep=not remove,
         mounts=mounts, host_pids=enters_namespaces,
         capabilities=("SYS_ADMIN", "SYS_PTRACE") if enters_namespaces else (),
-        security_options=("apparmor=unconfined",) if enters_namespaces else ()))
+        security_options=("apparmor=unconfined",) if enters_namespaces else (),
+        cpu_shares=cpu_shares))
 
 
 def stop_probe(run: RunOnEngine, name: str) -> None:

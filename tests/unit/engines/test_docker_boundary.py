@@ -83,7 +83,7 @@ def test_a_helper_spec_gives_its_network_mounts_and_entrypoint() -> None:
 def test_a_generator_that_enters_other_namespaces_sees_the_host_s_pids() -> None:
     generator = ToolSpec(("vnetbench-room", "many"), {}, host_pids=True,
                          capabilities=("SYS_ADMIN", "SYS_PTRACE"),
-                         security_options=("apparmor=unconfined",))
+                         security_options=("apparmor=unconfined",), cpu_shares=262144)
     assert run_options(generator) == {
         "remove": True, "pid": "host", "cap_add": ["SYS_ADMIN", "SYS_PTRACE"],
-        "security_options": ["apparmor=unconfined"]}
+        "security_options": ["apparmor=unconfined"], "cpu_shares": 262144}

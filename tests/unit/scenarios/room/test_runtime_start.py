@@ -5,6 +5,7 @@ the bounds below come from that time, not from this host's speed)."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -82,3 +83,35 @@ def test_a_second_miss_is_left_to_the_records(monkeypatch: pytest.MonkeyPatch) -
     assert len(start.notes) == 1
     assert sorted(room.started[-len(MACHINES):]) == sorted(MACHINES.values())
     assert sorted(room.removed) == sorted(MACHINES.values())
+
+
+class RecordedStarts:
+    """An engine that keeps each tool it was asked to start."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, Any]] = []
+
+    def start_tool(self, target: str, tool: Any) -> str:
+        self.started.append((target, tool))
+        return str(tool.name)
+
+
+class OneMachine:
+    def __init__(self) -> None:
+        self.stack = SimpleNamespace(run_id="r1", engine=RecordedStarts())
+
+    def container(self, machine: str) -> str:
+        return f"venue-{machine}"
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_load_outweighs_every_other_container_on_the_host(shared: bool) -> None:
+    # the generators must send at their instants on a host short of CPU: their weight
+    # is the engine's largest, against 1024 for every container that sets none
+    context = OneMachine()
+    assert Room.start_machine(context, "m1", ["vnetbench-room", "many"], "probe-m1",  # type: ignore[arg-type]
+                              shared=shared) is None
+    ((target, tool),) = context.stack.engine.started
+    assert target == "venue-m1" and tool.name == "probe-m1"
+    assert tool.cpu_shares == room_module.LOAD_CPU_SHARES == 262144
+    assert tool.host_pids is shared
