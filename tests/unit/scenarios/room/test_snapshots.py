@@ -9,9 +9,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from vnetbench.engines.base import EngineError, ToolOutput
 from vnetbench.measure.room import RoomFigures
+from vnetbench.scenarios.room import snapshots
 from vnetbench.scenarios.room.snapshots import RoomNodes, attributed, take, targets
+from vnetbench.shaping.apply import Member
+from vnetbench.shaping.namespaces import Placed
 
 DATA = Path(__file__).parents[3] / "data" / "counters"
 NODES = RoomNodes(["agent1", "agent2"], "server", "p-room-1-server")
@@ -80,3 +85,27 @@ def test_the_pass_keeps_its_counters_and_says_where_the_time_went(tmp_path: Path
     assert "1 of 1 machines retransmitted 25 segments, 4 by timeout" in tail
     assert "the server's accept queue overflowed 3 times" in tail
     assert "server CPU 0.60 cores" in tail  # its agent's 10 % and nginx's 50 %
+
+
+def test_a_node_is_read_from_its_host_only_where_a_host_shaper_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # agent1 shaped from host h1 (a shaper there), agent2 running on h2 (none there),
+    # the server gone; a node named by its own shaper is read through its member
+    running = [Member("p-agent1", "agent", "agent1", (), host="h1", pid=11),
+               Member("p-agent2", "agent", "agent2", (), host="h2", pid=22),
+               Member("p-router-switch1", "router", "switch1", (), host="h1", pid=33)]
+    watched = {"switch1": SimpleNamespace(name="p-router-switch1-shaper",
+                                          member=running[2])}
+    monkeypatch.setattr(snapshots, "members", lambda stack: running)
+    monkeypatch.setattr(snapshots, "host_shapers", lambda stack: {"h1": "p-host1-shaper"})
+    context = SimpleNamespace(stack=object(), shaping=SimpleNamespace(watched=watched))
+    where = {"agent1": "p-agent1", "agent2": "p-agent2", "server": "p-server",
+             "switch1": "p-router-switch1-shaper"}
+    assert snapshots.from_host(context, where) == {  # type: ignore[arg-type]
+        "agent1": Placed("p-agent1", "h1", 11), "switch1": Placed("p-router-switch1", "h1", 33)}
+    # no host shaper anywhere, or no shaping at all: every node is read by an exec
+    monkeypatch.setattr(snapshots, "host_shapers", lambda stack: {})
+    assert snapshots.from_host(context, where) == {}  # type: ignore[arg-type]
+    monkeypatch.setattr(snapshots, "host_shapers", lambda stack: {"h1": "p-host1-shaper"})
+    unshaped = SimpleNamespace(stack=object(), shaping=None)
+    assert snapshots.from_host(unshaped, where) == {}  # type: ignore[arg-type]
