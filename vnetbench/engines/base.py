@@ -80,6 +80,11 @@ class Mount:
     read_only: bool = True
 
 
+# The engine's largest CPU weight (Docker's --cpu-shares): a container that must run at
+# its instants on shared cores (the room's load, a swarm's gatekeepers) outweighs the rest.
+LARGEST_CPU_SHARES = 262144
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A helper container: a tool in a target's network namespace (Engine.run_tool,
@@ -99,7 +104,8 @@ class ToolSpec:
     mounts: tuple[Mount, ...] = ()
     init: bool = False  # a minimal init as PID 1 (signals, zombies)
     keep: bool = False  # kept after it ends (its log read later), until removed
-    # its CPU weight against the host's other containers (1024 each), 2-262144; None: theirs
+    # its CPU weight against the host's other containers (1024 each), 2 to
+    # LARGEST_CPU_SHARES; None: theirs
     cpu_shares: int | None = None
 
 

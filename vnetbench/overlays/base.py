@@ -235,7 +235,7 @@ class Overlay(ABC):
         if self.inotify_per_node:
             require_inotify(self.inotify_per_node * nodes,
                             f"{self.name}'s {nodes} agents and switches")
-        containers = len({topology.container_of(agent.name) for agent in topology.agents})
+        containers = len(topology.agent_containers())  # each agent in one of them
         require_neighbours(neighbours_needed(containers + len(topology.switches),
                                              len(topology.switches)),
                            f"{containers} agent containers and {len(topology.switches)} switches")

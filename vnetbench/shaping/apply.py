@@ -194,8 +194,6 @@ def delay_line_overhead_us(shaper_logs: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-
-
 def observe(run: RunOnEngine, shaper: str) -> Seen:
     """What the shaper's namespace applies, in one call (verify.READ_SCRIPT); read
     again when its output did not come back whole (it only reads), and EngineError

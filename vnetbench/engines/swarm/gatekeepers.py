@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from python_on_whales.exceptions import DockerException
 
+from vnetbench.engines.base import LARGEST_CPU_SHARES
 from vnetbench.engines.docker import NodeEngine
 from vnetbench.errors import EnvironmentProblem
 from vnetbench.runtime import gate
@@ -26,7 +27,7 @@ KEEPER_ROLE = "gatekeeper"
 # The keeper idles but for an instant: at a release it must not queue behind the
 # containers another node's keeper has just woken (on shared cores they delayed it
 # by up to 66 ms); its cgroup outweighs theirs (1024 each) at that instant.
-KEEPER_CPU_SHARES = 262144
+KEEPER_CPU_SHARES = LARGEST_CPU_SHARES
 ANSWER_SECONDS = 30.0  # a release holds the pipe open for 1 s; anything else is a line
 CLOCK_SAMPLES = 9
 

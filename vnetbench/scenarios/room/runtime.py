@@ -33,7 +33,7 @@ from vnetbench.core.outcome import Kind, Outcome, Problem, State, single
 from vnetbench.core.schema import MACHINES
 from vnetbench.declared.declaration import GENERATOR_BEHIND, Values
 from vnetbench.declared.room import DECLARATION, ROOM_LATENCY, RoomSettings
-from vnetbench.engines.base import EngineError, Mount
+from vnetbench.engines.base import LARGEST_CPU_SHARES, EngineError, Mount
 from vnetbench.engines.usage import cpu_jiffies
 from vnetbench.errors import UserError
 from vnetbench.faults.on_stack import ScheduleOutcome, expand_within
@@ -123,7 +123,7 @@ SENT_TOLERANCE = 0.98
 # other container (1024 each) so that they send at their instants, and the shortage, if
 # any, falls on what is measured (its latency) rather than on the load offered (the
 # generators' lag, which makes a pass partial). docs/reference/scenarios/room.md.
-LOAD_CPU_SHARES = 262144
+LOAD_CPU_SHARES = LARGEST_CPU_SHARES
 
 
 @dataclass(frozen=True)

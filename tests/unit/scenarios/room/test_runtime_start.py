@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from vnetbench.engines.base import LARGEST_CPU_SHARES
 from vnetbench.scenarios.room import runtime as room_module
 from vnetbench.scenarios.room.runtime import LEAD_S, STARTERS, LoadArgv, Room
 
@@ -113,5 +114,5 @@ def test_the_load_outweighs_every_other_container_on_the_host(shared: bool) -> N
                               shared=shared) is None
     ((target, tool),) = context.stack.engine.started
     assert target == "venue-m1" and tool.name == "probe-m1"
-    assert tool.cpu_shares == room_module.LOAD_CPU_SHARES == 262144
+    assert tool.cpu_shares == room_module.LOAD_CPU_SHARES == LARGEST_CPU_SHARES == 262144
     assert tool.host_pids is shared
